@@ -1,0 +1,3 @@
+module github.com/agentbox-dev/agentbox
+
+go 1.26
