@@ -1,0 +1,37 @@
+# agentbox: the two commands of the README's quickstart are `make example`
+# (generate the example sandbox, offline) and `make test` (all tests).
+
+GO ?= go
+EXAMPLE ?= examples/full
+
+.PHONY: all build example test test-deps bench fuzz fmt vet lint clean
+
+all: build
+
+build:
+	$(GO) build -o bin/agentbox ./cmd/agentbox
+
+## example: generate the example sandbox from examples/full/agentbox.yaml and its lock (no network)
+example: build
+	./bin/agentbox generate -C $(EXAMPLE)
+
+test-deps:
+	bash scripts/install-test-deps.sh
+
+## test: install test dependencies, then vet and run every test with the race detector
+test: test-deps
+	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
+	if [ -n "$$unformatted" ]; then echo "not gofmt-formatted:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) test -race -shuffle=on -count=1 ./...
+
+## bench: the README's performance figures
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 200x -count 1 ./generator/
+
+## fuzz: fuzz the configuration loader for a minute
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 60s ./generator/
+
+clean:
+	rm -rf bin

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/spf13/cobra"
+)
+
+type generateOptions struct {
+	dir   string
+	check bool
+}
+
+func newGenerateCmd(stdout, stderr io.Writer) *cobra.Command {
+	o := &generateOptions{}
+	c := &cobra.Command{
+		Use:   "generate",
+		Short: "Compile agentbox.yaml into the sandbox's files",
+		Long: `Compile agentbox.yaml (and the digests in agentbox.lock) into:
+
+  .agentbox/agent.Dockerfile       the agent image, base pinned by digest
+  .agentbox/egress.Dockerfile      the egress (firewall) image
+  .agentbox/egress/                the firewall program: rules.nft, dnsmasq.conf, entrypoint.sh
+  .agentbox/docker-compose.yml     the egress and agent services
+  .devcontainer/devcontainer.json  the Dev Container definition
+
+generate never touches the network. Every file is checked with its
+ecosystem's parser before anything is written; writes are atomic and skip
+unchanged files; stale files agentbox generated before are removed.
+
+With --check nothing is written: the command prints a unified diff of
+missing, changed and extra files and exits 3 if there is any.`,
+		Example: `  agentbox generate
+  agentbox generate -C path/to/project
+  agentbox generate --check   # in CI: fail when the generated files are stale`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return o.run(stdout, stderr)
+		},
+	}
+	c.Flags().StringVarP(&o.dir, "dir", "C", ".", "the project directory (holding agentbox.yaml)")
+	c.Flags().BoolVar(&o.check, "check", false, "write nothing; print a diff and exit 3 when the files are out of date")
+	return c
+}
+
+func (o *generateOptions) run(stdout, stderr io.Writer) error {
+	files, err := generator.Build(o.dir)
+	if err != nil {
+		return err
+	}
+	if o.check {
+		diff, err := generator.Diff(o.dir, files)
+		if err != nil {
+			return err
+		}
+		if diff == "" {
+			fmt.Fprintln(stderr, "agentbox: generated files are up to date")
+			return nil
+		}
+		fmt.Fprint(stdout, diff)
+		return &exitErr{exitDrift, fmt.Errorf("agentbox: generated files are out of date; run \"agentbox generate\"")}
+	}
+	changes, err := generator.Write(o.dir, files)
+	for _, ch := range changes {
+		fmt.Fprintf(stdout, "%-6s %s\n", ch.Kind, ch.Path)
+	}
+	if err != nil {
+		return err
+	}
+	if len(changes) == 0 {
+		fmt.Fprintln(stderr, "agentbox: generated files are up to date")
+	}
+	return nil
+}

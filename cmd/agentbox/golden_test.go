@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentbox-dev/agentbox/internal/golden"
+	"github.com/agentbox-dev/agentbox/internal/testenv"
+)
+
+const goldenDir = "../../testdata/golden"
+
+// The golden cases: testdata/golden/<case>/ holds agentbox.yaml (and
+// agentbox.lock), and either want/ (the generated tree) or stderr.txt (an
+// expected failure, exit code 1 unless exit-code says otherwise). A case is
+// generated in a copy of its directory that is a git checkout (.git/hooks and
+// .git/config) unless the case has a file named "nogit".
+func TestGolden(t *testing.T) {
+	cases, err := os.ReadDir(goldenDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		if !c.IsDir() {
+			continue
+		}
+		t.Run(c.Name(), func(t *testing.T) { runGolden(t, filepath.Join(goldenDir, c.Name())) })
+	}
+}
+
+func runGolden(t *testing.T, caseDir string) {
+	work := setupCase(t, caseDir)
+	before := golden.ReadTree(t, work)
+	stdout, stderr, code := runIn(t, work, "generate")
+
+	wantStderr := filepath.Join(caseDir, "stderr.txt")
+	if _, err := os.Stat(wantStderr); err == nil || (golden.Update() && code != 0) {
+		wantCode := exitError
+		if b, err := os.ReadFile(filepath.Join(caseDir, "exit-code")); err == nil {
+			wantCode, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		}
+		if code != wantCode {
+			t.Errorf("exit code %d, want %d; stderr:\n%s", code, wantCode, stderr)
+		}
+		golden.CompareFile(t, wantStderr, []byte(stderr))
+		if after := golden.ReadTree(t, work); !sameTree(before, after) {
+			t.Errorf("a failed generate changed files on disk")
+		}
+		return
+	}
+	if code != exitOK {
+		t.Fatalf("generate exited %d:\n%s", code, stderr)
+	}
+	if stdout == "" {
+		t.Errorf("generate printed no changes on a fresh directory")
+	}
+	got := map[string][]byte{}
+	for p, data := range golden.ReadTree(t, work) {
+		if strings.HasPrefix(p, ".agentbox/") || strings.HasPrefix(p, ".devcontainer/") {
+			got[p] = data
+		}
+	}
+	golden.CompareTree(t, filepath.Join(caseDir, "want"), got)
+	if fi, err := os.Stat(filepath.Join(work, ".agentbox/egress/entrypoint.sh")); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("entrypoint.sh is not executable: %v %v", fi.Mode(), err)
+	}
+
+	// A second run changes nothing, and --check agrees.
+	if stdout, stderr, code := runIn(t, work, "generate"); code != exitOK || stdout != "" {
+		t.Errorf("second generate: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if _, stderr, code := runIn(t, work, "generate", "--check"); code != exitOK {
+		t.Errorf("generate --check after generate: exit %d: %s", code, stderr)
+	}
+}
+
+// setupCase copies a case's inputs into a fresh directory named after it.
+func setupCase(t *testing.T, caseDir string) string {
+	t.Helper()
+	work := filepath.Join(t.TempDir(), filepath.Base(caseDir))
+	for _, name := range []string{"agentbox.yaml", "agentbox.lock"} {
+		data, err := os.ReadFile(filepath.Join(caseDir, name))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(work, name), data)
+	}
+	if _, err := os.Stat(filepath.Join(caseDir, "nogit")); os.IsNotExist(err) {
+		writeFile(t, filepath.Join(work, ".git/config"), []byte("[core]\n"))
+		if err := os.MkdirAll(filepath.Join(work, ".git/hooks"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return work
+}
+
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runIn runs the CLI in-process with dir as the working directory.
+func runIn(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	t.Chdir(dir)
+	var out, errb bytes.Buffer
+	code = run(args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func sameTree(a, b map[string][]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for p, data := range a {
+		if !bytes.Equal(b[p], data) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestGoldenRulesetsLoad checks every golden ruleset with `nft -c`, which
+// parses and validates a ruleset against the kernel without applying it.
+func TestGoldenRulesetsLoad(t *testing.T) {
+	rulesets, err := filepath.Glob(filepath.Join(goldenDir, "*/want/.agentbox/egress/rules.nft"))
+	if err != nil || len(rulesets) == 0 {
+		t.Fatalf("no golden rulesets found: %v", err)
+	}
+	testenv.RequireRoot(t)
+	nft := testenv.RequireProgram(t, "nft")
+	for _, r := range rulesets {
+		if out, err := exec.Command(nft, "-c", "-f", r).CombinedOutput(); err != nil {
+			t.Errorf("nft -c -f %s: %v\n%s", r, err, out)
+		}
+	}
+}

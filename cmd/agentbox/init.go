@@ -1,0 +1,69 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+
+	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/atomicfile"
+	"github.com/agentbox-dev/agentbox/internal/yamlpos"
+	"github.com/spf13/cobra"
+)
+
+type initOptions struct {
+	dir   string
+	agent string
+	ide   string
+	force bool
+}
+
+func newInitCmd(stdout, stderr io.Writer) *cobra.Command {
+	o := &initOptions{}
+	c := &cobra.Command{
+		Use:   "init",
+		Short: "Write a commented agentbox.yaml",
+		Long: `Write a commented agentbox.yaml that shows every key with its default.
+init refuses to overwrite an existing file unless --force is given.`,
+		Example: `  agentbox init --agent claude
+  agentbox init --agent codex --ide none
+  agentbox init --agent gemini --force`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return o.run(stdout, stderr)
+		},
+	}
+	c.Flags().StringVarP(&o.dir, "dir", "C", ".", "the project directory")
+	c.Flags().StringVar(&o.agent, "agent", "none", "the agent: "+yamlpos.Quoted(images.AgentNames()))
+	c.Flags().StringVar(&o.ide, "ide", generator.DefaultIDE, "the IDE of the Dev Container: vscode or none")
+	c.Flags().BoolVar(&o.force, "force", false, "overwrite an existing agentbox.yaml")
+	return c
+}
+
+func (o *initOptions) run(stdout, stderr io.Writer) error {
+	if _, ok := images.LookupAgent(o.agent); !ok {
+		return usageErrorf("invalid --agent %q; valid values are %s", o.agent, yamlpos.Quoted(images.AgentNames()))
+	}
+	if !slices.Contains(generator.IDEs, o.ide) {
+		return usageErrorf("invalid --ide %q; valid values are %s", o.ide, yamlpos.Quoted(generator.IDEs))
+	}
+	path := generator.ConfigPath(o.dir)
+	if _, err := os.Stat(path); err == nil && !o.force {
+		return fmt.Errorf("%s already exists; use --force to overwrite it", path)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	data, err := generator.InitFile(o.dir, o.agent, o.ide)
+	if err != nil {
+		return err
+	}
+	if _, err := atomicfile.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	fmt.Fprintf(stderr, "agentbox: wrote %s; next: agentbox bump (pins images), then agentbox generate\n", path)
+	return nil
+}

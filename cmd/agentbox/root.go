@@ -1,0 +1,106 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+	exitDrift = 3
+)
+
+// exitErr carries an exit code out of a command. A nil err means the command
+// already said everything it had to say.
+type exitErr struct {
+	code int
+	err  error
+}
+
+func (e *exitErr) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func usageErrorf(format string, args ...any) error {
+	return &exitErr{exitUsage, fmt.Errorf(format, args...)}
+}
+
+// run executes the command line and returns the process exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	ran := false
+	root := newRootCmd(stdout, stderr, &ran)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	code := exitError
+	var ee *exitErr
+	switch {
+	case errors.As(err, &ee):
+		code, err = ee.code, ee.err
+	case !ran:
+		code = exitUsage // cobra rejected the command line before any command ran
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, strings.TrimRight(err.Error(), "\n"))
+	}
+	if code == exitUsage {
+		fmt.Fprintln(stderr, "Run 'agentbox --help' for usage.")
+	}
+	return code
+}
+
+const rootLong = `agentbox runs AI coding agents in a locked-down local container sandbox.
+
+You write one declarative file, agentbox.yaml; agentbox compiles it into files
+you commit and review like code: Dockerfiles with digest-pinned bases, a
+compose file, a Dev Container definition, and a firewall program (nftables and
+a DNS filter) that allows only the egress the policy names.
+
+Exit codes:
+  0  success
+  1  error: invalid configuration, missing lock entry, I/O
+  2  usage: unknown command or flag, bad flag value
+  3  generate --check found generated files out of date`
+
+func newRootCmd(stdout, stderr io.Writer, ran *bool) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "agentbox",
+		Short:         "Run AI coding agents in a locked-down container sandbox",
+		Long:          rootLong,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErrorf("%v", err)
+	})
+	root.CompletionOptions.DisableDefaultCmd = true
+	for _, c := range []*cobra.Command{
+		newInitCmd(stdout, stderr),
+		newGenerateCmd(stdout, stderr),
+		newValidateCmd(stdout, stderr),
+		newVersionCmd(stdout),
+	} {
+		body := c.RunE
+		c.RunE = func(c *cobra.Command, args []string) error {
+			*ran = true
+			return body(c, args)
+		}
+		root.AddCommand(c)
+	}
+	return root
+}

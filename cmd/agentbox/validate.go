@@ -1,0 +1,31 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/spf13/cobra"
+)
+
+func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
+	var dir string
+	c := &cobra.Command{
+		Use:   "validate",
+		Short: "Check agentbox.yaml without generating anything",
+		Long: `Load and validate agentbox.yaml. Every problem is reported with its
+file:line:column, and all problems of the file in one run.`,
+		Example: `  agentbox validate
+  agentbox validate -C path/to/project`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if _, err := generator.Load(dir); err != nil {
+				return err
+			}
+			fmt.Fprintln(stderr, "agentbox: agentbox.yaml is valid")
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&dir, "dir", "C", ".", "the project directory (holding agentbox.yaml)")
+	return c
+}

@@ -1,0 +1,62 @@
+package generator
+
+import (
+	"net/netip"
+
+	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/yamlpos"
+)
+
+// Config is a validated agentbox.yaml. Everything downstream may assume its
+// values are safe; defaults are applied by plan, not here.
+type Config struct {
+	Name       string
+	Agent      images.Agent
+	AgentPos   yamlpos.Pos
+	Base       *images.Ref // nil: the agent's catalog image
+	BasePos    yamlpos.Pos
+	Packages   []string
+	UID, GID   int
+	Egress     *images.Ref // nil: the default egress image
+	EgressPos  yamlpos.Pos
+	Services   []string
+	Domains    []DomainRule
+	CIDRs      []CIDRRule
+	Ports      []uint16 // default ports
+	CPUs       float64  // 0: no limit
+	Memory     string
+	Pids       int
+	Env        []images.EnvVar // as written, sorted by name
+	Workspace  string
+	ReadOnly   []string
+	IDE        string
+	Extensions []string
+}
+
+// DomainRule is one entry of network.domains.
+type DomainRule struct {
+	Name     string // without "*." and trailing dot
+	Wildcard bool
+	Ports    []uint16 // nil: the default ports
+}
+
+// CIDRRule is one entry of network.cidrs.
+type CIDRRule struct {
+	Prefix netip.Prefix
+	Ports  []uint16 // nil: the default ports
+}
+
+// Defaults that apply when agentbox.yaml leaves a field out.
+const (
+	DefaultUID       = 1000
+	DefaultMemory    = "4g"
+	DefaultPids      = 1024
+	DefaultWorkspace = "/workspace"
+	DefaultIDE       = "vscode"
+)
+
+// DefaultPorts are the TCP ports of a domain or CIDR that names none.
+var DefaultPorts = []uint16{443}
+
+// IDEs are the valid values of devcontainer.ide.
+var IDEs = []string{"none", "vscode"}

@@ -1,0 +1,6 @@
+// Package generator compiles agentbox.yaml into the files of a sandbox. It is
+// a pipeline of small stages: load (strict YAML into wire structs) ->
+// validate (into a Config) -> plan (defaults, catalogs, lock) -> render (pure,
+// path -> bytes) -> check (every output through its ecosystem's parser) ->
+// write or diff. It never prints and never touches the network.
+package generator

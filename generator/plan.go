@@ -1,0 +1,228 @@
+package generator
+
+import (
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/yamlpos"
+)
+
+// Plan is everything render needs: defaults applied, catalogs expanded,
+// sets sorted and de-duplicated, images pinned from the lock.
+type Plan struct {
+	Name             string
+	Agent            images.Agent
+	AgentImage       images.Ref
+	AgentVersion     string
+	NPMSpec          string // package@version
+	EgressImage      images.Ref
+	Packages         []string
+	UID, GID         int
+	Home             string
+	OwnedDirs        []string
+	Env              []images.EnvVar
+	Workspace        string
+	Mounts           []Mount
+	StateVolume      string
+	CPUs             string
+	Memory           string
+	Pids             int
+	Policy           firewall.Policy
+	Extensions       []string
+	DevcontainerName string
+}
+
+// Mount is one volume of the agent service.
+type Mount struct {
+	Type     string // bind or volume
+	Source   string // relative to .agentbox/ for binds
+	Target   string
+	ReadOnly bool
+	Create   bool // create a missing bind source
+	Why      string
+}
+
+// basePackages are installed in every agent image.
+var basePackages = []string{"ca-certificates", "git"}
+
+// catalogPorts are the ports of catalog domains (agents, services, IDE).
+var catalogPorts = []uint16{443}
+
+// protected are the project paths the agent may read but never write: with
+// them it could escape to the host (git hooks, git config run by the user's
+// own git) or change its own sandbox.
+var protected = []string{".agentbox", ".devcontainer", ConfigFile}
+
+// plan applies defaults, expands catalogs and pins images from lock (nil
+// when there is no lock file). Problems are recorded in errs.
+func plan(cfg *Config, lock *images.Lock, dir string, errs *yamlpos.Errors) *Plan {
+	p := &Plan{
+		Name:      cfg.Name,
+		Agent:     cfg.Agent,
+		UID:       cfg.UID,
+		GID:       cfg.GID,
+		Home:      images.Home,
+		Workspace: cfg.Workspace,
+		Memory:    cfg.Memory,
+		Pids:      cfg.Pids,
+	}
+	p.DevcontainerName = p.Name + " (agentbox)"
+	p.AgentImage = pin(cfg.Base, cfg.BasePos, "image.base", cfg.Agent.BaseImage,
+		fmt.Sprintf("the default base image of agent %s", cfg.Agent.Name), cfg.AgentPos, lock, errs)
+	p.EgressImage = pin(cfg.Egress, cfg.EgressPos, "egress.image", images.DefaultEgressImage,
+		"the default egress image", yamlpos.Pos{}, lock, errs)
+	if pkg := cfg.Agent.Package; pkg != "" {
+		v, ok := lock.Version(pkg)
+		if !ok {
+			errs.Add(cfg.AgentPos, "agent", "npm package %q has no version in %s; run \"agentbox bump\"", pkg, images.LockFile)
+		}
+		p.AgentVersion, p.NPMSpec = v, pkg+"@"+v
+	}
+	p.Packages = sortedUnique(append(slices.Clone(basePackages), cfg.Packages...))
+	if dup := conflictingPins(p.Packages); dup != "" {
+		errs.Add(yamlpos.Pos{}, "image.packages", "package %q is listed with two different versions", dup)
+	}
+	p.Env = mergeEnv(cfg.Agent.Env, cfg.Env)
+	if cfg.CPUs > 0 {
+		p.CPUs = strconv.FormatFloat(cfg.CPUs, 'f', -1, 64)
+	}
+	p.OwnedDirs = []string{images.Home, cfg.Workspace}
+	if cfg.Agent.StateDir != "" {
+		p.StateVolume = "agent-state"
+		p.OwnedDirs = append(p.OwnedDirs, cfg.Agent.StateDir)
+	}
+	slices.Sort(p.OwnedDirs)
+	p.Mounts = mounts(cfg, p, dir, lock != nil)
+	p.Policy = policy(cfg)
+	if cfg.IDE == "vscode" {
+		exts := slices.Clone(cfg.Extensions)
+		if cfg.Agent.Extension != "" {
+			exts = append(exts, cfg.Agent.Extension)
+		}
+		p.Extensions = sortedUniqueFold(exts)
+	}
+	return p
+}
+
+// pin returns the configured reference, or the default, with its digest: the
+// one written in agentbox.yaml, else the lock's.
+func pin(ref *images.Ref, pos yamlpos.Pos, path, def, defWhat string, defPos yamlpos.Pos, lock *images.Lock, errs *yamlpos.Errors) images.Ref {
+	what := fmt.Sprintf("image %q", def)
+	if ref == nil {
+		r, err := images.ParseRef(def)
+		if err != nil {
+			panic(err) // the catalog is tested
+		}
+		ref, pos, path, what = &r, defPos, "", fmt.Sprintf("%s %q", defWhat, def)
+		if defPos.Line != 0 {
+			path = "agent"
+		}
+	} else {
+		what = fmt.Sprintf("image %q", ref.String())
+	}
+	if ref.Pinned() {
+		return *ref
+	}
+	d, ok := lock.Digest(*ref)
+	if !ok {
+		why := "is not pinned in " + images.LockFile
+		if lock == nil {
+			why = "is not pinned: " + images.LockFile + " does not exist"
+		}
+		errs.Add(pos, path, "%s %s; run \"agentbox bump\"", what, why)
+	}
+	return ref.WithDigest(d)
+}
+
+func mounts(cfg *Config, p *Plan, dir string, haveLock bool) []Mount {
+	bind := func(rel, why string, create bool) Mount {
+		return Mount{Type: "bind", Source: "../" + rel, Target: cfg.Workspace + "/" + rel, ReadOnly: true, Create: create, Why: why}
+	}
+	ms := []Mount{{Type: "bind", Source: "..", Target: cfg.Workspace, Why: "the project, read-write"}}
+	switch fi, err := os.Lstat(filepath.Join(dir, ".git")); {
+	case err == nil && fi.IsDir():
+		ms = append(ms,
+			bind(".git/config", "read-only: git configuration can run programs on the host", false),
+			bind(".git/hooks", "read-only: git hooks run on the host", true))
+	case err == nil:
+		ms = append(ms, bind(".git", "read-only: the pointer to this worktree's git directory", false))
+	}
+	for _, rel := range protected {
+		ms = append(ms, bind(rel, "read-only: the sandbox's own definition", false))
+	}
+	if haveLock {
+		ms = append(ms, bind(images.LockFile, "read-only: the sandbox's own definition", false))
+	}
+	for _, rel := range sortedUnique(cfg.ReadOnly) {
+		ms = append(ms, bind(rel, "read-only: workspace.readonly", false))
+	}
+	slices.SortStableFunc(ms[1:], func(a, b Mount) int { return strings.Compare(a.Target, b.Target) })
+	if p.StateVolume != "" {
+		ms = append(ms, Mount{Type: "volume", Source: p.StateVolume, Target: cfg.Agent.StateDir,
+			Why: "the agent's state (credentials, history) survives restarts"})
+	}
+	return ms
+}
+
+func mergeEnv(catalog, user []images.EnvVar) []images.EnvVar {
+	byName := map[string]string{}
+	for _, e := range catalog {
+		byName[e.Name] = e.Value
+	}
+	for _, e := range user {
+		byName[e.Name] = e.Value
+	}
+	out := make([]images.EnvVar, 0, len(byName))
+	for _, name := range sortedKeys(byName) {
+		out = append(out, images.EnvVar{Name: name, Value: byName[name]})
+	}
+	return out
+}
+
+// conflictingPins returns a package listed with two different versions.
+func conflictingPins(pkgs []string) string {
+	seen := map[string]bool{}
+	for _, p := range pkgs {
+		name, _, _ := strings.Cut(p, "=")
+		if seen[name] {
+			return name
+		}
+		seen[name] = true
+	}
+	return ""
+}
+
+func sortedUnique(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// sortedUniqueFold sorts case-insensitively and drops case-insensitive
+// duplicates, keeping the first spelling (VS Code extension ids).
+func sortedUniqueFold(s []string) []string {
+	out := slices.Clone(s)
+	slices.SortStableFunc(out, func(a, b string) int { return strings.Compare(strings.ToLower(a), strings.ToLower(b)) })
+	return slices.CompactFunc(out, strings.EqualFold)
+}
+
+// prefixLess orders IPv4 before IPv6, then by address, then by length.
+func prefixLess(a, b netip.Prefix) int {
+	if a.Addr().Is4() != b.Addr().Is4() {
+		if a.Addr().Is4() {
+			return -1
+		}
+		return 1
+	}
+	if c := a.Addr().Compare(b.Addr()); c != 0 {
+		return c
+	}
+	return a.Bits() - b.Bits()
+}

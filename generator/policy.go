@@ -1,0 +1,141 @@
+package generator
+
+import (
+	"net/netip"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/images"
+)
+
+// policy builds the egress policy. A domain admits itself and every name
+// below it (dnsmasq matches whole label suffixes and cannot do otherwise),
+// so "*.x" and "x" are one entry. A name below a listed one gets the union
+// of both's ports, because dnsmasq applies only the most specific entry; it
+// is dropped when that union adds nothing, so every name appears once.
+func policy(cfg *Config) firewall.Policy {
+	type entry struct {
+		ports   []uint16
+		sources []string
+	}
+	byName := map[string]*entry{}
+	add := func(name string, ports []uint16, source string) {
+		e := byName[name]
+		if e == nil {
+			e = &entry{}
+			byName[name] = e
+		}
+		e.ports = unionPorts(e.ports, ports)
+		e.sources = append(e.sources, source)
+	}
+	addAll := func(domains []string, source string) {
+		for _, d := range domains {
+			add(strings.TrimPrefix(d, "*."), catalogPorts, source)
+		}
+	}
+	addAll(cfg.Agent.Domains, "agent "+cfg.Agent.Name)
+	for _, s := range cfg.Services {
+		svc, _ := images.LookupService(s)
+		addAll(svc.Domains, "service "+s)
+	}
+	if cfg.IDE == "vscode" {
+		svc, _ := images.LookupService("vscode")
+		addAll(svc.Domains, "ide vscode")
+	}
+	for _, d := range cfg.Domains {
+		add(d.Name, portsOr(d.Ports, cfg.Ports), "network.domains")
+	}
+
+	names := make([]string, 0, len(byName))
+	for n := range byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	effective := map[string][]uint16{}
+	for _, n := range names {
+		ports := byName[n].ports
+		for a := parent(n); a != ""; a = parent(a) {
+			if e := byName[a]; e != nil {
+				ports = unionPorts(ports, e.ports)
+			}
+		}
+		effective[n] = ports
+	}
+	var pol firewall.Policy
+	for _, n := range names {
+		if a := nearestListed(n, byName); a != "" && slices.Equal(effective[a], effective[n]) {
+			continue // covered by a listed ancestor with the same ports
+		}
+		pol.Domains = append(pol.Domains, firewall.Domain{Name: n, Ports: effective[n], Sources: sortedUnique(byName[n].sources)})
+	}
+	pol.CIDRs = cidrs(cfg)
+	return pol
+}
+
+// cidrs merges the CIDR rules: per port, a prefix inside another listed
+// prefix is dropped; prefixes are then grouped with their ports.
+func cidrs(cfg *Config) []firewall.CIDR {
+	type key struct {
+		p    netip.Prefix
+		port uint16
+	}
+	pairs := map[key]bool{}
+	for _, r := range cfg.CIDRs {
+		for _, port := range portsOr(r.Ports, cfg.Ports) {
+			pairs[key{r.Prefix, port}] = true
+		}
+	}
+	ports := map[netip.Prefix][]uint16{}
+	for k := range pairs {
+		covered := false
+		for o := range pairs {
+			if o.port == k.port && o.p != k.p && o.p.Bits() < k.p.Bits() && o.p.Contains(k.p.Addr()) {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			ports[k.p] = unionPorts(ports[k.p], []uint16{k.port})
+		}
+	}
+	out := make([]firewall.CIDR, 0, len(ports))
+	for p, ps := range ports {
+		out = append(out, firewall.CIDR{Prefix: p, Ports: ps, Sources: []string{"network.cidrs"}})
+	}
+	slices.SortFunc(out, func(a, b firewall.CIDR) int { return prefixLess(a.Prefix, b.Prefix) })
+	return out
+}
+
+func portsOr(ports, def []uint16) []uint16 {
+	if ports == nil {
+		return def
+	}
+	return ports
+}
+
+func unionPorts(a, b []uint16) []uint16 {
+	out := append(slices.Clone(a), b...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// parent returns the name one label up, or "" at the last two labels (a
+// single label is never a listed domain).
+func parent(name string) string {
+	_, rest, ok := strings.Cut(name, ".")
+	if !ok || !strings.Contains(rest, ".") {
+		return ""
+	}
+	return rest
+}
+
+func nearestListed[T any](name string, listed map[string]T) string {
+	for a := parent(name); a != ""; a = parent(a) {
+		if _, ok := listed[a]; ok {
+			return a
+		}
+	}
+	return ""
+}

@@ -1,0 +1,232 @@
+package generator
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+
+	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/validate"
+	"github.com/agentbox-dev/agentbox/internal/yamlpos"
+)
+
+// checker converts the wire form into a Config, recording every problem.
+type checker struct {
+	pos  yamlpos.Positions
+	errs *yamlpos.Errors
+}
+
+func (c *checker) fail(path string, err error) {
+	c.errs.Add(c.pos[path], path, "%v", err)
+}
+
+func (c *checker) failf(path, format string, args ...any) {
+	c.errs.Add(c.pos[path], path, format, args...)
+}
+
+// validateConfig checks w and returns the model; dir names the project
+// directory for the default name.
+func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, dir string) *Config {
+	c := &checker{pos: pos, errs: errs}
+	cfg := &Config{}
+	if w.Version != nil && *w.Version != 1 {
+		c.failf("version", "unsupported version %d (this agentbox reads version 1)", *w.Version)
+	}
+	cfg.Name = validate.SanitizeProjectName(filepath.Base(dir))
+	if w.Name != nil {
+		cfg.Name = *w.Name
+		if err := validate.ProjectName(*w.Name); err != nil {
+			c.fail("name", err)
+		}
+	}
+	cfg.Agent, _ = images.LookupAgent("none")
+	if w.Agent != nil {
+		cfg.AgentPos = pos["agent"]
+		if a, ok := images.LookupAgent(*w.Agent); ok {
+			cfg.Agent = a
+		} else {
+			c.failf("agent", "%s", enumError("agent", *w.Agent, images.AgentNames()))
+		}
+	}
+	cfg.Base, cfg.BasePos = c.ref("image.base", w.Image.Base)
+	cfg.Egress, cfg.EgressPos = c.ref("egress.image", w.Egress.Image)
+	for i, p := range w.Image.Packages {
+		if err := validate.DebianPackage(p); err != nil {
+			c.fail(fmt.Sprintf("image.packages[%d]", i), err)
+		}
+	}
+	cfg.Packages = w.Image.Packages
+	cfg.UID = c.id("image.user.uid", w.Image.User.UID, DefaultUID)
+	cfg.GID = c.id("image.user.gid", w.Image.User.GID, cfg.UID)
+	c.network(w, cfg)
+	c.resources(w, cfg)
+	for _, name := range sortedKeys(w.Env) {
+		path := "env." + name
+		if err := validate.EnvName(name); err != nil {
+			c.fail(path, err)
+		} else if err := validate.EnvValue(w.Env[name]); err != nil {
+			c.fail(path, err)
+		}
+		cfg.Env = append(cfg.Env, images.EnvVar{Name: name, Value: w.Env[name]})
+	}
+	cfg.Workspace = DefaultWorkspace
+	if w.Workspace.Path != nil {
+		cfg.Workspace = *w.Workspace.Path
+		if err := validate.ContainerPath(cfg.Workspace); err != nil {
+			c.fail("workspace.path", err)
+		}
+	}
+	for i, p := range w.Workspace.ReadOnly {
+		if err := validate.RelPath(p); err != nil {
+			c.fail(fmt.Sprintf("workspace.readonly[%d]", i), err)
+		}
+	}
+	cfg.ReadOnly = w.Workspace.ReadOnly
+	cfg.IDE = DefaultIDE
+	if w.Devcontainer.IDE != nil {
+		cfg.IDE = *w.Devcontainer.IDE
+		if !slices.Contains(IDEs, cfg.IDE) {
+			c.failf("devcontainer.ide", "%s", enumError("ide", cfg.IDE, IDEs))
+		}
+	}
+	for i, e := range w.Devcontainer.Extensions {
+		if err := validate.Extension(e); err != nil {
+			c.fail(fmt.Sprintf("devcontainer.extensions[%d]", i), err)
+		}
+	}
+	cfg.Extensions = w.Devcontainer.Extensions
+	return cfg
+}
+
+func (c *checker) ref(path string, s *string) (*images.Ref, yamlpos.Pos) {
+	if s == nil {
+		return nil, yamlpos.Pos{}
+	}
+	r, err := images.ParseRef(*s)
+	if err != nil {
+		c.fail(path, err)
+		return nil, c.pos[path]
+	}
+	return &r, c.pos[path]
+}
+
+func (c *checker) id(path string, v *int, def int) int {
+	if v == nil {
+		return def
+	}
+	switch {
+	case *v == 0:
+		c.failf(path, "the agent must not run as root (0)")
+	case *v < 0 || *v > 65534:
+		c.failf(path, "invalid id %d: must be 1-65534", *v)
+	case *v == firewall.DNSUID:
+		c.failf(path, "id %d is reserved for the filter resolver, whose traffic the firewall exempts", *v)
+	}
+	return *v
+}
+
+func (c *checker) ports(path string, ps []int) []uint16 {
+	if ps == nil {
+		return nil
+	}
+	if len(ps) == 0 {
+		c.failf(path, "an empty list of ports would allow nothing; leave ports out for the default")
+	}
+	out := make([]uint16, 0, len(ps))
+	for i, p := range ps {
+		if err := validate.Port(p); err != nil {
+			c.fail(fmt.Sprintf("%s[%d]", path, i), err)
+			continue
+		}
+		out = append(out, uint16(p))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func (c *checker) network(w *wireFile, cfg *Config) {
+	n := w.Network
+	for i, s := range n.Services {
+		path := fmt.Sprintf("network.services[%d]", i)
+		if _, ok := images.LookupService(s); !ok {
+			c.failf(path, "%s", enumError("service", s, images.ServiceNames()))
+			continue
+		}
+		cfg.Services = append(cfg.Services, s)
+	}
+	cfg.Ports = DefaultPorts
+	if n.Ports != nil {
+		cfg.Ports = c.ports("network.ports", n.Ports)
+	}
+	for i, d := range n.Domains {
+		path := fmt.Sprintf("network.domains[%d]", i)
+		if d.Host == "" {
+			c.failf(path, "missing host")
+			continue
+		}
+		name, wild, err := validate.Domain(d.Host)
+		if err != nil {
+			c.fail(path, err)
+			continue
+		}
+		cfg.Domains = append(cfg.Domains, DomainRule{Name: name, Wildcard: wild, Ports: c.ports(path+".ports", d.Ports)})
+	}
+	for i, r := range n.CIDRs {
+		path := fmt.Sprintf("network.cidrs[%d]", i)
+		if r.CIDR == "" {
+			c.failf(path, "missing cidr")
+			continue
+		}
+		p, err := validate.CIDR(r.CIDR)
+		if err != nil {
+			c.fail(path, err)
+			continue
+		}
+		cfg.CIDRs = append(cfg.CIDRs, CIDRRule{Prefix: p, Ports: c.ports(path+".ports", r.Ports)})
+	}
+}
+
+func (c *checker) resources(w *wireFile, cfg *Config) {
+	r := w.Resources
+	if r.CPUs != nil {
+		if *r.CPUs <= 0 || *r.CPUs > 1024 {
+			c.failf("resources.cpus", "invalid cpus %v: must be above 0 and at most 1024", *r.CPUs)
+		}
+		cfg.CPUs = *r.CPUs
+	}
+	cfg.Memory = DefaultMemory
+	if r.Memory != nil {
+		m, err := validate.Memory(*r.Memory)
+		if err != nil {
+			c.fail("resources.memory", err)
+		}
+		cfg.Memory = m
+	}
+	cfg.Pids = DefaultPids
+	if r.Pids != nil {
+		if *r.Pids < 16 || *r.Pids > 4194304 {
+			c.failf("resources.pids", "invalid pids %d: must be 16-4194304", *r.Pids)
+		}
+		cfg.Pids = *r.Pids
+	}
+}
+
+// enumError says that value is not one of valid, with a "did you mean".
+func enumError(what, value string, valid []string) string {
+	msg := fmt.Sprintf("unknown %s %q", what, value)
+	if s := yamlpos.Suggest(value, valid); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return msg + "; valid values are " + yamlpos.Quoted(valid)
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,98 @@
+package generator
+
+import (
+	"github.com/agentbox-dev/agentbox/internal/yamlpos"
+	"go.yaml.in/yaml/v3"
+)
+
+// ConfigFile is the name of the configuration file.
+const ConfigFile = "agentbox.yaml"
+
+// The wire structs mirror agentbox.yaml key by key; pointers tell "not set"
+// from a zero value. The jsonschema tags feed the published JSON Schema.
+
+type wireFile struct {
+	Version      *int              `yaml:"version" jsonschema:"Schema version; must be 1."`
+	Name         *string           `yaml:"name" jsonschema:"Compose project name (lower-case letters, digits, - and _). Default: the directory name, sanitized."`
+	Agent        *string           `yaml:"agent" jsonschema:"The agent CLI to install: claude, codex, gemini, opencode, copilot or none. Default: none."`
+	Image        wireImage         `yaml:"image" jsonschema:"The agent image."`
+	Egress       wireEgress        `yaml:"egress" jsonschema:"The egress (firewall) image."`
+	Network      wireNetwork       `yaml:"network" jsonschema:"What the sandbox may reach. Everything else is blocked."`
+	Resources    wireResources     `yaml:"resources" jsonschema:"Limits for the agent container."`
+	Env          map[string]string `yaml:"env" jsonschema:"Extra environment variables for the agent."`
+	Workspace    wireWorkspace     `yaml:"workspace" jsonschema:"How the project is mounted."`
+	Devcontainer wireDevcontainer  `yaml:"devcontainer" jsonschema:"The Dev Container definition."`
+}
+
+type wireImage struct {
+	Base     *string  `yaml:"base" jsonschema:"Base image as repo:tag (optionally @sha256:...). Default: the agent's catalog image."`
+	Packages []string `yaml:"packages" jsonschema:"Extra Debian packages (name or name=version)."`
+	User     wireUser `yaml:"user" jsonschema:"The non-root user the agent runs as."`
+}
+
+type wireUser struct {
+	UID *int `yaml:"uid" jsonschema:"User id. Default: 1000."`
+	GID *int `yaml:"gid" jsonschema:"Group id. Default: the uid."`
+}
+
+type wireEgress struct {
+	Image *string `yaml:"image" jsonschema:"Base image of the egress container. Default: debian:bookworm-slim."`
+}
+
+type wireNetwork struct {
+	Services []string     `yaml:"services" jsonschema:"Catalog services to allow: github, vscode, jetbrains, pypi, crates, or an agent name."`
+	Domains  []wireDomain `yaml:"domains" jsonschema:"Domains to allow: a name (also admits its subdomains), *.name, or {host, ports}."`
+	CIDRs    []wireCIDR   `yaml:"cidrs" jsonschema:"Address ranges to allow: {cidr, ports} or a CIDR string."`
+	Ports    []int        `yaml:"ports" jsonschema:"Default TCP ports for domains and CIDRs that name none. Default: [443]."`
+}
+
+// wireDomain is "example.com", "*.example.com" or {host: example.com, ports: [443]}.
+type wireDomain struct {
+	Host  string `yaml:"host" jsonschema:"required,Domain name or *.name."`
+	Ports []int  `yaml:"ports" jsonschema:"TCP ports. Default: network.ports."`
+}
+
+// wireCIDR is "198.18.0.0/24" or {cidr: 198.18.0.0/24, ports: [443]}.
+type wireCIDR struct {
+	CIDR  string `yaml:"cidr" jsonschema:"required,An IPv4 or IPv6 prefix, or a single address."`
+	Ports []int  `yaml:"ports" jsonschema:"TCP ports. Default: network.ports."`
+}
+
+type wireResources struct {
+	CPUs   *float64 `yaml:"cpus" jsonschema:"CPU limit (e.g. 2 or 1.5). Default: no limit."`
+	Memory *string  `yaml:"memory" jsonschema:"Memory limit such as 4g or 512m. Default: 4g."`
+	Pids   *int     `yaml:"pids" jsonschema:"Process limit. Default: 1024."`
+}
+
+type wireWorkspace struct {
+	Path     *string  `yaml:"path" jsonschema:"Where the project is mounted in the agent container. Default: /workspace."`
+	ReadOnly []string `yaml:"readonly" jsonschema:"Extra paths inside the project to mount read-only."`
+}
+
+type wireDevcontainer struct {
+	IDE        *string  `yaml:"ide" jsonschema:"vscode or none. Default: vscode."`
+	Extensions []string `yaml:"extensions" jsonschema:"Extra VS Code extensions (publisher.name)."`
+}
+
+// UnmarshalNode accepts the string form as well as the mapping form.
+func (w *wireDomain) UnmarshalNode(d *yamlpos.Decoder, n *yaml.Node, path string) {
+	type plain wireDomain
+	scalarOrStruct(d, n, path, &w.Host, (*plain)(w))
+}
+
+// UnmarshalNode accepts the string form as well as the mapping form.
+func (w *wireCIDR) UnmarshalNode(d *yamlpos.Decoder, n *yaml.Node, path string) {
+	type plain wireCIDR
+	scalarOrStruct(d, n, path, &w.CIDR, (*plain)(w))
+}
+
+// scalarOrStruct decodes a plain string into *s, or a mapping into the struct.
+func scalarOrStruct(d *yamlpos.Decoder, n *yaml.Node, path string, s *string, v any) {
+	if n.Kind == yaml.ScalarNode {
+		if text, ok := d.Scalar(n, path, "!!str", "a string or a mapping"); ok {
+			*s = text
+		}
+		return
+	}
+	d.DecodeInto(n, path, v)
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what the tests need on a Debian machine: nftables (nft -c checks of
+# every generated ruleset), dnsmasq-base (dnsmasq --test of every generated
+# configuration), iproute2. Without root it installs nothing and says so; the
+# tests that need these then skip, except under CI=true, where they fail.
+set -euo pipefail
+
+need=()
+command -v nft >/dev/null 2>&1 || need+=(nftables)
+command -v dnsmasq >/dev/null 2>&1 || [ -x /usr/sbin/dnsmasq ] || need+=(dnsmasq-base)
+command -v ip >/dev/null 2>&1 || need+=(iproute2)
+[ ${#need[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+	echo "install-test-deps: missing ${need[*]}; not root or no apt-get, so tests that need them will skip" >&2
+	exit 0
+fi
+echo "install-test-deps: installing ${need[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null

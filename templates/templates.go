@@ -1,0 +1,12 @@
+// Package templates holds the embedded text templates that agentbox renders:
+// the two Dockerfiles, the compose file, the Dev Container definition and the
+// commented agentbox.yaml that `agentbox init` writes. Templates see only
+// validated data and hermetic functions (no environment, clock or files).
+package templates
+
+import "embed"
+
+// FS holds every template, named after the file it renders plus ".tmpl".
+//
+//go:embed *.tmpl
+var FS embed.FS
