@@ -59,6 +59,9 @@ func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, di
 	}
 	cfg.Packages = w.Image.Packages
 	cfg.UID = c.id("image.user.uid", w.Image.User.UID, DefaultUID)
+	if cfg.UID == firewall.DNSUID {
+		c.failf("image.user.uid", "uid %d is reserved for the filter resolver, whose traffic the firewall exempts", cfg.UID)
+	}
 	cfg.GID = c.id("image.user.gid", w.Image.User.GID, cfg.UID)
 	c.network(w, cfg)
 	c.resources(w, cfg)
@@ -121,8 +124,6 @@ func (c *checker) id(path string, v *int, def int) int {
 		c.failf(path, "the agent must not run as root (0)")
 	case *v < 0 || *v > 65534:
 		c.failf(path, "invalid id %d: must be 1-65534", *v)
-	case *v == firewall.DNSUID:
-		c.failf(path, "id %d is reserved for the filter resolver, whose traffic the firewall exempts", *v)
 	}
 	return *v
 }
@@ -215,11 +216,11 @@ func (c *checker) resources(w *wireFile, cfg *Config) {
 
 // enumError says that value is not one of valid, with a "did you mean".
 func enumError(what, value string, valid []string) string {
-	msg := fmt.Sprintf("unknown %s %q", what, value)
+	msg := fmt.Sprintf("unknown %s %q; ", what, value)
 	if s := yamlpos.Suggest(value, valid); s != "" {
-		msg += fmt.Sprintf("; did you mean %q?", s)
+		msg += fmt.Sprintf("did you mean %q? ", s)
 	}
-	return msg + "; valid values are " + yamlpos.Quoted(valid)
+	return msg + "valid values are " + yamlpos.Quoted(valid)
 }
 
 func sortedKeys(m map[string]string) []string {

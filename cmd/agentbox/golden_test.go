@@ -34,6 +34,10 @@ func TestGolden(t *testing.T) {
 }
 
 func runGolden(t *testing.T, caseDir string) {
+	caseDir, err := filepath.Abs(caseDir) // the CLI runs in another directory
+	if err != nil {
+		t.Fatal(err)
+	}
 	work := setupCase(t, caseDir)
 	before := golden.ReadTree(t, work)
 	stdout, stderr, code := runIn(t, work, "generate")
@@ -83,6 +87,9 @@ func runGolden(t *testing.T, caseDir string) {
 func setupCase(t *testing.T, caseDir string) string {
 	t.Helper()
 	work := filepath.Join(t.TempDir(), filepath.Base(caseDir))
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range []string{"agentbox.yaml", "agentbox.lock"} {
 		data, err := os.ReadFile(filepath.Join(caseDir, name))
 		if os.IsNotExist(err) {

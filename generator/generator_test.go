@@ -1,0 +1,200 @@
+package generator
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentbox-dev/agentbox/images"
+	_ "github.com/agentbox-dev/agentbox/internal/golden"
+	"github.com/agentbox-dev/agentbox/internal/yamlpos"
+)
+
+const goldenDir = "../testdata/golden"
+
+// goldenInputs returns the golden cases that generate successfully.
+func goldenInputs(t testing.TB) []string {
+	dirs, err := filepath.Glob(filepath.Join(goldenDir, "*", "want"))
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no golden cases: %v", err)
+	}
+	for i, d := range dirs {
+		dirs[i] = filepath.Dir(d)
+	}
+	return dirs
+}
+
+// TestDeterministic renders every golden case repeatedly and expects the
+// same bytes each time (map iteration order differs between runs).
+func TestDeterministic(t *testing.T) {
+	for _, dir := range goldenInputs(t) {
+		first, err := Build(dir)
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		for range 10 {
+			again, err := Build(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(again) != len(first) {
+				t.Fatalf("%s: %d files, then %d", dir, len(first), len(again))
+			}
+			for p, data := range first {
+				if !bytes.Equal(again[p], data) {
+					t.Fatalf("%s: %s differs between two renders", dir, p)
+				}
+			}
+		}
+	}
+}
+
+// TestEveryFileHasHeader checks the header and the absence of anything
+// machine-specific in the output.
+func TestEveryFileHasHeader(t *testing.T) {
+	abs, _ := filepath.Abs(goldenDir)
+	host, _ := os.Hostname()
+	for _, dir := range goldenInputs(t) {
+		files, err := Build(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p, data := range files {
+			if !bytes.Contains(firstLines(data), []byte(Header)) {
+				t.Errorf("%s: %s has no header", dir, p)
+			}
+			if bytes.Contains(data, []byte(abs)) || (host != "" && bytes.Contains(data, []byte(host))) {
+				t.Errorf("%s: %s contains an absolute path or the host name", dir, p)
+			}
+		}
+	}
+}
+
+func loadString(t *testing.T, yaml string) (*Config, error) {
+	t.Helper()
+	cfg, _, err := decodeConfig(ConfigFile, []byte(yaml), t.TempDir())
+	return cfg, err
+}
+
+func TestPolicyDedupAndPorts(t *testing.T) {
+	cfg, err := loadString(t, `
+agent: none
+devcontainer: {ide: none}
+network:
+  services: [github]
+  domains:
+    - api.github.com          # covered by *.github.com on 443
+    - host: ssh.github.com    # adds a port: kept with the union
+      ports: [22]
+    - Example.COM.
+    - "*.example.com"
+    - host: a.b.example.com
+      ports: [443]
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := policy(cfg)
+	var got []string
+	for _, d := range pol.Domains {
+		got = append(got, d.Name+portString(d.Ports)+"<"+strings.Join(d.Sources, ",")+">")
+	}
+	want := []string{
+		"example.com:443<network.domains>",
+		"github.com:443<service github>",
+		"githubusercontent.com:443<service github>",
+		"ssh.github.com:22,443<network.domains>",
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("domains:\n got %q\nwant %q", got, want)
+	}
+}
+
+func portString(ps []uint16) string {
+	var b strings.Builder
+	for i, p := range ps {
+		if i == 0 {
+			b.WriteByte(':')
+		} else {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(int(p)))
+	}
+	return b.String()
+}
+
+func TestCIDRMerge(t *testing.T) {
+	cfg, err := loadString(t, `
+network:
+  cidrs:
+    - 198.18.0.0/16
+    - 198.18.5.0/24
+    - cidr: 198.18.6.0/24
+      ports: [443, 8443]
+    - 2001:db8::1
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cidrs(cfg) {
+		got = append(got, c.Prefix.String())
+	}
+	if want := "198.18.0.0/16 198.18.6.0/24 2001:db8::1/128"; strings.Join(got, " ") != want {
+		t.Errorf("cidrs = %q, want %q", got, want)
+	}
+}
+
+// TestCatalogIsValid checks every catalog entry with the validators that
+// user input passes.
+func TestCatalogIsValid(t *testing.T) {
+	for _, a := range images.Agents() {
+		if _, err := images.ParseRef(a.BaseImage); err != nil {
+			t.Errorf("agent %s: %v", a.Name, err)
+		}
+		if a.Package != "" && !images.ValidNPMName(a.Package) {
+			t.Errorf("agent %s: bad npm name %q", a.Name, a.Package)
+		}
+		if a.Extension != "" {
+			cfg, err := loadString(t, "devcontainer: {extensions: ["+a.Extension+"]}")
+			if err != nil || cfg == nil {
+				t.Errorf("agent %s: extension: %v", a.Name, err)
+			}
+		}
+		for _, e := range a.Env {
+			if _, err := loadString(t, "env: {"+e.Name+": x}"); err != nil {
+				t.Errorf("agent %s: %v", a.Name, err)
+			}
+		}
+	}
+	for _, s := range images.Services() {
+		for _, d := range s.Domains {
+			if _, err := loadString(t, "network: {domains: [\""+d+"\"]}"); err != nil {
+				t.Errorf("service %s: %v", s.Name, err)
+			}
+		}
+	}
+}
+
+// TestErrorsArePositioned checks that a file full of mistakes reports each
+// with file:line:col, sorted, in one run.
+func TestErrorsArePositioned(t *testing.T) {
+	_, err := loadString(t, "agent: cluade\nnetwork:\n  ports: [0]\n  domains: [\"a b.com\"]\n")
+	es, ok := err.(*yamlpos.Errors)
+	if !ok || len(es.List) != 3 {
+		t.Fatalf("want 3 positioned errors, got %v", err)
+	}
+	want := []string{
+		`agentbox.yaml:1:8: agent: unknown agent "cluade"; did you mean "claude"?`,
+		`agentbox.yaml:3:11: network.ports[0]: invalid port 0: must be 1-65535`,
+		`agentbox.yaml:4:13: network.domains[0]: invalid domain "a b.com"`,
+	}
+	for i, line := range strings.Split(err.Error(), "\n") {
+		if !strings.HasPrefix(line, want[i]) {
+			t.Errorf("line %d = %q, want prefix %q", i, line, want[i])
+		}
+	}
+}

@@ -1,0 +1,140 @@
+package checks
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/moby/buildkit/frontend/dockerfile/command"
+	"github.com/moby/buildkit/frontend/dockerfile/parser"
+)
+
+// pinnedRef matches name:tag@sha256:<64 lowercase hex>, with the name
+// grammar of github.com/distribution/reference: an optional registry host
+// (DNS name, IPv4 or [IPv6], optional :port) then lowercase path components.
+var pinnedRef = func() *regexp.Regexp {
+	label := `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])`
+	host := `(?:` + label + `(?:\.` + label + `)*|\[[a-fA-F0-9:]+\])`
+	domain := host + `(?::[0-9]+)?`
+	component := `[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*`
+	name := `(?:` + domain + `/)?` + component + `(?:/` + component + `)*`
+	tag := `[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}`
+	return regexp.MustCompile(`^` + name + `:` + tag + `@sha256:[a-f0-9]{64}$`)
+}()
+
+// Dockerfile parses data with buildkit's Dockerfile parser and requires:
+// no parse warnings; only known instructions (the parser itself skips
+// unknown ones); at least one FROM; and every FROM image pinned as
+// name:tag@sha256:<64 lowercase hex>, unless it names an earlier stage's
+// alias (stage names compare case-insensitively, as in buildkit). FROM
+// flags such as --platform are allowed. "scratch" and images built from
+// ARG values are rejected: neither is pinned. The same rule applies to
+// images named by COPY --from and RUN --mount=...,from=..., which may also
+// name an earlier stage by alias or index.
+func Dockerfile(data []byte) error {
+	res, err := parser.Parse(bytes.NewReader(data))
+	if err != nil {
+		var le *parser.LocationError
+		if errors.As(err, &le) && len(le.Locations) > 0 && len(le.Locations[0]) > 0 && le.Locations[0][0].Start.Line > 0 {
+			return fmt.Errorf("dockerfile line %d: %w", le.Locations[0][0].Start.Line, err)
+		}
+		return fmt.Errorf("dockerfile: %w", err)
+	}
+	if len(res.Warnings) > 0 {
+		w := res.Warnings[0]
+		if w.Location != nil {
+			return fmt.Errorf("dockerfile line %d: parser warning: %s", w.Location.Start.Line, w.Short)
+		}
+		return fmt.Errorf("dockerfile: parser warning: %s", w.Short)
+	}
+	stages := map[string]bool{} // lowercased aliases of earlier stages
+	nstages := 0
+	for _, n := range res.AST.Children {
+		instr := strings.ToLower(n.Value)
+		if _, ok := command.Commands[instr]; !ok {
+			return fmt.Errorf("dockerfile line %d: unknown instruction %q", n.StartLine, n.Value)
+		}
+		if instr != command.From && instr != command.Arg && nstages == 0 {
+			return fmt.Errorf("dockerfile line %d: %s before the first FROM", n.StartLine, strings.ToUpper(instr))
+		}
+		switch instr {
+		case command.From:
+			alias, err := checkFrom(n, stages)
+			if err != nil {
+				return err
+			}
+			nstages++
+			if alias != "" {
+				stages[alias] = true
+			}
+		case command.Copy:
+			for _, f := range n.Flags {
+				if v, ok := strings.CutPrefix(f, "--from="); ok {
+					if err := checkSource(n.StartLine, "COPY --from", v, stages, nstages); err != nil {
+						return err
+					}
+				}
+			}
+		case command.Run:
+			for _, f := range n.Flags {
+				v, ok := strings.CutPrefix(f, "--mount=")
+				if !ok {
+					continue
+				}
+				for _, field := range strings.Split(v, ",") {
+					if src, ok := strings.CutPrefix(field, "from="); ok {
+						if err := checkSource(n.StartLine, "RUN --mount from", src, stages, nstages); err != nil {
+							return err
+						}
+					}
+				}
+			}
+		}
+	}
+	if nstages == 0 {
+		return errors.New("dockerfile: no FROM instruction")
+	}
+	return nil
+}
+
+// checkFrom checks one FROM node and returns its lowercased stage alias.
+func checkFrom(n *parser.Node, stages map[string]bool) (string, error) {
+	var args []string
+	for a := n.Next; a != nil; a = a.Next {
+		args = append(args, a.Value)
+	}
+	var image, alias string
+	switch {
+	case len(args) == 1:
+		image = args[0]
+	case len(args) == 3 && strings.EqualFold(args[1], "AS"):
+		image, alias = args[0], strings.ToLower(args[2])
+	default:
+		return "", fmt.Errorf("dockerfile line %d: FROM wants IMAGE [AS NAME], got %q", n.StartLine, strings.Join(args, " "))
+	}
+	if stages[strings.ToLower(image)] {
+		return alias, nil
+	}
+	if !pinnedRef.MatchString(image) {
+		return "", fmt.Errorf("dockerfile line %d: FROM %q is not pinned as name:tag@sha256:<digest>", n.StartLine, image)
+	}
+	return alias, nil
+}
+
+// checkSource checks the image named by COPY --from or RUN --mount from=:
+// an earlier stage (alias or index) or a pinned reference.
+func checkSource(line int, what, src string, stages map[string]bool, nstages int) error {
+	if stages[strings.ToLower(src)] {
+		return nil
+	}
+	if i, err := strconv.Atoi(src); err == nil && i >= 0 && i < nstages {
+		return nil
+	}
+	if !pinnedRef.MatchString(src) {
+		return fmt.Errorf("dockerfile line %d: %s %q is neither an earlier stage nor pinned as name:tag@sha256:<digest>", line, what, src)
+	}
+	return nil
+}

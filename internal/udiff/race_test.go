@@ -1,0 +1,5 @@
+//go:build race
+
+package udiff
+
+const raceEnabled = true
