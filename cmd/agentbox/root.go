@@ -81,7 +81,6 @@ func newRootCmd(stdout, stderr io.Writer, ran *bool) *cobra.Command {
 		Long:          rootLong,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          cobra.NoArgs,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
