@@ -262,7 +262,14 @@ func Describe(n *yaml.Node) string {
 	return fmt.Sprintf("%s %q", n.Tag, n.Value)
 }
 
+var plainKey = regexp.MustCompile(`^[A-Za-z0-9_@/:+-][A-Za-z0-9_@/:.+-]*$`)
+
+// join appends key to path; a key that is not plain is quoted, so that no
+// user-written byte reaches an error message unescaped.
 func join(path, key string) string {
+	if !plainKey.MatchString(key) {
+		return path + "[" + strconv.Quote(key) + "]"
+	}
 	if path == "" {
 		return key
 	}
