@@ -2,6 +2,7 @@ package generator
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -196,5 +197,25 @@ func TestErrorsArePositioned(t *testing.T) {
 		if !strings.HasPrefix(line, want[i]) {
 			t.Errorf("line %d = %q, want prefix %q", i, line, want[i])
 		}
+	}
+}
+
+// TestOddKeysKeepPositions: keys with spaces, quotes or newlines are quoted
+// in the error path and still positioned.
+func TestOddKeysKeepPositions(t *testing.T) {
+	_, err := loadString(t, "env:\n  \"BAD NAME\": x\n  \"A\\nB\": y\n")
+	want := "agentbox.yaml:2:15: env[\"BAD NAME\"]: invalid environment variable name \"BAD NAME\"" +
+		"|agentbox.yaml:3:11: env[\"A\\nB\"]: invalid environment variable name \"A\\nB\""
+	for i, w := range strings.Split(want, "|") {
+		if lines := strings.Split(fmt.Sprint(err), "\n"); i >= len(lines) || !strings.HasPrefix(lines[i], w) {
+			t.Errorf("error %d: got %q, want prefix %q", i, lines, w)
+		}
+	}
+}
+
+func TestResolverUIDIsReserved(t *testing.T) {
+	_, err := loadString(t, "image: {user: {uid: 5353}}\n")
+	if err == nil || !strings.Contains(err.Error(), "agentbox.yaml:1:21: image.user.uid: uid 5353 is reserved for the filter resolver") {
+		t.Errorf("err = %v", err)
 	}
 }

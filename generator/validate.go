@@ -66,7 +66,7 @@ func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, di
 	c.network(w, cfg)
 	c.resources(w, cfg)
 	for _, name := range sortedKeys(w.Env) {
-		path := "env." + name
+		path := yamlpos.Join("env", name)
 		if err := validate.EnvName(name); err != nil {
 			c.fail(path, err)
 		} else if err := validate.EnvValue(w.Env[name]); err != nil {

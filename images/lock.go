@@ -54,7 +54,7 @@ func ParseLock(file string, data []byte) (*Lock, error) {
 	l := &Lock{Images: map[string]string{}, NPM: map[string]string{}, keys: map[string]string{}}
 	seen := map[string]string{}
 	for _, k := range sortedKeys(w.Images) {
-		path := "images." + k
+		path := yamlpos.Join("images", k)
 		r, err := ParseRef(k)
 		switch {
 		case err != nil:
@@ -72,7 +72,7 @@ func ParseLock(file string, data []byte) (*Lock, error) {
 		}
 	}
 	for _, k := range sortedKeys(w.NPM) {
-		path := "npm." + k
+		path := yamlpos.Join("npm", k)
 		switch v := w.NPM[k]; {
 		case !ValidNPMName(k):
 			errs.Add(pos[path], path, "invalid npm package name %q", k)

@@ -93,6 +93,7 @@ func newRootCmd(stdout, stderr io.Writer, ran *bool) *cobra.Command {
 		newGenerateCmd(stdout, stderr),
 		newValidateCmd(stdout, stderr),
 		newVersionCmd(stdout),
+		newSchemaCmd(stdout),
 	} {
 		body := c.RunE
 		c.RunE = func(c *cobra.Command, args []string) error {

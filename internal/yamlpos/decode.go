@@ -181,7 +181,7 @@ func (d *Decoder) decodeStruct(n *yaml.Node, path string, v reflect.Value) {
 			d.unknownKey(k, path, key, names)
 			return
 		}
-		d.decode(val, join(path, key), v.Field(i))
+		d.decode(val, Join(path, key), v.Field(i))
 	})
 }
 
@@ -195,7 +195,7 @@ func (d *Decoder) decodeMap(n *yaml.Node, path string, v reflect.Value) {
 	}
 	m := reflect.MakeMap(v.Type())
 	d.EachKey(n, path, func(key string, k, val *yaml.Node) {
-		p := join(path, key)
+		p := Join(path, key)
 		d.pos[p] = Pos{val.Line, val.Column}
 		if val.Kind != yaml.ScalarNode || IsNull(val) {
 			d.Errorf(val, p, "expected a string, got %s", Describe(val))
@@ -221,7 +221,7 @@ func (d *Decoder) EachKey(n *yaml.Node, path string, fn func(key string, k, v *y
 			continue
 		}
 		if first, dup := seen[k.Value]; dup {
-			d.Errorf(k, join(path, k.Value), "duplicate key (first defined at line %d)", first.Line)
+			d.Errorf(k, Join(path, k.Value), "duplicate key (first defined at line %d)", first.Line)
 			continue
 		}
 		seen[k.Value] = k
@@ -264,9 +264,9 @@ func Describe(n *yaml.Node) string {
 
 var plainKey = regexp.MustCompile(`^[A-Za-z0-9_@/:+-][A-Za-z0-9_@/:.+-]*$`)
 
-// join appends key to path; a key that is not plain is quoted, so that no
+// Join appends key to path; a key that is not plain is quoted, so that no
 // user-written byte reaches an error message unescaped.
-func join(path, key string) string {
+func Join(path, key string) string {
 	if !plainKey.MatchString(key) {
 		return path + "[" + strconv.Quote(key) + "]"
 	}

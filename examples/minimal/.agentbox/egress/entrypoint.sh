@@ -152,7 +152,7 @@ EOF
 # it loads the lockdown table instead.
 close_egress() {
 	rm -f "$READY"
-	if ((rules_loaded)) && nft flush chain inet agentbox output; then
+	if ((rules_loaded)) && nft flush chain inet agentbox output 2>/dev/null; then
 		log "egress closed: every packet out is dropped"
 	elif lockdown; then
 		log "egress closed: lockdown table loaded, every packet is dropped"
@@ -198,26 +198,49 @@ probe_dns() (
 	(((flags & 0x0f) == 3)) # RCODE NXDOMAIN
 )
 
+# alive tells whether a process exists and is not a zombie. It reads /proc,
+# which needs no permission: without CAP_KILL root cannot signal dnsmasq
+# once it runs as its own user, so kill -0 would say it is gone.
+alive() {
+	local stat
+	read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
+	stat=${stat##*) }
+	[[ ${stat:0:1} != Z ]]
+}
+
+# dnsmasq_ready tells whether our dnsmasq answers: it runs, it wrote its pid
+# file (which it does only after binding 127.0.0.1:53) and a query succeeds.
+dnsmasq_ready() {
+	local pid
+	read -r pid 2>/dev/null <"$PID_FILE" || return 1
+	[[ $pid == "$dns_pid" ]] && probe_dns 2>/dev/null
+}
+
 # start_dnsmasq starts dnsmasq in the foreground as a child and waits until it
 # answers, up to 5 s.
 start_dnsmasq() {
 	local i name ip
+	if probe_dns 2>/dev/null; then
+		log "error: something else already answers DNS on 127.0.0.1:53"
+		return 1
+	fi
 	{
-		printf '# Written by %s at start: the allowed names go to the upstream resolvers.\n' "$0"
+		printf '# Written by agentbox-egress at start: the allowed names go to the upstream resolvers.\n'
 		for name in "${names[@]}"; do
 			for ip in "${upstreams[@]}"; do
 				printf 'server=/%s/%s\n' "$name" "$ip"
 			done
 		done
 	} >"$SERVERS"
+	rm -f "$PID_FILE"
 	dnsmasq --keep-in-foreground --conf-file="$DNSMASQ_CONF" --servers-file="$SERVERS" </dev/null &
 	dns_pid=$!
 	for ((i = 0; i < 500; i++)); do
-		if ! kill -0 "$dns_pid" 2>/dev/null; then
+		if ! alive "$dns_pid"; then
 			log "error: dnsmasq exited during start"
 			return 1
 		fi
-		if probe_dns 2>/dev/null; then
+		if dnsmasq_ready; then
 			return 0
 		fi
 		sleep 0.01
@@ -227,9 +250,12 @@ start_dnsmasq() {
 }
 
 stop_dnsmasq() {
-	if [[ -n $dns_pid ]] && kill -0 "$dns_pid" 2>/dev/null; then
-		kill -TERM "$dns_pid" 2>/dev/null || true
-		wait "$dns_pid" 2>/dev/null || true
+	if [[ -n $dns_pid ]] && alive "$dns_pid"; then
+		if kill -TERM "$dns_pid"; then
+			wait "$dns_pid" 2>/dev/null || true
+		else
+			log "error: cannot stop dnsmasq (pid $dns_pid): the container needs CAP_KILL"
+		fi
 	fi
 	dns_pid=""
 }
@@ -285,19 +311,24 @@ run() {
 	exit 1
 }
 
+# health checks what run set up. It sends no DNS query: the healthcheck runs
+# every second and each query would add lines to the audit log. run removes
+# the ready file whenever it closes egress.
 health() {
 	local pid comm
 	[[ -e $READY ]] || { echo "not ready: $READY is missing"; exit 1; }
 	read -r pid 2>/dev/null <"$PID_FILE" || { echo "unhealthy: cannot read $PID_FILE"; exit 1; }
 	[[ $pid =~ ^[0-9]+$ ]] || { echo "unhealthy: bad pid in $PID_FILE"; exit 1; }
 	read -r comm 2>/dev/null <"/proc/$pid/comm" || comm=""
-	[[ $comm == dnsmasq ]] || { echo "unhealthy: dnsmasq (pid $pid) is not running"; exit 1; }
+	[[ $comm == dnsmasq ]] && alive "$pid" || { echo "unhealthy: dnsmasq (pid $pid) is not running"; exit 1; }
 	nft list table inet agentbox >/dev/null 2>&1 || { echo "unhealthy: table inet agentbox is not loaded"; exit 1; }
-	probe_dns 2>/dev/null || { echo "unhealthy: the filter resolver does not answer on 127.0.0.1:53"; exit 1; }
 }
 
-case "$#:${1-}" in
-0: | 1:run) run ;;
-1:health) health ;;
-*) usage ;;
-esac
+# Tests source this file to check the functions above; only a run executes.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+	case "$#:${1-}" in
+	0: | 1:run) run ;;
+	1:health) health ;;
+	*) usage ;;
+	esac
+fi

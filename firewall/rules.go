@@ -1,0 +1,299 @@
+package firewall
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// special is an address range that no process in the sandbox may reach
+// unless the policy lists it as a CIDR.
+type special struct {
+	prefix string
+	why    string
+}
+
+// specialV4 and specialV6 are the private and special-purpose ranges. They
+// leave out 198.18.0.0/15 and 2001:db8::/32, which tests use as "public".
+var (
+	specialV4 = []special{
+		{"0.0.0.0/8", `"this" network`},
+		{"10.0.0.0/8", "private (RFC 1918)"},
+		{"100.64.0.0/10", "shared address space, carrier-grade NAT (RFC 6598)"},
+		{"127.0.0.0/8", "loopback"},
+		{"169.254.0.0/16", "link-local, includes cloud metadata at 169.254.169.254"},
+		{"172.16.0.0/12", "private (RFC 1918)"},
+		{"192.0.0.0/24", "IETF protocol assignments"},
+		{"192.168.0.0/16", "private (RFC 1918)"},
+		{"224.0.0.0/4", "multicast"},
+		{"240.0.0.0/4", "reserved, includes broadcast"},
+	}
+	specialV6 = []special{
+		{"::/128", "unspecified"},
+		{"::1/128", "loopback"},
+		{"::ffff:0:0/96", "IPv4-mapped"},
+		{"64:ff9b:1::/48", "local-use IPv4/IPv6 translation (RFC 8215)"},
+		{"100::/64", "discard-only (RFC 6666)"},
+		{"fc00::/7", "unique local"},
+		{"fe80::/10", "link-local"},
+		{"ff00::/8", "multicast"},
+	}
+)
+
+// family is one address family of the inet table.
+type family struct {
+	suffix string // set name suffix: "v4", "v6"
+	typ    string // nftables set type
+	match  string // nftables payload expression for the destination
+}
+
+// has reports whether c is of family f.
+func (f family) has(c CIDR) bool { return c.Prefix.Addr().Is4() == (f.suffix == "v4") }
+
+var (
+	v4 = family{"v4", "ipv4_addr", "ip daddr"}
+	v6 = family{"v6", "ipv6_addr", "ip6 daddr"}
+)
+
+// renderRules renders rules.nft for a normalized policy.
+func renderRules(p Policy) []byte {
+	domainsByPort := map[uint16][]Domain{}
+	for _, d := range p.Domains {
+		for _, port := range d.Ports {
+			domainsByPort[port] = append(domainsByPort[port], d)
+		}
+	}
+	cidrsByPort := map[uint16][]CIDR{}
+	for _, c := range p.CIDRs {
+		for _, port := range c.Ports {
+			cidrsByPort[port] = append(cidrsByPort[port], c)
+		}
+	}
+	domainPorts := sortedKeys(domainsByPort)
+	cidrPorts := sortedKeys(cidrsByPort)
+
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+
+	w("# %s", header)
+	w("#")
+	w("# The agentbox egress firewall: one nftables table for IPv4 and IPv6.")
+	w("# %s loads it, with the addresses of the upstream", EntrypointPath)
+	w("# resolvers, in one `nft -f` transaction before anything else runs.")
+	w("#")
+	w("# Output is allowed only")
+	w("#   - to the filter resolver, dnsmasq on 127.0.0.1:53: every DNS query,")
+	w("#     to whatever resolver, is redirected there;")
+	w("#   - from dnsmasq (uid %d, %s) to the upstream resolvers;", DNSUID, DNSUser)
+	w("#   - on loopback, except to Docker's embedded DNS (127.0.0.11);")
+	w("#   - over TCP to the CIDRs listed below, on their ports;")
+	w("#   - over TCP to the addresses of the names listed below, on their ports:")
+	w("#     dnsmasq adds an address to the name's sets when it answers a query")
+	w("#     for the name (nftset= in dnsmasq.conf);")
+	w("#   - for IPv6 neighbor discovery on the local link.")
+	w("# Everything else is rejected at once and counted:")
+	w("#   nft list counters table inet agentbox")
+	w("")
+	w("# Create the table if it is missing, then delete it: loading this file")
+	w("# replaces any previous copy in the same transaction.")
+	w("table inet agentbox")
+	w("delete table inet agentbox")
+	w("")
+	w("table inet agentbox {")
+
+	w("\tcounter rejected_docker_dns {")
+	w("\t\tcomment \"other uids than dnsmasq to Docker's embedded DNS (127.0.0.11)\"")
+	w("\t}")
+	w("")
+	w("\tcounter rejected_special {")
+	w("\t\tcomment \"private and special-purpose addresses not listed as CIDRs\"")
+	w("\t}")
+	w("")
+	w("\tcounter rejected_other {")
+	w("\t\tcomment \"everything else not allowed\"")
+	w("\t}")
+	w("")
+
+	w("\t# The upstream resolvers (nameserver lines of /etc/resolv.conf), added by")
+	w("\t# %s at start. Only dnsmasq may reach them.", EntrypointPath)
+	for _, f := range []family{v4, v6} {
+		w("\tset upstream_%s {", f.suffix)
+		w("\t\ttype %s", f.typ)
+		w("\t}")
+		w("")
+	}
+
+	for _, port := range domainPorts {
+		ds := domainsByPort[port]
+		w("\t# TCP port %d to these names and every name below them; dnsmasq adds", port)
+		w("\t# their addresses when it answers a query:")
+		width := 0
+		for _, d := range ds {
+			width = max(width, len(d.Name))
+		}
+		for _, d := range ds {
+			w("\t#   %s", column(d.Name, width, "  ", d.Sources))
+		}
+		for _, f := range []family{v4, v6} {
+			w("\tset allow_%s_%d {", f.suffix, port)
+			w("\t\ttype %s", f.typ)
+			w("\t}")
+			w("")
+		}
+	}
+
+	for _, port := range cidrPorts {
+		for _, f := range []family{v4, v6} {
+			var elems []string
+			width := 0
+			for _, c := range cidrsByPort[port] {
+				if f.has(c) {
+					width = max(width, len(c.Prefix.String())+1)
+				}
+			}
+			for _, c := range cidrsByPort[port] {
+				if f.has(c) {
+					elems = append(elems, column(c.Prefix.String()+",", width, "  # ", c.Sources))
+				}
+			}
+			if len(elems) == 0 {
+				continue // no set for a family without CIDRs
+			}
+			w("\t# TCP port %d to these CIDRs, even in private ranges.", port)
+			writeIntervalSet(w, fmt.Sprintf("cidr_%s_%d", f.suffix, port), f.typ, true, elems)
+		}
+	}
+
+	w("\t# Private and special-purpose ranges: rejected unless listed as CIDRs")
+	w("\t# above, even when an allowed name resolves into them.")
+	for _, f := range []family{v4, v6} {
+		list := specialV4
+		if f == v6 {
+			list = specialV6
+		}
+		width := 0
+		for _, s := range list {
+			width = max(width, len(s.prefix)+1)
+		}
+		elems := make([]string, 0, len(list))
+		for _, s := range list {
+			elems = append(elems, column(s.prefix+",", width, "  # ", []string{s.why}))
+		}
+		writeIntervalSet(w, "special_"+f.suffix, f.typ, false, elems)
+	}
+
+	w("\t# Every DNS query goes to the filter resolver, whatever server it names.")
+	w("\t# Priority -110 runs before Docker's nat rules for its embedded DNS")
+	w("\t# (iptables, priority -100).")
+	w("\tchain dns_redirect {")
+	w("\t\ttype nat hook output priority -110; policy accept;")
+	w("\t\tmeta skuid %d return comment \"dnsmasq (%s) asks the upstream resolvers\"", DNSUID, DNSUser)
+	w("\t\tudp dport 53 redirect to :53")
+	w("\t\ttcp dport 53 redirect to :53")
+	w("\t}")
+	w("")
+
+	w("\t# Rejects at once, so that a blocked connection fails fast. IPv6 TCP gets")
+	w("\t# a reset: after an ICMPv6 error, connect() fails only when the SYN is")
+	w("\t# resent, a second later.")
+	w("\tchain refuse {")
+	w("\t\tmeta nfproto ipv6 meta l4proto tcp reject with tcp reset")
+	w("\t\treject with icmpx admin-prohibited")
+	w("\t}")
+	w("")
+
+	w("\tchain output {")
+	w("\t\ttype filter hook output priority filter; policy drop;")
+	w("\t\tct state established,related accept")
+	w("\t\tct state invalid drop")
+	w("")
+	w("\t\t# IPv6 neighbor discovery on the local link (hop limit 255), without")
+	w("\t\t# which no IPv6 address can be reached. IPv4's ARP is not filtered here.")
+	w("\t\ticmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit } ip6 hoplimit 255 accept")
+	w("")
+	w("\t\t# The filter resolver, matched by destination address: after the")
+	w("\t\t# redirect above the output interface is not \"lo\".")
+	w("\t\tip daddr 127.0.0.1 udp dport 53 accept")
+	w("\t\tip daddr 127.0.0.1 tcp dport 53 accept")
+	w("")
+	w("\t\t# dnsmasq alone to the upstream resolvers, on any port: Docker")
+	w("\t\t# translates 127.0.0.11:53 to a random port before this hook.")
+	w("\t\tmeta skuid %d ip daddr @upstream_v4 meta l4proto { tcp, udp } accept", DNSUID)
+	w("\t\tmeta skuid %d ip6 daddr @upstream_v6 meta l4proto { tcp, udp } accept", DNSUID)
+	w("\t\tip daddr 127.0.0.11 counter name \"rejected_docker_dns\" goto refuse")
+	w("")
+	w("\t\t# Loopback: the agent's own local servers.")
+	w("\t\toif \"lo\" accept")
+	if len(cidrPorts) > 0 {
+		w("")
+		w("\t\t# CIDRs listed in the policy, before the special ranges.")
+		for _, port := range cidrPorts {
+			for _, f := range []family{v4, v6} {
+				if slices.ContainsFunc(cidrsByPort[port], f.has) {
+					w("\t\t%s @cidr_%s_%d tcp dport %d accept", f.match, f.suffix, port, port)
+				}
+			}
+		}
+	}
+	w("")
+	w("\t\tip daddr @special_v4 counter name \"rejected_special\" goto refuse")
+	w("\t\tip6 daddr @special_v6 counter name \"rejected_special\" goto refuse")
+	if len(domainPorts) > 0 {
+		w("")
+		w("\t\t# Addresses of allowed names, by port.")
+		for _, port := range domainPorts {
+			for _, f := range []family{v4, v6} {
+				w("\t\t%s @allow_%s_%d tcp dport %d accept", f.match, f.suffix, port, port)
+			}
+		}
+	}
+	w("")
+	w("\t\tcounter name \"rejected_other\" goto refuse")
+	w("\t}")
+	w("")
+
+	w("\t# Nothing comes in except answers, loopback and IPv6 neighbor discovery.")
+	w("\tchain input {")
+	w("\t\ttype filter hook input priority filter; policy drop;")
+	w("\t\tct state established,related accept")
+	w("\t\ticmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-advert } ip6 hoplimit 255 accept")
+	w("\t\tiif \"lo\" accept")
+	w("\t}")
+	w("}")
+	return []byte(b.String())
+}
+
+// writeIntervalSet writes a named interval set with one element per line.
+func writeIntervalSet(w func(string, ...any), name, typ string, merge bool, elems []string) {
+	w("\tset %s {", name)
+	w("\t\ttype %s", typ)
+	w("\t\tflags interval")
+	if merge {
+		w("\t\tauto-merge")
+	}
+	w("\t\telements = {")
+	for _, e := range elems {
+		w("\t\t\t%s", e)
+	}
+	w("\t\t}")
+	w("\t}")
+	w("")
+}
+
+// column pads item to width and appends sep and the sources, if any.
+func column(item string, width int, sep string, sources []string) string {
+	if len(sources) == 0 {
+		return item
+	}
+	return fmt.Sprintf("%-*s%s%s", width, item, sep, strings.Join(sources, ", "))
+}
+
+// sortedKeys returns the ports of m in increasing order.
+func sortedKeys[V any](m map[uint16]V) []uint16 {
+	keys := make([]uint16, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

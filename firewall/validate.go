@@ -1,0 +1,143 @@
+package firewall
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// labelRe is one RFC 1123 label, lower-case. Every character outside it
+// (space, ';', '$', '/', '#', quotes, newline, ...) could change the meaning
+// of an nftables or dnsmasq line, so names are checked again here even though
+// the generator validates them first.
+var labelRe = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+
+// normalize checks p and returns a sorted deep copy of it. The caller's
+// slices are never modified.
+func normalize(p Policy) (Policy, error) {
+	var errs []error
+	out := Policy{
+		Domains: make([]Domain, 0, len(p.Domains)),
+		CIDRs:   make([]CIDR, 0, len(p.CIDRs)),
+	}
+	for _, d := range p.Domains {
+		ports, perr := checkPorts(d.Ports)
+		sources, serr := checkSources(d.Sources)
+		if err := errors.Join(checkName(d.Name), perr, serr); err != nil {
+			errs = append(errs, fmt.Errorf("domain %q: %w", d.Name, err))
+			continue
+		}
+		out.Domains = append(out.Domains, Domain{Name: d.Name, Ports: ports, Sources: sources})
+	}
+	for _, c := range p.CIDRs {
+		ports, perr := checkPorts(c.Ports)
+		sources, serr := checkSources(c.Sources)
+		var cerr error
+		switch {
+		case !c.Prefix.IsValid():
+			cerr = errors.New("invalid prefix")
+		case c.Prefix.Addr().Is4In6():
+			cerr = errors.New("IPv4-mapped IPv6 prefix: write it as an IPv4 prefix")
+		case c.Prefix != c.Prefix.Masked():
+			cerr = fmt.Errorf("prefix is not masked: did you mean %s?", c.Prefix.Masked())
+		}
+		if err := errors.Join(cerr, perr, serr); err != nil {
+			errs = append(errs, fmt.Errorf("cidr %s: %w", c.Prefix, err))
+			continue
+		}
+		out.CIDRs = append(out.CIDRs, CIDR{Prefix: c.Prefix, Ports: ports, Sources: sources})
+	}
+
+	slices.SortFunc(out.Domains, func(a, b Domain) int { return strings.Compare(a.Name, b.Name) })
+	for i := 1; i < len(out.Domains); i++ {
+		if out.Domains[i].Name == out.Domains[i-1].Name {
+			errs = append(errs, fmt.Errorf("domain %q: listed twice", out.Domains[i].Name))
+		}
+	}
+	slices.SortFunc(out.CIDRs, func(a, b CIDR) int { return comparePrefix(a, b) })
+	for i := 1; i < len(out.CIDRs); i++ {
+		if out.CIDRs[i].Prefix == out.CIDRs[i-1].Prefix {
+			errs = append(errs, fmt.Errorf("cidr %s: listed twice", out.CIDRs[i].Prefix))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Policy{}, err
+	}
+	return out, nil
+}
+
+// checkName accepts a lower-case RFC 1123 host name of at least two labels
+// whose last label is not numeric (so it cannot be mistaken for an address).
+func checkName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("empty name")
+	case len(name) > 253:
+		return errors.New("name longer than 253 characters")
+	}
+	labels := strings.Split(name, ".")
+	if len(labels) < 2 {
+		return errors.New("a name needs at least two labels (one label would admit a whole top-level domain)")
+	}
+	for _, l := range labels {
+		if len(l) > 63 || !labelRe.MatchString(l) {
+			return fmt.Errorf("invalid label %q: want 1-63 of a-z, 0-9 and '-', not starting or ending with '-'", l)
+		}
+	}
+	if strings.Trim(labels[len(labels)-1], "0123456789") == "" {
+		return errors.New("the last label is numeric")
+	}
+	return nil
+}
+
+// checkPorts returns a sorted copy of non-empty, unique ports in 1-65535.
+func checkPorts(ports []uint16) ([]uint16, error) {
+	if len(ports) == 0 {
+		return nil, errors.New("no ports")
+	}
+	out := slices.Clone(ports)
+	slices.Sort(out)
+	if out[0] == 0 {
+		return nil, errors.New("invalid port 0: must be 1-65535")
+	}
+	for i := 1; i < len(out); i++ {
+		if out[i] == out[i-1] {
+			return nil, fmt.Errorf("port %d listed twice", out[i])
+		}
+	}
+	return out, nil
+}
+
+// checkSources returns a sorted, de-duplicated copy of sources. They end up in
+// comments only, but a line break would end the comment, so each must be
+// printable ASCII.
+func checkSources(sources []string) ([]string, error) {
+	out := slices.Clone(sources)
+	for _, s := range out {
+		if s == "" || strings.TrimSpace(s) != s {
+			return nil, fmt.Errorf("invalid source %q: empty or surrounded by spaces", s)
+		}
+		for _, r := range s {
+			if r < 0x20 || r > 0x7e {
+				return nil, fmt.Errorf("invalid source %q: only printable ASCII is allowed", s)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// comparePrefix orders IPv4 before IPv6, then by address, then by bits.
+func comparePrefix(a, b CIDR) int {
+	pa, pb := a.Prefix, b.Prefix
+	if c := cmp.Compare(pa.Addr().BitLen(), pb.Addr().BitLen()); c != 0 {
+		return c
+	}
+	if c := pa.Addr().Compare(pb.Addr()); c != 0 {
+		return c
+	}
+	return cmp.Compare(pa.Bits(), pb.Bits())
+}
