@@ -307,29 +307,29 @@ func TestRenderRejects(t *testing.T) {
 		p    Policy
 		want string
 	}{
-		"semicolon":          {domain("a.com;flush ruleset"), "invalid label"},
-		"command":            {domain("$(x).example.com"), "invalid label"},
-		"newline":            {domain("a.com\nserver=/#/1.2.3.4"), "invalid label"},
-		"space":              {domain("a .com"), "invalid label"},
-		"slash":              {domain("a.com/#"), "invalid label"},
-		"hash":               {domain("a#.com"), "invalid label"},
-		"upper case":         {domain("Example.com"), "invalid label"},
-		"wildcard":           {domain("*.example.com"), "invalid label"},
-		"trailing dot":       {domain("example.com."), "invalid label"},
-		"leading hyphen":     {domain("-a.com"), "invalid label"},
-		"empty label":        {domain("a..com"), "invalid label"},
-		"long label":         {domain(strings.Repeat("a", 64) + ".com"), "invalid label"},
+		"semicolon":          {domain("a.com;flush ruleset"), "character ';' is not allowed"},
+		"command":            {domain("$(x).example.com"), "character '$' is not allowed"},
+		"newline":            {domain("a.com\nserver=/#/1.2.3.4"), "character '\\n' is not allowed"},
+		"space":              {domain("a .com"), "character ' ' is not allowed"},
+		"slash":              {domain("a.com/#"), "character '/' is not allowed"},
+		"hash":               {domain("a#.com"), "character '#' is not allowed"},
+		"upper case":         {domain("Example.com"), "not normalized"},
+		"wildcard":           {domain("*.example.com"), "not normalized"},
+		"trailing dot":       {domain("example.com."), "not normalized"},
+		"leading hyphen":     {domain("-a.com"), "label \"-a\" must start and end with a letter or digit"},
+		"empty label":        {domain("a..com"), "empty label"},
+		"long label":         {domain(strings.Repeat("a", 64) + ".com"), "is longer than 63 characters"},
 		"long name":          {domain(strings.Repeat("a.", 127) + "com"), "longer than 253"},
 		"single label":       {domain("com"), "at least two labels"},
-		"numeric":            {domain("10.0.0.1"), "numeric"},
+		"numeric":            {domain("10.0.0.1"), "looks like an IP address"},
 		"empty name":         {domain(""), "empty name"},
 		"port 0":             {domain("a.com", 443, 0), "invalid port 0"},
 		"no ports":           {Policy{Domains: []Domain{{Name: "a.com"}}}, "no ports"},
 		"duplicate port":     {domain("a.com", 443, 443), "port 443 listed twice"},
 		"duplicate domain":   {Policy{Domains: []Domain{domain("a.com").Domains[0], domain("a.com").Domains[0]}}, "listed twice"},
 		"source newline":     {Policy{Domains: []Domain{{Name: "a.com", Ports: []uint16{443}, Sources: []string{"x\nserver=/#/1.1.1.1"}}}}, "printable ASCII"},
-		"unmasked prefix":    {cidr(netip.MustParsePrefix("10.1.2.3/8")), "not masked: did you mean 10.0.0.0/8"},
-		"unmasked v6 prefix": {cidr(netip.MustParsePrefix("2001:2::1/48")), "not masked"},
+		"unmasked prefix":    {cidr(netip.MustParsePrefix("10.1.2.3/8")), "host bits are set; did you mean \"10.0.0.0/8\"?"},
+		"unmasked v6 prefix": {cidr(netip.MustParsePrefix("2001:2::1/48")), "host bits are set"},
 		"invalid prefix":     {cidr(netip.Prefix{}), "invalid prefix"},
 		"4in6 prefix":        {cidr(netip.MustParsePrefix("::ffff:10.0.0.0/104")), "IPv4-mapped"},
 		"cidr port 0":        {Policy{CIDRs: []CIDR{{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Ports: []uint16{0}}}}, "invalid port 0"},
@@ -359,9 +359,15 @@ func TestRenderAccepts(t *testing.T) {
 			t.Errorf("Render(%q): %v", name, err)
 		}
 	}
-	for _, p := range []string{"0.0.0.0/0", "::/0", "10.0.0.0/8", "fd00::/8", "192.0.2.1/32"} {
+	for _, p := range []string{"10.0.0.0/8", "fd00::/8", "192.0.2.1/32", "0.0.0.0/1"} {
 		if _, err := Render(Policy{CIDRs: []CIDR{{Prefix: netip.MustParsePrefix(p), Ports: []uint16{443}}}}); err != nil {
 			t.Errorf("Render(%s): %v", p, err)
+		}
+	}
+	// A /0 would turn the firewall off: refused here as in agentbox.yaml.
+	for _, p := range []string{"0.0.0.0/0", "::/0"} {
+		if _, err := Render(Policy{CIDRs: []CIDR{{Prefix: netip.MustParsePrefix(p), Ports: []uint16{443}}}}); err == nil {
+			t.Errorf("Render(%s) succeeded", p)
 		}
 	}
 }

@@ -4,16 +4,11 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
-)
 
-// labelRe is one RFC 1123 label, lower-case. Every character outside it
-// (space, ';', '$', '/', '#', quotes, newline, ...) could change the meaning
-// of an nftables or dnsmasq line, so names are checked again here even though
-// the generator validates them first.
-var labelRe = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+	"github.com/agentbox-dev/agentbox/internal/validate"
+)
 
 // normalize checks p and returns a sorted deep copy of it. The caller's
 // slices are never modified.
@@ -36,13 +31,10 @@ func normalize(p Policy) (Policy, error) {
 		ports, perr := checkPorts(c.Ports)
 		sources, serr := checkSources(c.Sources)
 		var cerr error
-		switch {
-		case !c.Prefix.IsValid():
+		if !c.Prefix.IsValid() {
 			cerr = errors.New("invalid prefix")
-		case c.Prefix.Addr().Is4In6():
-			cerr = errors.New("IPv4-mapped IPv6 prefix: write it as an IPv4 prefix")
-		case c.Prefix != c.Prefix.Masked():
-			cerr = fmt.Errorf("prefix is not masked: did you mean %s?", c.Prefix.Masked())
+		} else if _, err := validate.CIDR(c.Prefix.String()); err != nil {
+			cerr = err
 		}
 		if err := errors.Join(cerr, perr, serr); err != nil {
 			errs = append(errs, fmt.Errorf("cidr %s: %w", c.Prefix, err))
@@ -71,24 +63,16 @@ func normalize(p Policy) (Policy, error) {
 
 // checkName accepts a lower-case RFC 1123 host name of at least two labels
 // whose last label is not numeric (so it cannot be mistaken for an address).
+// checkName checks a name again with the generator's own validator: any
+// character outside an RFC 1123 label (space, ';', '$', '/', '#', quotes,
+// newline, ...) could change the meaning of an nftables or dnsmasq line.
 func checkName(name string) error {
+	n, wildcard, err := validate.Domain(name)
 	switch {
-	case name == "":
-		return errors.New("empty name")
-	case len(name) > 253:
-		return errors.New("name longer than 253 characters")
-	}
-	labels := strings.Split(name, ".")
-	if len(labels) < 2 {
-		return errors.New("a name needs at least two labels (one label would admit a whole top-level domain)")
-	}
-	for _, l := range labels {
-		if len(l) > 63 || !labelRe.MatchString(l) {
-			return fmt.Errorf("invalid label %q: want 1-63 of a-z, 0-9 and '-', not starting or ending with '-'", l)
-		}
-	}
-	if strings.Trim(labels[len(labels)-1], "0123456789") == "" {
-		return errors.New("the last label is numeric")
+	case err != nil:
+		return err
+	case wildcard || n != name:
+		return fmt.Errorf("name %q is not normalized: want lower case, no \"*.\" and no trailing dot", name)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package generator
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -180,7 +181,7 @@ func mergeEnv(catalog, user []images.EnvVar) []images.EnvVar {
 		byName[e.Name] = e.Value
 	}
 	out := make([]images.EnvVar, 0, len(byName))
-	for _, name := range sortedKeys(byName) {
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
 		out = append(out, images.EnvVar{Name: name, Value: byName[name]})
 	}
 	return out

@@ -2,9 +2,9 @@ package generator
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
-	"sort"
 
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/images"
@@ -65,7 +65,7 @@ func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, di
 	cfg.GID = c.id("image.user.gid", w.Image.User.GID, cfg.UID)
 	c.network(w, cfg)
 	c.resources(w, cfg)
-	for _, name := range sortedKeys(w.Env) {
+	for _, name := range slices.Sorted(maps.Keys(w.Env)) {
 		path := yamlpos.Join("env", name)
 		if err := validate.EnvName(name); err != nil {
 			c.fail(path, err)
@@ -221,13 +221,4 @@ func enumError(what, value string, valid []string) string {
 		msg += fmt.Sprintf("did you mean %q? ", s)
 	}
 	return msg + "valid values are " + yamlpos.Quoted(valid)
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

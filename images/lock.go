@@ -2,8 +2,9 @@ package images
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -53,7 +54,7 @@ func ParseLock(file string, data []byte) (*Lock, error) {
 	}
 	l := &Lock{Images: map[string]string{}, NPM: map[string]string{}, keys: map[string]string{}}
 	seen := map[string]string{}
-	for _, k := range sortedKeys(w.Images) {
+	for _, k := range slices.Sorted(maps.Keys(w.Images)) {
 		path := yamlpos.Join("images", k)
 		r, err := ParseRef(k)
 		switch {
@@ -71,7 +72,7 @@ func ParseLock(file string, data []byte) (*Lock, error) {
 			l.keys[r.Key()] = w.Images[k]
 		}
 	}
-	for _, k := range sortedKeys(w.NPM) {
+	for _, k := range slices.Sorted(maps.Keys(w.NPM)) {
 		path := yamlpos.Join("npm", k)
 		switch v := w.NPM[k]; {
 		case !ValidNPMName(k):
@@ -125,20 +126,11 @@ func (l *Lock) Marshal() []byte {
 			return
 		}
 		fmt.Fprintf(&b, "%s:\n", name)
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			fmt.Fprintf(&b, "  %s: %s\n", strconv.Quote(k), strconv.Quote(m[k]))
 		}
 	}
 	writeMap("images", l.Images)
 	writeMap("npm", l.NPM)
 	return []byte(b.String())
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
