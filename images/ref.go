@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/distribution/reference"
 	"github.com/google/go-containerregistry/pkg/name"
 )
 
@@ -47,6 +48,11 @@ func ParseRef(s string) (Ref, error) {
 			hint += "@" + digest
 		}
 		return Ref{}, fmt.Errorf("image reference %q has no tag; write it as %q", s, hint)
+	}
+	// Docker's own grammar is stricter than go-containerregistry's (which
+	// accepts a repository ending in "."): both must accept the reference.
+	if _, err := reference.ParseNormalizedNamed(rest); err != nil {
+		return Ref{}, fmt.Errorf("invalid image reference %q: %w", s, err)
 	}
 	tag, err := name.NewTag(rest, name.WeakValidation)
 	if err != nil {
