@@ -77,27 +77,22 @@ func policy(cfg *Config) firewall.Policy {
 // cidrs merges the CIDR rules: per port, a prefix inside another listed
 // prefix is dropped; prefixes are then grouped with their ports.
 func cidrs(cfg *Config) []firewall.CIDR {
-	type key struct {
-		p    netip.Prefix
-		port uint16
-	}
-	pairs := map[key]bool{}
+	byPort := map[uint16][]netip.Prefix{}
 	for _, r := range cfg.CIDRs {
 		for _, port := range portsOr(r.Ports, cfg.Ports) {
-			pairs[key{r.Prefix, port}] = true
+			byPort[port] = append(byPort[port], r.Prefix)
 		}
 	}
 	ports := map[netip.Prefix][]uint16{}
-	for k := range pairs {
-		covered := false
-		for o := range pairs {
-			if o.port == k.port && o.p != k.p && o.p.Bits() < k.p.Bits() && o.p.Contains(k.p.Addr()) {
-				covered = true
-				break
+	for port, prefixes := range byPort {
+		// Shortest prefixes first: a prefix is covered only by an earlier one.
+		slices.SortFunc(prefixes, func(a, b netip.Prefix) int { return a.Bits() - b.Bits() })
+		var kept []netip.Prefix
+		for _, p := range prefixes {
+			if !slices.ContainsFunc(kept, func(k netip.Prefix) bool { return k.Contains(p.Addr()) }) {
+				kept = append(kept, p)
+				ports[p] = unionPorts(ports[p], []uint16{port})
 			}
-		}
-		if !covered {
-			ports[k.p] = unionPorts(ports[k.p], []uint16{k.port})
 		}
 	}
 	out := make([]firewall.CIDR, 0, len(ports))

@@ -8,7 +8,9 @@ package yamlpos
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Pos is a 1-based line and column; the zero Pos means "no position".
@@ -29,15 +31,35 @@ func (e *Error) Error() string {
 	return e.Path + ": " + e.Msg
 }
 
-// Format renders the error as "file:line:col: path: msg".
+// Format renders the error as "file:line:col: path: msg", on one line:
+// control characters are escaped, whatever the message quotes.
 func (e *Error) Format(file string) string {
+	msg := oneLine(e.Error())
 	switch {
 	case e.Pos.Line == 0:
-		return file + ": " + e.Error()
+		return file + ": " + msg
 	case e.Pos.Col == 0:
-		return fmt.Sprintf("%s:%d: %s", file, e.Pos.Line, e.Error())
+		return fmt.Sprintf("%s:%d: %s", file, e.Pos.Line, msg)
 	}
-	return fmt.Sprintf("%s:%d:%d: %s", file, e.Pos.Line, e.Pos.Col, e.Error())
+	return fmt.Sprintf("%s:%d:%d: %s", file, e.Pos.Line, e.Pos.Col, msg)
+}
+
+// oneLine escapes control characters, so that text from the file cannot
+// break an error message into lines or send terminal escapes.
+func oneLine(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // Errors is every problem found in one file.
