@@ -75,10 +75,9 @@ func plan(cfg *Config, lock *images.Lock, dir string, errs *yamlpos.Errors) *Pla
 		Pids:      cfg.Pids,
 	}
 	p.DevcontainerName = p.Name + " (agentbox)"
-	p.AgentImage = pin(cfg.Base, cfg.BasePos, "image.base", cfg.Agent.BaseImage,
-		fmt.Sprintf("the default base image of agent %s", cfg.Agent.Name), cfg.AgentPos, lock, errs)
-	p.EgressImage = pin(cfg.Egress, cfg.EgressPos, "egress.image", images.DefaultEgressImage,
-		"the default egress image", yamlpos.Pos{}, lock, errs)
+	specs := imageSpecs(cfg)
+	p.AgentImage = pin(specs[0], lock, errs)
+	p.EgressImage = pin(specs[1], lock, errs)
 	if pkg := cfg.Agent.Package; pkg != "" {
 		v, ok := lock.Version(pkg)
 		if !ok {
@@ -112,34 +111,53 @@ func plan(cfg *Config, lock *images.Lock, dir string, errs *yamlpos.Errors) *Pla
 	return p
 }
 
-// pin returns the configured reference, or the default, with its digest: the
-// one written in agentbox.yaml, else the lock's.
-func pin(ref *images.Ref, pos yamlpos.Pos, path, def, defWhat string, defPos yamlpos.Pos, lock *images.Lock, errs *yamlpos.Errors) images.Ref {
-	what := fmt.Sprintf("image %q", def)
-	if ref == nil {
+// imageSpec is one image the sandbox is built from, and where it comes from.
+type imageSpec struct {
+	Ref  images.Ref
+	What string // for messages
+	Path string // key path in agentbox.yaml, "" for a default not tied to a key
+	Pos  yamlpos.Pos
+}
+
+// imageSpecs returns the agent's and the egress image, configured or default.
+func imageSpecs(cfg *Config) []imageSpec {
+	spec := func(ref *images.Ref, pos yamlpos.Pos, path, def, defWhat string, defPos yamlpos.Pos, defPath string) imageSpec {
+		if ref != nil {
+			return imageSpec{Ref: *ref, What: fmt.Sprintf("image %q", ref.String()), Path: path, Pos: pos}
+		}
 		r, err := images.ParseRef(def)
 		if err != nil {
 			panic(err) // the catalog is tested
 		}
-		ref, pos, path, what = &r, defPos, "", fmt.Sprintf("%s %q", defWhat, def)
-		if defPos.Line != 0 {
-			path = "agent"
-		}
-	} else {
-		what = fmt.Sprintf("image %q", ref.String())
+		return imageSpec{Ref: r, What: fmt.Sprintf("%s %q", defWhat, def), Path: defPath, Pos: defPos}
 	}
-	if ref.Pinned() {
-		return *ref
+	agentPath := ""
+	if cfg.AgentPos.Line != 0 {
+		agentPath = "agent"
 	}
-	d, ok := lock.Digest(*ref)
+	return []imageSpec{
+		spec(cfg.Base, cfg.BasePos, "image.base", cfg.Agent.BaseImage,
+			fmt.Sprintf("the default base image of agent %s", cfg.Agent.Name), cfg.AgentPos, agentPath),
+		spec(cfg.Egress, cfg.EgressPos, "egress.image", images.DefaultEgressImage,
+			"the default egress image", yamlpos.Pos{}, ""),
+	}
+}
+
+// pin returns the image with its digest: the one written in agentbox.yaml,
+// else the lock's.
+func pin(s imageSpec, lock *images.Lock, errs *yamlpos.Errors) images.Ref {
+	if s.Ref.Pinned() {
+		return s.Ref
+	}
+	d, ok := lock.Digest(s.Ref)
 	if !ok {
 		why := "is not pinned in " + images.LockFile
 		if lock == nil {
 			why = "is not pinned: " + images.LockFile + " does not exist"
 		}
-		errs.Add(pos, path, "%s %s; run \"agentbox bump\"", what, why)
+		errs.Add(s.Pos, s.Path, "%s %s; run \"agentbox bump\"", s.What, why)
 	}
-	return ref.WithDigest(d)
+	return s.Ref.WithDigest(d)
 }
 
 func mounts(cfg *Config, p *Plan, dir string, haveLock bool) []Mount {

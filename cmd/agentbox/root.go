@@ -94,6 +94,7 @@ func newRootCmd(stdout, stderr io.Writer, ran *bool) *cobra.Command {
 		newValidateCmd(stdout, stderr),
 		newVersionCmd(stdout),
 		newSchemaCmd(stdout),
+		newBumpCmd(stdout, stderr),
 	} {
 		body := c.RunE
 		c.RunE = func(c *cobra.Command, args []string) error {

@@ -87,6 +87,9 @@ func CompareTree(t testing.TB, wantDir string, got map[string][]byte) {
 func CompareFile(t testing.TB, path string, got []byte) {
 	t.Helper()
 	if Update() {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}

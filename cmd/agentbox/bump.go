@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"text/tabwriter"
+
+	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/images"
+	"github.com/spf13/cobra"
+)
+
+type bumpOptions struct {
+	dir   string
+	check bool
+	json  bool
+}
+
+// bumpDeps builds the resolvers of a bump; tests replace it.
+var bumpDeps = func(dir string) generator.BumpOptions {
+	return generator.BumpOptions{
+		Resolver: images.NewRegistryResolver(images.RegistryOptions{}),
+		NPM:      images.NewNPMClient(images.NPMOptions{Registry: images.NPMRegistryFromConfig(dir, os.Getenv)}),
+	}
+}
+
+func newBumpCmd(stdout, stderr io.Writer) *cobra.Command {
+	o := &bumpOptions{}
+	c := &cobra.Command{
+		Use:   "bump",
+		Short: "Re-pin every image digest and the agent CLI version, then regenerate",
+		Long: `Resolve every image tag of agentbox.yaml to the digest it points to now (the
+multi-arch index digest, through the registry API: HEAD first, so no pull
+quota is spent; credentials from the Docker config and its credential
+helpers), and the agent CLI to the npm registry's "latest" version (the
+registry follows npm's configuration: NPM_CONFIG_REGISTRY or registry= in
+.npmrc). Then rewrite agentbox.lock and regenerate.
+
+All references resolve concurrently. Nothing is written unless every
+reference resolved and the sandbox rendered; writes are atomic. An image
+pinned with a digest in agentbox.yaml is checked and left as written.
+
+stdout gets a table of what changed (--json: every reference, for bots);
+stderr gets one progress line per reference when it is a terminal.
+With --check nothing is written and the exit code is 3 when something
+would change.`,
+		Example: `  agentbox bump
+  agentbox bump --check          # in CI: exit 3 when a newer digest or version exists
+  agentbox bump --json > bump.json`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return o.run(c.Context(), stdout, stderr)
+		},
+	}
+	c.Flags().StringVarP(&o.dir, "dir", "C", ".", "the project directory (holding agentbox.yaml)")
+	c.Flags().BoolVar(&o.check, "check", false, "resolve and report, write nothing; exit 3 when something would change")
+	c.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
+	return c
+}
+
+func (o *bumpOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	deps := bumpDeps(o.dir)
+	if isTerminal(stderr) {
+		var mu sync.Mutex
+		deps.Progress = func(ref images.Ref, digest string, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				fmt.Fprintf(stderr, "  %s: failed\n", ref)
+				return
+			}
+			fmt.Fprintf(stderr, "  %s -> %s\n", ref.Tagged(), shortDigest(digest))
+		}
+	}
+	res, err := generator.Bump(ctx, o.dir, deps)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		printBumpTable(stdout, res)
+	}
+	switch {
+	case o.check && res.Changed:
+		return &exitErr{exitDrift, fmt.Errorf("agentbox: newer digests or versions exist; run \"agentbox bump\"")}
+	case o.check:
+		fmt.Fprintln(stderr, "agentbox: every image and the agent CLI are current")
+		return nil
+	}
+	changes, err := generator.WriteBump(o.dir, res)
+	for _, ch := range changes {
+		fmt.Fprintf(stderr, "%-6s %s\n", ch.Kind, ch.Path)
+	}
+	if err == nil && !res.Changed {
+		fmt.Fprintln(stderr, "agentbox: every image and the agent CLI are current")
+	}
+	return err
+}
+
+// printBumpTable prints the references and packages that changed.
+func printBumpTable(w io.Writer, res *generator.BumpResult) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	header := false
+	for _, c := range res.Images {
+		if !c.Changed {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(tw, "IMAGE\tOLD\tNEW")
+			header = true
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Reference, orNone(shortDigest(c.Old)), shortDigest(c.New))
+	}
+	header = false
+	for _, c := range res.Packages {
+		if !c.Changed {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(tw, "PACKAGE\tOLD\tNEW")
+			header = true
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Package, orNone(c.Old), c.New)
+	}
+	tw.Flush()
+}
+
+// shortDigest abbreviates a digest to its first 12 hex digits, as docker does.
+func shortDigest(d string) string {
+	if hex, ok := strings.CutPrefix(d, "sha256:"); ok && len(hex) > 12 {
+		return "sha256:" + hex[:12]
+	}
+	return d
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/golden"
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// fakeHub is an in-process registry that answers for every registry host
+// (index.docker.io, ghcr.io, ...) through a rewriting transport, and an npm
+// registry; nothing leaves loopback.
+type fakeHub struct {
+	t         *testing.T
+	transport http.RoundTripper
+	npmURL    string
+	latest    map[string]string
+	registry  atomic.Value // http.Handler, swappable to simulate faults
+}
+
+// rewrite sends every request to the test server, whatever host it names.
+type rewrite struct{ target *url.URL }
+
+func (r rewrite) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.URL.Scheme, req.URL.Host = r.target.Scheme, r.target.Host
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+func newFakeHub(t *testing.T) *fakeHub {
+	h := &fakeHub{t: t, latest: map[string]string{"@anthropic-ai/claude-code": "2.1.0", "@openai/codex": "0.60.1"}}
+	h.registry.Store(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	reg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.registry.Load().(http.Handler).ServeHTTP(w, r)
+	}))
+	t.Cleanup(reg.Close)
+	u, _ := url.Parse(reg.URL)
+	h.transport = rewrite{u}
+	npm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pkg, _ := url.PathUnescape(strings.TrimPrefix(r.URL.EscapedPath(), "/"))
+		v, ok := h.latest[pkg]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]any{"name": pkg, "dist-tags": map[string]string{"latest": v}})
+	}))
+	t.Cleanup(npm.Close)
+	h.npmURL = npm.URL
+	saved := bumpDeps
+	t.Cleanup(func() { bumpDeps = saved })
+	bumpDeps = func(dir string) generator.BumpOptions {
+		return generator.BumpOptions{
+			Resolver: images.NewRegistryResolver(images.RegistryOptions{Transport: h.transport, Attempts: 2, Keychain: authn.NewMultiKeychain()}),
+			NPM:      images.NewNPMClient(images.NPMOptions{Registry: h.npmURL, Transport: http.DefaultTransport, Attempts: 2}),
+		}
+	}
+	return h
+}
+
+// push tags a deterministic image (an index when multiArch) whose content
+// depends on seed, and returns its digest.
+func (h *fakeHub) push(ref, seed string, multiArch bool) string {
+	h.t.Helper()
+	tag, err := name.NewTag(ref)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	img := func(arch string) v1.Image {
+		i, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{Architecture: arch, OS: "linux", Author: seed})
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		return i
+	}
+	opt := remote.WithTransport(h.transport)
+	if !multiArch {
+		if err := remote.Write(tag, img("amd64"), opt); err != nil {
+			h.t.Fatal(err)
+		}
+		d, _ := img("amd64").Digest()
+		return d.String()
+	}
+	idx := mutate.AppendManifests(empty.Index,
+		mutate.IndexAddendum{Add: img("amd64"), Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}},
+		mutate.IndexAddendum{Add: img("arm64"), Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}})
+	if err := remote.WriteIndex(tag, idx, opt); err != nil {
+		h.t.Fatal(err)
+	}
+	d, _ := idx.Digest()
+	return d.String()
+}
+
+func bumpProject(t *testing.T, yaml, lock string) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "agentbox.yaml"), []byte(yaml))
+	if lock != "" {
+		writeFile(t, filepath.Join(dir, "agentbox.lock"), []byte(lock))
+	}
+	return dir
+}
+
+// bumpGolden is absolute: the CLI runs in the project's directory.
+var bumpGolden = func() string {
+	abs, err := filepath.Abs("../../testdata/bump")
+	if err != nil {
+		panic(err)
+	}
+	return abs
+}()
+
+// TestBumpGolden: a project with no lock is bumped against the fake
+// registries; the lock and the JSON report are golden files, the project
+// then generates cleanly, and a second bump finds nothing to change.
+func TestBumpGolden(t *testing.T) {
+	h := newFakeHub(t)
+	h.push("node:24-bookworm-slim", "node-1", true)
+	h.push("debian:bookworm-slim", "debian-1", true)
+	h.push("ghcr.io/acme/tools:1.0", "tools-1", false)
+	dir := bumpProject(t, "agent: claude\negress:\n  image: ghcr.io/acme/tools:1.0\n", "")
+
+	stdout, stderr, code := runIn(t, dir, "bump", "--json")
+	if code != exitOK {
+		t.Fatalf("bump: exit %d: %s", code, stderr)
+	}
+	golden.CompareFile(t, filepath.Join(bumpGolden, "fresh.json"), []byte(stdout))
+	lock, _ := os.ReadFile(filepath.Join(dir, "agentbox.lock"))
+	golden.CompareFile(t, filepath.Join(bumpGolden, "fresh.lock"), lock)
+	if _, stderr, code := runIn(t, dir, "generate", "--check"); code != exitOK {
+		t.Errorf("generate --check after bump: %d %s", code, stderr)
+	}
+	if stdout, stderr, code := runIn(t, dir, "bump", "--check"); code != exitOK || stdout != "" {
+		t.Errorf("second bump --check: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+
+	// The tag moves and npm publishes: --check reports it (exit 3, nothing
+	// written), bump writes it, and the table says what changed.
+	h.push("node:24-bookworm-slim", "node-2", true)
+	h.latest["@anthropic-ai/claude-code"] = "2.2.0"
+	before := readAll(t, dir)
+	stdout, _, code = runIn(t, dir, "bump", "--check")
+	if code != exitDrift {
+		t.Fatalf("bump --check after a move: exit %d", code)
+	}
+	if !sameTree(before, readAll(t, dir)) {
+		t.Error("bump --check wrote files")
+	}
+	golden.CompareFile(t, filepath.Join(bumpGolden, "moved.txt"), []byte(stdout))
+	if _, stderr, code := runIn(t, dir, "bump"); code != exitOK {
+		t.Fatalf("bump: %d %s", code, stderr)
+	}
+	lock, _ = os.ReadFile(filepath.Join(dir, "agentbox.lock"))
+	golden.CompareFile(t, filepath.Join(bumpGolden, "moved.lock"), lock)
+	df, _ := os.ReadFile(filepath.Join(dir, ".agentbox/agent.Dockerfile"))
+	if !strings.Contains(string(df), "@anthropic-ai/claude-code@2.2.0") || !strings.Contains(string(df), "FROM node:24-bookworm-slim@sha256:") {
+		t.Errorf("agent.Dockerfile not regenerated:\n%s", df)
+	}
+}
+
+// TestBumpFailureChangesNothing: one reference of several fails; bump exits
+// 1 naming it and its registry, and no file changes.
+func TestBumpFailureChangesNothing(t *testing.T) {
+	h := newFakeHub(t)
+	h.push("node:24-bookworm-slim", "node-1", true)
+	h.push("debian:bookworm-slim", "debian-1", true)
+	for _, tt := range []struct {
+		name, yaml, want string
+	}{
+		{"unknown tag", "agent: claude\negress: {image: \"debian:nope\"}\n", `debian:nope`},
+		{"unknown repository", "agent: claude\negress: {image: \"ghcr.io/acme/missing:1\"}\n", `ghcr.io`},
+		{"npm package missing", "agent: gemini\n", `@google/gemini-cli`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := bumpProject(t, tt.yaml, "")
+			before := readAll(t, dir)
+			stdout, stderr, code := runIn(t, dir, "bump")
+			if code != exitError {
+				t.Fatalf("exit %d, want 1; stderr %s", code, stderr)
+			}
+			if !strings.Contains(stderr, tt.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 2 {
+				t.Errorf("stderr should name %q in a line or two:\n%s", tt.want, stderr)
+			}
+			if stdout != "" || !sameTree(before, readAll(t, dir)) {
+				t.Errorf("a failed bump printed %q or changed files", stdout)
+			}
+		})
+	}
+	t.Run("registry down", func(t *testing.T) {
+		dir := bumpProject(t, "agent: claude\n", "")
+		h.registry.Store(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+		}))
+		before := readAll(t, dir)
+		_, stderr, code := runIn(t, dir, "bump")
+		if code != exitError || !strings.Contains(stderr, "node:24-bookworm-slim") {
+			t.Errorf("exit %d, stderr %s", code, stderr)
+		}
+		if !sameTree(before, readAll(t, dir)) {
+			t.Error("files changed")
+		}
+	})
+}
+
+func TestBumpKeepsConfigPins(t *testing.T) {
+	h := newFakeHub(t)
+	d := h.push("debian:bookworm-slim", "debian-1", true)
+	dir := bumpProject(t, "agent: none\nimage: {base: \"debian:bookworm-slim@"+d+"\"}\negress: {image: \"debian:bookworm-slim@"+d+"\"}\n", "")
+	stdout, stderr, code := runIn(t, dir, "bump", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res generator.BumpResult
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil || len(res.Images) != 1 || !res.Images[0].InConfig || res.Changed {
+		t.Errorf("result %+v (%v)", res, err)
+	}
+}

@@ -1,0 +1,145 @@
+package generator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/atomicfile"
+)
+
+// BumpOptions are the collaborators of Bump.
+type BumpOptions struct {
+	Resolver images.Resolver
+	NPM      images.NPM
+	// Progress, if set, hears of each image reference as it resolves.
+	Progress func(ref images.Ref, digest string, err error)
+}
+
+// ImageChange is one image reference of a bump.
+type ImageChange struct {
+	Reference string `json:"reference"`
+	Old       string `json:"old"` // "" when it was not pinned
+	New       string `json:"new"`
+	Changed   bool   `json:"changed"`
+	InConfig  bool   `json:"pinned_in_config,omitempty"` // pinned in agentbox.yaml: checked, never rewritten
+}
+
+// PackageChange is one npm package of a bump.
+type PackageChange struct {
+	Package string `json:"package"`
+	Old     string `json:"old"`
+	New     string `json:"new"`
+	Changed bool   `json:"changed"`
+}
+
+// BumpResult is what a bump resolved, and the files it would write.
+type BumpResult struct {
+	Changed  bool            `json:"changed"`
+	Images   []ImageChange   `json:"images"`
+	Packages []PackageChange `json:"packages"`
+	lock     []byte
+	files    map[string][]byte
+}
+
+// Bump resolves every image reference of dir/agentbox.yaml to its current
+// digest and the agent CLI to its latest version, and renders the sandbox
+// with the new lock. It writes nothing: WriteBump does, once everything has
+// resolved and rendered. A reference pinned in agentbox.yaml is checked to
+// exist and left as written.
+func Bump(ctx context.Context, dir string, o BumpOptions) (*BumpResult, error) {
+	cfg, err := Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	old, err := readLock(dir)
+	if err != nil {
+		return nil, err
+	}
+	var refs []images.Ref
+	for _, s := range imageSpecs(cfg) {
+		if !slices.Contains(refs, s.Ref) {
+			refs = append(refs, s.Ref)
+		}
+	}
+	type answer struct {
+		version string
+		err     error
+	}
+	npm := make(chan answer, 1)
+	if pkg := cfg.Agent.Package; pkg != "" {
+		go func() {
+			v, err := o.NPM.Latest(ctx, pkg)
+			npm <- answer{v, err}
+		}()
+	}
+	digests, errs := images.ResolveAll(ctx, o.Resolver, refs, o.Progress)
+	res := &BumpResult{}
+	lock := &images.Lock{Images: map[string]string{}, NPM: map[string]string{}}
+	if pkg := cfg.Agent.Package; pkg != "" {
+		a := <-npm
+		if a.err != nil {
+			errs = append(errs, a.err)
+		} else {
+			prev, _ := old.Version(pkg)
+			lock.NPM[pkg] = a.version
+			res.Packages = append(res.Packages, PackageChange{pkg, prev, a.version, prev != a.version})
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	for _, r := range refs {
+		d := digests[r.String()]
+		if r.Pinned() {
+			if d != r.Digest {
+				return nil, fmt.Errorf("resolving %s: the registry returned %s", r, d)
+			}
+			res.Images = append(res.Images, ImageChange{Reference: r.Tagged(), Old: d, New: d, InConfig: true})
+			continue
+		}
+		prev, _ := old.Digest(r)
+		lock.Images[r.Tagged()] = d
+		res.Images = append(res.Images, ImageChange{Reference: r.Tagged(), Old: prev, New: d, Changed: prev != d})
+	}
+	res.lock = lock.Marshal()
+	parsed, err := images.ParseLock(images.LockFile, res.lock)
+	if err != nil {
+		return nil, fmt.Errorf("internal error: the new lock does not parse: %w", err)
+	}
+	if res.files, err = compile(dir, cfg, parsed); err != nil {
+		return nil, err
+	}
+	for _, c := range res.Images {
+		res.Changed = res.Changed || c.Changed
+	}
+	for _, c := range res.Packages {
+		res.Changed = res.Changed || c.Changed
+	}
+	return res, nil
+}
+
+// WriteBump writes the new lock, then the generated files, each atomically
+// and only if changed.
+func WriteBump(dir string, res *BumpResult) ([]Change, error) {
+	if err := checkOwned(dir, res.files); err != nil {
+		return nil, err
+	}
+	full := filepath.Join(dir, images.LockFile)
+	kind := "update"
+	if _, err := os.Stat(full); err != nil {
+		kind = "create"
+	}
+	var changes []Change
+	if changed, err := atomicfile.WriteFile(full, res.lock, 0o644); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", displayPath(dir, images.LockFile), err)
+	} else if changed {
+		changes = append(changes, Change{images.LockFile, kind})
+	}
+	more, err := Write(dir, res.files)
+	return append(changes, more...), err
+}

@@ -1,0 +1,415 @@
+package images
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+// Resolver resolves an image reference to the digest it points to now.
+type Resolver interface {
+	// Resolve returns "sha256:<hex>" for ref: for a tag, the digest the tag
+	// points to now — for a multi-arch image the INDEX digest, never a
+	// platform manifest's; for a reference that carries a digest, that
+	// digest, after checking that the registry has it.
+	Resolve(ctx context.Context, ref Ref) (string, error)
+}
+
+// RegistryOptions configures a RegistryResolver. Zero values mean:
+// http.DefaultTransport, authn.DefaultKeychain, a 30 s timeout per
+// reference, 4 attempts.
+type RegistryOptions struct {
+	Transport http.RoundTripper // tests inject one that sends every request to an httptest server
+	Keychain  authn.Keychain
+	Timeout   time.Duration // per reference, all attempts included
+	Attempts  int
+}
+
+const (
+	defaultTimeout  = 30 * time.Second
+	defaultAttempts = 4
+	firstBackoff    = 100 * time.Millisecond
+)
+
+// RegistryResolver resolves references against their registries with
+// go-containerregistry. One resolver is meant for one run: it keeps a
+// remote.Puller, which pings and authenticates once per repository and
+// reuses that transport for every reference naming the repository.
+type RegistryResolver struct {
+	puller   *remote.Puller
+	err      error
+	timeout  time.Duration
+	attempts int
+}
+
+// NewRegistryResolver returns a resolver configured by o.
+func NewRegistryResolver(o RegistryOptions) *RegistryResolver {
+	if o.Transport == nil {
+		o.Transport = http.DefaultTransport
+	}
+	if o.Keychain == nil {
+		o.Keychain = authn.DefaultKeychain
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = defaultTimeout
+	}
+	if o.Attempts <= 0 {
+		o.Attempts = defaultAttempts
+	}
+	p, err := remote.NewPuller(
+		remote.WithTransport(o.Transport),
+		remote.WithAuthFromKeychain(o.Keychain),
+		remote.WithUserAgent("agentbox"),
+		remote.WithRetryBackoff(remote.Backoff{Duration: firstBackoff, Factor: 2, Jitter: 0.2, Steps: o.Attempts}),
+		remote.WithRetryPredicate(retryable),
+		remote.WithRetryStatusCodes(retryStatusCodes...),
+	)
+	return &RegistryResolver{puller: p, err: err, timeout: o.Timeout, attempts: o.Attempts}
+}
+
+// retryStatusCodes are the answers worth asking again: 429 and every 5xx
+// except 501 Not Implemented, which will not change.
+var retryStatusCodes = func() []int {
+	codes := []int{http.StatusTooManyRequests}
+	for c := 500; c < 600; c++ {
+		if c != http.StatusNotImplemented {
+			codes = append(codes, c)
+		}
+	}
+	return codes
+}()
+
+func retryStatus(code int) bool { return slices.Contains(retryStatusCodes, code) }
+
+// retryable reports whether a failed attempt is worth repeating: a status in
+// retryStatusCodes (go-containerregistry reports those as temporary errors)
+// or a connection the server dropped. Timeouts, refused connections and
+// other 4xx are final.
+func retryable(err error) bool {
+	if err == nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var terr *transport.Error
+	if errors.As(err, &terr) {
+		return terr.Temporary()
+	}
+	return droppedConnection(err)
+}
+
+// Resolve implements Resolver.
+func (r *RegistryResolver) Resolve(ctx context.Context, ref Ref) (string, error) {
+	nref, err := nameRef(ref)
+	if err != nil {
+		return "", fmt.Errorf("resolving %q: %w", ref.String(), err)
+	}
+	host := nref.Context().RegistryStr()
+	if r.err != nil {
+		return "", fmt.Errorf("resolving %q on %s: %w", ref.String(), host, r.err)
+	}
+	rctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	digest, err := r.resolve(rctx, nref)
+	if err != nil {
+		return "", &describedError{
+			msg: fmt.Sprintf("resolving %q on %s: %s", ref.String(), host, r.describe(ctx, ref, nref, err)),
+			err: err,
+		}
+	}
+	return digest, nil
+}
+
+// nameRef converts ref to go-containerregistry's reference: the digest when
+// there is one (go-containerregistry drops the tag of tag@digest), else the tag.
+func nameRef(ref Ref) (name.Reference, error) {
+	if ref.Repo == "" || ref.Tag == "" {
+		return nil, fmt.Errorf("invalid image reference %q", ref.String())
+	}
+	if ref.Digest != "" {
+		return name.NewDigest(ref.Repo+"@"+ref.Digest, name.WeakValidation)
+	}
+	return name.NewTag(ref.Tagged(), name.WeakValidation)
+}
+
+// errMalformed marks a registry answer that carries no usable digest.
+var errMalformed = errors.New("malformed response")
+
+func (r *RegistryResolver) resolve(ctx context.Context, ref name.Reference) (string, error) {
+	desc, err := r.puller.Head(ctx, ref)
+	if err == nil && ValidDigest(desc.Digest.String()) {
+		return desc.Digest.String(), nil
+	}
+	if err != nil && !headFallback(err) {
+		return "", err
+	}
+	headErr := err
+	if headErr == nil {
+		headErr = fmt.Errorf("HEAD returned digest %q", desc.Digest)
+	}
+	got, err := r.puller.Get(ctx, ref)
+	if err != nil {
+		return "", err
+	}
+	if !isManifest(got.MediaType, got.Manifest) {
+		return "", errors.Join(errMalformed, headErr, fmt.Errorf("GET returned %q, not a manifest", got.MediaType))
+	}
+	return got.Digest.String(), nil
+}
+
+// headFallback reports whether a failed HEAD is worth a GET: the registry
+// does not support HEAD (405, 501), answered without a usable digest, or
+// said 404 (a HEAD has no body, the GET's error code tells an unknown tag
+// from an unknown repository). Network failures, timeouts, authentication
+// and server errors are final.
+func headFallback(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var terr *transport.Error
+	if errors.As(err, &terr) {
+		switch terr.StatusCode {
+		case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusNotImplemented:
+			return !isPing(terr)
+		}
+		return false
+	}
+	var uerr interface{ Timeout() bool }
+	if errors.As(err, &uerr) || droppedConnection(err) || netError(err) != "" {
+		return false
+	}
+	// What is left: a 200 without Docker-Content-Digest, Content-Type or
+	// Content-Length, or with a digest that is not one.
+	return true
+}
+
+// isPing reports whether the failed request was the /v2/ ping.
+func isPing(terr *transport.Error) bool {
+	return terr.Request != nil && strings.TrimSuffix(terr.Request.URL.Path, "/") == "/v2"
+}
+
+// isManifest reports whether body is an image manifest or an index.
+func isManifest(mt types.MediaType, body []byte) bool {
+	var m struct {
+		SchemaVersion int             `json:"schemaVersion"`
+		MediaType     string          `json:"mediaType"`
+		Config        json.RawMessage `json:"config"`
+		Manifests     json.RawMessage `json:"manifests"`
+	}
+	if json.Unmarshal(body, &m) != nil || m.SchemaVersion != 2 {
+		return false
+	}
+	if m.MediaType != "" {
+		mt = types.MediaType(m.MediaType)
+	}
+	switch {
+	case mt.IsIndex():
+		return len(m.Manifests) > 0
+	case mt.IsImage():
+		return len(m.Config) > 0
+	}
+	// An OCI manifest may omit its mediaType and the registry may send a
+	// generic Content-Type: judge by shape.
+	return len(m.Config) > 0 || len(m.Manifests) > 0
+}
+
+// describe says in one line what went wrong with ref.
+func (r *RegistryResolver) describe(parent context.Context, ref Ref, nref name.Reference, err error) string {
+	if s := contextError(parent, err, r.timeout); s != "" {
+		return s
+	}
+	if errors.Is(err, errMalformed) {
+		return "malformed response: the registry sent no usable digest and its answer to GET is not a manifest"
+	}
+	var terr *transport.Error
+	if errors.As(err, &terr) {
+		if isPing(terr) && terr.StatusCode == http.StatusNotFound {
+			return "not a container registry (GET /v2/ answered http 404)"
+		}
+		switch terr.StatusCode {
+		case http.StatusNotFound:
+			if hasCode(terr, transport.NameUnknownErrorCode) {
+				return fmt.Sprintf("repository %q not found", nref.Context().RepositoryStr())
+			}
+			if ref.Digest != "" {
+				return fmt.Sprintf("digest %s not found in repository %q", ref.Digest, nref.Context().RepositoryStr())
+			}
+			return fmt.Sprintf("tag %q not found in repository %q", ref.Tag, nref.Context().RepositoryStr())
+		case http.StatusUnauthorized, http.StatusForbidden:
+			return fmt.Sprintf("authentication refused (%s): check your credentials for %s (docker login) and that the repository exists",
+				status(terr.StatusCode), nref.Context().RegistryStr())
+		}
+		return statusError(terr.StatusCode, r.attempts)
+	}
+	if s := netError(err); s != "" {
+		return s
+	}
+	if droppedConnection(err) {
+		return fmt.Sprintf("connection closed by the registry after %d attempts", r.attempts)
+	}
+	return oneLine(err.Error())
+}
+
+func hasCode(terr *transport.Error, code transport.ErrorCode) bool {
+	for _, d := range terr.Errors {
+		if d.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+// ResolveAll resolves refs concurrently (all at once; refs naming the same
+// repository share one authenticated transport so a run costs ~one
+// round-trip wave, not one per reference). progress, if not nil, is called
+// once per reference as it finishes (from any goroutine; calls are
+// serialized), with the digest or the error. It returns digests keyed by
+// ref.String() and every error, sorted by reference. A reference listed
+// twice is resolved, reported and returned once.
+func ResolveAll(ctx context.Context, r Resolver, refs []Ref, progress func(ref Ref, digest string, err error)) (map[string]string, []error) {
+	type failure struct {
+		key string
+		err error
+	}
+	var (
+		mu       sync.Mutex
+		wg       sync.WaitGroup
+		digests  = map[string]string{}
+		failures []failure
+		seen     = map[string]bool{}
+	)
+	for _, ref := range refs {
+		key := ref.String()
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		wg.Go(func() {
+			d, err := r.Resolve(ctx, ref)
+			if err == nil && !ValidDigest(d) {
+				err = fmt.Errorf("resolving %q: the resolver returned %q, not a sha256 digest", key, d)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				d = ""
+				failures = append(failures, failure{key, err})
+			} else {
+				digests[key] = d
+			}
+			if progress != nil {
+				progress(ref, d, err)
+			}
+		})
+	}
+	wg.Wait()
+	slices.SortFunc(failures, func(a, b failure) int { return strings.Compare(a.key, b.key) })
+	var errs []error
+	for _, f := range failures {
+		errs = append(errs, f.err)
+	}
+	return digests, errs
+}
+
+// describedError is a one-line message for users that keeps its cause for
+// errors.Is and errors.As: go-containerregistry's own messages carry URLs
+// and multi-line JSON bodies that do not belong in a CLI's error line.
+type describedError struct {
+	msg string
+	err error
+}
+
+func (e *describedError) Error() string { return e.msg }
+func (e *describedError) Unwrap() error { return e.err }
+
+// contextError describes a timeout or cancellation, or returns "".
+func contextError(parent context.Context, err error, timeout time.Duration) string {
+	switch {
+	case parent.Err() != nil && errors.Is(parent.Err(), context.Canceled):
+		return "canceled"
+	case errors.Is(err, context.DeadlineExceeded):
+		if parent.Err() != nil {
+			return "timed out"
+		}
+		return fmt.Sprintf("timed out after %s", timeout)
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	}
+	return ""
+}
+
+// status renders an HTTP status as "http 503 service unavailable".
+func status(code int) string {
+	if t := http.StatusText(code); t != "" {
+		return fmt.Sprintf("http %d %s", code, strings.ToLower(t))
+	}
+	return fmt.Sprintf("http %d", code)
+}
+
+// statusError describes a failed status other than 404, 401 and 403.
+func statusError(code, attempts int) string {
+	switch {
+	case code == http.StatusTooManyRequests:
+		return fmt.Sprintf("rate limited (%s) after %d attempts; try again later", status(code), attempts)
+	case code >= 500 && retryStatus(code):
+		return fmt.Sprintf("registry unavailable (%s) after %d attempts", status(code), attempts)
+	}
+	return fmt.Sprintf("unexpected answer (%s)", status(code))
+}
+
+// netError describes a failure to reach the server, or returns "".
+func netError(err error) string {
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var unknownAuth x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var recordErr tls.RecordHeaderError
+	switch {
+	case errors.As(err, &dnsErr):
+		return fmt.Sprintf("cannot resolve host %q", dnsErr.Name)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "cannot connect: connection refused (is the registry running?)"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "cannot connect: host unreachable"
+	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr):
+		return "tls certificate not trusted"
+	case errors.As(err, &recordErr):
+		return "tls handshake failed: the server does not speak https"
+	}
+	var nerr net.Error
+	if errors.As(err, &nerr) && nerr.Timeout() {
+		return "timed out connecting"
+	}
+	return ""
+}
+
+// droppedConnection reports whether the server closed the connection
+// under a request.
+func droppedConnection(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+}
+
+// oneLine squeezes an unexpected error message into one short line.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}
