@@ -32,8 +32,9 @@ type Resolver interface {
 	Resolve(ctx context.Context, ref Ref) (string, error)
 }
 
-// RegistryOptions configures a RegistryResolver. Zero values mean:
-// http.DefaultTransport, authn.DefaultKeychain, a 30 s timeout per
+// RegistryOptions configures a RegistryResolver. Zero values mean: a clone
+// of http.DefaultTransport that keeps enough idle connections per registry
+// for all references at once, authn.DefaultKeychain, a 30 s timeout per
 // reference, 4 attempts.
 type RegistryOptions struct {
 	Transport http.RoundTripper // tests inject one that sends every request to an httptest server
@@ -62,7 +63,12 @@ type RegistryResolver struct {
 // NewRegistryResolver returns a resolver configured by o.
 func NewRegistryResolver(o RegistryOptions) *RegistryResolver {
 	if o.Transport == nil {
-		o.Transport = http.DefaultTransport
+		// http.DefaultTransport keeps 2 idle connections per host: the
+		// references' HEADs would then open new TLS connections instead of
+		// reusing the ones their pings opened.
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 64
+		o.Transport = t
 	}
 	if o.Keychain == nil {
 		o.Keychain = authn.DefaultKeychain
