@@ -52,11 +52,7 @@ type BumpResult struct {
 // resolved and rendered. A reference pinned in agentbox.yaml is checked to
 // exist and left as written.
 func Bump(ctx context.Context, dir string, o BumpOptions) (*BumpResult, error) {
-	cfg, err := Load(dir)
-	if err != nil {
-		return nil, err
-	}
-	old, err := readLock(dir)
+	cfg, old, err := loadProject(dir)
 	if err != nil {
 		return nil, err
 	}

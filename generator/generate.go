@@ -53,15 +53,21 @@ func decodeConfig(file string, data []byte, dir string) (*Config, yamlpos.Positi
 // Build compiles dir/agentbox.yaml and dir/agentbox.lock into the files of the
 // sandbox, and checks each with its ecosystem's parser. It writes nothing.
 func Build(dir string) (map[string][]byte, error) {
-	cfg, err := Load(dir)
-	if err != nil {
-		return nil, err
-	}
-	lock, err := readLock(dir)
+	cfg, lock, err := loadProject(dir)
 	if err != nil {
 		return nil, err
 	}
 	return compile(dir, cfg, lock)
+}
+
+// loadProject reads agentbox.yaml and, when there is one, agentbox.lock.
+func loadProject(dir string) (*Config, *images.Lock, error) {
+	cfg, err := Load(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	lock, err := readLock(dir)
+	return cfg, lock, err
 }
 
 // compile plans, renders and checks cfg with lock.

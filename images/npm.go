@@ -141,13 +141,7 @@ func (c *NPMClient) describe(parent context.Context, err error) string {
 		}
 		return statusError(serr.code, c.attempts)
 	}
-	if s := netError(err); s != "" {
-		return s
-	}
-	if droppedConnection(err) {
-		return fmt.Sprintf("connection closed by the registry after %d attempts", c.attempts)
-	}
-	return oneLine(err.Error())
+	return describeNetwork(err, c.attempts)
 }
 
 // statusErr is an npm registry's answer other than 200.

@@ -262,11 +262,17 @@ func (r *RegistryResolver) describe(parent context.Context, ref Ref, nref name.R
 		}
 		return statusError(terr.StatusCode, r.attempts)
 	}
+	return describeNetwork(err, r.attempts)
+}
+
+// describeNetwork names a failure below HTTP (refused, unreachable, no such
+// host, dropped connection), or else gives the error's text on one line.
+func describeNetwork(err error, attempts int) string {
 	if s := netError(err); s != "" {
 		return s
 	}
 	if droppedConnection(err) {
-		return fmt.Sprintf("connection closed by the registry after %d attempts", r.attempts)
+		return fmt.Sprintf("connection closed by the registry after %d attempts", attempts)
 	}
 	return oneLine(err.Error())
 }
