@@ -197,7 +197,9 @@ func (d *Decoder) decodeMap(n *yaml.Node, path string, v reflect.Value) {
 	d.EachKey(n, path, func(key string, k, val *yaml.Node) {
 		p := Join(path, key)
 		d.pos[p] = Pos{val.Line, val.Column}
-		if val.Kind != yaml.ScalarNode || IsNull(val) {
+		switch val.Tag {
+		case "!!str", "!!int", "!!float", "!!bool": // written as text, as in the file
+		default:
 			d.Errorf(val, p, "expected a string, got %s", Describe(val))
 			return
 		}

@@ -1,0 +1,65 @@
+package yamlpos
+
+import (
+	"strings"
+	"testing"
+
+	_ "github.com/agentbox-dev/agentbox/internal/golden"
+)
+
+type testDoc struct {
+	Name  *string           `yaml:"name"`
+	Count int               `yaml:"count"`
+	Tags  []string          `yaml:"tags"`
+	Env   map[string]string `yaml:"env"`
+}
+
+func TestDecodeErrors(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", "f.yaml:1:1: the file is empty"},
+		{"# only a comment\n", "f.yaml:1:1: the file is empty"},
+		{"nmae: x\n", `f.yaml:1:1: unknown key "nmae"; did you mean "name"?`},
+		{"zzz: x\n", `f.yaml:1:1: unknown key "zzz"; valid keys are "count", "env", "name", "tags"`},
+		{"name: 1\n", `f.yaml:1:7: name: expected a string, got the integer 1 (quote it: "1")`},
+		{"count: x\n", `f.yaml:1:8: count: expected an integer, got the string "x"`},
+		{"tags: x\n", `f.yaml:1:7: tags: expected a list, got the string "x"`},
+		{"name: a\nname: b\n", "f.yaml:2:1: name: duplicate key (first defined at line 1)"},
+		{"name:\ta\n", "f.yaml:1:6: tab character"},
+		{"name: a\n---\nname: b\n", "f.yaml:2:1: a second YAML document"},
+		{"tags: &a [x]\n", "f.yaml:1:7: tags: anchors and aliases are not supported"},
+		{"- a\n", "f.yaml:1:1: expected a mapping, got a list"},
+		{"name: [\n", "f.yaml:1: invalid YAML"},
+		{"env: {\"a\\nb\": !x y}\n", `f.yaml:1:15: env["a\nb"]: expected a string, got a value tagged "!x"`},
+	}
+	for _, tt := range tests {
+		var d testDoc
+		_, err := Decode("f.yaml", []byte(tt.in), &d)
+		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("Decode(%q):\n got %v\nwant prefix %q", tt.in, err, tt.want)
+		}
+	}
+}
+
+func TestDecodePositions(t *testing.T) {
+	var d testDoc
+	pos, err := Decode("f.yaml", []byte("name: x\ntags:\n  - a\n  - b\nenv: {K: v}\n"), &d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]Pos{"name": {1, 7}, "tags[1]": {4, 5}, "env.K": {5, 10}} {
+		if pos[path] != want {
+			t.Errorf("pos[%q] = %v, want %v", path, pos[path], want)
+		}
+	}
+	if *d.Name != "x" || len(d.Tags) != 2 || d.Env["K"] != "v" {
+		t.Errorf("decoded %+v", d)
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	for in, want := range map[string]string{"netwrok": "network", "imgae": "image", "x": "", "completely-else": ""} {
+		if got := Suggest(in, []string{"network", "image", "env"}); got != want {
+			t.Errorf("Suggest(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
