@@ -20,6 +20,15 @@ const (
 	DNSUID  = 5353
 )
 
+// dnsmasq sends its queries from source ports in DNSMinPort-DNSMaxPort, above
+// the kernel's ephemeral range (32768-60999): conntrack cannot tell two
+// sockets with the same addresses and ports apart, so the agent's lookups
+// and dnsmasq's queries must never share a port.
+const (
+	DNSMinPort = 61000
+	DNSMaxPort = 65535
+)
+
 // Packages lists the Debian packages the egress image installs (sorted).
 var Packages = []string{"dnsmasq-base", "nftables"}
 

@@ -2,6 +2,7 @@ package firewall
 
 import (
 	"bytes"
+	"fmt"
 	"net/netip"
 	"path/filepath"
 	"regexp"
@@ -160,14 +161,20 @@ func TestRenderRules(t *testing.T) {
 		}
 	}
 	wantRules := []string{
+		`meta skuid != 5353 meta l4proto { tcp, udp } th dport 53 th sport 61000-65535 counter name "rejected_dns" goto refuse`,
+		`meta skuid != 5353 meta l4proto { tcp, udp } th dport 53 ip daddr != 127.0.0.1 counter name "rejected_dns" goto refuse`,
+		`meta skuid != 5353 meta l4proto { tcp, udp } th dport 53 meta nfproto ipv6 counter name "rejected_dns" goto refuse`,
+		`meta skuid != 5353 ip daddr @upstream_v4 counter name "rejected_dns" goto refuse`,
+		`meta skuid != 5353 ip6 daddr @upstream_v6 counter name "rejected_dns" goto refuse`,
+		`meta skuid != 5353 ip daddr 127.0.0.11 counter name "rejected_docker_dns" goto refuse`,
 		"ct state established,related accept",
 		"ct state invalid drop",
 		"icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit } ip6 hoplimit 255 accept",
+		"icmpv6 type { mld-listener-report, mld2-listener-report } ip6 hoplimit 1 accept",
 		"ip daddr 127.0.0.1 udp dport 53 accept",
 		"ip daddr 127.0.0.1 tcp dport 53 accept",
 		"meta skuid 5353 ip daddr @upstream_v4 meta l4proto { tcp, udp } accept",
 		"meta skuid 5353 ip6 daddr @upstream_v6 meta l4proto { tcp, udp } accept",
-		`ip daddr 127.0.0.11 counter name "rejected_docker_dns" goto refuse`,
 		`oif "lo" accept`,
 		"ip daddr @cidr_v4_443 tcp dport 443 accept",
 		"ip6 daddr @cidr_v6_443 tcp dport 443 accept",
@@ -369,5 +376,13 @@ func TestRenderAccepts(t *testing.T) {
 		if _, err := Render(Policy{CIDRs: []CIDR{{Prefix: netip.MustParsePrefix(p), Ports: []uint16{443}}}}); err == nil {
 			t.Errorf("Render(%s) succeeded", p)
 		}
+	}
+}
+
+// TestEntrypointKnowsDNSPorts keeps the entrypoint's copy of dnsmasq's first
+// source port in step with the ruleset's.
+func TestEntrypointKnowsDNSPorts(t *testing.T) {
+	if want := fmt.Sprintf("readonly DNS_MIN_PORT=%d\n", DNSMinPort); !strings.Contains(entrypoint, want) {
+		t.Errorf("entrypoint.sh lacks %q", want)
 	}
 }

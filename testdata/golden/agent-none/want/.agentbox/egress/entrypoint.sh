@@ -275,6 +275,20 @@ on_exit() {
 	exit "$status"
 }
 
+# dnsmasq queries from ports DNS_MIN_PORT and up (min-port= in dnsmasq.conf;
+# firewall.DNSMinPort), and the firewall refuses other uids' DNS from them.
+readonly DNS_MIN_PORT=61000
+
+# warn_port_range says so when the kernel's ephemeral ports reach dnsmasq's:
+# the agent's lookups from those ports would be refused.
+warn_port_range() {
+	local low high
+	read -r low high 2>/dev/null </proc/sys/net/ipv4/ip_local_port_range || return 0
+	if ((high >= DNS_MIN_PORT)); then
+		log "warning: ephemeral ports $low-$high reach dnsmasq's source ports ($DNS_MIN_PORT and up); lookups from those ports are refused"
+	fi
+}
+
 run() {
 	local start=$EPOCHREALTIME status=0 took
 	rules_loaded=0
@@ -288,6 +302,7 @@ run() {
 		exit 1
 	fi
 	trap on_exit EXIT
+	warn_port_range
 	trap 'log "SIGTERM: stopping"; exit 0' TERM
 	trap 'log "SIGINT: stopping"; exit 0' INT
 	rm -f "$READY"
