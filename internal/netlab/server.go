@@ -1,0 +1,331 @@
+package netlab
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ServerConfig is what a server helper serves. Addresses are host:port; a
+// wildcard host (0.0.0.0, [::]) serves every address of the namespace.
+type ServerConfig struct {
+	DNS  []DNSServer `json:"dns,omitempty"`
+	TCP  []string    `json:"tcp,omitempty"`  // banner, echo and bulk (see Request)
+	HTTP []string    `json:"http,omitempty"` // any GET: "hello http LOCAL-ADDRESS"
+	UDP  []string    `json:"udp,omitempty"`  // echo
+}
+
+// DNSServer answers queries over UDP and TCP on each Listen address from
+// Records. The first record whose Name matches the query's name selects the
+// answer: the values of the records with that Name and the query's type, or
+// no answer (NOERROR) when there are none of that type. A name no record
+// matches gets NXDOMAIN.
+type DNSServer struct {
+	Listen  []string `json:"listen"`
+	Records []Record `json:"records"`
+}
+
+// Record is a set of answers of a fake DNS server.
+type Record struct {
+	Name   string   `json:"name"`   // the name and every name below it; "*" matches every name
+	Type   string   `json:"type"`   // A, AAAA or TXT
+	Values []string `json:"values"` // the answers, or with Rotate one per query in turn
+	Rotate bool     `json:"rotate,omitempty"`
+	TTL    uint32   `json:"ttl"`
+}
+
+func (r Record) matches(name string) bool {
+	return r.Name == "*" || name == r.Name || strings.HasSuffix(name, "."+r.Name)
+}
+
+// Event is something a server saw: a DNS query, a TCP connection, an HTTP
+// request or a UDP datagram.
+type Event struct {
+	Kind   string `json:"kind"`  // dns, tcp, http, udp
+	Local  string `json:"local"` // the address that received it
+	Remote string `json:"remote"`
+	Name   string `json:"name,omitempty"` // dns: the name asked; http: the Host header
+	Type   string `json:"type,omitempty"` // dns: the type asked
+}
+
+type server struct {
+	mu      sync.Mutex
+	events  []Event
+	turns   map[*Record]int
+	started bool
+}
+
+func newServer() *server { return &server{turns: map[*Record]int{}} }
+
+func (s *server) record(e Event) {
+	s.mu.Lock()
+	s.events = append(s.events, e)
+	s.mu.Unlock()
+}
+
+func (s *server) handle(req Request) Response {
+	switch req.Op {
+	case "ping":
+		return Response{OK: true}
+	case "start":
+		if s.started || req.Server == nil {
+			return Response{Err: "start: already started, or no configuration"}
+		}
+		s.started = true
+		if err := s.start(req.Server); err != nil {
+			return Response{Err: err.Error()}
+		}
+		return Response{OK: true}
+	case "events":
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if req.Since > len(s.events) {
+			req.Since = len(s.events)
+		}
+		return Response{OK: true, Events: append([]Event{}, s.events[req.Since:]...)}
+	}
+	return Response{Err: fmt.Sprintf("unknown op %q", req.Op)}
+}
+
+// start opens every listener before it returns.
+func (s *server) start(c *ServerConfig) error {
+	for i := range c.DNS {
+		d := &c.DNS[i]
+		for _, r := range d.Records {
+			if _, err := ParseType(r.Type); err != nil {
+				return err
+			}
+		}
+		for _, addr := range d.Listen {
+			pc, err := net.ListenPacket(udpNet(addr), addr)
+			if err != nil {
+				return err
+			}
+			go s.serveDNSUDP(pc, d)
+			ln, err := net.Listen(tcpNet(addr), addr)
+			if err != nil {
+				return err
+			}
+			go s.serveDNSTCP(ln, d)
+		}
+	}
+	for _, addr := range c.TCP {
+		ln, err := net.Listen(tcpNet(addr), addr)
+		if err != nil {
+			return err
+		}
+		go accept(ln, s.serveTCP)
+	}
+	for _, addr := range c.HTTP {
+		ln, err := net.Listen(tcpNet(addr), addr)
+		if err != nil {
+			return err
+		}
+		srv := &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+	}
+	for _, addr := range c.UDP {
+		pc, err := net.ListenPacket(udpNet(addr), addr)
+		if err != nil {
+			return err
+		}
+		go s.serveUDP(pc)
+	}
+	return nil
+}
+
+// tcpNet and udpNet keep IPv4 and IPv6 wildcards apart: "tcp6" on [::]
+// does not take IPv4 connections, so each event names its real address.
+func tcpNet(addr string) string {
+	if strings.HasPrefix(addr, "[") {
+		return "tcp6"
+	}
+	return "tcp4"
+}
+
+func udpNet(addr string) string {
+	if strings.HasPrefix(addr, "[") {
+		return "udp6"
+	}
+	return "udp4"
+}
+
+func accept(ln net.Listener, serve func(net.Conn)) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go serve(c)
+	}
+}
+
+// answer returns the response to a query.
+func (s *server) answer(d *DNSServer, q Question) ([]byte, error) {
+	var first *Record
+	var answers []Answer
+	for i := range d.Records {
+		r := &d.Records[i]
+		if first == nil && r.matches(q.Name) {
+			first = r
+		}
+		if first == nil || r.Name != first.Name {
+			continue
+		}
+		if t, _ := ParseType(r.Type); t != q.Type || len(r.Values) == 0 {
+			continue
+		}
+		values := r.Values
+		if r.Rotate {
+			s.mu.Lock()
+			n := s.turns[r]
+			s.turns[r] = n + 1
+			s.mu.Unlock()
+			values = values[n%len(values) : n%len(values)+1]
+		}
+		for _, v := range values {
+			answers = append(answers, Answer{Type: q.Type, TTL: r.TTL, Value: v})
+		}
+	}
+	if first == nil {
+		return BuildReply(q, RcodeNXDomain, nil)
+	}
+	return BuildReply(q, RcodeSuccess, answers)
+}
+
+func (s *server) query(d *DNSServer, msg []byte, local, remote net.Addr) []byte {
+	q, err := ParseQuery(msg)
+	if err != nil {
+		return nil
+	}
+	s.record(Event{Kind: "dns", Local: local.String(), Remote: remote.String(), Name: q.Name, Type: typeName(q.Type)})
+	reply, err := s.answer(d, q)
+	if err != nil {
+		reply, _ = BuildReply(q, RcodeServFail, nil)
+	}
+	return reply
+}
+
+func typeName(t uint16) string {
+	for name, code := range typeNames {
+		if code == t {
+			return name
+		}
+	}
+	return strconv.Itoa(int(t))
+}
+
+func (s *server) serveDNSUDP(pc net.PacketConn, d *DNSServer) {
+	buf := make([]byte, 65536)
+	for {
+		n, from, err := pc.ReadFrom(buf)
+		if err != nil {
+			return
+		}
+		if reply := s.query(d, buf[:n], pc.LocalAddr(), from); reply != nil {
+			_, _ = pc.WriteTo(reply, from)
+		}
+	}
+}
+
+func (s *server) serveDNSTCP(ln net.Listener, d *DNSServer) {
+	accept(ln, func(c net.Conn) {
+		defer c.Close()
+		for {
+			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+			var n uint16
+			if err := binary.Read(c, binary.BigEndian, &n); err != nil {
+				return
+			}
+			msg := make([]byte, n)
+			if _, err := io.ReadFull(c, msg); err != nil {
+				return
+			}
+			reply := s.query(d, msg, c.LocalAddr(), c.RemoteAddr())
+			if reply == nil {
+				return
+			}
+			if _, err := c.Write(binary.BigEndian.AppendUint16(nil, uint16(len(reply)))); err != nil {
+				return
+			}
+			if _, err := c.Write(reply); err != nil {
+				return
+			}
+		}
+	})
+}
+
+// zeros is what bulk transfers send.
+var zeros = make([]byte, 1<<20)
+
+// serveTCP greets with "hello LOCAL-ADDRESS", then answers "echo TEXT" with
+// TEXT and "bulk N" with N bytes and the end of the connection.
+func (s *server) serveTCP(c net.Conn) {
+	defer c.Close()
+	s.record(Event{Kind: "tcp", Local: c.LocalAddr().String(), Remote: c.RemoteAddr().String()})
+	if _, err := fmt.Fprintf(c, "hello %s\n", c.LocalAddr()); err != nil {
+		return
+	}
+	r := bufio.NewReader(c)
+	for {
+		_ = c.SetReadDeadline(time.Now().Add(time.Minute))
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return
+		}
+		cmd, arg, _ := strings.Cut(strings.TrimSpace(line), " ")
+		switch cmd {
+		case "echo":
+			if _, err := fmt.Fprintf(c, "%s\n", arg); err != nil {
+				return
+			}
+		case "bulk":
+			n, err := strconv.ParseInt(arg, 10, 64)
+			if err != nil {
+				return
+			}
+			for n > 0 {
+				chunk := zeros[:min(n, int64(len(zeros)))]
+				if _, err := c.Write(chunk); err != nil {
+					return
+				}
+				n -= int64(len(chunk))
+			}
+			return
+		default:
+			return
+		}
+	}
+}
+
+func (s *server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	local := "?"
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		local = a.String()
+	}
+	s.record(Event{Kind: "http", Local: local, Remote: r.RemoteAddr, Name: r.Host})
+	fmt.Fprintf(w, "hello http %s\n", local)
+}
+
+func (s *server) serveUDP(pc net.PacketConn) {
+	buf := make([]byte, 65536)
+	for {
+		n, from, err := pc.ReadFrom(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		s.record(Event{Kind: "udp", Local: pc.LocalAddr().String(), Remote: from.String()})
+		_, _ = pc.WriteTo(buf[:n], from)
+	}
+}
