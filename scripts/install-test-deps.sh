@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the tests need on a Debian machine: nftables (nft -c checks of
 # every generated ruleset), dnsmasq-base (dnsmasq --test of every generated
-# configuration), iproute2. Without root it installs nothing and says so; the
+# configuration), and for the firewall's network lab iproute2 (namespaces,
+# veth), util-linux (setpriv, unshare, nsenter, flock) and mount. Without root it installs nothing and says so; the
 # tests that need these then skip, except under CI=true, where they fail.
 set -euo pipefail
 
@@ -9,6 +10,10 @@ need=()
 command -v nft >/dev/null 2>&1 || need+=(nftables)
 command -v dnsmasq >/dev/null 2>&1 || [ -x /usr/sbin/dnsmasq ] || need+=(dnsmasq-base)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
+for tool in setpriv unshare nsenter flock; do
+	command -v "$tool" >/dev/null 2>&1 || { need+=(util-linux); break; }
+done
+command -v mount >/dev/null 2>&1 || need+=(mount)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
