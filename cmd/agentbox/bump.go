@@ -13,6 +13,7 @@ import (
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 type bumpOptions struct {
@@ -153,11 +154,9 @@ func orNone(s string) string {
 	return s
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+// isTerminal reports whether v is a terminal (not merely a character
+// device: /dev/null is one too).
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -95,6 +95,10 @@ func newRootCmd(stdout, stderr io.Writer, ran *bool) *cobra.Command {
 		newVersionCmd(stdout),
 		newSchemaCmd(stdout),
 		newBumpCmd(stdout, stderr),
+		newUpCmd(stdout, stderr),
+		newDownCmd(stdout, stderr),
+		newShellCmd(stdout, stderr),
+		newLogsCmd(stdout, stderr),
 	} {
 		body := c.RunE
 		c.RunE = func(c *cobra.Command, args []string) error {

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/spf13/cobra"
+)
+
+// sandboxOptions are shared by up, down, shell and logs: thin wrappers over
+// `docker compose -f .agentbox/docker-compose.yml -p NAME`.
+type sandboxOptions struct {
+	dir string
+}
+
+func (o *sandboxOptions) flags(c *cobra.Command) {
+	c.Flags().StringVarP(&o.dir, "dir", "C", ".", "the project directory (holding agentbox.yaml)")
+}
+
+// compose checks that Docker, compose v2 and the daemon are there and the
+// generated files are current, then returns the argv prefix of docker compose.
+func (o *sandboxOptions) compose(ctx context.Context) ([]string, error) {
+	docker, err := exec.LookPath("docker")
+	if err != nil {
+		return nil, errors.New("docker is not installed (or not on PATH): agentbox runs the sandbox with Docker Engine and compose v2")
+	}
+	if out, err := exec.CommandContext(ctx, docker, "compose", "version", "--short").CombinedOutput(); err != nil {
+		if _, v1 := exec.LookPath("docker-compose"); v1 == nil {
+			return nil, errors.New("only compose v1 (docker-compose) is installed; agentbox needs compose v2, the `docker compose` plugin")
+		}
+		return nil, fmt.Errorf("docker compose (v2) is not available: %s", firstLine(out, err))
+	} else if v := strings.TrimPrefix(strings.TrimSpace(string(out)), "v"); strings.HasPrefix(v, "1.") {
+		return nil, fmt.Errorf("docker compose %s is compose v1; agentbox needs compose v2", v)
+	}
+	if out, err := exec.CommandContext(ctx, docker, "info", "--format", "{{.ServerVersion}}").CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("cannot reach the Docker daemon (is dockerd running?): %s", firstLine(out, err))
+	}
+	cfg, err := generator.Load(o.dir)
+	if err != nil {
+		return nil, err
+	}
+	files, err := generator.Build(o.dir)
+	if err != nil {
+		return nil, err
+	}
+	if diff, err := generator.Diff(o.dir, files); err != nil {
+		return nil, err
+	} else if diff != "" {
+		return nil, errors.New("the generated files are out of date (agentbox generate --check fails); run \"agentbox generate\" and review the diff first")
+	}
+	return []string{docker, "compose", "-f", filepath.Join(o.dir, generator.ComposeFile), "-p", cfg.Name}, nil
+}
+
+// run runs docker compose with args, connected to the terminal.
+func (o *sandboxOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args ...string) error {
+	argv, err := o.compose(ctx)
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], args...)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return &exitErr{exitError, fmt.Errorf("docker compose %s failed (exit %d)", args[0], ee.ExitCode())}
+		}
+		return fmt.Errorf("running docker compose: %w", err)
+	}
+	return nil
+}
+
+func firstLine(out []byte, err error) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	if line == "" {
+		return err.Error()
+	}
+	return line
+}
+
+func newUpCmd(stdout, stderr io.Writer) *cobra.Command {
+	o := &sandboxOptions{}
+	c := &cobra.Command{
+		Use:   "up",
+		Short: "Build and start the sandbox, and wait until it is healthy",
+		Long: `Build the images and start the sandbox: docker compose up -d --build --wait.
+The agent starts only once the egress (firewall) container is healthy.
+Refuses to start when the generated files are stale.`,
+		Example: `  agentbox up
+  agentbox up -C path/to/project`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return o.run(ctx(c), os.Stdin, stdout, stderr, "up", "-d", "--build", "--wait")
+		},
+	}
+	o.flags(c)
+	return c
+}
+
+func newDownCmd(stdout, stderr io.Writer) *cobra.Command {
+	o := &sandboxOptions{}
+	c := &cobra.Command{
+		Use:     "down",
+		Short:   "Stop and remove the sandbox's containers (the agent's state volume stays)",
+		Example: `  agentbox down`,
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return o.run(ctx(c), os.Stdin, stdout, stderr, "down")
+		},
+	}
+	o.flags(c)
+	return c
+}
+
+func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
+	o := &sandboxOptions{}
+	c := &cobra.Command{
+		Use:   "shell [-- CMD [ARG...]]",
+		Short: "Open a shell (or run a command) in the running agent container",
+		Example: `  agentbox shell
+  agentbox shell -- claude --version`,
+		RunE: func(c *cobra.Command, args []string) error {
+			argv := []string{"exec"}
+			if !isTerminal(os.Stdin) {
+				argv = append(argv, "-T")
+			}
+			argv = append(argv, "agent")
+			if len(args) == 0 {
+				args = []string{"bash", "-l"}
+			}
+			return o.run(ctx(c), os.Stdin, stdout, stderr, append(argv, args...)...)
+		},
+	}
+	o.flags(c)
+	return c
+}
+
+// services are the names `agentbox logs` accepts.
+var services = []string{"agent", "egress"}
+
+func newLogsCmd(stdout, stderr io.Writer) *cobra.Command {
+	o := &sandboxOptions{}
+	var follow bool
+	c := &cobra.Command{
+		Use:   "logs [egress|agent]",
+		Short: "Show the sandbox's logs: the egress log holds every DNS query and what the firewall rejected",
+		Example: `  agentbox logs egress
+  agentbox logs -f`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			argv := []string{"logs"}
+			if follow {
+				argv = append(argv, "--follow")
+			}
+			if len(args) == 1 {
+				if !slices.Contains(services, args[0]) {
+					return usageErrorf("unknown service %q; valid services are \"egress\" and \"agent\"", args[0])
+				}
+				argv = append(argv, args[0])
+			}
+			return o.run(ctx(c), os.Stdin, stdout, stderr, argv...)
+		},
+	}
+	o.flags(c)
+	c.Flags().BoolVarP(&follow, "follow", "f", false, "follow the log")
+	return c
+}
+
+func ctx(c *cobra.Command) context.Context {
+	if c.Context() != nil {
+		return c.Context()
+	}
+	return context.Background()
+}

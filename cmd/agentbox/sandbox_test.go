@@ -1,0 +1,106 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeDocker puts a docker (and, for mode "v1", a docker-compose) on PATH
+// that records its arguments and acts as mode says: "ok", "nocompose", "v1",
+// "down" (daemon unreachable) or "fail" (compose commands exit 7).
+func fakeDocker(t *testing.T, mode string) (logFile string) {
+	t.Helper()
+	bin := t.TempDir()
+	logFile = filepath.Join(bin, "argv.log")
+	script := `#!/bin/sh
+echo "$*" >> ` + logFile + `
+case "` + mode + `:$1:$2" in
+  nocompose:compose:*|v1:compose:*) echo "docker: 'compose' is not a docker command." >&2; exit 1 ;;
+  *:compose:version) echo "2.40.3"; exit 0 ;;
+  down:info:*) echo "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?" >&2; exit 1 ;;
+  *:info:*) echo "28.2.2"; exit 0 ;;
+  fail:compose:*) exit 7 ;;
+esac
+exit 0
+`
+	if err := os.WriteFile(filepath.Join(bin, "docker"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if mode == "v1" {
+		if err := os.WriteFile(filepath.Join(bin, "docker-compose"), []byte("#!/bin/sh\necho 1.29.2\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin+":/usr/bin:/bin")
+	return logFile
+}
+
+func TestSandboxCommands(t *testing.T) {
+	dir := project(t, "agent-claude")
+	prefix := "compose -f .agentbox/docker-compose.yml -p agent-claude "
+	for _, tt := range []struct {
+		args []string
+		want string // the docker compose command run
+	}{
+		{[]string{"up"}, prefix + "up -d --build --wait"},
+		{[]string{"down"}, prefix + "down"},
+		{[]string{"logs", "egress"}, prefix + "logs egress"},
+		{[]string{"logs", "-f"}, prefix + "logs --follow"},
+		{[]string{"shell"}, prefix + "exec -T agent bash -l"},
+		{[]string{"shell", "--", "id", "-u"}, prefix + "exec -T agent id -u"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			log := fakeDocker(t, "ok")
+			if _, stderr, code := runIn(t, dir, tt.args...); code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			data, _ := os.ReadFile(log)
+			lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+			if got := lines[len(lines)-1]; got != tt.want {
+				t.Errorf("ran %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSandboxErrors(t *testing.T) {
+	dir := project(t, "agent-claude")
+	for _, tt := range []struct {
+		name, mode string
+		args       []string
+		code       int
+		want       string
+	}{
+		{"docker missing", "", []string{"up"}, exitError, "docker is not installed"},
+		{"compose v2 missing", "nocompose", []string{"up"}, exitError, "docker compose (v2) is not available"},
+		{"compose v1 only", "v1", []string{"up"}, exitError, "only compose v1 (docker-compose) is installed"},
+		{"daemon down", "down", []string{"down"}, exitError, "cannot reach the Docker daemon"},
+		{"compose fails", "fail", []string{"up"}, exitError, "docker compose up failed (exit 7)"},
+		{"unknown service", "ok", []string{"logs", "db"}, exitUsage, `unknown service "db"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.mode == "" {
+				t.Setenv("PATH", t.TempDir())
+			} else {
+				fakeDocker(t, tt.mode)
+			}
+			_, stderr, code := runIn(t, dir, tt.args...)
+			if code != tt.code || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, tt.code, tt.want)
+			}
+		})
+	}
+	t.Run("stale generated files", func(t *testing.T) {
+		log := fakeDocker(t, "ok")
+		os.WriteFile(filepath.Join(dir, "agentbox.yaml"), []byte("agent: claude\nnetwork: {domains: [example.com]}\n"), 0o644)
+		_, stderr, code := runIn(t, dir, "up")
+		if code != exitError || !strings.Contains(stderr, "out of date") {
+			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+		if data, _ := os.ReadFile(log); strings.Contains(string(data), " up ") {
+			t.Errorf("docker compose up ran with stale files: %s", data)
+		}
+	})
+}
