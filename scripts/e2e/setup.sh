@@ -68,7 +68,7 @@ start_dockerd() {
 		rm -f /var/run/docker.pid
 		log "starting dockerd (log: $DOCKERD_LOG)"
 		# Its own session, so that it outlives this script and its job.
-		setsid /usr/bin/dockerd >>"$DOCKERD_LOG" 2>&1 </dev/null &
+		setsid "$(PATH=$PATH:/usr/sbin:/sbin command -v dockerd)" >>"$DOCKERD_LOG" 2>&1 </dev/null &
 	fi
 	local i
 	for ((i = 0; i < 600; i++)); do
