@@ -31,6 +31,7 @@ type Config struct {
 	ReadOnly   []string
 	IDE        string
 	Extensions []string
+	Verify     Verify // as written; VerifyTargets applies the defaults
 }
 
 // DomainRule is one entry of network.domains.

@@ -219,3 +219,34 @@ func TestResolverUIDIsReserved(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+func TestVerifySection(t *testing.T) {
+	_, err := loadString(t, `verify:
+  allowed: "example.com"
+  unlisted_name: "a b"
+  unlisted_address: "1.2.3.4"
+  resolver: "::1"
+  ipv6_address: "1.2.3.4:1"
+  metadata_address: "x:80"
+`)
+	for _, want := range []string{"verify.allowed", "verify.unlisted_name", "verify.unlisted_address", "verify.resolver", "verify.ipv6_address", "verify.metadata_address"} {
+		if err == nil || !strings.Contains(err.Error(), want+": ") {
+			t.Errorf("no error for %s: %v", want, err)
+		}
+	}
+	cfg, err := loadString(t, "agent: none\nnetwork: {domains: [{host: example.com, ports: [8443]}]}\nverify: {allowed: \"10.0.0.1:22\"}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := VerifyTargets(cfg)
+	if v.Allowed != "10.0.0.1:22" || v.UnlistedName != "example.net" || v.MetadataAddress != "169.254.169.254:80" || v.Resolver != "1.1.1.1" {
+		t.Errorf("targets %+v", v)
+	}
+	cfg.Verify.Allowed = ""
+	if v := VerifyTargets(cfg); v.Allowed != "example.com:8443" {
+		t.Errorf("default allowed = %q", v.Allowed)
+	}
+	if cfg.MemoryBytes() != 4<<30 {
+		t.Errorf("MemoryBytes = %d", cfg.MemoryBytes())
+	}
+}

@@ -100,6 +100,7 @@ func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, di
 		}
 	}
 	cfg.Extensions = w.Devcontainer.Extensions
+	c.verifyTargets(w.Verify, cfg)
 	return cfg
 }
 

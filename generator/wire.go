@@ -22,6 +22,16 @@ type wireFile struct {
 	Env          map[string]string `yaml:"env" jsonschema:"Extra environment variables for the agent."`
 	Workspace    wireWorkspace     `yaml:"workspace" jsonschema:"How the project is mounted."`
 	Devcontainer wireDevcontainer  `yaml:"devcontainer" jsonschema:"The Dev Container definition."`
+	Verify       wireVerify        `yaml:"verify" jsonschema:"Targets of the network probes of agentbox verify."`
+}
+
+type wireVerify struct {
+	Allowed         *string `yaml:"allowed" jsonschema:"host:port (a name or an IP address) that must connect. Default: the first allowed name, on its first port."`
+	UnlistedName    *string `yaml:"unlisted_name" jsonschema:"A name that must not resolve. Default: example.com (or .net, .org if allowed)."`
+	UnlistedAddress *string `yaml:"unlisted_address" jsonschema:"IPv4 address:port that must be refused. Default: 1.1.1.1:443."`
+	Resolver        *string `yaml:"resolver" jsonschema:"IPv4 address of another DNS resolver, whose answers must be the filter's. Default: 1.1.1.1."`
+	IPv6Address     *string `yaml:"ipv6_address" jsonschema:"[IPv6 address]:port that must be refused. Default: [2606:4700:4700::1111]:443."`
+	MetadataAddress *string `yaml:"metadata_address" jsonschema:"IPv4 address:port of the cloud metadata service, which must be refused. Default: 169.254.169.254:80."`
 }
 
 type wireImage struct {

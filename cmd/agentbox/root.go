@@ -99,6 +99,7 @@ func newRootCmd(stdout, stderr io.Writer, ran *bool) *cobra.Command {
 		newDownCmd(stdout, stderr),
 		newShellCmd(stdout, stderr),
 		newLogsCmd(stdout, stderr),
+		newVerifyCmd(stdout, stderr),
 	} {
 		body := c.RunE
 		c.RunE = func(c *cobra.Command, args []string) error {

@@ -1,0 +1,246 @@
+#!/bin/bash
+# agentbox verify: the probes, run by `agentbox verify` as the agent user inside
+# the running agent container (docker compose exec -T agent bash -s -- ARGS).
+# It needs only bash, coreutils and getent, which every agent image has.
+# Every probe prints one line: RESULT<TAB>AREA<TAB>PROBE<TAB>TRIED<TAB>HAPPENED,
+# RESULT being PASS, FAIL or SKIP. Arguments, each validated by agentbox:
+#   phase          all, write or check (persistence is checked across a restart)
+#   workspace      the project's mount path
+#   state_dir      the agent's state volume, or "-"
+#   allowed        host:port that must connect, or "-"
+#   unlisted_name  a name that must not resolve
+#   unlisted_addr  host:port (IPv4) that must be refused quickly
+#   resolver       an IPv4 address of another DNS resolver
+#   ipv6_addr      [address]:port that must be refused
+#   metadata_addr  address:port of the cloud metadata service, to be refused
+#   memory_bytes   the memory limit
+#   pids           the pids limit
+set -u
+export LC_ALL=C
+phase=$1 workspace=$2 state_dir=$3 allowed=$4 unlisted_name=$5 unlisted_addr=$6
+resolver=$7 ipv6_addr=$8 metadata_addr=$9 memory_bytes=${10} pids=${11}
+readonly marker=.agentbox-verify-marker
+
+report() { printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5"; }
+
+# tcp HOST PORT: connect within 3 s; prints what happened, returns 0 on connect.
+tcp() {
+	local out
+	out=$(timeout 3 bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ "$1" "$2" 2>&1)
+	case $? in
+	0) echo "connected"; return 0 ;;
+	124) echo "timed out after 3 s"; return 1 ;;
+	*) out=${out##*: }; echo "refused: ${out:-error}"; return 1 ;;
+	esac
+}
+
+# ms: milliseconds since the epoch.
+ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
+
+split_hostport() { # host:port or [v6]:port -> host port
+	local hp=$1
+	if [[ $hp == \[* ]]; then
+		host=${hp%%]*}; host=${host#[}; port=${hp##*]:}
+	else
+		host=${hp%:*}; port=${hp##*:}
+	fi
+}
+
+# dns_tcp SERVER NAME: a query over TCP; prints the answer's rcode name.
+dns_tcp() (
+	local label q="" first reply flags
+	IFS=. read -ra labels <<<"$2"
+	for label in "${labels[@]}"; do
+		q+=$(printf '\\x%02x' "${#label}")$label
+	done
+	local body="\\x61\\x62\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00${q}\\x00\\x00\\x01\\x00\\x01"
+	local len=$((12 + ${#2} + 2 + 4))
+	exec 3<>"/dev/tcp/$1/53" 2>/dev/null || { echo "connection refused"; exit 1; }
+	printf "$(printf '\\x%02x\\x%02x' $((len >> 8)) $((len & 255)))$body" >&3
+	IFS= read -r -d '' -t 3 -u 3 first || true
+	IFS= read -r -d '' -t 3 -u 3 reply || { echo "no answer"; exit 1; }
+	printf -v flags '%d' "'${reply:4:1}"
+	case $((flags & 15)) in
+	0) echo NOERROR ;; 3) echo NXDOMAIN ;; 5) echo REFUSED ;; *) echo "rcode $((flags & 15))" ;;
+	esac
+)
+
+files() {
+	local p what bad=""
+	# Nothing of the host but the workspace (and the state volume).
+	while read -r _ _ _ root mnt _; do
+		case $mnt in
+		"$workspace" | "$workspace"/* | "$state_dir" | /etc/hosts | /etc/hostname | /etc/resolv.conf | /proc* | /sys* | /dev*) ;;
+		*) [[ $root != / ]] && bad+=" $mnt" ;;
+		esac
+	done </proc/self/mountinfo
+	if [[ -z $bad ]]; then
+		report PASS files "host paths" "list bind mounts" "only the workspace and the state volume"
+	else
+		report FAIL files "host paths" "list bind mounts" "also mounted:$bad"
+	fi
+	for p in .git/hooks .devcontainer .agentbox; do
+		[[ -d $workspace/$p ]] || { report SKIP files "read-only $p" "write in $p" "not in this project"; continue; }
+		if touch "$workspace/$p/$marker" 2>/dev/null; then
+			rm -f "$workspace/$p/$marker"
+			report FAIL files "read-only $p" "create a file in $p" "created"
+		else
+			report PASS files "read-only $p" "create a file in $p" "refused"
+		fi
+	done
+	for p in .git/config agentbox.yaml agentbox.lock; do
+		[[ -f $workspace/$p ]] || { report SKIP files "read-only $p" "open $p for writing" "not in this project"; continue; }
+		if (: >>"$workspace/$p") 2>/dev/null; then
+			report FAIL files "read-only $p" "open $p for writing" "opened"
+		else
+			report PASS files "read-only $p" "open $p for writing" "refused"
+		fi
+	done
+	what="docker socket"
+	if [[ -e /var/run/docker.sock || -e /run/docker.sock ]]; then
+		report FAIL files "$what" "look for /var/run/docker.sock" "present"
+	else
+		report PASS files "$what" "look for /var/run/docker.sock" "absent"
+	fi
+}
+
+network() {
+	local out start took host port
+	if getent ahosts "$unlisted_name" >/dev/null 2>&1; then
+		report FAIL network "unlisted name" "resolve $unlisted_name" "resolved"
+	else
+		report PASS network "unlisted name" "resolve $unlisted_name" "no address"
+	fi
+	split_hostport "$unlisted_addr"
+	start=$(ms); out=$(tcp "$host" "$port"); took=$(($(ms) - start))
+	if [[ $out == refused* ]] && ((took < 1000)); then
+		report PASS network "unlisted address" "connect to $unlisted_addr" "$out in $took ms"
+	else
+		report FAIL network "unlisted address" "connect to $unlisted_addr" "$out in $took ms"
+	fi
+	out=$(dns_tcp "$resolver" "$unlisted_name")
+	if [[ $out == NXDOMAIN ]]; then
+		report PASS network "other resolver" "ask $resolver for $unlisted_name" "the filter's NXDOMAIN"
+	else
+		report FAIL network "other resolver" "ask $resolver for $unlisted_name" "$out"
+	fi
+	split_hostport "$ipv6_addr"
+	if out=$(tcp "$host" "$port"); then
+		report FAIL network "IPv6" "connect to $ipv6_addr" "$out"
+	else
+		report PASS network "IPv6" "connect to $ipv6_addr" "$out"
+	fi
+	split_hostport "$metadata_addr"
+	if out=$(tcp "$host" "$port"); then
+		report FAIL network "metadata" "connect to $metadata_addr" "$out"
+	else
+		report PASS network "metadata" "connect to $metadata_addr" "$out"
+	fi
+	if [[ $allowed == - ]]; then
+		report SKIP network "allowed name" "connect to an allowed name" "the policy lists no name"
+	else
+		split_hostport "$allowed"
+		if out=$(tcp "$host" "$port"); then
+			report PASS network "allowed name" "connect to $allowed" "$out"
+		else
+			report FAIL network "allowed name" "connect to $allowed" "$out"
+		fi
+	fi
+}
+
+privileges() {
+	local caps nnp
+	caps=$(awk '/^CapEff:/ {print $2}' /proc/self/status)
+	if [[ $caps =~ ^0+$ ]]; then
+		report PASS privileges "capabilities" "read CapEff" "none"
+	else
+		report FAIL privileges "capabilities" "read CapEff" "$caps"
+	fi
+	nnp=$(awk '/^NoNewPrivs:/ {print $2}' /proc/self/status)
+	if [[ $nnp == 1 ]]; then
+		report PASS privileges "no_new_privs" "read NoNewPrivs" "set"
+	else
+		report FAIL privileges "no_new_privs" "read NoNewPrivs" "${nnp:-unknown}"
+	fi
+	if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+		report FAIL privileges "sudo" "sudo -n true" "worked"
+	else
+		report PASS privileges "sudo" "sudo -n true" "not available"
+	fi
+	# Writes back the value it read: even where the write is allowed, nothing
+	# changes.
+	local fwd
+	fwd=$(</proc/sys/net/ipv4/ip_forward)
+	if (echo "$fwd" >/proc/sys/net/ipv4/ip_forward) 2>/dev/null; then
+		report FAIL privileges "network settings" "write /proc/sys/net" "written"
+	else
+		report PASS privileges "network settings" "write /proc/sys/net (the ruleset needs CAP_NET_ADMIN, which the agent lacks)" "refused"
+	fi
+	# Spawn past the pids limit in a subshell: forks must fail, and we survive.
+	local spawned
+	spawned=$(
+		n=0
+		for ((i = 0; i < pids + 16; i++)); do
+			sleep 10 2>/dev/null &
+			[[ -n $! ]] && n=$((n + 1))
+		done 2>/dev/null
+		echo "$n"
+		kill $(jobs -p) 2>/dev/null
+	)
+	if ((spawned < pids + 16)); then
+		report PASS privileges "pids limit" "start $((pids + 16)) processes" "stopped at $spawned; the container survives"
+	else
+		report FAIL privileges "pids limit" "start $((pids + 16)) processes" "all started"
+	fi
+}
+
+resources() {
+	# Allocate past the memory limit in a child: it must be killed, not us.
+	local status
+	bash -c 'x=$(head -c "$1" /dev/zero | tr "\0" a); echo ${#x}' _ $((memory_bytes + 64 * 1024 * 1024)) >/dev/null 2>&1
+	status=$?
+	if ((status == 137)); then
+		report PASS resources "memory limit" "allocate $((memory_bytes / 1048576 + 64)) MiB" "killed; the container survives"
+	else
+		report FAIL resources "memory limit" "allocate $((memory_bytes / 1048576 + 64)) MiB" "exit $status"
+	fi
+}
+
+persistence() {
+	case $1 in
+	write)
+		echo x >"$HOME/$marker" && echo x >"$workspace/$marker" &&
+			{ [[ $state_dir == - ]] || echo x >"$state_dir/$marker"; } ||
+			{ echo "verify.sh: cannot write the persistence markers" >&2; exit 1; }
+		;;
+	check)
+		if [[ -e $HOME/$marker ]]; then
+			report FAIL persistence "outside the workspace" "a file in $HOME across a restart" "kept"
+		else
+			report PASS persistence "outside the workspace" "a file in $HOME across a restart" "gone"
+		fi
+		if [[ -e $workspace/$marker ]]; then
+			report PASS persistence "workspace" "a file in the workspace across a restart" "kept"
+		else
+			report FAIL persistence "workspace" "a file in the workspace across a restart" "gone"
+		fi
+		if [[ $state_dir != - ]]; then
+			if [[ -e $state_dir/$marker ]]; then
+				report PASS persistence "state volume" "a file in $state_dir across a restart" "kept"
+			else
+				report FAIL persistence "state volume" "a file in $state_dir across a restart" "gone"
+			fi
+		fi
+		rm -f -- "$HOME/$marker" "$workspace/$marker"
+		[[ $state_dir == - ]] || rm -f -- "$state_dir/$marker"
+		;;
+	esac
+}
+
+case $phase in
+all) files; network; privileges; resources ;;
+write) persistence write ;;
+check) persistence check ;;
+*) echo "verify.sh: unknown phase $phase" >&2; exit 2 ;;
+esac
+exit 0 # every probe reported its result; failures are rows, not an exit status

@@ -1,0 +1,126 @@
+package generator
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/internal/validate"
+)
+
+// Verify holds the targets of `agentbox verify`'s network probes.
+type Verify struct {
+	Allowed         string // host:port, or "" when the policy lists no name
+	UnlistedName    string
+	UnlistedAddress string // IPv4 address:port
+	Resolver        string // IPv4 address
+	IPv6Address     string // [address]:port
+	MetadataAddress string // IPv4 address:port
+}
+
+// verifyTargets validates the verify section and applies its defaults.
+func (c *checker) verifyTargets(w wireVerify, cfg *Config) {
+	v := &cfg.Verify
+	str := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	if a := str(w.Allowed); a != "" {
+		host, port, err := splitHostPort(a)
+		if _, ipErr := netip.ParseAddr(host); err == nil && ipErr != nil {
+			_, _, err = validate.Domain(host)
+		}
+		if err != nil {
+			c.fail("verify.allowed", fmt.Errorf("invalid host:port %q: %v", a, err))
+		}
+		if port == 0 {
+			c.failf("verify.allowed", "invalid port in %q", a)
+		}
+		v.Allowed = a
+	}
+	if n := str(w.UnlistedName); n != "" {
+		if _, _, err := validate.Domain(n); err != nil || strings.HasPrefix(n, "*.") {
+			c.failf("verify.unlisted_name", "invalid name %q", n)
+		}
+		v.UnlistedName = n
+	}
+	v.UnlistedAddress = c.addrPort("verify.unlisted_address", str(w.UnlistedAddress))
+	v.MetadataAddress = c.addrPort("verify.metadata_address", str(w.MetadataAddress))
+	if r := str(w.Resolver); r != "" {
+		if a, err := netip.ParseAddr(r); err != nil || !a.Is4() {
+			c.failf("verify.resolver", "invalid IPv4 address %q", r)
+		}
+		v.Resolver = r
+	}
+	if a := str(w.IPv6Address); a != "" {
+		if ap, err := netip.ParseAddrPort(a); err != nil || !ap.Addr().Is6() || ap.Addr().Zone() != "" || ap.Port() == 0 {
+			c.failf("verify.ipv6_address", "invalid [IPv6 address]:port %q", a)
+		}
+		v.IPv6Address = a
+	}
+}
+
+// addrPort checks an optional IPv4 address:port.
+func (c *checker) addrPort(path, a string) string {
+	if a == "" {
+		return ""
+	}
+	if ap, err := netip.ParseAddrPort(a); err != nil || !ap.Addr().Is4() || ap.Port() == 0 {
+		c.failf(path, "invalid IPv4 address:port %q", a)
+	}
+	return a
+}
+
+// VerifyTargets returns the probe targets of cfg, defaults applied.
+func VerifyTargets(cfg *Config) Verify {
+	v := cfg.Verify
+	pol := policy(cfg)
+	if v.Allowed == "" && len(pol.Domains) > 0 {
+		d := pol.Domains[0]
+		v.Allowed = d.Name + ":" + strconv.Itoa(int(d.Ports[0]))
+	}
+	if v.UnlistedName == "" {
+		for _, n := range []string{"example.com", "example.net", "example.org"} {
+			if !slices.ContainsFunc(pol.Domains, func(d firewall.Domain) bool { return n == d.Name || strings.HasSuffix(n, "."+d.Name) }) {
+				v.UnlistedName = n
+				break
+			}
+		}
+	}
+	if v.UnlistedAddress == "" {
+		v.UnlistedAddress = "1.1.1.1:443"
+	}
+	if v.Resolver == "" {
+		v.Resolver = "1.1.1.1"
+	}
+	if v.MetadataAddress == "" {
+		v.MetadataAddress = "169.254.169.254:80"
+	}
+	if v.IPv6Address == "" {
+		v.IPv6Address = "[2606:4700:4700::1111]:443"
+	}
+	return v
+}
+
+// MemoryBytes returns the memory limit in bytes.
+func (c *Config) MemoryBytes() int64 {
+	n, _ := strconv.ParseInt(c.Memory[:len(c.Memory)-1], 10, 64)
+	return n << map[byte]int{'k': 10, 'm': 20, 'g': 30}[c.Memory[len(c.Memory)-1]]
+}
+
+func splitHostPort(s string) (string, uint16, error) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return "", 0, fmt.Errorf("no port")
+	}
+	p, err := strconv.ParseUint(s[i+1:], 10, 16)
+	if err != nil || p == 0 {
+		return "", 0, fmt.Errorf("invalid port")
+	}
+	return s[:i], uint16(p), nil
+}
