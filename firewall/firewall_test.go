@@ -161,12 +161,13 @@ func TestRenderRules(t *testing.T) {
 		}
 	}
 	wantRules := []string{
-		`meta skuid != 5353 meta l4proto { tcp, udp } th dport 53 th sport 61000-65535 counter name "rejected_dns" goto refuse`,
-		`meta skuid != 5353 meta l4proto { tcp, udp } th dport 53 ip daddr != 127.0.0.1 counter name "rejected_dns" goto refuse`,
-		`meta skuid != 5353 meta l4proto { tcp, udp } th dport 53 meta nfproto ipv6 counter name "rejected_dns" goto refuse`,
-		`meta skuid != 5353 ip daddr @upstream_v4 counter name "rejected_dns" goto refuse`,
-		`meta skuid != 5353 ip6 daddr @upstream_v6 counter name "rejected_dns" goto refuse`,
-		`meta skuid != 5353 ip daddr 127.0.0.11 counter name "rejected_docker_dns" goto refuse`,
+		`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 th sport 61000-65535 counter name "rejected_dns" goto refuse`,
+		`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 ip daddr != 127.0.0.1 counter name "rejected_dns" goto refuse`,
+		`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 meta nfproto ipv6 counter name "rejected_dns" goto refuse`,
+		`meta skuid != { 0, 5353 } ip daddr @upstream_v4 counter name "rejected_dns" goto refuse`,
+		`meta skuid != { 0, 5353 } ip6 daddr @upstream_v6 counter name "rejected_dns" goto refuse`,
+		`meta skuid != { 0, 5353 } ip daddr 127.0.0.11 counter name "rejected_docker_dns" goto refuse`,
+		"meta skuid 0 meta l4proto { tcp, udp } th dport 53 accept",
 		"ct state established,related accept",
 		"ct state invalid drop",
 		"icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit } ip6 hoplimit 255 accept",

@@ -97,3 +97,40 @@ func TestLabConntrack(t *testing.T) {
 			len(r.Samples), m[1], outcome, again.Tries, received, l.egress.Log().Dropped())
 	})
 }
+
+// TestLabDockerResolver: under Docker, dnsmasq's upstream is 127.0.0.11,
+// whose resolver (dockerd's) forwards to the host's resolvers from inside
+// the container's network namespace, as root. Those queries must reach the
+// upstream, not be redirected back to dnsmasq (a loop: allowed names never
+// resolved under Docker), while the agent's queries to the same address
+// still get the filter's answer.
+func TestLabDockerResolver(t *testing.T) {
+	l := newLab(t)
+	l.startReady()
+	root, err := l.lab.StartHelper(l.sbx, "agent", 0) // attempts as root, like dockerd's resolver
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(root.Close)
+	for _, network := range []string{"udp", "tcp"} {
+		mark := l.eventCount()
+		r, err := root.Call(dnsReq(upstream+":53", network, "secret.exfil.test", "A"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.OK || r.Rcode != "NOERROR" {
+			t.Errorf("%s: root's query to the upstream: %+v, want the upstream's answer", network, r)
+		}
+		seen := false
+		for _, e := range l.events(mark) {
+			seen = seen || (e.Kind == "dns" && e.Name == "secret.exfil.test")
+		}
+		if !seen {
+			t.Errorf("%s: the upstream never saw root's query", network)
+		}
+		// The agent asking the same resolver gets the filter's answer.
+		if r := l.do(dnsReq(upstream+":53", network, "secret.exfil.test", "A")); r.Rcode != "NXDOMAIN" {
+			t.Errorf("%s: the agent's query: %+v, want the filter's NXDOMAIN", network, r)
+		}
+	}
+}
