@@ -4,7 +4,7 @@
 GO ?= go
 EXAMPLE ?= examples/full
 
-.PHONY: all build example test test-deps bench fuzz fmt vet lint clean
+.PHONY: all build example test test-deps bench fuzz clean e2e-setup
 
 all: build
 
@@ -32,6 +32,12 @@ bench:
 ## fuzz: fuzz the configuration loader for a minute
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 60s ./generator/
+
+## e2e-setup: install and start Docker Engine, compose v2 (built from its module),
+## debootstrap and the Dev Containers CLI, and build the Debian base image (root)
+e2e-setup:
+	bash scripts/e2e/setup.sh
+	bash scripts/e2e/base-image.sh
 
 clean:
 	rm -rf bin
