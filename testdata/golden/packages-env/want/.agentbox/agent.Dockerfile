@@ -4,7 +4,8 @@
 FROM node:24-bookworm-slim@sha256:2222222222222222222222222222222222222222222222222222222222222222
 
 ARG DEBIAN_FRONTEND=noninteractive
-# The npm registry the build installs from (npm's own variable; unset: npm's default).
+# The npm registry the build installs from (npm's own variable; unset or empty:
+# npm's default). The compose file passes it from the environment.
 ARG NPM_CONFIG_REGISTRY
 
 RUN apt-get update \
@@ -21,7 +22,8 @@ RUN set -eu; \
     mkdir -p /home/agent /home/agent/.claude /src/project; \
     chown -R 1001:1002 /home/agent /home/agent/.claude /src/project
 
-RUN npm install --global --no-fund --no-audit --no-update-notifier @anthropic-ai/claude-code@2.0.14 \
+RUN if [ -z "${NPM_CONFIG_REGISTRY:-}" ]; then unset NPM_CONFIG_REGISTRY; fi \
+ && npm install --global --no-fund --no-audit --no-update-notifier @anthropic-ai/claude-code@2.0.14 \
  && npm cache clean --force
 
 # No way back to root: drop every setuid and setgid bit.
