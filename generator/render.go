@@ -8,6 +8,7 @@ import (
 	"text/template"
 
 	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/internal/shquote"
 	"github.com/agentbox-dev/agentbox/templates"
 )
 
@@ -27,8 +28,8 @@ const (
 // funcs are the template functions: hermetic, and each quotes for one syntax.
 var funcs = template.FuncMap{
 	"header":  func() string { return Header },
-	"shq":     ShellQuote,
-	"words":   func(ws []string) string { return shellWords(ws) },
+	"shq":     shquote.Word,
+	"words":   shquote.Words,
 	"json":    jsonString,
 	"yamlstr": composeString,
 }
@@ -88,22 +89,6 @@ func executeTemplate(name string, data any) ([]byte, error) {
 	var b bytes.Buffer
 	err := tmpl.ExecuteTemplate(&b, name, data)
 	return b.Bytes(), err
-}
-
-// ShellQuote quotes s as one POSIX shell word: nothing inside is expanded.
-func ShellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-func shellWords(ws []string) string {
-	q := make([]string, len(ws))
-	for i, w := range ws {
-		q[i] = ShellQuote(w)
-	}
-	return strings.Join(q, " ")
 }
 
 // jsonString encodes s as a JSON string (no HTML escaping).

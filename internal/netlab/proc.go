@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agentbox-dev/agentbox/internal/shquote"
 )
 
 // File is the content and mode of a file a Spec lays over the machine's.
@@ -58,20 +60,20 @@ func (l *Lab) Start(ns string, spec Spec) (*Proc, error) {
 
 	// The script runs as root in the new mount namespace. File descriptor 3
 	// is opened first: the tmpfs on /tmp may hide the lab's directory.
-	script := []string{"set -eu", "exec 3>" + shellQuote(p.marker)}
+	script := []string{"set -eu", "exec 3>" + shquote.Word(p.marker)}
 	for _, o := range overlays {
 		if strings.ContainsAny(o.lower, ":,") {
 			return nil, fmt.Errorf("netlab: directory %q cannot be an overlay layer", o.lower)
 		}
 		script = append(script, fmt.Sprintf("mount -t overlay netlab -o %s %s",
-			shellQuote("lowerdir="+o.lower+":"+o.dir), shellQuote(o.dir)))
+			shquote.Word("lowerdir="+o.lower+":"+o.dir), shquote.Word(o.dir)))
 	}
 	for _, dir := range spec.Tmpfs {
 		mode := "0755"
 		if dir == "/tmp" {
 			mode = "1777"
 		}
-		script = append(script, fmt.Sprintf("mount -t tmpfs -o mode=%s,nosuid,nodev netlab %s", mode, shellQuote(dir)))
+		script = append(script, fmt.Sprintf("mount -t tmpfs -o mode=%s,nosuid,nodev netlab %s", mode, shquote.Word(dir)))
 	}
 	// The time just before the program starts, for benchmarks.
 	script = append(script, "date +%s%N >&3", "exec 3>&-")
@@ -79,7 +81,7 @@ func (l *Lab) Start(ns string, spec Spec) (*Proc, error) {
 	if spec.Caps != nil {
 		argv = append(CapArgv(spec.Caps), argv...)
 	}
-	script = append(script, "exec "+shellWords(argv))
+	script = append(script, "exec "+shquote.Words(argv))
 
 	p.cmd = exec.Command("ip", "netns", "exec", ns, "unshare", "--mount", "--propagation", "private",
 		"sh", "-c", strings.Join(script, "\n"))
@@ -264,17 +266,4 @@ func (p *Proc) Enter(argv ...string) (string, int, error) {
 		return string(out), exit.ExitCode(), nil
 	}
 	return string(out), 0, err
-}
-
-// shellQuote quotes s as one POSIX shell word.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-func shellWords(words []string) string {
-	q := make([]string, len(words))
-	for i, w := range words {
-		q[i] = shellQuote(w)
-	}
-	return strings.Join(q, " ")
 }
