@@ -4,7 +4,7 @@
 GO ?= go
 EXAMPLE ?= examples/full
 
-.PHONY: all build example test test-deps bench fuzz clean e2e-setup
+.PHONY: all build example test test-deps bench fuzz clean e2e-setup e2e
 
 all: build
 
@@ -38,6 +38,11 @@ fuzz:
 e2e-setup:
 	bash scripts/e2e/setup.sh
 	bash scripts/e2e/base-image.sh
+
+## e2e: the sandbox end to end in Docker Engine, compose v2 and the Dev Containers CLI (root)
+e2e: e2e-setup
+	$(GO) vet -tags e2e ./internal/e2e/
+	$(GO) test -tags e2e -count=1 -timeout 30m -v -run TestEndToEnd ./internal/e2e/
 
 clean:
 	rm -rf bin

@@ -1,0 +1,313 @@
+// Command fakenet is the end-to-end test's fake "internet": the hosts the
+// test runs on its own Docker network (198.18.0.0/24). The test builds it
+// with CGO_ENABLED=0 and copies it into an image made FROM the local Debian
+// base image, so that nothing is pulled.
+//
+//	fakenet dns -listen :53 -a allowed.e2e.test=198.18.0.80 -default 198.18.0.99
+//	fakenet http -listen :80 -dir /srv -name web
+//
+// dns answers A queries over UDP and TCP: a name given with -a (and every
+// name below it) gets its address, every other name the -default address
+// (or NXDOMAIN without one); other query types get an empty NOERROR answer.
+// That the fake upstream answers every name is the point: an unlisted name
+// that does not resolve in the sandbox was stopped by the sandbox's filter.
+//
+// http serves the files of -dir. Both log one line per query or request on
+// stdout ("dns REMOTE NAME TYPE -> ANSWER", "http NAME REMOTE METHOD PATH
+// STATUS"), which the test reads with docker logs.
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+func main() {
+	log.SetFlags(0)
+	log.SetPrefix("fakenet: ")
+	if len(os.Args) < 2 {
+		log.Fatal("usage: fakenet dns|http [flags]")
+	}
+	var err error
+	switch os.Args[1] {
+	case "dns":
+		err = runDNS(os.Args[2:])
+	case "http":
+		err = runHTTP(os.Args[2:])
+	default:
+		err = fmt.Errorf("unknown mode %q (dns, http)", os.Args[1])
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+}
+
+// out serializes the log lines of concurrent handlers.
+var out = struct {
+	sync.Mutex
+	io.Writer
+}{Writer: os.Stdout}
+
+func logf(format string, args ...any) {
+	out.Lock()
+	defer out.Unlock()
+	fmt.Fprintf(out.Writer, format+"\n", args...)
+}
+
+// --- DNS ----------------------------------------------------------------------
+
+type records map[string]netip.Addr
+
+func (r records) String() string { return fmt.Sprint(map[string]netip.Addr(r)) }
+
+func (r records) Set(s string) error {
+	name, addr, ok := strings.Cut(s, "=")
+	a, err := netip.ParseAddr(addr)
+	if !ok || err != nil || !a.Is4() || name == "" {
+		return fmt.Errorf("want NAME=IPv4, got %q", s)
+	}
+	r[strings.ToLower(strings.TrimSuffix(name, "."))] = a
+	return nil
+}
+
+type dnsServer struct {
+	records records
+	def     netip.Addr // zero: NXDOMAIN
+}
+
+func runDNS(args []string) error {
+	fs := flag.NewFlagSet("dns", flag.ContinueOnError)
+	listen := fs.String("listen", ":53", "UDP and TCP listen address")
+	s := &dnsServer{records: records{}}
+	fs.Var(s.records, "a", "NAME=IPv4: the A record of NAME and every name below it (repeatable)")
+	def := fs.String("default", "", "the address every other name gets (empty: NXDOMAIN)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *def != "" {
+		a, err := netip.ParseAddr(*def)
+		if err != nil || !a.Is4() {
+			return fmt.Errorf("-default: want an IPv4 address, got %q", *def)
+		}
+		s.def = a
+	}
+	pc, err := net.ListenPacket("udp", *listen)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
+	logf("dns listening on %s (udp, tcp)", *listen)
+	errc := make(chan error, 2)
+	go func() { errc <- s.serveUDP(pc) }()
+	go func() { errc <- s.serveTCP(ln) }()
+	return <-errc
+}
+
+func (s *dnsServer) serveUDP(pc net.PacketConn) error {
+	buf := make([]byte, 4096)
+	for {
+		n, from, err := pc.ReadFrom(buf)
+		if err != nil {
+			return err
+		}
+		if reply := s.answer(buf[:n], "udp", from); reply != nil {
+			_, _ = pc.WriteTo(reply, from)
+		}
+	}
+}
+
+func (s *dnsServer) serveTCP(ln net.Listener) error {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return err
+		}
+		go func() {
+			defer c.Close()
+			for {
+				_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+				var l [2]byte
+				if _, err := io.ReadFull(c, l[:]); err != nil {
+					return
+				}
+				msg := make([]byte, binary.BigEndian.Uint16(l[:]))
+				if _, err := io.ReadFull(c, msg); err != nil {
+					return
+				}
+				reply := s.answer(msg, "tcp", c.RemoteAddr())
+				if reply == nil {
+					return
+				}
+				if _, err := c.Write(append(binary.BigEndian.AppendUint16(nil, uint16(len(reply))), reply...)); err != nil {
+					return
+				}
+			}
+		}()
+	}
+}
+
+const (
+	typeA    = 1
+	typeAAAA = 28
+)
+
+var typeNames = map[uint16]string{typeA: "A", typeAAAA: "AAAA", 5: "CNAME", 6: "SOA", 12: "PTR", 15: "MX", 16: "TXT", 33: "SRV", 65: "HTTPS"}
+
+func typeName(t uint16) string {
+	if n, ok := typeNames[t]; ok {
+		return n
+	}
+	return fmt.Sprintf("TYPE%d", t)
+}
+
+// answer builds the reply to one query, or nil for a message it ignores.
+func (s *dnsServer) answer(msg []byte, network string, from net.Addr) []byte {
+	q, err := parseQuery(msg)
+	if err != nil {
+		logf("dns %s %s: bad query: %v", network, from, err)
+		return nil
+	}
+	rcode := 0
+	var addr netip.Addr
+	if a, ok := s.lookup(q.name); ok {
+		if q.qtype == typeA {
+			addr = a
+		}
+	} else {
+		rcode = 3 // NXDOMAIN
+	}
+	what := "NXDOMAIN"
+	switch {
+	case addr.IsValid():
+		what = addr.String()
+	case rcode == 0:
+		what = "NOERROR (no answer)"
+	}
+	logf("dns %s %s %s %s -> %s", network, from, q.name, typeName(q.qtype), what)
+	return buildReply(msg, q, rcode, addr)
+}
+
+func (s *dnsServer) lookup(name string) (netip.Addr, bool) {
+	for n := name; n != ""; {
+		if a, ok := s.records[n]; ok {
+			return a, true
+		}
+		_, rest, ok := strings.Cut(n, ".")
+		if !ok {
+			break
+		}
+		n = rest
+	}
+	return s.def, s.def.IsValid()
+}
+
+type question struct {
+	name  string // lower case, no trailing dot
+	qtype uint16
+	end   int // offset after the question
+}
+
+var errShort = errors.New("message too short")
+
+func parseQuery(msg []byte) (question, error) {
+	if len(msg) < 12 {
+		return question{}, errShort
+	}
+	if msg[2]&0x80 != 0 || binary.BigEndian.Uint16(msg[4:]) != 1 {
+		return question{}, errors.New("not a query with one question")
+	}
+	var labels []string
+	off := 12
+	for {
+		if off >= len(msg) {
+			return question{}, errShort
+		}
+		n := int(msg[off])
+		if n == 0 {
+			off++
+			break
+		}
+		if n > 63 || off+1+n > len(msg) {
+			return question{}, errors.New("bad name")
+		}
+		labels = append(labels, string(msg[off+1:off+1+n]))
+		off += 1 + n
+	}
+	if off+4 > len(msg) {
+		return question{}, errShort
+	}
+	return question{
+		name:  strings.ToLower(strings.Join(labels, ".")),
+		qtype: binary.BigEndian.Uint16(msg[off:]),
+		end:   off + 4,
+	}, nil
+}
+
+// buildReply copies the query's header and question and adds the answer.
+func buildReply(msg []byte, q question, rcode int, addr netip.Addr) []byte {
+	b := append([]byte(nil), msg[:q.end]...)
+	flags := binary.BigEndian.Uint16(msg[2:])&0x0100 | 0x8400 | 0x0080 | uint16(rcode) // QR, AA, RD copied, RA
+	binary.BigEndian.PutUint16(b[2:], flags)
+	an := uint16(0)
+	if addr.IsValid() {
+		an = 1
+	}
+	binary.BigEndian.PutUint16(b[6:], an)
+	binary.BigEndian.PutUint16(b[8:], 0)
+	binary.BigEndian.PutUint16(b[10:], 0)
+	if addr.IsValid() {
+		b = append(b, 0xc0, 12) // the question's name
+		b = binary.BigEndian.AppendUint16(b, typeA)
+		b = binary.BigEndian.AppendUint16(b, 1) // IN
+		b = binary.BigEndian.AppendUint32(b, 5) // TTL
+		b = binary.BigEndian.AppendUint16(b, 4)
+		b = append(b, addr.AsSlice()...)
+	}
+	return b
+}
+
+// --- HTTP ---------------------------------------------------------------------
+
+func runHTTP(args []string) error {
+	fs := flag.NewFlagSet("http", flag.ContinueOnError)
+	listen := fs.String("listen", ":80", "TCP listen address")
+	dir := fs.String("dir", "/srv", "the directory to serve")
+	name := fs.String("name", "web", "this host's name in the log")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	files := http.FileServer(http.Dir(*dir))
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &status{ResponseWriter: w, code: http.StatusOK}
+		w.Header().Set("X-Fakenet-Host", *name)
+		files.ServeHTTP(rec, r)
+		logf("http %s %s %s %s %d", *name, r.RemoteAddr, r.Method, r.URL.Path, rec.code)
+	})
+	logf("http %s listening on %s, serving %s", *name, *listen, *dir)
+	srv := &http.Server{Addr: *listen, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	return srv.ListenAndServe()
+}
+
+type status struct {
+	http.ResponseWriter
+	code int
+}
+
+func (s *status) WriteHeader(code int) {
+	s.code = code
+	s.ResponseWriter.WriteHeader(code)
+}
