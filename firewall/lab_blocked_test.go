@@ -128,12 +128,12 @@ func battery() []attempt {
 		// From a port that dnsmasq has not used (TestLabKnownBugs/DNSFromDnsmasqPort).
 		{name: "UpstreamDirectly", reqs: []netlab.Request{fromPort(dnsReq(upstream+":53", "udp", "other.test", "A"), 20053), dnsReq(upstream+":53", "tcp", "other.test", "A")}, want: answer("NXDOMAIN")},
 		{name: "UpstreamOtherPortUDP", reqs: []netlab.Request{dnsReq(upstream+":5300", "udp", "other.test", "A")}, want: refused("EPERM")},
-		{name: "UpstreamOtherPortTCP", reqs: []netlab.Request{dnsReq(upstream+":5300", "tcp", "other.test", "A")}, want: refused("EHOSTUNREACH")},
+		{name: "UpstreamOtherPortTCP", reqs: []netlab.Request{dnsReq(upstream+":5300", "tcp", "other.test", "A")}, want: refused("ECONNREFUSED")},
 		{name: "IPv6ResolverUDP", reqs: []netlab.Request{dnsReq("["+rogueV6+"]:53", "udp", "allowed.test", "A")}, want: refused("EPERM")},
 		{name: "IPv6ResolverTCP", reqs: []netlab.Request{dnsReq("["+rogueV6+"]:53", "tcp", "allowed.test", "A")}, want: refused("ECONNREFUSED")},
 		{name: "DockerDNSPortUDP", reqs: []netlab.Request{dnsReq(dockerDNS, "udp", "other.test", "A")}, want: refused("EPERM")},
-		{name: "DockerDNSPortTCP", reqs: []netlab.Request{dnsReq(dockerDNS, "tcp", "other.test", "A")}, want: refused("EHOSTUNREACH")},
-		{name: "DNSOverTLS", reqs: []netlab.Request{dial(rogue, 853), dial(allowedV4, 853)}, want: refused("EHOSTUNREACH")},
+		{name: "DockerDNSPortTCP", reqs: []netlab.Request{dnsReq(dockerDNS, "tcp", "other.test", "A")}, want: refused("ECONNREFUSED")},
+		{name: "DNSOverTLS", reqs: []netlab.Request{dial(rogue, 853), dial(allowedV4, 853)}, want: refused("ECONNREFUSED")},
 		{name: "DNSOverTLSIPv6", reqs: []netlab.Request{dial(allowedV6, 853)}, want: refused("ECONNREFUSED")},
 		{name: "TunnelTXT", reqs: []netlab.Request{dnsReq(agentResolver, "udp", "6578706f7274.tunnel.test", "TXT"), dnsReq(agentResolver, "tcp", "73656372657473.tunnel.test", "TXT")}, want: answer("NXDOMAIN")},
 		{name: "TunnelLongLabels", reqs: []netlab.Request{dnsReq(agentResolver, "udp", long, "A"), dnsReq(agentResolver, "tcp", long, "TXT")}, want: answer("NXDOMAIN")},
@@ -147,19 +147,19 @@ func battery() []attempt {
 		{name: "NameIntoLinkLocalIPv6", reqs: []netlab.Request{dnsReq(agentResolver, "udp", "ll.private.test", "AAAA")}, want: rebind("ll.private.test")},
 		// dnsmasq lets 100.64.0.0/10 through and adds it to the allow set;
 		// the special ranges come first in the ruleset.
-		{name: "NameIntoCGNAT", setup: []netlab.Request{dnsReq(agentResolver, "udp", "cgnat.private.test", "A")}, reqs: []netlab.Request{dial(cgnatV4, 443)}, want: refused("EHOSTUNREACH")},
+		{name: "NameIntoCGNAT", setup: []netlab.Request{dnsReq(agentResolver, "udp", "cgnat.private.test", "A")}, reqs: []netlab.Request{dial(cgnatV4, 443)}, want: refused("ECONNREFUSED")},
 		// Connections.
-		{name: "PrivateAddress", reqs: []netlab.Request{dial(privateV4, 443)}, want: refused("EHOSTUNREACH")},
-		{name: "Metadata", reqs: []netlab.Request{dial(metadataV4, 80)}, want: refused("EHOSTUNREACH")},
-		{name: "Gateway", reqs: []netlab.Request{dial(gatewayV4, 80), dial(gatewayV4, 443)}, want: refused("EHOSTUNREACH")},
+		{name: "PrivateAddress", reqs: []netlab.Request{dial(privateV4, 443)}, want: refused("ECONNREFUSED")},
+		{name: "Metadata", reqs: []netlab.Request{dial(metadataV4, 80)}, want: refused("ECONNREFUSED")},
+		{name: "Gateway", reqs: []netlab.Request{dial(gatewayV4, 80), dial(gatewayV4, 443)}, want: refused("ECONNREFUSED")},
 		{name: "GatewayIPv6", reqs: []netlab.Request{dial(gatewayV6, 443)}, want: refused("ECONNREFUSED")},
-		{name: "UnlistedAddress", reqs: []netlab.Request{dial(unlistedV4, 443), dial(rogueV4Ans, 443)}, want: refused("EHOSTUNREACH")},
+		{name: "UnlistedAddress", reqs: []netlab.Request{dial(unlistedV4, 443), dial(rogueV4Ans, 443)}, want: refused("ECONNREFUSED")},
 		{name: "UnlistedIPv6", reqs: []netlab.Request{dial(unlistedV6, 443), dial(rogueV6, 443)}, want: refused("ECONNREFUSED")},
 		{name: "UniqueLocalIPv6", reqs: []netlab.Request{dial(ulaV6, 443)}, want: refused("ECONNREFUSED")},
-		{name: "AllowedHostOtherPort", setup: []netlab.Request{dnsReq(agentResolver, "udp", "allowed.test", "A")}, reqs: []netlab.Request{dial(allowedV4, 8080), dial(allowedV4, 22), dial(allowedV4, 8443)}, want: refused("EHOSTUNREACH")},
+		{name: "AllowedHostOtherPort", setup: []netlab.Request{dnsReq(agentResolver, "udp", "allowed.test", "A")}, reqs: []netlab.Request{dial(allowedV4, 8080), dial(allowedV4, 22), dial(allowedV4, 8443)}, want: refused("ECONNREFUSED")},
 		{name: "AllowedIPv6HostOtherPort", setup: []netlab.Request{dnsReq(agentResolver, "udp", "allowed.test", "AAAA")}, reqs: []netlab.Request{dial(allowedV6, 8443)}, want: refused("ECONNREFUSED")},
-		{name: "CIDROtherPort", reqs: []netlab.Request{dial(cidrHost, 443)}, want: refused("EHOSTUNREACH")},
-		{name: "NextToCIDR", reqs: []netlab.Request{dial(outsideV4, 8443)}, want: refused("EHOSTUNREACH")},
+		{name: "CIDROtherPort", reqs: []netlab.Request{dial(cidrHost, 443)}, want: refused("ECONNREFUSED")},
+		{name: "NextToCIDR", reqs: []netlab.Request{dial(outsideV4, 8443)}, want: refused("ECONNREFUSED")},
 		// Other protocols.
 		{name: "UDP", reqs: []netlab.Request{{Op: "udp", Addr: addr(allowedV4, 443)}, {Op: "udp", Addr: addr(unlistedV4, 9999)}}, want: refused("EPERM")},
 		{name: "UDPIPv6", reqs: []netlab.Request{{Op: "udp", Addr: addr(allowedV6, 443)}}, want: refused("EPERM")},
@@ -287,7 +287,7 @@ func testAudit(t *testing.T, l *lab) {
 		}
 	}
 
-	if r := l.do(dial(unlistedV4, 443)); r.Errno != "EHOSTUNREACH" {
+	if r := l.do(dial(unlistedV4, 443)); r.Errno != "ECONNREFUSED" {
 		t.Fatalf("connecting to %s: %v", unlistedV4, r)
 	}
 	listing := l.nft("list", "counters", "table", "inet", "agentbox")

@@ -71,6 +71,7 @@ files() {
 	while read -r _ _ _ root mnt _; do
 		case $mnt in
 		"$workspace" | "$workspace"/* | "$state_dir" | /etc/hosts | /etc/hostname | /etc/resolv.conf | /proc* | /sys* | /dev*) ;;
+		/sbin/docker-init | /usr/sbin/docker-init) ;; # compose's init: true, Docker's own tini
 		*) [[ $root != / ]] && bad+=" $mnt" ;;
 		esac
 	done </proc/self/mountinfo
@@ -177,16 +178,14 @@ privileges() {
 		report PASS privileges "network settings" "write /proc/sys/net (the ruleset needs CAP_NET_ADMIN, which the agent lacks)" "refused"
 	fi
 	# Spawn past the pids limit in a subshell: forks must fail, and we survive.
-	local spawned
-	spawned=$(
-		n=0
-		for ((i = 0; i < pids + 16; i++)); do
-			sleep 10 2>/dev/null &
-			[[ -n $! ]] && n=$((n + 1))
-		done 2>/dev/null
-		echo "$n"
-		kill $(jobs -p) 2>/dev/null
-	)
+	# A child shell prints the pid of each process it starts until fork
+	# fails; the count is what started.
+	local out spawned
+	local -a children
+	out=$(bash -c 'for ((i = 1; i <= $1; i++)); do sleep 30 >/dev/null 2>&1 & echo "$!"; done' _ $((pids + 16)) 2>/dev/null)
+	read -ra children <<<"${out//$'\n'/ }"
+	spawned=${#children[@]}
+	((spawned > 0)) && kill "${children[@]}" 2>/dev/null
 	if ((spawned < pids + 16)); then
 		report PASS privileges "pids limit" "start $((pids + 16)) processes" "stopped at $spawned; the container survives"
 	else

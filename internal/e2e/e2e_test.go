@@ -9,8 +9,7 @@
 //
 // Without root or Docker it skips, except under CI=true, where it fails.
 // AGENTBOX_E2E_NO_CACHE=1 builds the images without the build cache first
-// (to measure a first build); AGENTBOX_E2E_STRICT=1 fails on the known bugs
-// of agentbox (knownBugs) instead of logging them.
+// (to measure a first build).
 package e2e
 
 import (
@@ -146,46 +145,8 @@ type verifyReport struct {
 	} `json:"probes"`
 }
 
-// knownBug is a failure of agentbox itself that this test found and that
-// needs a change outside the test. It is logged, not failed, unless
-// AGENTBOX_E2E_STRICT=1; once fixed, the test says so and the entry goes.
-type knownBug struct {
-	probe    string         // area/probe of agentbox verify
-	happened *regexp.Regexp // what the probe says when the bug shows
-	why, fix string
-}
-
-var knownBugs = []knownBug{{
-	probe:    "files/host paths",
-	happened: regexp.MustCompile(`^also mounted: (/usr)?/sbin/docker-init$`),
-	why:      "compose's init: true (egress and agent) bind-mounts Docker's init read-only at /usr/sbin/docker-init (/sbin is /usr/sbin in Debian); verify.sh counts it as a host path",
-	fix:      "cmd/agentbox/verify.sh files(): accept the mount points /sbin/docker-init and /usr/sbin/docker-init",
-}, {
-	probe:    "network/unlisted address",
-	happened: regexp.MustCompile(`^refused: No route to host in 1\d\d\d ms$`),
-	why:      "the refuse chain answers IPv4 TCP with ICMP admin-prohibited; a blocking connect() (bash /dev/tcp, Python) gets it as a soft error while it holds the socket and fails only at the SYN retransmit, after 1 s (Go's non-blocking connect, as in the firewall lab, fails at once)",
-	fix:      "firewall/rules.go refuse chain: \"meta l4proto tcp reject with tcp reset\" for IPv4 as for IPv6 (the lab then expects ECONNREFUSED)",
-}}
-
-func strict() bool { return os.Getenv("AGENTBOX_E2E_STRICT") == "1" }
-
-// known reports whether a failure is a known bug, and logs it.
-func known(t *testing.T, probe, happened string) bool {
-	for _, b := range knownBugs {
-		if b.probe == probe && b.happened.MatchString(happened) {
-			if strict() {
-				t.Errorf("KNOWN BUG (AGENTBOX_E2E_STRICT=1): %s: %s\n  why: %s\n  fix: %s", probe, happened, b.why, b.fix)
-			} else {
-				t.Logf("KNOWN BUG, not counted: %s: %s\n  why: %s\n  fix: %s", probe, happened, b.why, b.fix)
-			}
-			return true
-		}
-	}
-	return false
-}
-
-// verify runs agentbox verify and checks that every probe passed (known bugs
-// aside) and that the probes named in want ran.
+// verify runs agentbox verify and checks that every probe passed and that
+// the probes named in want ran.
 func verify(e *env, p *project, want ...string) {
 	t := e.t
 	r := p.agentbox(nil, "verify", "--json")
@@ -196,31 +157,23 @@ func verify(e *env, p *project, want ...string) {
 	}
 	var table strings.Builder
 	got := map[string]string{}
-	unknown := 0
+	failed := 0
 	for _, pr := range rep.Probes {
 		fmt.Fprintf(&table, "\n  %-4s %-11s %-22s %-45s %s", pr.Result, pr.Area, pr.Probe, pr.Tried, pr.Happened)
 		key := pr.Area + "/" + pr.Probe
 		got[key] = pr.Result
-		if pr.Result == "FAIL" && !known(t, key, pr.Happened) {
-			unknown++
+		if pr.Result == "FAIL" {
+			failed++
 			t.Errorf("verify: FAIL %s %s: tried %s: %s", pr.Area, pr.Probe, pr.Tried, pr.Happened)
 		}
-		if pr.Result == "PASS" {
-			for _, b := range knownBugs {
-				if b.probe == key {
-					t.Logf("the known bug of %s no longer shows (%s): remove it from knownBugs", key, pr.Happened)
-				}
-			}
-		}
-		// The pids probe passes when its spawning subshell dies at the
-		// limit without printing its count; the limit itself is checked
-		// with docker inspect (checkLimits).
-		if key == "privileges/pids limit" && pr.Result == "PASS" && !regexp.MustCompile(`stopped at [0-9]+;`).MatchString(pr.Happened) {
-			t.Logf("WEAK PROBE: %s passed with %q: verify.sh's counting subshell died at the limit (bash: fork: Interrupted system call, exit 254), so the count is empty; fix: cmd/agentbox/verify.sh privileges() should run the spawner as a child (bash -c) and report its exit", key, pr.Happened)
+		// The pids probe must say how many processes started before fork
+		// failed; the limit itself is also checked with docker inspect.
+		if key == "privileges/pids limit" && !regexp.MustCompile(`stopped at [0-9]+;`).MatchString(pr.Happened) {
+			t.Errorf("verify: %s reported no count: %q", key, pr.Happened)
 		}
 	}
 	t.Logf("agentbox verify:%s", table.String())
-	if unknown > 0 || (r.code != 0) != !rep.Passed {
+	if failed > 0 || (r.code != 0) != !rep.Passed {
 		t.Errorf("agentbox verify: exit %d, passed=%v: %s", r.code, rep.Passed, tail(r.stderr, 20))
 	}
 	for _, w := range want {
@@ -414,9 +367,7 @@ if touch /workspace/.agentbox/x 2>/dev/null; then echo ".agentbox: written"; els
 		}
 	}
 	if m := regexp.MustCompile(`refused in (\d+) ms`).FindStringSubmatch(r.stdout); m != nil && len(m[1]) > 3 {
-		if !known(t, "network/unlisted address", "refused: No route to host in "+m[1]+" ms") {
-			t.Errorf("devcontainer exec: the unlisted address took %s ms to be refused; want under a second", m[1])
-		}
+		t.Errorf("devcontainer exec: the unlisted address took %s ms to be refused; want under a second", m[1])
 	}
 	egLog := e.logsOf(e.container(p.name, "egress"))
 	if !strings.Contains(egLog, "query[A] "+unlistedName) || !strings.Contains(egLog, unlistedName+" is NXDOMAIN") {
