@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -115,8 +116,11 @@ func checkSources(sources []string) ([]string, error) {
 }
 
 // comparePrefix orders IPv4 before IPv6, then by address, then by bits.
-func comparePrefix(a, b CIDR) int {
-	pa, pb := a.Prefix, b.Prefix
+func comparePrefix(a, b CIDR) int { return ComparePrefix(a.Prefix, b.Prefix) }
+
+// ComparePrefix orders prefixes as a Policy lists them: IPv4 before IPv6,
+// then by address, then by length.
+func ComparePrefix(pa, pb netip.Prefix) int {
 	if c := cmp.Compare(pa.Addr().BitLen(), pb.Addr().BitLen()); c != 0 {
 		return c
 	}

@@ -3,7 +3,6 @@ package generator
 import (
 	"fmt"
 	"maps"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -230,18 +229,4 @@ func sortedUniqueFold(s []string) []string {
 	out := slices.Clone(s)
 	slices.SortStableFunc(out, func(a, b string) int { return strings.Compare(strings.ToLower(a), strings.ToLower(b)) })
 	return slices.CompactFunc(out, strings.EqualFold)
-}
-
-// prefixLess orders IPv4 before IPv6, then by address, then by length.
-func prefixLess(a, b netip.Prefix) int {
-	if a.Addr().Is4() != b.Addr().Is4() {
-		if a.Addr().Is4() {
-			return -1
-		}
-		return 1
-	}
-	if c := a.Addr().Compare(b.Addr()); c != 0 {
-		return c
-	}
-	return a.Bits() - b.Bits()
 }

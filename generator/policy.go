@@ -99,7 +99,7 @@ func cidrs(cfg *Config) []firewall.CIDR {
 	for p, ps := range ports {
 		out = append(out, firewall.CIDR{Prefix: p, Ports: ps, Sources: []string{"network.cidrs"}})
 	}
-	slices.SortFunc(out, func(a, b firewall.CIDR) int { return prefixLess(a.Prefix, b.Prefix) })
+	slices.SortFunc(out, func(a, b firewall.CIDR) int { return firewall.ComparePrefix(a.Prefix, b.Prefix) })
 	return out
 }
 

@@ -2,6 +2,7 @@ package generator
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -31,15 +32,15 @@ func (c *checker) verifyTargets(w wireVerify, cfg *Config) {
 		return *p
 	}
 	if a := str(w.Allowed); a != "" {
-		host, port, err := splitHostPort(a)
+		host, port, err := net.SplitHostPort(a)
+		if p, perr := strconv.ParseUint(port, 10, 16); err == nil && (perr != nil || p == 0) {
+			err = fmt.Errorf("invalid port %q", port)
+		}
 		if _, ipErr := netip.ParseAddr(host); err == nil && ipErr != nil {
 			_, _, err = validate.Domain(host)
 		}
 		if err != nil {
 			c.fail("verify.allowed", fmt.Errorf("invalid host:port %q: %v", a, err))
-		}
-		if port == 0 {
-			c.failf("verify.allowed", "invalid port in %q", a)
 		}
 		v.Allowed = a
 	}
@@ -111,16 +112,4 @@ func VerifyTargets(cfg *Config) Verify {
 func (c *Config) MemoryBytes() int64 {
 	n, _ := strconv.ParseInt(c.Memory[:len(c.Memory)-1], 10, 64)
 	return n << map[byte]int{'k': 10, 'm': 20, 'g': 30}[c.Memory[len(c.Memory)-1]]
-}
-
-func splitHostPort(s string) (string, uint16, error) {
-	i := strings.LastIndexByte(s, ':')
-	if i < 0 {
-		return "", 0, fmt.Errorf("no port")
-	}
-	p, err := strconv.ParseUint(s[i+1:], 10, 16)
-	if err != nil || p == 0 {
-		return "", 0, fmt.Errorf("invalid port")
-	}
-	return s[:i], uint16(p), nil
 }
