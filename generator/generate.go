@@ -53,11 +53,19 @@ func decodeConfig(file string, data []byte, dir string) (*Config, yamlpos.Positi
 // Build compiles dir/agentbox.yaml and dir/agentbox.lock into the files of the
 // sandbox, and checks each with its ecosystem's parser. It writes nothing.
 func Build(dir string) (map[string][]byte, error) {
+	_, files, err := Compile(dir)
+	return files, err
+}
+
+// Compile is Build that also returns the configuration it compiled, for
+// callers that need both without loading agentbox.yaml twice.
+func Compile(dir string) (*Config, map[string][]byte, error) {
 	cfg, lock, err := loadProject(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return compile(dir, cfg, lock)
+	files, err := compile(dir, cfg, lock)
+	return cfg, files, err
 }
 
 // loadProject reads agentbox.yaml and, when there is one, agentbox.lock.

@@ -26,42 +26,39 @@ func (o *sandboxOptions) flags(c *cobra.Command) {
 }
 
 // compose checks that Docker, compose v2 and the daemon are there and the
-// generated files are current, then returns the argv prefix of docker compose.
-func (o *sandboxOptions) compose(ctx context.Context) ([]string, error) {
+// generated files are current, then returns the argv prefix of docker compose
+// and the project's configuration.
+func (o *sandboxOptions) compose(ctx context.Context) ([]string, *generator.Config, error) {
 	docker, err := exec.LookPath("docker")
 	if err != nil {
-		return nil, errors.New("docker is not installed (or not on PATH): agentbox runs the sandbox with Docker Engine and compose v2")
+		return nil, nil, errors.New("docker is not installed (or not on PATH): agentbox runs the sandbox with Docker Engine and compose v2")
 	}
 	if out, err := exec.CommandContext(ctx, docker, "compose", "version", "--short").CombinedOutput(); err != nil {
 		if _, v1 := exec.LookPath("docker-compose"); v1 == nil {
-			return nil, errors.New("only compose v1 (docker-compose) is installed; agentbox needs compose v2, the `docker compose` plugin")
+			return nil, nil, errors.New("only compose v1 (docker-compose) is installed; agentbox needs compose v2, the `docker compose` plugin")
 		}
-		return nil, fmt.Errorf("docker compose (v2) is not available: %s", firstLine(out, err))
+		return nil, nil, fmt.Errorf("docker compose (v2) is not available: %s", firstLine(out, err))
 	} else if v := strings.TrimPrefix(strings.TrimSpace(string(out)), "v"); strings.HasPrefix(v, "1.") {
-		return nil, fmt.Errorf("docker compose %s is compose v1; agentbox needs compose v2", v)
+		return nil, nil, fmt.Errorf("docker compose %s is compose v1; agentbox needs compose v2", v)
 	}
 	if out, err := exec.CommandContext(ctx, docker, "info", "--format", "{{.ServerVersion}}").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("cannot reach the Docker daemon (is dockerd running?): %s", firstLine(out, err))
+		return nil, nil, fmt.Errorf("cannot reach the Docker daemon (is dockerd running?): %s", firstLine(out, err))
 	}
-	cfg, err := generator.Load(o.dir)
+	cfg, files, err := generator.Compile(o.dir)
 	if err != nil {
-		return nil, err
-	}
-	files, err := generator.Build(o.dir)
-	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if diff, err := generator.Diff(o.dir, files); err != nil {
-		return nil, err
+		return nil, nil, err
 	} else if diff != "" {
-		return nil, errors.New("the generated files are out of date (agentbox generate --check fails); run \"agentbox generate\" and review the diff first")
+		return nil, nil, errors.New("the generated files are out of date (agentbox generate --check fails); run \"agentbox generate\" and review the diff first")
 	}
-	return []string{docker, "compose", "-f", filepath.Join(o.dir, generator.ComposeFile), "-p", cfg.Name}, nil
+	return []string{docker, "compose", "-f", filepath.Join(o.dir, generator.ComposeFile), "-p", cfg.Name}, cfg, nil
 }
 
 // run runs docker compose with args, connected to the terminal.
 func (o *sandboxOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args ...string) error {
-	argv, err := o.compose(ctx)
+	argv, _, err := o.compose(ctx)
 	if err != nil {
 		return err
 	}

@@ -87,11 +87,7 @@ defaults for real use. Exit 1 if any probe fails.`,
 }
 
 func (o *verifyOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
-	argv, err := o.compose(ctx)
-	if err != nil {
-		return err
-	}
-	cfg, err := generator.Load(o.dir)
+	argv, cfg, err := o.compose(ctx)
 	if err != nil {
 		return err
 	}
