@@ -42,7 +42,7 @@ e2e-setup:
 ## e2e: the sandbox end to end in Docker Engine, compose v2 and the Dev Containers CLI (root)
 e2e: e2e-setup
 	$(GO) vet -tags e2e ./internal/e2e/
-	$(GO) test -tags e2e -count=1 -timeout 30m -v -run TestEndToEnd ./internal/e2e/
+	$(GO) test -tags e2e -count=1 -timeout 30m -v -run 'TestEndToEnd|TestPickBridgeAddress' ./internal/e2e/
 
 clean:
 	rm -rf bin

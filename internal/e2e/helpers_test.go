@@ -392,10 +392,7 @@ func (e *env) startRegistries() {
 	bin := filepath.Join(e.work, "registry")
 	e.must(runOpt{dir: e.root}, "go", "build", "-o", bin, "./internal/e2e/registry")
 
-	e.bridgeGW = strings.TrimSpace(e.docker("network", "inspect", "bridge", "--format", "{{(index .IPAM.Config 0).Gateway}}").stdout)
-	if net.ParseIP(e.bridgeGW) == nil {
-		t.Fatalf("docker network inspect bridge: no IPAM gateway (%q)", e.bridgeGW)
-	}
+	e.bridgeGW = e.bridgeAddress()
 	addr := "127.0.0.1:5000"
 	if ln, err := net.Listen("tcp", addr); err != nil {
 		t.Logf("127.0.0.1:5000 is taken (%v); the registry takes a free port", err)
@@ -459,6 +456,42 @@ func (e *env) startRegistries() {
 		}
 	}()
 	t.Logf("container registry %s, fake npm %s", e.registry, e.npmURL)
+}
+
+// bridgeAddress returns the host's IPv4 address on Docker's default bridge,
+// where build containers reach the host. It reads the bridge interface
+// itself: a daemon that has just created docker0 (Debian's Engine 20.10)
+// reports the network's subnet but no IPAM Gateway.
+func (e *env) bridgeAddress() string {
+	out := e.docker("network", "inspect", "bridge", "--format",
+		`{{index .Options "com.docker.network.bridge.name"}} {{range .IPAM.Config}}{{.Gateway}}{{end}}`).stdout
+	name, gw, _ := strings.Cut(strings.TrimSpace(out), " ")
+	if name == "" {
+		name = "docker0"
+	}
+	var addrs []net.Addr
+	if ifc, err := net.InterfaceByName(name); err == nil {
+		addrs, _ = ifc.Addrs()
+	}
+	addr, err := pickBridgeAddress(addrs, gw)
+	if err != nil {
+		e.t.Fatalf("the default bridge %s: %v", name, err)
+	}
+	return addr
+}
+
+// pickBridgeAddress prefers the bridge interface's first IPv4 address and
+// falls back to the IPAM gateway.
+func pickBridgeAddress(addrs []net.Addr, ipamGateway string) (string, error) {
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil {
+			return n.IP.String(), nil
+		}
+	}
+	if ip := net.ParseIP(strings.TrimSpace(ipamGateway)); ip != nil && ip.To4() != nil {
+		return ip.String(), nil
+	}
+	return "", fmt.Errorf("no IPv4 address on the interface and no IPAM gateway (%q)", ipamGateway)
 }
 
 var digestRef = regexp.MustCompile(`^(\S+)@(sha256:[0-9a-f]{64})$`)
