@@ -29,6 +29,8 @@ type Config struct {
 	Env        []images.EnvVar // as written, sorted by name
 	Workspace  string
 	ReadOnly   []string
+	Writable   []string // workspace.writable: protected paths whose changes fetch accepts
+	Hidden     []string // workspace.hidden, defaults applied
 	IDE        string
 	Extensions []string
 	Verify     Verify // as written; VerifyTargets applies the defaults
@@ -55,6 +57,11 @@ const (
 	DefaultWorkspace = "/workspace"
 	DefaultIDE       = "vscode"
 )
+
+// DefaultHidden are the paths no tracked file may match unless
+// workspace.hidden says otherwise: environment files that usually hold
+// secrets, but not the templates that projects commit on purpose.
+var DefaultHidden = []string{".env", ".env.*", "!.env.example", "!.env.sample", "!.env.template"}
 
 // DefaultPorts are the TCP ports of a domain or CIDR that names none.
 var DefaultPorts = []uint16{443}

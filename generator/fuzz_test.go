@@ -39,7 +39,7 @@ func FuzzLoad(f *testing.F) {
 			return
 		}
 		errs := &yamlpos.Errors{File: ConfigFile}
-		p := plan(cfg, fakeLock(cfg), dir, errs)
+		p := plan(cfg, fakeLock(cfg), errs)
 		if err := errs.Err(); err != nil {
 			return // e.g. a package listed with two versions
 		}

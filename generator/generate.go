@@ -81,7 +81,7 @@ func loadProject(dir string) (*Config, *images.Lock, error) {
 // compile plans, renders and checks cfg with lock.
 func compile(dir string, cfg *Config, lock *images.Lock) (map[string][]byte, error) {
 	errs := &yamlpos.Errors{File: displayPath(dir, ConfigFile)}
-	p := plan(cfg, lock, dir, errs)
+	p := plan(cfg, lock, errs)
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}

@@ -3,8 +3,7 @@ package generator
 import (
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,6 +36,7 @@ type Plan struct {
 	Policy           firewall.Policy
 	Extensions       []string
 	DevcontainerName string
+	Hidden           []string // workspace.hidden
 }
 
 // Mount is one volume of the agent service.
@@ -55,14 +55,9 @@ var basePackages = []string{"ca-certificates", "git"}
 // catalogPorts are the ports of catalog domains (agents, services, IDE).
 var catalogPorts = []uint16{443}
 
-// protected are the project paths the agent may read but never write: with
-// them it could escape to the host (git hooks, git config run by the user's
-// own git) or change its own sandbox.
-var protected = []string{".agentbox", ".devcontainer", ConfigFile}
-
 // plan applies defaults, expands catalogs and pins images from lock (nil
 // when there is no lock file). Problems are recorded in errs.
-func plan(cfg *Config, lock *images.Lock, dir string, errs *yamlpos.Errors) *Plan {
+func plan(cfg *Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
 	p := &Plan{
 		Name:      cfg.Name,
 		Agent:     cfg.Agent,
@@ -74,6 +69,7 @@ func plan(cfg *Config, lock *images.Lock, dir string, errs *yamlpos.Errors) *Pla
 		Pids:      cfg.Pids,
 	}
 	p.DevcontainerName = p.Name + " (agentbox)"
+	p.Hidden = cfg.Hidden
 	specs := imageSpecs(cfg)
 	p.AgentImage = pin(specs[0], lock, errs)
 	p.EgressImage = pin(specs[1], lock, errs)
@@ -98,7 +94,7 @@ func plan(cfg *Config, lock *images.Lock, dir string, errs *yamlpos.Errors) *Pla
 		p.OwnedDirs = append(p.OwnedDirs, cfg.Agent.StateDir)
 	}
 	slices.Sort(p.OwnedDirs)
-	p.Mounts = mounts(cfg, p, dir, lock != nil)
+	p.Mounts = mounts(cfg, p)
 	p.Policy = policy(cfg)
 	if cfg.IDE == "vscode" {
 		exts := slices.Clone(cfg.Extensions)
@@ -159,29 +155,28 @@ func pin(s imageSpec, lock *images.Lock, errs *yamlpos.Errors) images.Ref {
 	return s.Ref.WithDigest(d)
 }
 
-func mounts(cfg *Config, p *Plan, dir string, haveLock bool) []Mount {
-	bind := func(rel, why string, create bool) Mount {
-		return Mount{Type: "bind", Source: "../" + rel, Target: cfg.Workspace + "/" + rel, ReadOnly: true, Create: create, Why: why}
+// OriginDir is where the agent container sees the host repository's git
+// database, read-only, with its config replaced by GitConfigMask. The
+// workspace entrypoint clones it into the workspace volume.
+const OriginDir = "/run/agentbox/origin"
+
+// WorkspaceVolume is the named volume that holds the agent's clone.
+const WorkspaceVolume = "workspace"
+
+// mounts are the agent service's volumes. The project directory itself is
+// not among them: the agent works in its own clone on a volume, and nothing
+// it writes lands on the host (agentbox fetch brings its commits back as
+// data). They do not depend on the project's state on disk, so every clone
+// of the project generates the same compose file.
+func mounts(cfg *Config, p *Plan) []Mount {
+	ms := []Mount{
+		{Type: "volume", Source: WorkspaceVolume, Target: cfg.Workspace,
+			Why: "the agent's clone of the project (agentbox fetch brings its commits back)"},
+		{Type: "bind", Source: "../.git", Target: OriginDir, ReadOnly: true,
+			Why: "read-only: the project's git database, which the clone is made from"},
+		{Type: "bind", Source: "./" + path.Base(GitConfigMask), Target: OriginDir + "/config", ReadOnly: true,
+			Why: "the project's git config (remote URLs and tokens, hooks paths) stays on the host"},
 	}
-	ms := []Mount{{Type: "bind", Source: "..", Target: cfg.Workspace, Why: "the project, read-write"}}
-	switch fi, err := os.Lstat(filepath.Join(dir, ".git")); {
-	case err == nil && fi.IsDir():
-		ms = append(ms,
-			bind(".git/config", "read-only: git configuration can run programs on the host", false),
-			bind(".git/hooks", "read-only: git hooks run on the host", true))
-	case err == nil:
-		ms = append(ms, bind(".git", "read-only: the pointer to this worktree's git directory", false))
-	}
-	for _, rel := range protected {
-		ms = append(ms, bind(rel, "read-only: the sandbox's own definition", false))
-	}
-	if haveLock {
-		ms = append(ms, bind(images.LockFile, "read-only: the sandbox's own definition", false))
-	}
-	for _, rel := range sortedUnique(cfg.ReadOnly) {
-		ms = append(ms, bind(rel, "read-only: workspace.readonly", false))
-	}
-	slices.SortStableFunc(ms[1:], func(a, b Mount) int { return strings.Compare(a.Target, b.Target) })
 	if p.StateVolume != "" {
 		ms = append(ms, Mount{Type: "volume", Source: p.StateVolume, Target: cfg.Agent.StateDir,
 			Why: "the agent's state (credentials, history) survives restarts"})

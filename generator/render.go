@@ -23,6 +23,11 @@ const (
 	ComposeFile      = OutDir + "/docker-compose.yml"
 	EgressDir        = OutDir + "/egress"
 	DevcontainerFile = ".devcontainer/devcontainer.json"
+	// WorkspaceScript is the agent image's entrypoint: it makes the clone.
+	WorkspaceScript = OutDir + "/workspace.sh"
+	// GitConfigMask replaces the host repository's .git/config in the
+	// sandbox: a git config file with comments only.
+	GitConfigMask = OutDir + "/git-config"
 )
 
 // funcs are the template functions: hermetic, and each quotes for one syntax.
@@ -32,6 +37,7 @@ var funcs = template.FuncMap{
 	"words":   shquote.Words,
 	"json":    jsonString,
 	"yamlstr": composeString,
+	"join":    strings.Join,
 }
 
 var tmpl = template.Must(template.New("agentbox").Option("missingkey=error").Funcs(funcs).ParseFS(templates.FS, "*.tmpl"))
@@ -46,6 +52,9 @@ type view struct {
 	DnsmasqPath    string
 	EntrypointPath string
 	HealthCommand  []string
+	OriginDir      string
+	WorkspaceEntry string // where the image holds WorkspaceScript
+	Hidden         []string
 }
 
 // render turns a plan into file contents. It is pure: the same plan gives
@@ -60,6 +69,9 @@ func render(p *Plan) (map[string][]byte, error) {
 		DnsmasqPath:    firewall.DnsmasqPath,
 		EntrypointPath: firewall.EntrypointPath,
 		HealthCommand:  firewall.HealthCommand,
+		OriginDir:      OriginDir,
+		WorkspaceEntry: "/usr/local/bin/agentbox-workspace",
+		Hidden:         p.Hidden,
 	}
 	files := map[string][]byte{}
 	for path, name := range map[string]string{
@@ -67,6 +79,8 @@ func render(p *Plan) (map[string][]byte, error) {
 		EgressDockerfile: "egress.Dockerfile.tmpl",
 		ComposeFile:      "docker-compose.yml.tmpl",
 		DevcontainerFile: "devcontainer.json.tmpl",
+		WorkspaceScript:  "workspace.sh.tmpl",
+		GitConfigMask:    "git-config.tmpl",
 	} {
 		var b bytes.Buffer
 		if err := tmpl.ExecuteTemplate(&b, name, v); err != nil {

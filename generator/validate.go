@@ -5,6 +5,8 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/images"
@@ -87,6 +89,7 @@ func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, di
 		}
 	}
 	cfg.ReadOnly = w.Workspace.ReadOnly
+	c.workspace(w.Workspace, cfg)
 	cfg.IDE = DefaultIDE
 	if w.Devcontainer.IDE != nil {
 		cfg.IDE = *w.Devcontainer.IDE
@@ -222,4 +225,41 @@ func enumError(what, value string, valid []string) string {
 		msg += fmt.Sprintf("did you mean %q? ", s)
 	}
 	return msg + "valid values are " + yamlpos.Quoted(valid)
+}
+
+// workspace checks workspace.writable and workspace.hidden.
+func (c *checker) workspace(w wireWorkspace, cfg *Config) {
+	for i, p := range w.Writable {
+		path := fmt.Sprintf("workspace.writable[%d]", i)
+		if !slices.Contains(protectedPaths(), p) {
+			c.failf(path, "%q is not a protected path; the protected paths are %s", p, quotedList(protectedPaths()))
+		}
+	}
+	cfg.Writable = sortedUnique(w.Writable)
+	cfg.Hidden = DefaultHidden
+	if w.Hidden != nil {
+		cfg.Hidden = *w.Hidden
+	}
+	for i, p := range cfg.Hidden {
+		if w.Hidden == nil {
+			break
+		}
+		if err := validate.PathPattern(strings.TrimPrefix(p, "!")); err != nil {
+			c.fail(fmt.Sprintf("workspace.hidden[%d]", i), err)
+		}
+	}
+}
+
+// protectedPaths are the paths agentbox fetch refuses by default.
+// TODO(merge): take them from internal/gitgate's table.
+func protectedPaths() []string {
+	return []string{".agentbox", ".claude", ".devcontainer", ".envrc", ".gitmodules", ".husky", ".idea", ".mcp.json", ".pre-commit-config.yaml", ".vscode", "agentbox.lock", "agentbox.yaml"}
+}
+
+func quotedList(s []string) string {
+	q := make([]string, len(s))
+	for i, v := range s {
+		q[i] = strconv.Quote(v)
+	}
+	return strings.Join(q, ", ")
 }

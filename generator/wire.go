@@ -20,7 +20,7 @@ type wireFile struct {
 	Network      wireNetwork       `yaml:"network" jsonschema:"What the sandbox may reach. Everything else is blocked."`
 	Resources    wireResources     `yaml:"resources" jsonschema:"Limits for the agent container."`
 	Env          map[string]string `yaml:"env" jsonschema:"Extra environment variables for the agent."`
-	Workspace    wireWorkspace     `yaml:"workspace" jsonschema:"How the project is mounted."`
+	Workspace    wireWorkspace     `yaml:"workspace" jsonschema:"The agent's copy of the project, and what of its work may come back."`
 	Devcontainer wireDevcontainer  `yaml:"devcontainer" jsonschema:"The Dev Container definition."`
 	Verify       wireVerify        `yaml:"verify" jsonschema:"Targets of the network probes of agentbox verify."`
 }
@@ -75,8 +75,10 @@ type wireResources struct {
 }
 
 type wireWorkspace struct {
-	Path     *string  `yaml:"path" jsonschema:"Where the project is mounted in the agent container. Default: /workspace."`
-	ReadOnly []string `yaml:"readonly" jsonschema:"Extra paths inside the project to mount read-only."`
+	Path     *string   `yaml:"path" jsonschema:"Where the agent's clone of the project is, in the agent container. Default: /workspace."`
+	ReadOnly []string  `yaml:"readonly" jsonschema:"Extra project paths whose changes agentbox fetch refuses to bring back."`
+	Writable []string  `yaml:"writable" jsonschema:"Protected paths (.vscode, .claude, ...) whose changes agentbox fetch may bring back anyway."`
+	Hidden   *[]string `yaml:"hidden" jsonschema:"Paths or globs that must never reach the sandbox: agentbox up refuses to start while a tracked file matches. A pattern without / matches a file name at any depth. Default: [.env, .env.*]."`
 }
 
 type wireDevcontainer struct {

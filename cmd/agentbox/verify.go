@@ -59,9 +59,9 @@ func newVerifyCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `Run a battery of probes inside the running agent container, as the agent,
 and print one row per probe: PASS or FAIL, what was tried, what happened.
 
-  files        nothing of the host beyond the workspace; .git/hooks, .git/config,
-               .devcontainer, .agentbox, agentbox.yaml, agentbox.lock read-only;
-               no Docker socket
+  files        nothing of the host but the project's git database, read-only and
+               with its config masked; the workspace is a clone on a volume; no
+               workspace.hidden file was cloned; no Docker socket
   network      an unlisted name does not resolve; an unlisted address is refused
                at once; another resolver answers with the filter's NXDOMAIN; IPv6
                and the metadata address are refused; an allowed name connects
@@ -100,7 +100,8 @@ func (o *verifyOptions) run(ctx context.Context, stdout, stderr io.Writer) error
 	}
 	probeArgs := func(phase string) []string {
 		return []string{phase, cfg.Workspace, orDash(cfg.Agent.StateDir), orDash(t.Allowed), t.UnlistedName,
-			t.UnlistedAddress, t.Resolver, t.IPv6Address, t.MetadataAddress, strconv.FormatInt(cfg.MemoryBytes(), 10), strconv.Itoa(cfg.Pids)}
+			t.UnlistedAddress, t.Resolver, t.IPv6Address, t.MetadataAddress, strconv.FormatInt(cfg.MemoryBytes(), 10), strconv.Itoa(cfg.Pids),
+			generator.OriginDir, strings.Join(cfg.Hidden, "\n")}
 	}
 	exec := func(phase string) ([]probe, error) {
 		out, err := runCompose(ctx, argv, verifyScript, append([]string{"exec", "-T", "agent", "bash", "-s", "--"}, probeArgs(phase)...)...)

@@ -15,10 +15,13 @@
 #   metadata_addr  address:port of the cloud metadata service, to be refused
 #   memory_bytes   the memory limit
 #   pids           the pids limit
+#   origin         where the project's git database is mounted read-only
+#   hidden         workspace.hidden, one pattern a line ("" for none)
 set -u
 export LC_ALL=C
 phase=$1 workspace=$2 state_dir=$3 allowed=$4 unlisted_name=$5 unlisted_addr=$6
 resolver=$7 ipv6_addr=$8 metadata_addr=$9 memory_bytes=${10} pids=${11}
+origin=${12} hidden=${13}
 readonly marker=.agentbox-verify-marker
 
 report() { printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5"; }
@@ -66,37 +69,69 @@ dns_tcp() (
 )
 
 files() {
-	local p what bad=""
-	# Nothing of the host but the workspace (and the state volume).
+	local p f what bad="" ws_root="" leaked=""
+	# Nothing of the host but the project's git database (read-only, its
+	# config masked): the workspace and the state are volumes.
 	while read -r _ _ _ root mnt _; do
+		[[ $mnt == "$workspace" ]] && ws_root=$root
 		case $mnt in
-		"$workspace" | "$workspace"/* | "$state_dir" | /etc/hosts | /etc/hostname | /etc/resolv.conf | /proc* | /sys* | /dev*) ;;
+		"$workspace" | "$origin" | "$origin/config" | "$state_dir" | /etc/hosts | /etc/hostname | /etc/resolv.conf | /proc* | /sys* | /dev*) ;;
 		/sbin/docker-init | /usr/sbin/docker-init) ;; # compose's init: true, Docker's own tini
 		*) [[ $root != / ]] && bad+=" $mnt" ;;
 		esac
 	done </proc/self/mountinfo
 	if [[ -z $bad ]]; then
-		report PASS files "host paths" "list bind mounts" "only the workspace and the state volume"
+		report PASS files "host paths" "list bind mounts" "only the git database, the workspace and the state volumes"
 	else
 		report FAIL files "host paths" "list bind mounts" "also mounted:$bad"
 	fi
-	for p in .git/hooks .devcontainer .agentbox; do
-		[[ -d $workspace/$p ]] || { report SKIP files "read-only $p" "write in $p" "not in this project"; continue; }
-		if touch "$workspace/$p/$marker" 2>/dev/null; then
-			rm -f "$workspace/$p/$marker"
-			report FAIL files "read-only $p" "create a file in $p" "created"
+	if [[ $ws_root == *volumes/*/_data && -d $workspace/.git && ! -L $workspace/.git ]]; then
+		report PASS files "workspace is a clone" "look at $workspace" "a git clone on a volume, not the project directory"
+	else
+		report FAIL files "workspace is a clone" "look at $workspace" "mounted from ${ws_root:-nowhere}"
+	fi
+	if [[ ! -f $origin/HEAD ]]; then
+		report FAIL files "read-only git database" "write in $origin (hooks, HEAD)" "no git database there"
+	elif touch "$origin/hooks/$marker" 2>/dev/null || (: >>"$origin/HEAD") 2>/dev/null; then
+		rm -f "$origin/hooks/$marker"
+		report FAIL files "read-only git database" "write in $origin (hooks, HEAD)" "written"
+	else
+		report PASS files "read-only git database" "write in $origin (hooks, HEAD)" "refused"
+	fi
+	if [[ -f $origin/config ]] && ! grep -qv '^[[:space:]]*\(#.*\)\?$' "$origin/config"; then
+		report PASS files "host git config" "read $origin/config" "comments only"
+	else
+		report FAIL files "host git config" "read $origin/config" "the host's configuration is readable"
+	fi
+	if [[ -n $hidden ]]; then
+		local tracked=""
+		if git -C "$workspace" rev-parse --git-dir >/dev/null 2>&1; then
+			tracked=$(git -C "$workspace" ls-files -z | tr '\0' '\n')
 		else
-			report PASS files "read-only $p" "create a file in $p" "refused"
+			leaked=" (cannot list the clone's files: no git repository)"
 		fi
-	done
-	for p in .git/config agentbox.yaml agentbox.lock; do
-		[[ -f $workspace/$p ]] || { report SKIP files "read-only $p" "open $p for writing" "not in this project"; continue; }
-		if (: >>"$workspace/$p") 2>/dev/null; then
-			report FAIL files "read-only $p" "open $p for writing" "opened"
+		# As the workspace entrypoint: a pattern without / matches a name at
+		# any depth; the last match decides; !pattern takes a file back out.
+		local hit neg name
+		while IFS= read -r f; do
+			[[ -n $f ]] || continue
+			hit=
+			while IFS= read -r p; do
+				neg=${p#!}
+				if [[ $neg == */* ]]; then name=$f; else name=${f##*/}; fi
+				# shellcheck disable=SC2053 # $neg is a glob
+				[[ $name == $neg ]] && { [[ $neg == "$p" ]] && hit=1 || hit=; }
+			done <<<"$hidden"
+			[[ -z $hit ]] || leaked+=" $f"
+		done <<<"$tracked"
+		if [[ -z $leaked ]]; then
+			report PASS files "hidden files" "look for workspace.hidden files in the clone" "none"
 		else
-			report PASS files "read-only $p" "open $p for writing" "refused"
+			report FAIL files "hidden files" "look for workspace.hidden files in the clone" "tracked:$leaked"
 		fi
-	done
+	else
+		report SKIP files "hidden files" "look for workspace.hidden files in the clone" "workspace.hidden is empty"
+	fi
 	what="docker socket"
 	if [[ -e /var/run/docker.sock || -e /run/docker.sock ]]; then
 		report FAIL files "$what" "look for /var/run/docker.sock" "present"

@@ -77,13 +77,14 @@ exit 0
 		t.Fatalf("exit %d, stderr %q\n%s", code, stderr, stdout)
 	}
 	for _, want := range []string{"RESULT", "files", "network", "privileges", "resources", "persistence",
-		"read-only .git/hooks", "unlisted name", "memory limit", "pids limit", "workspace"} {
+		"read-only git database", "workspace is a clone", "host git config", "hidden files", "unlisted name", "memory limit", "pids limit", "workspace"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
 		}
 	}
-	// On a bare host: the workspace keeps its file, and nothing is mounted
-	// read-only, so those probes fail.
+	// On a bare host: the workspace keeps its file; there is no git
+	// database at the origin and the workspace is no clone, so those probes
+	// fail rather than pass for want of something to try.
 	var rows []string
 	for _, line := range strings.Split(stdout, "\n") {
 		rows = append(rows, strings.Join(strings.Fields(line), " "))
@@ -91,7 +92,10 @@ exit 0
 	table := strings.Join(rows, "\n")
 	for _, want := range []string{
 		"PASS persistence workspace",
-		"FAIL files read-only .git/hooks",
+		"FAIL files read-only git database",
+		"FAIL files workspace is a clone",
+		"FAIL files host git config",
+		"FAIL files hidden files",
 		"PASS network unlisted name",
 		"PASS network metadata connect to 127.0.0.1:2",
 		"FAIL network allowed name connect to 127.0.0.1:3",

@@ -46,6 +46,7 @@ func TestEndToEnd(t *testing.T) {
 
 	none := e.newProject("none", "none")
 	t.Run("Sandbox", func(t *testing.T) { testSandbox(e.sub(t), none.in(e.sub(t))) })
+	t.Run("Attack", func(t *testing.T) { testAttack(e.sub(t), none.in(e.sub(t))) })
 	t.Run("DevContainer", func(t *testing.T) { testDevContainer(e.sub(t), none.in(e.sub(t))) })
 	t.Run("FaultUnhealthyEgress", func(t *testing.T) { testFault(e.sub(t), none.in(e.sub(t))) })
 	t.Run("NPMAgent", func(t *testing.T) { testNPMAgent(e.sub(t)) })
@@ -201,8 +202,8 @@ func checkLimits(e *env, project string) {
 
 // The probes every project must pass (area/probe of agentbox verify).
 var coreProbes = []string{
-	"files/host paths", "files/read-only .git/hooks", "files/read-only .git/config", "files/read-only .devcontainer",
-	"files/read-only .agentbox", "files/read-only agentbox.yaml", "files/read-only agentbox.lock", "files/docker socket",
+	"files/host paths", "files/workspace is a clone", "files/read-only git database", "files/host git config",
+	"files/hidden files", "files/docker socket",
 	"network/unlisted name", "network/unlisted address", "network/other resolver", "network/IPv6", "network/metadata",
 	"network/allowed name",
 	"privileges/capabilities", "privileges/no_new_privs", "privileges/sudo", "privileges/network settings", "privileges/pids limit",
@@ -246,9 +247,14 @@ func testSandbox(e *env, p *project) {
 	if !strings.Contains(r.stdout, hex.EncodeToString(sum[:])) {
 		t.Fatalf("download: the sha256 in the sandbox is not the payload's (%x): %s", sum, r)
 	}
-	got, err := os.ReadFile(filepath.Join(p.dir, "download.bin"))
-	if err != nil || !bytes.Equal(got, e.payload) {
-		t.Fatalf("download: the workspace file differs from the payload (%d of %d bytes, %v)", len(got), len(e.payload), err)
+	got := []byte(p.mustAgentbox(nil, "shell", "--", "cat", "/workspace/download.bin").stdout)
+	if !bytes.Equal(got, e.payload) {
+		t.Fatalf("download: the workspace file differs from the payload (%d of %d bytes)", len(got), len(e.payload))
+	}
+	// The workspace is the agent's clone: nothing it writes lands in the
+	// project directory.
+	if _, err := os.Stat(filepath.Join(p.dir, "download.bin")); !os.IsNotExist(err) {
+		t.Fatalf("download: the file written in the sandbox's workspace is in the project directory (%v)", err)
 	}
 
 	// What the fake internet saw: the allowed name was asked upstream and
@@ -354,14 +360,15 @@ if getent ahosts ` + unlistedName + ` >/dev/null 2>&1; then echo "unlisted name:
 t0=${EPOCHREALTIME/./}
 if timeout 3 bash -c 'exec 3<>/dev/tcp/` + decoyIP + `/80' 2>/dev/null; then r=connected; else r=refused; fi
 echo "unlisted address: $r in $(( (${EPOCHREALTIME/./} - t0) / 1000 )) ms"
-if touch /workspace/.agentbox/x 2>/dev/null; then echo ".agentbox: written"; else echo ".agentbox: read-only"; fi`
+if touch /run/agentbox/origin/hooks/x 2>/dev/null; then echo "git database: written"; else echo "git database: read-only"; fi
+if [ -d /workspace/.git ] && [ -f /workspace/README ]; then echo "workspace: a clone"; else echo "workspace: no clone"; fi`
 	writeManifest()
 	r = e.run(runOpt{dir: e.work, env: env}, "devcontainer", "exec", "--workspace-folder", p.dir, "bash", "-c", script)
 	if r.failed() {
 		t.Fatalf("devcontainer exec: %s", r)
 	}
 	t.Logf("devcontainer exec:\n%s", r.stdout)
-	for _, want := range []string{"user: agent 1000", "caps: 0000000000000000", "unlisted name: no address", "unlisted address: refused", ".agentbox: read-only"} {
+	for _, want := range []string{"user: agent 1000", "caps: 0000000000000000", "unlisted name: no address", "unlisted address: refused", "git database: read-only", "workspace: a clone"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("devcontainer exec: want %q in:\n%s", want, r.stdout)
 		}
@@ -421,11 +428,19 @@ func testFault(e *env, p *project) {
 func testFaultCase(e *env, p *project, suffix, egress string, running bool, wantLog string) {
 	t := e.t
 	name := p.name + "-" + suffix
-	marker := filepath.Join(p.dir, ".agent-ran-"+suffix+"-"+e.runID)
+	// The workspace is a volume: the marker goes to a directory of the
+	// test's own, mounted for this purpose.
+	markerDir := filepath.Join(e.work, "markers-"+suffix)
+	if err := os.MkdirAll(markerDir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(markerDir, 0o777)
+	marker := filepath.Join(markerDir, "agent-ran")
 	fault := filepath.Join(e.work, suffix+".override.yml")
 	override := "# agentbox e2e fault: the egress container never becomes healthy; the agent\n" +
 		"# leaves a marker when it runs.\nservices:\n  egress:\n" + egress +
-		"  agent:\n    command: [\"bash\", \"-c\", \"touch /workspace/" + filepath.Base(marker) + "; exec sleep infinity\"]\n"
+		"  agent:\n    command: [\"bash\", \"-c\", \"touch /markers/agent-ran; exec sleep infinity\"]\n" +
+		"    volumes:\n      - " + markerDir + ":/markers\n"
 	if err := os.WriteFile(fault, []byte(override), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -654,10 +654,13 @@ verify:
 	if err := os.WriteFile(filepath.Join(p.dir, "agentbox.yaml"), []byte(yaml), 0o644); err != nil {
 		e.t.Fatal(err)
 	}
-	e.must(runOpt{dir: p.dir}, "git", "init", "-q")
+	e.must(runOpt{dir: p.dir}, "git", "init", "-q", "-b", "main")
 	if err := os.WriteFile(filepath.Join(p.dir, "README"), []byte("a test project\n"), 0o644); err != nil {
 		e.t.Fatal(err)
 	}
+	// The sandbox works in a clone of the project's git database.
+	e.must(runOpt{dir: p.dir}, "git", "add", "README", "agentbox.yaml")
+	e.must(runOpt{dir: p.dir}, "git", "-c", "user.name=agentbox e2e", "-c", "user.email=e2e@agentbox.invalid", "commit", "-q", "-m", "the test project")
 	p.override = filepath.Join(e.work, what+".override.yml")
 	override := fmt.Sprintf(`# agentbox e2e: the egress service asks the test's fake upstream DNS, on the
 # test's own network; nothing else changes.

@@ -228,3 +228,25 @@ func RelPath(s string) error {
 	}
 	return nil
 }
+
+// PathPattern checks a glob of workspace.hidden: a path relative to the
+// project whose segments may hold the wildcards * ? and [...] of path.Match.
+func PathPattern(s string) error {
+	if s == "" || strings.HasPrefix(s, "/") || path.Clean(s) != s || s == "." {
+		return fmt.Errorf("invalid pattern %q: want a clean path or glob relative to the project, such as .env.*", s)
+	}
+	if _, err := path.Match(s, ""); err != nil {
+		return fmt.Errorf("invalid pattern %q: %v", s, err)
+	}
+	for _, seg := range strings.Split(s, "/") {
+		if seg == ".." {
+			return fmt.Errorf("invalid pattern %q: it leaves the project", s)
+		}
+		if !patternSegmentRe.MatchString(seg) {
+			return fmt.Errorf("invalid pattern %q: letters, digits, . _ @ + - and the wildcards * ? [ ] only (and a leading ! in workspace.hidden)", s)
+		}
+	}
+	return nil
+}
+
+var patternSegmentRe = regexp.MustCompile(`^[A-Za-z0-9._@+*?\[\]!^-]+$`)

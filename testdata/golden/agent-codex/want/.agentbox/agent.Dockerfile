@@ -26,10 +26,15 @@ RUN if [ -z "${NPM_CONFIG_REGISTRY:-}" ]; then unset NPM_CONFIG_REGISTRY; fi \
  && npm install --global --no-fund --no-audit --no-update-notifier @openai/codex@0.58.0 \
  && npm cache clean --force
 
+# The entrypoint clones the project into the workspace volume on first start.
+COPY workspace.sh /usr/local/bin/agentbox-workspace
+RUN chmod 0755 /usr/local/bin/agentbox-workspace
+
 # No way back to root: drop every setuid and setgid bit.
 RUN find / -xdev -type f -perm /6000 -exec chmod a-s {} +
 
 USER 1000:1000
 ENV HOME=/home/agent
 WORKDIR /workspace
+ENTRYPOINT ["/usr/local/bin/agentbox-workspace"]
 CMD ["sleep", "infinity"]

@@ -18,10 +18,15 @@ RUN set -eu; \
     mkdir -p /home/agent /workspace; \
     chown -R 1000:1000 /home/agent /workspace
 
+# The entrypoint clones the project into the workspace volume on first start.
+COPY workspace.sh /usr/local/bin/agentbox-workspace
+RUN chmod 0755 /usr/local/bin/agentbox-workspace
+
 # No way back to root: drop every setuid and setgid bit.
 RUN find / -xdev -type f -perm /6000 -exec chmod a-s {} +
 
 USER 1000:1000
 ENV HOME=/home/agent
 WORKDIR /workspace
+ENTRYPOINT ["/usr/local/bin/agentbox-workspace"]
 CMD ["sleep", "infinity"]
