@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
 )
 
 // workspaceScript renders the workspace entrypoint for agentbox.yaml text
