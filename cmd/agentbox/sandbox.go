@@ -88,12 +88,17 @@ func newUpCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "up",
 		Short: "Build and start the sandbox, and wait until it is healthy",
 		Long: `Build the images and start the sandbox: docker compose up -d --build --wait.
-The agent starts only once the egress (firewall) container is healthy.
-Refuses to start when the generated files are stale.`,
+The agent starts only once the egress (firewall) container is healthy. On its
+first start it clones the project's git database into its workspace volume.
+Refuses to start when the generated files are stale, or when .git is not a
+directory of the project's own.`,
 		Example: `  agentbox up
   agentbox up -C path/to/project`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
+			if err := generator.CheckGitDatabase(o.dir); err != nil {
+				return err
+			}
 			return o.run(ctx(c), os.Stdin, stdout, stderr, "up", "-d", "--build", "--wait")
 		},
 	}

@@ -104,3 +104,40 @@ func TestSandboxErrors(t *testing.T) {
 		}
 	})
 }
+
+// up refuses a project whose .git is not a directory of its own before
+// anything runs: Docker would follow a symlink wherever it points.
+func TestUpNeedsGitDirectory(t *testing.T) {
+	outside := t.TempDir()
+	for _, tt := range []struct {
+		name  string
+		setup func(t *testing.T, dir string)
+		want  string
+	}{
+		{"missing", func(t *testing.T, dir string) {}, "not a git repository"},
+		{"symlink", func(t *testing.T, dir string) {
+			if err := os.Symlink(outside, filepath.Join(dir, ".git")); err != nil {
+				t.Fatal(err)
+			}
+		}, "is a symbolic link"},
+		{"file", func(t *testing.T, dir string) {
+			writeFile(t, filepath.Join(dir, ".git"), []byte("gitdir: /elsewhere/.git/worktrees/x\n"))
+		}, "is a file"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := project(t, "agent-claude")
+			if err := os.RemoveAll(filepath.Join(dir, ".git")); err != nil {
+				t.Fatal(err)
+			}
+			tt.setup(t, dir)
+			log := fakeDocker(t, "ok")
+			_, stderr, code := runIn(t, dir, "up")
+			if code != exitError || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want 1 and %q", code, stderr, tt.want)
+			}
+			if data, _ := os.ReadFile(log); strings.Contains(string(data), " up ") {
+				t.Errorf("docker compose up ran: %s", data)
+			}
+		})
+	}
+}
