@@ -159,3 +159,21 @@ func TestComposeSilencesLogrus(t *testing.T) {
 		t.Errorf("logrus output is %v after Compose, want io.Discard", out)
 	}
 }
+
+// The agent joins the egress container's network namespace; compose
+// recreates it when egress restarts only with restart: true, which compose
+// adds by itself only when no depends_on entry for egress exists.
+func TestGeneratedAgentFollowsEgress(t *testing.T) {
+	data, err := os.ReadFile("../../examples/full/.agentbox/docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := loadCompose(data, t.TempDir(), "acme-api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dep, ok := p.Services["agent"].DependsOn["egress"]
+	if !ok || !dep.Restart || dep.Condition != "service_healthy" {
+		t.Errorf("agent depends_on egress: %+v (present %v); want condition service_healthy and restart true", dep, ok)
+	}
+}
