@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/validate"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
 
@@ -223,10 +224,12 @@ func sortedUnique(s []string) []string {
 	return slices.Compact(out)
 }
 
-// sortedUniqueFold sorts case-insensitively and drops case-insensitive
-// duplicates, keeping the first spelling (VS Code extension ids).
+// sortedUniqueFold sorts ignoring ASCII case and drops duplicates that
+// differ only in ASCII case, keeping the first spelling (VS Code extension
+// ids). Only ASCII folds: strings.EqualFold would take U+212A KELVIN SIGN
+// for a k.
 func sortedUniqueFold(s []string) []string {
 	out := slices.Clone(s)
-	slices.SortStableFunc(out, func(a, b string) int { return strings.Compare(strings.ToLower(a), strings.ToLower(b)) })
-	return slices.CompactFunc(out, strings.EqualFold)
+	slices.SortStableFunc(out, func(a, b string) int { return strings.Compare(validate.LowerASCII(a), validate.LowerASCII(b)) })
+	return slices.CompactFunc(out, func(a, b string) bool { return validate.LowerASCII(a) == validate.LowerASCII(b) })
 }

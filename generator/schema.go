@@ -78,10 +78,8 @@ func schemaConstraints() map[string]schemaNode {
 		"network.ports":             ports,
 		"network.ports[]":           port,
 
-		"resources.cpus": {"exclusiveMinimum": 0, "maximum": 1024},
-		// The loader lower-cases before matching, and strings.ToLower maps
-		// U+212A KELVIN SIGN to k.
-		"resources.memory": {"pattern": "^[0-9]+[kmgKMG\u212A][bB]?$"},
+		"resources.cpus":   {"exclusiveMinimum": 0, "maximum": 1024},
+		"resources.memory": {"pattern": "^[0-9]+[kmgKMG][bB]?$"},
 		"resources.pids":   {"minimum": 16, "maximum": 4194304},
 
 		"env": {"propertyNames": schemaNode{"pattern": `^[A-Za-z_][A-Za-z0-9_]*$`}},
