@@ -57,7 +57,7 @@ type schemaNode = map[string]any
 // image references).
 func schemaConstraints() map[string]schemaNode {
 	ports := schemaNode{"minItems": 1} // an empty list would allow nothing
-	port := schemaNode{"minimum": 1, "maximum": 65535}
+	port := schemaNode{"minimum": 1, "maximum": 65535, "not": schemaNode{"const": dnsPort}}
 	id := schemaNode{"minimum": 1, "maximum": 65534}
 	segment := `[A-Za-z0-9._@+-]+`
 	return map[string]schemaNode{

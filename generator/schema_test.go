@@ -37,6 +37,7 @@ var schemaRejects = map[string][]string{
 	"fail-user-ids":     {"/image", "/image/user/uid", "/resources/cpus"},
 	"fail-bad-cidrs":    {"/network/cidrs/6"},
 	"fail-lookalikes":   {"/resources/memory", "/devcontainer/extensions/0"},
+	"fail-dns-port":     {"/network/ports/1", "/network/domains/0/ports/0", "/network/cidrs/0/ports/1"},
 	"fail-shell-metacharacters": {
 		"/image/packages/0", "/image/packages/1", "/image/packages/2",
 		"/env/BAD NAME", "/env/X;Y", "/env/1ST",

@@ -12,6 +12,9 @@ import (
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
 
+// dnsPort is DNS's port: the firewall redirects it to the filter resolver.
+const dnsPort = 53
+
 // checker converts the wire form into a Config, recording every problem.
 type checker struct {
 	pos  yamlpos.Positions
@@ -140,6 +143,10 @@ func (c *checker) ports(path string, ps []int) []uint16 {
 	for i, p := range ps {
 		if err := validate.Port(p); err != nil {
 			c.fail(fmt.Sprintf("%s[%d]", path, i), err)
+			continue
+		}
+		if p == dnsPort {
+			c.failf(fmt.Sprintf("%s[%d]", path, i), "port 53 (DNS) cannot be allowed: the firewall redirects every DNS packet to its filter resolver before any allow rule, so a rule for port 53 would never match; allowed names resolve through the filter without it")
 			continue
 		}
 		out = append(out, uint16(p))
