@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/checks"
 	"github.com/agentbox-dev/agentbox/internal/testenv"
 )
@@ -104,5 +105,70 @@ exit 0
 	data, _ := os.ReadFile(log)
 	if !strings.Contains(string(data), "up -d --force-recreate --no-deps --wait agent") {
 		t.Errorf("verify did not recreate the agent container:\n%s", data)
+	}
+}
+
+// TestVerifyNeedsEveryProbe: a docker that prints nothing (or a script that
+// stops early) is a failure naming what did not report, not "all 0 probes
+// passed".
+func TestVerifyNeedsEveryProbe(t *testing.T) {
+	dir := project(t, "agent-claude")
+	fakeDocker(t, "ok") // compose exec prints nothing and exits 0
+	stdout, stderr, code := runIn(t, dir, "verify")
+	if code != exitError {
+		t.Fatalf("exit %d, want %d; stderr %q\n%s", code, exitError, stderr, stdout)
+	}
+	for _, want := range []string{"did not report", "files/host paths", "network/allowed name", "resources/memory limit"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q: %q", want, stderr)
+		}
+	}
+	if strings.Contains(stderr, "passed") {
+		t.Errorf("stderr claims success: %q", stderr)
+	}
+}
+
+func TestCheckProbes(t *testing.T) {
+	cfg := &generator.Config{}
+	row := func(area, name string) probe { return probe{"PASS", area, name, "tried", "happened"} }
+	var all []probe
+	for _, p := range probeTable {
+		if p.phase == "all" {
+			all = append(all, row(p.area, p.name))
+		}
+	}
+	if len(all) < 10 {
+		t.Fatalf("only %d probes in phase all", len(all))
+	}
+	if err := checkProbes("all", cfg, all); err != nil {
+		t.Errorf("every probe: %v", err)
+	}
+	for _, tt := range []struct {
+		name   string
+		probes []probe
+		want   string
+	}{
+		{"none", nil, "did not report"},
+		{"one missing", all[1:], "did not report 1 of"},
+		{"twice", append(all[:len(all):len(all)], all[0]), `"files/host paths" twice`},
+		{"unknown", append(all[:len(all):len(all)], row("files", "something new")), `unexpected probe "files/something new"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := checkProbes("all", cfg, tt.probes); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+	// The state volume's probe is expected only when the agent has one.
+	check := []probe{row("persistence", "outside the workspace"), row("persistence", "workspace")}
+	if err := checkProbes("check", cfg, check); err != nil {
+		t.Errorf("no state volume: %v", err)
+	}
+	cfg.Agent.StateDir = "/home/agent/.claude"
+	if err := checkProbes("check", cfg, check); err == nil || !strings.Contains(err.Error(), "persistence/state volume") {
+		t.Errorf("state volume: err = %v", err)
+	}
+	if err := checkProbes("write", cfg, nil); err != nil {
+		t.Errorf("write: %v", err)
 	}
 }
