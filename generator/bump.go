@@ -56,6 +56,9 @@ func Bump(ctx context.Context, dir string, o BumpOptions) (*BumpResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckMounts(dir, cfg); err != nil {
+		return nil, err
+	}
 	var refs []images.Ref
 	for _, s := range imageSpecs(cfg) {
 		if !slices.Contains(refs, s.Ref) {

@@ -50,15 +50,35 @@ func decodeConfig(file string, data []byte, dir string) (*Config, yamlpos.Positi
 	return cfg, pos, nil
 }
 
-// Build compiles dir/agentbox.yaml and dir/agentbox.lock into the files of the
-// sandbox, and checks each with its ecosystem's parser. It writes nothing.
-func Build(dir string) (map[string][]byte, error) {
-	_, files, err := Compile(dir)
-	return files, err
+// Validate loads dir/agentbox.yaml and checks that every path the sandbox
+// mounts stays inside the project (CheckMounts).
+func Validate(dir string) (*Config, error) {
+	cfg, err := Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	return cfg, CheckMounts(dir, cfg)
 }
 
-// Compile is Build that also returns the configuration it compiled, for
-// callers that need both without loading agentbox.yaml twice.
+// Build compiles dir/agentbox.yaml and dir/agentbox.lock into the files of the
+// sandbox, and checks each with its ecosystem's parser and every path the
+// sandbox mounts (CheckMounts). It writes nothing.
+func Build(dir string) (map[string][]byte, error) {
+	cfg, files, err := Compile(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckMounts(dir, cfg); err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+// Compile is Build without CheckMounts that also returns the configuration
+// it compiled, for callers that need both without loading agentbox.yaml
+// twice. Commands that start the sandbox call CheckMounts themselves; those
+// that only stop or inspect it (down, logs) must work whatever links the
+// agent left behind.
 func Compile(dir string) (*Config, map[string][]byte, error) {
 	cfg, lock, err := loadProject(dir)
 	if err != nil {

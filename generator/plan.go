@@ -48,6 +48,17 @@ type Mount struct {
 	ReadOnly bool
 	Create   bool // create a missing bind source
 	Why      string
+	Key      string      // the agentbox.yaml key that asks for it ("" for agentbox's own)
+	Pos      yamlpos.Pos // where Key's value is written
+}
+
+// Rel returns a bind mount's source relative to the project directory ("."
+// for the project itself).
+func (m Mount) Rel() string {
+	if m.Source == ".." {
+		return "."
+	}
+	return strings.TrimPrefix(m.Source, "../")
 }
 
 // basePackages are installed in every agent image.
@@ -99,7 +110,7 @@ func plan(cfg *Config, lock *images.Lock, dir string, errs *yamlpos.Errors) *Pla
 		p.OwnedDirs = append(p.OwnedDirs, cfg.Agent.StateDir)
 	}
 	slices.Sort(p.OwnedDirs)
-	p.Mounts = mounts(cfg, p, dir, lock != nil)
+	p.Mounts = mounts(cfg, p.StateVolume, dir, lock != nil)
 	p.Policy = policy(cfg)
 	if cfg.IDE == "vscode" {
 		exts := slices.Clone(cfg.Extensions)
@@ -160,7 +171,10 @@ func pin(s imageSpec, lock *images.Lock, errs *yamlpos.Errors) images.Ref {
 	return s.Ref.WithDigest(d)
 }
 
-func mounts(cfg *Config, p *Plan, dir string, haveLock bool) []Mount {
+// mounts returns the agent's volumes: the project, the paths it may not
+// write, and the state volume. Every bind source is a path of the project
+// directory dir, which CheckMounts checks.
+func mounts(cfg *Config, stateVolume, dir string, haveLock bool) []Mount {
 	bind := func(rel, why string, create bool) Mount {
 		return Mount{Type: "bind", Source: "../" + rel, Target: cfg.Workspace + "/" + rel, ReadOnly: true, Create: create, Why: why}
 	}
@@ -179,12 +193,22 @@ func mounts(cfg *Config, p *Plan, dir string, haveLock bool) []Mount {
 	if haveLock {
 		ms = append(ms, bind(images.LockFile, "read-only: the sandbox's own definition", false))
 	}
-	for _, rel := range sortedUnique(cfg.ReadOnly) {
-		ms = append(ms, bind(rel, "read-only: workspace.readonly", false))
+	seen := map[string]bool{}
+	for i, rel := range cfg.ReadOnly {
+		if seen[rel] {
+			continue
+		}
+		seen[rel] = true
+		m := bind(rel, "read-only: workspace.readonly", false)
+		m.Key = fmt.Sprintf("workspace.readonly[%d]", i)
+		if i < len(cfg.ReadOnlyPos) {
+			m.Pos = cfg.ReadOnlyPos[i]
+		}
+		ms = append(ms, m)
 	}
 	slices.SortStableFunc(ms[1:], func(a, b Mount) int { return strings.Compare(a.Target, b.Target) })
-	if p.StateVolume != "" {
-		ms = append(ms, Mount{Type: "volume", Source: p.StateVolume, Target: cfg.Agent.StateDir,
+	if stateVolume != "" {
+		ms = append(ms, Mount{Type: "volume", Source: stateVolume, Target: cfg.Agent.StateDir,
 			Why: "the agent's state (credentials, history) survives restarts"})
 	}
 	return ms

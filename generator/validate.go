@@ -85,9 +85,11 @@ func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, di
 		}
 	}
 	for i, p := range w.Workspace.ReadOnly {
+		path := fmt.Sprintf("workspace.readonly[%d]", i)
 		if err := validate.RelPath(p); err != nil {
-			c.fail(fmt.Sprintf("workspace.readonly[%d]", i), err)
+			c.fail(path, err)
 		}
+		cfg.ReadOnlyPos = append(cfg.ReadOnlyPos, pos[path])
 	}
 	cfg.ReadOnly = w.Workspace.ReadOnly
 	cfg.IDE = DefaultIDE

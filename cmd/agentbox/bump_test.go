@@ -204,6 +204,20 @@ func TestBumpFailureChangesNothing(t *testing.T) {
 			}
 		})
 	}
+	t.Run("mount source leads outside", func(t *testing.T) {
+		dir := bumpProject(t, "agent: claude\nworkspace: {readonly: [docs]}\n", "")
+		if err := os.Symlink("/etc", filepath.Join(dir, "docs")); err != nil {
+			t.Fatal(err)
+		}
+		before := readAll(t, dir)
+		_, stderr, code := runIn(t, dir, "bump")
+		if code != exitError || !strings.Contains(stderr, `agentbox.yaml:2:24: workspace.readonly[0]: "docs" is a symbolic link to "/etc"`) {
+			t.Errorf("exit %d, stderr %s", code, stderr)
+		}
+		if !sameTree(before, readAll(t, dir)) {
+			t.Error("files changed")
+		}
+	})
 	t.Run("registry down", func(t *testing.T) {
 		dir := bumpProject(t, "agent: claude\n", "")
 		h.registry.Store(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -213,3 +213,17 @@ func TestExamplesAreCurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateChecksMountSources: validate refuses what generate refuses, a
+// mount source that leads out of the project, and writes nothing.
+func TestValidateChecksMountSources(t *testing.T) {
+	dir := setupCase(t, filepath.Join(goldenDir, "fail-symlink-outside"))
+	before := readAll(t, dir)
+	_, stderr, code := runIn(t, dir, "validate")
+	if want := `agentbox.yaml:6:7: workspace.readonly[0]: "docs" is a symbolic link to "/etc", which leads outside the project`; code != exitError || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want %q", code, stderr, want)
+	}
+	if !sameTree(before, readAll(t, dir)) {
+		t.Error("validate changed files")
+	}
+}

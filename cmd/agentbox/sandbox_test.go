@@ -104,3 +104,44 @@ func TestSandboxErrors(t *testing.T) {
 		}
 	})
 }
+
+// TestUpChecksLinksAgain: a link can change after generate (the agent can
+// rename a directory above a read-only path and put a link in its place), so
+// up checks every mount source again before docker compose runs. down still
+// works: stopping the sandbox must not depend on what the agent did.
+func TestUpChecksLinksAgain(t *testing.T) {
+	dir := setupCase(t, filepath.Join(goldenDir, "agent-claude"))
+	writeFile(t, filepath.Join(dir, "agentbox.yaml"), []byte("agent: claude\nworkspace: {readonly: [docs/adr]}\n"))
+	writeFile(t, filepath.Join(dir, "docs/adr/0001.md"), []byte("# ADR\n"))
+	if _, stderr, code := runIn(t, dir, "generate"); code != exitOK {
+		t.Fatalf("generate: %d %s", code, stderr)
+	}
+	if err := os.Rename(filepath.Join(dir, "docs"), filepath.Join(dir, "docs.old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc", filepath.Join(dir, "docs")); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"up", "verify"} {
+		t.Run(cmd, func(t *testing.T) {
+			log := fakeDocker(t, "ok")
+			_, stderr, code := runIn(t, dir, cmd)
+			want := `agentbox.yaml:2:24: workspace.readonly[0]: "docs/adr" passes through the symbolic link "docs" (to "/etc"), which leads outside the project`
+			if code != exitError || !strings.Contains(stderr, want) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, exitError, want)
+			}
+			if data, _ := os.ReadFile(log); strings.Contains(string(data), " up ") || strings.Contains(string(data), " exec ") {
+				t.Errorf("docker compose ran although a mount source leads outside:\n%s", data)
+			}
+		})
+	}
+	t.Run("down", func(t *testing.T) {
+		log := fakeDocker(t, "ok")
+		if _, stderr, code := runIn(t, dir, "down"); code != exitOK {
+			t.Errorf("down: exit %d: %s", code, stderr)
+		}
+		if data, _ := os.ReadFile(log); !strings.Contains(string(data), " down") {
+			t.Errorf("down did not run docker compose down:\n%s", data)
+		}
+	})
+}

@@ -165,7 +165,7 @@ probe did not report at all (the error names them).`,
 }
 
 func (o *verifyOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
-	argv, cfg, err := o.compose(ctx)
+	argv, cfg, err := o.compose(ctx, true) // verify recreates the agent container
 	if err != nil {
 		return err
 	}
