@@ -218,6 +218,24 @@ func TestBumpFailureChangesNothing(t *testing.T) {
 			t.Error("files changed")
 		}
 	})
+	t.Run("generated directory is a link", func(t *testing.T) {
+		dir := bumpProject(t, "agent: claude\n", "")
+		outside := t.TempDir()
+		if err := os.Mkdir(filepath.Join(dir, ".agentbox"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(outside, filepath.Join(dir, ".agentbox/egress")); err != nil {
+			t.Fatal(err)
+		}
+		before, beforeOutside := readAll(t, dir), readAll(t, outside)
+		_, stderr, code := runIn(t, dir, "bump")
+		if code != exitError || !strings.Contains(stderr, ".agentbox/egress is a symbolic link") {
+			t.Errorf("exit %d, stderr %s", code, stderr)
+		}
+		if !sameTree(before, readAll(t, dir)) || !sameTree(beforeOutside, readAll(t, outside)) {
+			t.Error("files changed")
+		}
+	})
 	t.Run("registry down", func(t *testing.T) {
 		dir := bumpProject(t, "agent: claude\n", "")
 		h.registry.Store(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
