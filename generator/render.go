@@ -22,7 +22,10 @@ const (
 	EgressDockerfile = OutDir + "/egress.Dockerfile"
 	ComposeFile      = OutDir + "/docker-compose.yml"
 	EgressDir        = OutDir + "/egress"
-	DevcontainerFile = ".devcontainer/devcontainer.json"
+	// DevcontainerDir is shared with the user's own files: agentbox owns
+	// devcontainer.json there (and refuses other configurations and .env).
+	DevcontainerDir  = ".devcontainer"
+	DevcontainerFile = DevcontainerDir + "/devcontainer.json"
 )
 
 // funcs are the template functions: hermetic, and each quotes for one syntax.

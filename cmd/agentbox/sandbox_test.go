@@ -15,7 +15,7 @@ func fakeDocker(t *testing.T, mode string) (logFile string) {
 	bin := t.TempDir()
 	logFile = filepath.Join(bin, "argv.log")
 	script := `#!/bin/sh
-echo "$*" >> ` + logFile + `
+echo "$*" >> '` + logFile + `'
 case "` + mode + `:$1:$2" in
   nocompose:compose:*|v1:compose:*) echo "docker: 'compose' is not a docker command." >&2; exit 1 ;;
   *:compose:version) echo "2.40.3"; exit 0 ;;
