@@ -27,9 +27,11 @@ func (o *sandboxOptions) flags(c *cobra.Command) {
 
 // compose checks that Docker, compose v2 and the daemon are there and the
 // generated files are current, then returns the argv prefix of docker compose
-// and the project's configuration. When the command starts containers
-// (starts), it first checks every mount source again: a link can have
-// changed since generate.
+// and the project's configuration. When the command creates or starts
+// containers (starts: up, verify, and any command added that runs one), it
+// first checks every mount source again (generator.CheckMounts): a link can
+// have changed since generate. down, shell and logs pass false, so that the
+// sandbox can always be stopped, whatever the agent did to the project.
 func (o *sandboxOptions) compose(ctx context.Context, starts bool) ([]string, *generator.Config, error) {
 	docker, err := exec.LookPath("docker")
 	if err != nil {

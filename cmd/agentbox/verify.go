@@ -201,6 +201,11 @@ func (o *verifyOptions) run(ctx context.Context, stdout, stderr io.Writer) error
 	if _, err := exec("write"); err != nil {
 		return err
 	}
+	// The probes ran as the agent, and the agent may be running: a link can
+	// have appeared since the check in compose, and recreating mounts anew.
+	if err := generator.CheckMounts(o.dir, cfg); err != nil {
+		return err
+	}
 	fmt.Fprintln(stderr, "agentbox: recreating the agent container to check persistence")
 	if _, err := runCompose(ctx, argv, "", "up", "-d", "--force-recreate", "--no-deps", "--wait", "agent"); err != nil {
 		return fmt.Errorf("recreating the agent container: %w", err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,5 +171,52 @@ func TestCheckProbes(t *testing.T) {
 	}
 	if err := checkProbes("write", cfg, nil); err != nil {
 		t.Errorf("write: %v", err)
+	}
+}
+
+// TestVerifyChecksLinksBeforeRecreating: verify recreates the agent
+// container after the probes ran, time enough for the agent to leave a
+// link; the mount sources are checked again right before.
+func TestVerifyChecksLinksBeforeRecreating(t *testing.T) {
+	dir := setupCase(t, filepath.Join(goldenDir, "agent-claude"))
+	writeFile(t, filepath.Join(dir, "agentbox.yaml"), []byte("agent: claude\nworkspace: {readonly: [docs/adr]}\n"))
+	writeFile(t, filepath.Join(dir, "docs/adr/0001.md"), []byte("# ADR\n"))
+	if _, stderr, code := runIn(t, dir, "generate"); code != exitOK {
+		t.Fatalf("generate: %d %s", code, stderr)
+	}
+	// The fake docker answers every probe, and during the "write" phase
+	// does what an agent could: puts a link where docs was.
+	var rows strings.Builder
+	for _, p := range probeTable {
+		if p.phase == "all" {
+			fmt.Fprintf(&rows, "PASS\\t%s\\t%s\\tt\\th\\n", p.area, p.name)
+		}
+	}
+	bin := t.TempDir()
+	log := filepath.Join(bin, "argv.log")
+	writeFile(t, filepath.Join(bin, "docker"), []byte(`#!/bin/bash
+echo "$*" >> '`+log+`'
+case "$1 $2" in
+  "compose version") echo 2.40.3; exit 0 ;;
+  "info --format") echo 28.2.2; exit 0 ;;
+esac
+case "$*" in
+  *" -- all "*) printf '`+rows.String()+`' ;;
+  *" -- write "*) mv '`+dir+`/docs' '`+dir+`/docs.old' && ln -s /etc '`+dir+`/docs' ;;
+esac
+exit 0
+`))
+	os.Chmod(filepath.Join(bin, "docker"), 0o755)
+	t.Setenv("PATH", bin+":/usr/bin:/bin")
+	_, stderr, code := runIn(t, dir, "verify")
+	if want := `"docs/adr" passes through the symbolic link "docs" (to "/etc")`; code != exitError || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, exitError, want)
+	}
+	data, _ := os.ReadFile(log)
+	if !strings.Contains(string(data), " -- write ") {
+		t.Fatalf("the write phase did not run:\n%s", data)
+	}
+	if strings.Contains(string(data), "--force-recreate") {
+		t.Errorf("verify recreated the agent container through a link:\n%s", data)
 	}
 }
