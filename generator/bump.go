@@ -56,6 +56,9 @@ func Bump(ctx context.Context, dir string, o BumpOptions) (*BumpResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckMounts(dir, cfg); err != nil {
+		return nil, err
+	}
 	var refs []images.Ref
 	for _, s := range imageSpecs(cfg) {
 		if !slices.Contains(refs, s.Ref) {
@@ -122,7 +125,7 @@ func Bump(ctx context.Context, dir string, o BumpOptions) (*BumpResult, error) {
 // WriteBump writes the new lock, then the generated files, each atomically
 // and only if changed.
 func WriteBump(dir string, res *BumpResult) ([]Change, error) {
-	if err := checkOwned(dir, res.files); err != nil {
+	if _, err := preflight(dir, res.files); err != nil {
 		return nil, err
 	}
 	full := filepath.Join(dir, images.LockFile)

@@ -10,30 +10,31 @@ import (
 // Config is a validated agentbox.yaml. Everything downstream may assume its
 // values are safe; defaults are applied by plan, not here.
 type Config struct {
-	Name       string
-	Agent      images.Agent
-	AgentPos   yamlpos.Pos
-	Base       *images.Ref // nil: the agent's catalog image
-	BasePos    yamlpos.Pos
-	Packages   []string
-	UID, GID   int
-	Egress     *images.Ref // nil: the default egress image
-	EgressPos  yamlpos.Pos
-	Services   []string
-	Domains    []DomainRule
-	CIDRs      []CIDRRule
-	Ports      []uint16 // default ports
-	CPUs       float64  // 0: no limit
-	Memory     string
-	Pids       int
-	Env        []images.EnvVar // as written, sorted by name
-	Workspace  string
-	ReadOnly   []string
-	Writable   []string // workspace.writable: protected paths whose changes fetch accepts
-	Hidden     []string // workspace.hidden, defaults applied
-	IDE        string
-	Extensions []string
-	Verify     Verify // as written; VerifyTargets applies the defaults
+	Name        string
+	Agent       images.Agent
+	AgentPos    yamlpos.Pos
+	Base        *images.Ref // nil: the agent's catalog image
+	BasePos     yamlpos.Pos
+	Packages    []string
+	UID, GID    int
+	Egress      *images.Ref // nil: the default egress image
+	EgressPos   yamlpos.Pos
+	Services    []string
+	Domains     []DomainRule
+	CIDRs       []CIDRRule
+	Ports       []uint16 // default ports
+	CPUs        float64  // 0: no limit
+	Memory      string
+	Pids        int
+	Env         []images.EnvVar // as written, sorted by name
+	Workspace   string
+	ReadOnly    []string
+	ReadOnlyPos []yamlpos.Pos // where each ReadOnly entry is written
+	Writable    []string      // workspace.writable: protected paths whose changes fetch accepts
+	Hidden      []string      // workspace.hidden, defaults applied
+	IDE         string
+	Extensions  []string
+	Verify      Verify // as written; VerifyTargets applies the defaults
 }
 
 // DomainRule is one entry of network.domains.

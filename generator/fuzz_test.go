@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
@@ -23,6 +24,14 @@ func FuzzLoad(f *testing.F) {
 	}
 	f.Add([]byte("agent: claude\nenv: {A: \"$(id)\\n'\"}\n"))
 	f.Add([]byte("network: {domains: [{host: a.b, ports: [1, 65535]}], cidrs: [::1]}\n"))
+	// Look-alikes: characters that Unicode case folding turns into ASCII.
+	for _, s := range lookAlikes {
+		f.Add([]byte("network: {domains: [\"" + s + "ubernetes.io\"]}\n"))
+		f.Add([]byte("resources: {memory: \"8192" + s + "\"}\n"))
+		f.Add([]byte("name: \"" + s + "elvin\"\ndevcontainer: {extensions: [\"a." + s + "\"]}\n"))
+		f.Add([]byte("image: {packages: [\"" + s + "url\"]}\nworkspace: {path: \"/" + s + "\", readonly: [\"" + s + "\"]}\n"))
+		f.Add([]byte("agent: \"cl" + s + "ude\"\nnetwork: {services: [\"git" + s + "ub\"]}\nenv: {\"" + s + "\": x}\n"))
+	}
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, _, err := decodeConfig(ConfigFile, data, dir)
@@ -37,6 +46,9 @@ func FuzzLoad(f *testing.F) {
 				}
 			}
 			return
+		}
+		if v, ok := nonASCIIValue(data); ok {
+			t.Fatalf("accepted a value that is not ASCII: %+q\n%s", v, data)
 		}
 		errs := &yamlpos.Errors{File: ConfigFile}
 		p := plan(cfg, fakeLock(cfg), errs)
@@ -68,4 +80,55 @@ func fakeLock(cfg *Config) *images.Lock {
 		l.NPM[cfg.Agent.Package] = "1.0.0"
 	}
 	return l
+}
+
+// lookAlikes are characters that strings.ToLower, ToUpper or EqualFold turn
+// into ASCII letters, or that look like them.
+var lookAlikes = []string{
+	"\u212A", // KELVIN SIGN: ToLower gives k
+	"\u212B", // ANGSTROM SIGN: ToLower gives U+00E5
+	"\u0130", // LATIN CAPITAL LETTER I WITH DOT ABOVE: ToLower gives i
+	"\u0131", // LATIN SMALL LETTER DOTLESS I: ToUpper gives I
+	"\u017F", // LATIN SMALL LETTER LONG S: EqualFold with s
+	"\uFF4B", // FULLWIDTH LATIN SMALL LETTER K
+	"\u043A", // CYRILLIC SMALL LETTER KA
+}
+
+// nonASCIIValue returns a value of data, other than an environment value,
+// that is not ASCII. Every such value is refused: names, sizes, paths and ids
+// are ASCII grammars, and a check made after case folding would let U+212A
+// KELVIN SIGN through as a k.
+func nonASCIIValue(data []byte) (string, bool) {
+	var w wireFile
+	if _, err := yamlpos.Decode(ConfigFile, data, &w); err != nil {
+		return "", false
+	}
+	vals := append([]string{}, w.Image.Packages...)
+	vals = append(vals, w.Network.Services...)
+	vals = append(vals, w.Workspace.ReadOnly...)
+	vals = append(vals, w.Devcontainer.Extensions...)
+	for _, d := range w.Network.Domains {
+		vals = append(vals, d.Host)
+	}
+	for _, c := range w.Network.CIDRs {
+		vals = append(vals, c.CIDR)
+	}
+	for name := range w.Env {
+		vals = append(vals, name)
+	}
+	v := w.Verify
+	for _, p := range []*string{w.Name, w.Agent, w.Image.Base, w.Egress.Image, w.Resources.Memory, w.Workspace.Path,
+		w.Devcontainer.IDE, v.Allowed, v.UnlistedName, v.UnlistedAddress, v.Resolver, v.IPv6Address, v.MetadataAddress} {
+		if p != nil {
+			vals = append(vals, *p)
+		}
+	}
+	for _, s := range vals {
+		for i := 0; i < len(s); i++ {
+			if s[i] >= utf8.RuneSelf {
+				return s, true
+			}
+		}
+	}
+	return "", false
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -248,5 +249,14 @@ func TestVerifySection(t *testing.T) {
 	}
 	if cfg.MemoryBytes() != 4<<30 {
 		t.Errorf("MemoryBytes = %d", cfg.MemoryBytes())
+	}
+}
+
+// TestSortedUniqueFoldIsASCII: only ASCII letters fold; U+212A KELVIN SIGN
+// is not a k (strings.EqualFold says it is).
+func TestSortedUniqueFoldIsASCII(t *testing.T) {
+	got := sortedUniqueFold([]string{"a.kelvin", "A.Kelvin", "a.\u212Aelvin"})
+	if want := []string{"a.kelvin", "a.\u212Aelvin"}; !slices.Equal(got, want) {
+		t.Errorf("sortedUniqueFold = %+q, want %+q", got, want)
 	}
 }

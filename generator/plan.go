@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/validate"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
 
@@ -47,6 +48,20 @@ type Mount struct {
 	ReadOnly bool
 	Create   bool // create a missing bind source
 	Why      string
+	Key      string      // the agentbox.yaml key that asks for it ("" for agentbox's own)
+	Pos      yamlpos.Pos // where Key's value is written
+}
+
+// Rel returns a bind mount's source relative to the project directory ("."
+// for the project itself).
+func (m Mount) Rel() string {
+	switch {
+	case m.Source == "..":
+		return "."
+	case strings.HasPrefix(m.Source, "./"):
+		return OutDir + "/" + strings.TrimPrefix(m.Source, "./")
+	}
+	return strings.TrimPrefix(m.Source, "../")
 }
 
 // basePackages are installed in every agent image.
@@ -94,7 +109,7 @@ func plan(cfg *Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
 		p.OwnedDirs = append(p.OwnedDirs, cfg.Agent.StateDir)
 	}
 	slices.Sort(p.OwnedDirs)
-	p.Mounts = mounts(cfg, p)
+	p.Mounts = mounts(cfg, p.StateVolume)
 	p.Policy = policy(cfg)
 	if cfg.IDE == "vscode" {
 		exts := slices.Clone(cfg.Extensions)
@@ -168,7 +183,7 @@ const WorkspaceVolume = "workspace"
 // it writes lands on the host (agentbox fetch brings its commits back as
 // data). They do not depend on the project's state on disk, so every clone
 // of the project generates the same compose file.
-func mounts(cfg *Config, p *Plan) []Mount {
+func mounts(cfg *Config, stateVolume string) []Mount {
 	ms := []Mount{
 		{Type: "volume", Source: WorkspaceVolume, Target: cfg.Workspace,
 			Why: "the agent's clone of the project (agentbox fetch brings its commits back)"},
@@ -177,8 +192,8 @@ func mounts(cfg *Config, p *Plan) []Mount {
 		{Type: "bind", Source: "./" + path.Base(GitConfigMask), Target: OriginDir + "/config", ReadOnly: true,
 			Why: "the project's git config (remote URLs and tokens, hooks paths) stays on the host"},
 	}
-	if p.StateVolume != "" {
-		ms = append(ms, Mount{Type: "volume", Source: p.StateVolume, Target: cfg.Agent.StateDir,
+	if stateVolume != "" {
+		ms = append(ms, Mount{Type: "volume", Source: stateVolume, Target: cfg.Agent.StateDir,
 			Why: "the agent's state (credentials, history) survives restarts"})
 	}
 	return ms
@@ -218,10 +233,12 @@ func sortedUnique(s []string) []string {
 	return slices.Compact(out)
 }
 
-// sortedUniqueFold sorts case-insensitively and drops case-insensitive
-// duplicates, keeping the first spelling (VS Code extension ids).
+// sortedUniqueFold sorts ignoring ASCII case and drops duplicates that
+// differ only in ASCII case, keeping the first spelling (VS Code extension
+// ids). Only ASCII folds: strings.EqualFold would take U+212A KELVIN SIGN
+// for a k.
 func sortedUniqueFold(s []string) []string {
 	out := slices.Clone(s)
-	slices.SortStableFunc(out, func(a, b string) int { return strings.Compare(strings.ToLower(a), strings.ToLower(b)) })
-	return slices.CompactFunc(out, strings.EqualFold)
+	slices.SortStableFunc(out, func(a, b string) int { return strings.Compare(validate.LowerASCII(a), validate.LowerASCII(b)) })
+	return slices.CompactFunc(out, func(a, b string) bool { return validate.LowerASCII(a) == validate.LowerASCII(b) })
 }

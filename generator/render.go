@@ -22,7 +22,10 @@ const (
 	EgressDockerfile = OutDir + "/egress.Dockerfile"
 	ComposeFile      = OutDir + "/docker-compose.yml"
 	EgressDir        = OutDir + "/egress"
-	DevcontainerFile = ".devcontainer/devcontainer.json"
+	// DevcontainerDir is shared with the user's own files: agentbox owns
+	// devcontainer.json there (and refuses other configurations and .env).
+	DevcontainerDir  = ".devcontainer"
+	DevcontainerFile = DevcontainerDir + "/devcontainer.json"
 	// WorkspaceScript is the agent image's entrypoint: it makes the clone.
 	WorkspaceScript = OutDir + "/workspace.sh"
 	// GitConfigMask replaces the host repository's .git/config in the

@@ -57,7 +57,7 @@ type schemaNode = map[string]any
 // image references).
 func schemaConstraints() map[string]schemaNode {
 	ports := schemaNode{"minItems": 1} // an empty list would allow nothing
-	port := schemaNode{"minimum": 1, "maximum": 65535}
+	port := schemaNode{"minimum": 1, "maximum": 65535, "not": schemaNode{"const": dnsPort}}
 	id := schemaNode{"minimum": 1, "maximum": 65534}
 	segment := `[A-Za-z0-9._@+-]+`
 	return map[string]schemaNode{
@@ -78,10 +78,8 @@ func schemaConstraints() map[string]schemaNode {
 		"network.ports":             ports,
 		"network.ports[]":           port,
 
-		"resources.cpus": {"exclusiveMinimum": 0, "maximum": 1024},
-		// The loader lower-cases before matching, and strings.ToLower maps
-		// U+212A KELVIN SIGN to k.
-		"resources.memory": {"pattern": "^[0-9]+[kmgKMG\u212A][bB]?$"},
+		"resources.cpus":   {"exclusiveMinimum": 0, "maximum": 1024},
+		"resources.memory": {"pattern": "^[0-9]+[kmgKMG][bB]?$"},
 		"resources.pids":   {"minimum": 16, "maximum": 4194304},
 
 		"env": {"propertyNames": schemaNode{"pattern": `^[A-Za-z_][A-Za-z0-9_]*$`}},

@@ -36,6 +36,8 @@ var schemaRejects = map[string][]string{
 	"fail-bad-ports":    {"/network/ports/0", "/network/ports/1", "/network/domains/0/ports/0", "/network/domains/0/ports/1", "/network/domains/1/ports"},
 	"fail-user-ids":     {"/image", "/image/user/uid", "/resources/cpus"},
 	"fail-bad-cidrs":    {"/network/cidrs/6"},
+	"fail-lookalikes":   {"/resources/memory", "/devcontainer/extensions/0"},
+	"fail-dns-port":     {"/network/ports/1", "/network/domains/0/ports/0", "/network/cidrs/0/ports/1"},
 	"fail-shell-metacharacters": {
 		"/image/packages/0", "/image/packages/1", "/image/packages/2",
 		"/env/BAD NAME", "/env/X;Y", "/env/1ST",
@@ -176,7 +178,6 @@ func TestJSONSchemaNotStricter(t *testing.T) {
 		"resources: {cpus: 1024, pids: 16, memory: 6m}\n",
 		"resources: {cpus: 0.001, pids: 4194304, memory: 1GB}\n",
 		"resources: {cpus: 1, memory: 8192Kb}\n",
-		"resources: {memory: \"8192\u212a\"}\n",
 		"name: a\n",
 		"name: " + strings.Repeat("a", 63) + "\n",
 		"image: {packages: [ab, 'a+b.c-d=1:2.3~rc+1-x', '" + strings.Repeat("a", 200) + "']}\n",

@@ -14,6 +14,9 @@ import (
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
 
+// dnsPort is DNS's port: the firewall redirects it to the filter resolver.
+const dnsPort = 53
+
 // checker converts the wire form into a Config, recording every problem.
 type checker struct {
 	pos  yamlpos.Positions
@@ -84,9 +87,11 @@ func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, di
 		}
 	}
 	for i, p := range w.Workspace.ReadOnly {
+		path := fmt.Sprintf("workspace.readonly[%d]", i)
 		if err := validate.RelPath(p); err != nil {
-			c.fail(fmt.Sprintf("workspace.readonly[%d]", i), err)
+			c.fail(path, err)
 		}
+		cfg.ReadOnlyPos = append(cfg.ReadOnlyPos, pos[path])
 	}
 	cfg.ReadOnly = w.Workspace.ReadOnly
 	c.workspace(w.Workspace, cfg)
@@ -143,6 +148,10 @@ func (c *checker) ports(path string, ps []int) []uint16 {
 	for i, p := range ps {
 		if err := validate.Port(p); err != nil {
 			c.fail(fmt.Sprintf("%s[%d]", path, i), err)
+			continue
+		}
+		if p == dnsPort {
+			c.failf(fmt.Sprintf("%s[%d]", path, i), "port 53 (DNS) cannot be allowed: the firewall redirects every DNS packet to its filter resolver before any allow rule, so a rule for port 53 would never match; allowed names resolve through the filter without it")
 			continue
 		}
 		out = append(out, uint16(p))

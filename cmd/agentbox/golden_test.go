@@ -19,7 +19,9 @@ const goldenDir = "../../testdata/golden"
 // agentbox.lock), and either want/ (the generated tree) or stderr.txt (an
 // expected failure, exit code 1 unless exit-code says otherwise). A case is
 // generated in a copy of its directory that is a git checkout (.git/hooks and
-// .git/config) unless the case has a file named "nogit".
+// .git/config) unless the case has a file named "nogit". A file named
+// "symlinks" lists links to make in the copy, one "PATH TARGET" a line
+// (PATH replaced if it exists); a file named "mkdirs" lists directories.
 func TestGolden(t *testing.T) {
 	cases, err := os.ReadDir(goldenDir)
 	if err != nil {
@@ -106,7 +108,47 @@ func setupCase(t *testing.T, caseDir string) string {
 			t.Fatal(err)
 		}
 	}
+	for _, line := range caseLines(t, filepath.Join(caseDir, "mkdirs")) {
+		if err := os.MkdirAll(filepath.Join(work, line), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, line := range caseLines(t, filepath.Join(caseDir, "symlinks")) {
+		path, target, ok := strings.Cut(line, " ")
+		if !ok {
+			t.Fatalf("symlinks: want PATH TARGET, got %q", line)
+		}
+		full := filepath.Join(work, path)
+		if err := os.RemoveAll(full); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, full); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return work
+}
+
+// caseLines returns the non-empty lines of a case's optional file.
+func caseLines(t *testing.T, file string) []string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			lines = append(lines, line)
+		}
+	}
+	return lines
 }
 
 func writeFile(t *testing.T, path string, data []byte) {

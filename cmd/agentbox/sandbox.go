@@ -27,8 +27,12 @@ func (o *sandboxOptions) flags(c *cobra.Command) {
 
 // compose checks that Docker, compose v2 and the daemon are there and the
 // generated files are current, then returns the argv prefix of docker compose
-// and the project's configuration.
-func (o *sandboxOptions) compose(ctx context.Context) ([]string, *generator.Config, error) {
+// and the project's configuration. When the command creates or starts
+// containers (starts: up, verify, and any command added that runs one), it
+// first checks every mount source again (generator.CheckMounts): a link can
+// have changed since generate. down, shell and logs pass false, so that the
+// sandbox can always be stopped, whatever the agent did to the project.
+func (o *sandboxOptions) compose(ctx context.Context, starts bool) ([]string, *generator.Config, error) {
 	docker, err := exec.LookPath("docker")
 	if err != nil {
 		return nil, nil, errors.New("docker is not installed (or not on PATH): agentbox runs the sandbox with Docker Engine and compose v2")
@@ -48,6 +52,11 @@ func (o *sandboxOptions) compose(ctx context.Context) ([]string, *generator.Conf
 	if err != nil {
 		return nil, nil, err
 	}
+	if starts {
+		if err := generator.CheckMounts(o.dir, cfg); err != nil {
+			return nil, nil, err
+		}
+	}
 	if diff, err := generator.Diff(o.dir, files); err != nil {
 		return nil, nil, err
 	} else if diff != "" {
@@ -56,9 +65,10 @@ func (o *sandboxOptions) compose(ctx context.Context) ([]string, *generator.Conf
 	return []string{docker, "compose", "-f", filepath.Join(o.dir, generator.ComposeFile), "-p", cfg.Name}, cfg, nil
 }
 
-// run runs docker compose with args, connected to the terminal.
-func (o *sandboxOptions) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args ...string) error {
-	argv, _, err := o.compose(ctx)
+// run runs docker compose with args, connected to the terminal; starts says
+// whether that starts containers (compose).
+func (o *sandboxOptions) run(ctx context.Context, starts bool, stdin io.Reader, stdout, stderr io.Writer, args ...string) error {
+	argv, _, err := o.compose(ctx, starts)
 	if err != nil {
 		return err
 	}
@@ -90,8 +100,10 @@ func newUpCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `Build the images and start the sandbox: docker compose up -d --build --wait.
 The agent starts only once the egress (firewall) container is healthy. On its
 first start it clones the project's git database into its workspace volume.
-Refuses to start when the generated files are stale, or when .git is not a
-directory of the project's own.`,
+Refuses to start when the generated files are stale, when .git is not a
+directory of the project's own, or when a path the sandbox mounts now goes
+through a symbolic link (checked again here, as a link can change after
+generate).`,
 		Example: `  agentbox up
   agentbox up -C path/to/project`,
 		Args: cobra.NoArgs,
@@ -99,7 +111,7 @@ directory of the project's own.`,
 			if err := generator.CheckGitDatabase(o.dir); err != nil {
 				return err
 			}
-			return o.run(ctx(c), os.Stdin, stdout, stderr, "up", "-d", "--build", "--wait")
+			return o.run(ctx(c), true, os.Stdin, stdout, stderr, "up", "-d", "--build", "--wait")
 		},
 	}
 	o.flags(c)
@@ -114,7 +126,7 @@ func newDownCmd(stdout, stderr io.Writer) *cobra.Command {
 		Example: `  agentbox down`,
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return o.run(ctx(c), os.Stdin, stdout, stderr, "down")
+			return o.run(ctx(c), false, os.Stdin, stdout, stderr, "down")
 		},
 	}
 	o.flags(c)
@@ -137,7 +149,7 @@ func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
 			if len(args) == 0 {
 				args = []string{"bash", "-l"}
 			}
-			return o.run(ctx(c), os.Stdin, stdout, stderr, append(argv, args...)...)
+			return o.run(ctx(c), false, os.Stdin, stdout, stderr, append(argv, args...)...)
 		},
 	}
 	o.flags(c)
@@ -167,7 +179,7 @@ func newLogsCmd(stdout, stderr io.Writer) *cobra.Command {
 				}
 				argv = append(argv, args[0])
 			}
-			return o.run(ctx(c), os.Stdin, stdout, stderr, argv...)
+			return o.run(ctx(c), false, os.Stdin, stdout, stderr, argv...)
 		},
 	}
 	o.flags(c)

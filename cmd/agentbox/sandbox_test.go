@@ -15,7 +15,7 @@ func fakeDocker(t *testing.T, mode string) (logFile string) {
 	bin := t.TempDir()
 	logFile = filepath.Join(bin, "argv.log")
 	script := `#!/bin/sh
-echo "$*" >> ` + logFile + `
+echo "$*" >> '` + logFile + `'
 case "` + mode + `:$1:$2" in
   nocompose:compose:*|v1:compose:*) echo "docker: 'compose' is not a docker command." >&2; exit 1 ;;
   *:compose:version) echo "2.40.3"; exit 0 ;;
@@ -140,4 +140,45 @@ func TestUpNeedsGitDirectory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUpChecksLinksAgain: a link can change after generate, so up and
+// verify check every mount source again before docker compose runs. down
+// still works: stopping the sandbox must not depend on the project's state.
+func TestUpChecksLinksAgain(t *testing.T) {
+	dir := setupCase(t, filepath.Join(goldenDir, "agent-claude"))
+	if _, stderr, code := runIn(t, dir, "generate"); code != exitOK {
+		t.Fatalf("generate: %d %s", code, stderr)
+	}
+	if err := os.Rename(filepath.Join(dir, ".git"), filepath.Join(dir, "git.old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc", filepath.Join(dir, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"up", "verify"} {
+		t.Run(cmd, func(t *testing.T) {
+			log := fakeDocker(t, "ok")
+			_, stderr, code := runIn(t, dir, cmd)
+			want := map[string]string{
+				"up":     ".git is a symbolic link",
+				"verify": `".git" is a symbolic link to "/etc", which leads outside the project`,
+			}[cmd]
+			if code != exitError || !strings.Contains(stderr, want) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, exitError, want)
+			}
+			if data, _ := os.ReadFile(log); strings.Contains(string(data), " up ") || strings.Contains(string(data), " exec ") {
+				t.Errorf("docker compose ran although a mount source leads outside:\n%s", data)
+			}
+		})
+	}
+	t.Run("down", func(t *testing.T) {
+		log := fakeDocker(t, "ok")
+		if _, stderr, code := runIn(t, dir, "down"); code != exitOK {
+			t.Errorf("down: exit %d: %s", code, stderr)
+		}
+		if data, _ := os.ReadFile(log); !strings.Contains(string(data), " down") {
+			t.Errorf("down did not run docker compose down:\n%s", data)
+		}
+	})
 }

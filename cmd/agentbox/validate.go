@@ -14,12 +14,14 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "validate",
 		Short: "Check agentbox.yaml without generating anything",
 		Long: `Load and validate agentbox.yaml. Every problem is reported with its
-file:line:column, and all problems of the file in one run.`,
+file:line:column, and all problems of the file in one run. Every path the
+sandbox would mount must stay inside the project, with no symbolic link on
+its way.`,
 		Example: `  agentbox validate
   agentbox validate -C path/to/project`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			if _, err := generator.Load(dir); err != nil {
+			if _, err := generator.Validate(dir); err != nil {
 				return err
 			}
 			fmt.Fprintln(stderr, "agentbox: agentbox.yaml is valid")

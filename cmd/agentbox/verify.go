@@ -46,6 +46,81 @@ func parseProbes(out []byte) ([]probe, error) {
 	return ps, nil
 }
 
+// probeSpec is one probe that verify.sh must report, in one phase.
+type probeSpec struct {
+	phase, area, name string
+	when              func(*generator.Config) bool // nil: always expected
+}
+
+// probeTable lists every probe verify.sh reports, by the phase that reports
+// it. verify passes only when each expected probe reported exactly once and
+// nothing else did: a script that stopped early, or a docker that printed
+// nothing, is a failure, not "all 0 probes passed". The table is a second
+// statement of the script's probes on purpose, the expectation its output is
+// checked against: add a row here with every probe added to verify.sh
+// (TestVerifyFlow runs the script and checks both agree).
+var probeTable = []probeSpec{
+	{"all", "files", "host paths", nil},
+	{"all", "files", "workspace is a clone", nil},
+	{"all", "files", "read-only git database", nil},
+	{"all", "files", "host git config", nil},
+	{"all", "files", "hidden files", nil},
+	{"all", "files", "docker socket", nil},
+	{"all", "network", "unlisted name", nil},
+	{"all", "network", "unlisted address", nil},
+	{"all", "network", "other resolver", nil},
+	{"all", "network", "IPv6", nil},
+	{"all", "network", "metadata", nil},
+	{"all", "network", "allowed name", nil},
+	{"all", "privileges", "capabilities", nil},
+	{"all", "privileges", "no_new_privs", nil},
+	{"all", "privileges", "sudo", nil},
+	{"all", "privileges", "network settings", nil},
+	{"all", "privileges", "pids limit", nil},
+	{"all", "resources", "memory limit", nil},
+	{"check", "persistence", "outside the workspace", nil},
+	{"check", "persistence", "workspace", nil},
+	{"check", "persistence", "state volume", hasStateVolume},
+}
+
+func hasStateVolume(cfg *generator.Config) bool { return cfg.Agent.StateDir != "" }
+
+// checkProbes checks that the probes one phase reported are exactly the ones
+// probeTable expects of it for cfg.
+func checkProbes(phase string, cfg *generator.Config, got []probe) error {
+	seen := map[string]int{}
+	for _, p := range got {
+		seen[p.Area+"/"+p.Probe]++
+	}
+	var missing []string
+	expected := 0
+	for _, spec := range probeTable {
+		if spec.phase != phase || spec.when != nil && !spec.when(cfg) {
+			continue
+		}
+		expected++
+		key := spec.area + "/" + spec.name
+		switch seen[key] {
+		case 0:
+			missing = append(missing, key)
+		case 1:
+		default:
+			return fmt.Errorf("the probe script reported %q twice", key)
+		}
+		delete(seen, key)
+	}
+	for _, p := range got {
+		if key := p.Area + "/" + p.Probe; seen[key] > 0 {
+			return fmt.Errorf("the probe script reported an unexpected probe %q (a probe added to verify.sh needs its row in probeTable)", key)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("the probe script did not report %d of %d probes (%s): it stopped early or its output was lost, so the sandbox is not verified",
+			len(missing), expected, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
 type verifyOptions struct {
 	sandboxOptions
 	json bool
@@ -73,7 +148,8 @@ and print one row per probe: PASS or FAIL, what was tried, what happened.
                keep theirs
 
 The network targets come from the verify: section of agentbox.yaml, with
-defaults for real use. Exit 1 if any probe fails.`,
+defaults for real use. Exit 1 if any probe fails, and also if any expected
+probe did not report at all (the error names them).`,
 		Example: `  agentbox up && agentbox verify
   agentbox verify --json`,
 		Args: cobra.NoArgs,
@@ -87,7 +163,7 @@ defaults for real use. Exit 1 if any probe fails.`,
 }
 
 func (o *verifyOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
-	argv, cfg, err := o.compose(ctx)
+	argv, cfg, err := o.compose(ctx, true) // verify recreates the agent container
 	if err != nil {
 		return err
 	}
@@ -108,13 +184,25 @@ func (o *verifyOptions) run(ctx context.Context, stdout, stderr io.Writer) error
 		if err != nil {
 			return nil, fmt.Errorf("running the probes in the agent container (is the sandbox up? agentbox up): %w", err)
 		}
-		return parseProbes(out)
+		ps, err := parseProbes(out)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkProbes(phase, cfg, ps); err != nil {
+			return nil, &exitErr{exitError, fmt.Errorf("agentbox: %w", err)}
+		}
+		return ps, nil
 	}
 	probes, err := exec("all")
 	if err != nil {
 		return err
 	}
 	if _, err := exec("write"); err != nil {
+		return err
+	}
+	// The probes ran as the agent, and the agent may be running: a link can
+	// have appeared since the check in compose, and recreating mounts anew.
+	if err := generator.CheckMounts(o.dir, cfg); err != nil {
 		return err
 	}
 	fmt.Fprintln(stderr, "agentbox: recreating the agent container to check persistence")

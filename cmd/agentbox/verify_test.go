@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/checks"
 	"github.com/agentbox-dev/agentbox/internal/testenv"
 )
@@ -108,5 +110,115 @@ exit 0
 	data, _ := os.ReadFile(log)
 	if !strings.Contains(string(data), "up -d --force-recreate --no-deps --wait agent") {
 		t.Errorf("verify did not recreate the agent container:\n%s", data)
+	}
+}
+
+// TestVerifyNeedsEveryProbe: a docker that prints nothing (or a script that
+// stops early) is a failure naming what did not report, not "all 0 probes
+// passed".
+func TestVerifyNeedsEveryProbe(t *testing.T) {
+	dir := project(t, "agent-claude")
+	fakeDocker(t, "ok") // compose exec prints nothing and exits 0
+	stdout, stderr, code := runIn(t, dir, "verify")
+	if code != exitError {
+		t.Fatalf("exit %d, want %d; stderr %q\n%s", code, exitError, stderr, stdout)
+	}
+	for _, want := range []string{"did not report", "files/host paths", "network/allowed name", "resources/memory limit"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q: %q", want, stderr)
+		}
+	}
+	if strings.Contains(stderr, "passed") {
+		t.Errorf("stderr claims success: %q", stderr)
+	}
+}
+
+func TestCheckProbes(t *testing.T) {
+	cfg := &generator.Config{}
+	row := func(area, name string) probe { return probe{"PASS", area, name, "tried", "happened"} }
+	var all []probe
+	for _, p := range probeTable {
+		if p.phase == "all" {
+			all = append(all, row(p.area, p.name))
+		}
+	}
+	if len(all) < 10 {
+		t.Fatalf("only %d probes in phase all", len(all))
+	}
+	if err := checkProbes("all", cfg, all); err != nil {
+		t.Errorf("every probe: %v", err)
+	}
+	for _, tt := range []struct {
+		name   string
+		probes []probe
+		want   string
+	}{
+		{"none", nil, "did not report"},
+		{"one missing", all[1:], "did not report 1 of"},
+		{"twice", append(all[:len(all):len(all)], all[0]), `"files/host paths" twice`},
+		{"unknown", append(all[:len(all):len(all)], row("files", "something new")), `unexpected probe "files/something new"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := checkProbes("all", cfg, tt.probes); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+	// The state volume's probe is expected only when the agent has one.
+	check := []probe{row("persistence", "outside the workspace"), row("persistence", "workspace")}
+	if err := checkProbes("check", cfg, check); err != nil {
+		t.Errorf("no state volume: %v", err)
+	}
+	cfg.Agent.StateDir = "/home/agent/.claude"
+	if err := checkProbes("check", cfg, check); err == nil || !strings.Contains(err.Error(), "persistence/state volume") {
+		t.Errorf("state volume: err = %v", err)
+	}
+	if err := checkProbes("write", cfg, nil); err != nil {
+		t.Errorf("write: %v", err)
+	}
+}
+
+// TestVerifyChecksLinksBeforeRecreating: verify recreates the agent
+// container after the probes ran, time enough for the agent to leave a
+// link; the mount sources are checked again right before.
+func TestVerifyChecksLinksBeforeRecreating(t *testing.T) {
+	dir := setupCase(t, filepath.Join(goldenDir, "agent-claude"))
+	if _, stderr, code := runIn(t, dir, "generate"); code != exitOK {
+		t.Fatalf("generate: %d %s", code, stderr)
+	}
+	// The fake docker answers every probe, and during the "write" phase
+	// puts a link where .git was (the project changes while verify runs).
+	var rows strings.Builder
+	for _, p := range probeTable {
+		if p.phase == "all" {
+			fmt.Fprintf(&rows, "PASS\\t%s\\t%s\\tt\\th\\n", p.area, p.name)
+		}
+	}
+	bin := t.TempDir()
+	log := filepath.Join(bin, "argv.log")
+	writeFile(t, filepath.Join(bin, "docker"), []byte(`#!/bin/bash
+echo "$*" >> '`+log+`'
+case "$1 $2" in
+  "compose version") echo 2.40.3; exit 0 ;;
+  "info --format") echo 28.2.2; exit 0 ;;
+esac
+case "$*" in
+  *" -- all "*) printf '`+rows.String()+`' ;;
+  *" -- write "*) mv '`+dir+`/.git' '`+dir+`/git.old' && ln -s /etc '`+dir+`/.git' ;;
+esac
+exit 0
+`))
+	os.Chmod(filepath.Join(bin, "docker"), 0o755)
+	t.Setenv("PATH", bin+":/usr/bin:/bin")
+	_, stderr, code := runIn(t, dir, "verify")
+	if want := `".git" is a symbolic link to "/etc"`; code != exitError || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, exitError, want)
+	}
+	data, _ := os.ReadFile(log)
+	if !strings.Contains(string(data), " -- write ") {
+		t.Fatalf("the write phase did not run:\n%s", data)
+	}
+	if strings.Contains(string(data), "--force-recreate") {
+		t.Errorf("verify recreated the agent container through a link:\n%s", data)
 	}
 }

@@ -20,7 +20,8 @@ var update = flag.Bool("update", false, "rewrite golden files instead of compari
 // Update reports whether the test run was asked to rewrite golden files.
 func Update() bool { return *update }
 
-// ReadTree reads every regular file under root, keyed by slash path.
+// ReadTree reads every file under root, keyed by slash path. A symbolic
+// link is not followed: its content reads "symlink to TARGET".
 func ReadTree(t testing.TB, root string) map[string][]byte {
 	t.Helper()
 	files := map[string][]byte{}
@@ -30,6 +31,11 @@ func ReadTree(t testing.TB, root string) map[string][]byte {
 		}
 		rel, err := filepath.Rel(root, p)
 		if err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			target, err := os.Readlink(p)
+			files[filepath.ToSlash(rel)] = []byte("symlink to " + target)
 			return err
 		}
 		data, err := os.ReadFile(p)

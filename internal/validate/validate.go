@@ -29,9 +29,14 @@ var (
 // lower-cased without the wildcard or a trailing dot.
 func Domain(s string) (name string, wildcard bool, err error) {
 	bad := func(why string) (string, bool, error) {
-		return "", false, fmt.Errorf("invalid domain %q: %s", s, why)
+		return "", false, fmt.Errorf("invalid domain %+q: %s", s, why)
 	}
-	name = strings.ToLower(strings.TrimSuffix(s, "."))
+	// The raw bytes first: strings.ToLower folds some non-ASCII letters into
+	// ASCII (U+212A KELVIN SIGN to k, U+0130 to i).
+	if r, ok := firstNonASCII(s); ok {
+		return bad(fmt.Sprintf("character %U is not allowed (letters, digits, '-' and '.' only; write internationalized names in punycode)", r))
+	}
+	name = LowerASCII(strings.TrimSuffix(s, "."))
 	if rest, ok := strings.CutPrefix(name, "*."); ok {
 		name, wildcard = rest, true
 	}
@@ -82,22 +87,22 @@ func CIDR(s string) (netip.Prefix, error) {
 	if strings.Contains(s, "/") {
 		var err error
 		if p, err = netip.ParsePrefix(s); err != nil {
-			return p, fmt.Errorf("invalid CIDR %q", s)
+			return p, fmt.Errorf("invalid CIDR %+q", s)
 		}
 	} else {
 		a, err := netip.ParseAddr(s)
 		if err != nil || a.Zone() != "" {
-			return p, fmt.Errorf("invalid CIDR %q", s)
+			return p, fmt.Errorf("invalid CIDR %+q", s)
 		}
 		p = netip.PrefixFrom(a, a.BitLen())
 	}
 	switch {
 	case p.Addr().Is4In6():
-		return p, fmt.Errorf("invalid CIDR %q: write IPv4-mapped addresses as IPv4", s)
+		return p, fmt.Errorf("invalid CIDR %+q: write IPv4-mapped addresses as IPv4", s)
 	case p.Masked() != p:
-		return p, fmt.Errorf("invalid CIDR %q: host bits are set; did you mean %q?", s, p.Masked().String())
+		return p, fmt.Errorf("invalid CIDR %+q: host bits are set; did you mean %q?", s, p.Masked().String())
 	case p.Bits() == 0:
-		return p, fmt.Errorf("CIDR %q admits every address, which would turn the firewall off", s)
+		return p, fmt.Errorf("CIDR %+q admits every address, which would turn the firewall off", s)
 	}
 	return p, nil
 }
@@ -106,10 +111,10 @@ func CIDR(s string) (netip.Prefix, error) {
 func DebianPackage(s string) error {
 	name, version, pinned := strings.Cut(s, "=")
 	if !debPkgRe.MatchString(name) || len(s) > 200 {
-		return fmt.Errorf("invalid Debian package name %q: lower-case letters, digits, '+', '-' and '.', at least two characters", s)
+		return fmt.Errorf("invalid Debian package name %+q: lower-case letters, digits, '+', '-' and '.', at least two characters", s)
 	}
 	if pinned && !debVerRe.MatchString(version) {
-		return fmt.Errorf("invalid Debian package version in %q", s)
+		return fmt.Errorf("invalid Debian package version in %+q", s)
 	}
 	return nil
 }
@@ -117,7 +122,7 @@ func DebianPackage(s string) error {
 // EnvName checks an environment variable name.
 func EnvName(s string) error {
 	if !envNameRe.MatchString(s) {
-		return fmt.Errorf("invalid environment variable name %q: letters, digits and '_', not starting with a digit", s)
+		return fmt.Errorf("invalid environment variable name %+q: letters, digits and '_', not starting with a digit", s)
 	}
 	return nil
 }
@@ -136,7 +141,7 @@ func EnvValue(s string) error {
 // Extension checks a VS Code extension id, publisher.name.
 func Extension(s string) error {
 	if !extRe.MatchString(s) || len(s) > 200 {
-		return fmt.Errorf("invalid VS Code extension id %q: want publisher.name", s)
+		return fmt.Errorf("invalid VS Code extension id %+q: want publisher.name", s)
 	}
 	return nil
 }
@@ -144,7 +149,7 @@ func Extension(s string) error {
 // ProjectName checks a compose project name.
 func ProjectName(s string) error {
 	if !projectRe.MatchString(s) || len(s) > 63 {
-		return fmt.Errorf("invalid name %q: lower-case letters, digits, '-' and '_', starting with a letter or digit, at most 63 characters", s)
+		return fmt.Errorf("invalid name %+q: lower-case letters, digits, '-' and '_', starting with a letter or digit, at most 63 characters", s)
 	}
 	return nil
 }
@@ -153,7 +158,7 @@ func ProjectName(s string) error {
 func SanitizeProjectName(dir string) string {
 	var b strings.Builder
 	dash := false
-	for _, r := range strings.ToLower(dir) {
+	for _, r := range LowerASCII(dir) {
 		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' {
 			b.WriteRune(r)
 			dash = false
@@ -174,17 +179,20 @@ func SanitizeProjectName(dir string) string {
 
 // Memory checks a memory size such as "4g" and returns it lower-cased.
 func Memory(s string) (string, error) {
-	m := memoryRe.FindStringSubmatch(strings.ToLower(s))
+	var m []string
+	if _, nonASCII := firstNonASCII(s); !nonASCII {
+		m = memoryRe.FindStringSubmatch(LowerASCII(s))
+	}
 	if m == nil {
-		return "", fmt.Errorf("invalid memory size %q: want a number and a unit, such as 512m or 4g", s)
+		return "", fmt.Errorf("invalid memory size %+q: want a number and a unit, such as 512m or 4g", s)
 	}
 	n, err := strconv.ParseInt(m[1], 10, 64)
 	scale := map[string]int64{"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m[2]]
 	if err != nil || n > (1<<50)/scale {
-		return "", fmt.Errorf("memory size %q is too large", s)
+		return "", fmt.Errorf("memory size %+q is too large", s)
 	}
 	if n*scale < 6<<20 {
-		return "", fmt.Errorf("memory size %q is below Docker's minimum of 6m", s)
+		return "", fmt.Errorf("memory size %+q is below Docker's minimum of 6m", s)
 	}
 	return m[1] + m[2], nil
 }
@@ -195,20 +203,20 @@ var reservedDirs = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "
 // the project may be mounted.
 func ContainerPath(s string) error {
 	if !strings.HasPrefix(s, "/") || path.Clean(s) != s || s == "/" {
-		return fmt.Errorf("invalid path %q: want a clean absolute path such as /workspace", s)
+		return fmt.Errorf("invalid path %+q: want a clean absolute path such as /workspace", s)
 	}
 	for _, seg := range strings.Split(s[1:], "/") {
 		if !segmentRe.MatchString(seg) {
-			return fmt.Errorf("invalid path %q: letters, digits and . _ @ + - only", s)
+			return fmt.Errorf("invalid path %+q: letters, digits and . _ @ + - only", s)
 		}
 	}
 	for _, r := range reservedDirs {
 		if s == r || strings.HasPrefix(s, r+"/") {
-			return fmt.Errorf("path %q is inside the system directory %s", s, r)
+			return fmt.Errorf("path %+q is inside the system directory %s", s, r)
 		}
 	}
 	if s == "/home" || s == "/home/agent" || s == "/tmp" {
-		return fmt.Errorf("path %q is a system directory", s)
+		return fmt.Errorf("path %+q is a system directory", s)
 	}
 	return nil
 }
@@ -216,14 +224,14 @@ func ContainerPath(s string) error {
 // RelPath checks a path relative to the project directory, inside it.
 func RelPath(s string) error {
 	if s == "" || strings.HasPrefix(s, "/") || path.Clean(s) != s || s == "." {
-		return fmt.Errorf("invalid path %q: want a clean path relative to the project, such as docs/adr", s)
+		return fmt.Errorf("invalid path %+q: want a clean path relative to the project, such as docs/adr", s)
 	}
 	for _, seg := range strings.Split(s, "/") {
 		if seg == ".." {
-			return fmt.Errorf("invalid path %q: it leaves the project", s)
+			return fmt.Errorf("invalid path %+q: it leaves the project", s)
 		}
 		if !segmentRe.MatchString(seg) {
-			return fmt.Errorf("invalid path %q: letters, digits and . _ @ + - only", s)
+			return fmt.Errorf("invalid path %+q: letters, digits and . _ @ + - only", s)
 		}
 	}
 	return nil
@@ -250,3 +258,28 @@ func PathPattern(s string) error {
 }
 
 var patternSegmentRe = regexp.MustCompile(`^[A-Za-z0-9._@+*?\[\]!^-]+$`)
+
+// LowerASCII lower-cases the ASCII letters of s and leaves every other byte
+// as it is. Unlike strings.ToLower it never turns a non-ASCII character into
+// an ASCII one (U+212A KELVIN SIGN into k), so a check of the raw bytes
+// still holds for the result.
+func LowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// firstNonASCII returns the first character of s that is not ASCII (an
+// invalid byte as utf8.RuneError).
+func firstNonASCII(s string) (rune, bool) {
+	for _, r := range s {
+		if r >= utf8.RuneSelf {
+			return r, true
+		}
+	}
+	return 0, false
+}

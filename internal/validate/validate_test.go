@@ -30,6 +30,13 @@ func TestDomain(t *testing.T) {
 		"-a.com":                         "start and end",
 		"a_b.com":                        "'_'",
 		"bücher.de":                      "punycode",
+		"\u212Aubernetes.io":             "U+212A", // KELVIN SIGN: strings.ToLower makes it k
+		"\u212A8s.io":                    "U+212A",
+		"example.\u212Aube":              "U+212A",
+		"*.\u212Aubernetes.io":           "U+212A",
+		"exa\u017Fple.com":               "U+017F", // LATIN SMALL LETTER LONG S: folds to s
+		"\u0130stanbul.com":              "U+0130", // LATIN CAPITAL LETTER I WITH DOT ABOVE
+		"\uFF45xample.com":               "U+FF45", // FULLWIDTH LATIN SMALL LETTER E
 		strings.Repeat("a", 64) + ".x":   "longer than 63",
 		strings.Repeat("a.", 127) + "co": "longer than 253",
 	}
@@ -59,10 +66,15 @@ func TestMemory(t *testing.T) {
 			t.Errorf("Memory(%q) = %q, %v", in, got, err)
 		}
 	}
-	for _, in := range []string{"4", "5m", "4 g", "-1g", "1t", "99999999999999999999g"} {
+	for _, in := range []string{"4", "5m", "4 g", "-1g", "1t", "99999999999999999999g",
+		"8192\u212A", "8192\u212Ab", "\uFF18g", "8\uFF47"} {
 		if _, err := Memory(in); err == nil {
-			t.Errorf("Memory(%q) accepted", in)
+			t.Errorf("Memory(%+q) accepted", in)
 		}
+	}
+	// A look-alike is shown escaped, so that the message does not read "8192K".
+	if _, err := Memory("8192\u212A"); err == nil || !strings.Contains(err.Error(), `"8192\u212a"`) {
+		t.Errorf("Memory(8192 KELVIN SIGN) error = %v, want the value escaped", err)
 	}
 }
 
@@ -87,7 +99,7 @@ func TestPathsAndNames(t *testing.T) {
 			t.Errorf("RelPath(%q) accepted", s)
 		}
 	}
-	for in, want := range map[string]string{"My Project!": "my-project", "___": "agentbox", "ÄBC": "bc", strings.Repeat("x", 80): strings.Repeat("x", 63)} {
+	for in, want := range map[string]string{"My Project!": "my-project", "___": "agentbox", "ÄBC": "bc", "\u212Aelvin": "elvin", "\u0130x": "x", strings.Repeat("x", 80): strings.Repeat("x", 63)} {
 		if got := SanitizeProjectName(in); got != want || ProjectName(got) != nil {
 			t.Errorf("SanitizeProjectName(%q) = %q, want %q", in, got, want)
 		}

@@ -233,10 +233,10 @@ func (d *Decoder) EachKey(n *yaml.Node, path string, fn func(key string, k, v *y
 
 func (d *Decoder) unknownKey(k *yaml.Node, path, key string, valid []string) {
 	if s := Suggest(key, valid); s != "" {
-		d.Errorf(k, path, "unknown key %q; did you mean %q?", key, s)
+		d.Errorf(k, path, "unknown key %+q; did you mean %q?", key, s)
 		return
 	}
-	d.Errorf(k, path, "unknown key %q; valid keys are %s", key, Quoted(valid))
+	d.Errorf(k, path, "unknown key %+q; valid keys are %s", key, Quoted(valid))
 }
 
 // Describe names the kind of a node for error messages.

@@ -19,6 +19,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"", "f.yaml:1:1: the file is empty"},
 		{"# only a comment\n", "f.yaml:1:1: the file is empty"},
 		{"nmae: x\n", `f.yaml:1:1: unknown key "nmae"; did you mean "name"?`},
+		{"n\u0430me: x\n", `f.yaml:1:1: unknown key "n\u0430me"; did you mean "name"?`}, // CYRILLIC SMALL LETTER A, shown escaped
 		{"zzz: x\n", `f.yaml:1:1: unknown key "zzz"; valid keys are "count", "env", "name", "tags"`},
 		{"name: 1\n", `f.yaml:1:7: name: expected a string, got the integer 1 (quote it: "1")`},
 		{"count: x\n", `f.yaml:1:8: count: expected an integer, got the string "x"`},
