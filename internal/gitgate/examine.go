@@ -53,6 +53,9 @@ func parseLog(out []byte) ([]commit, error) {
 	var pending *change
 	for _, tok := range bytes.Split(out, []byte{0}) {
 		if pending != nil {
+			if len(tok) == 0 {
+				return nil, fmt.Errorf("git log output has an empty path after %q", pending.blob)
+			}
 			pending.path = string(tok)
 			c := &commits[len(commits)-1]
 			c.changes = append(c.changes, *pending)

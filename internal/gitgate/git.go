@@ -80,7 +80,7 @@ type gitError struct {
 }
 
 func (e *gitError) Error() string {
-	line := firstLine(e.stderr)
+	line := errorLine(e.stderr)
 	if line == "" {
 		line = e.err.Error()
 	}
@@ -103,15 +103,27 @@ func subcommand(args []string) string {
 
 func (e *gitError) Unwrap() error { return e.err }
 
-// stderrLine is the first line git wrote to stderr, or the error itself.
+// stderrLine is git's first error line on stderr, or the error itself.
 func stderrLine(err error) string {
 	var ge *gitError
 	if errors.As(err, &ge) {
-		if l := firstLine(ge.stderr); l != "" {
+		if l := errorLine(ge.stderr); l != "" {
 			return l
 		}
 	}
 	return err.Error()
+}
+
+// errorLine is the first line of git's stderr that says "error:" or
+// "fatal:" (warnings come first when fsck finds several things), or else
+// its first line.
+func errorLine(stderr string) string {
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "error: ") || strings.HasPrefix(l, "fatal: ") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return firstLine(stderr)
 }
 
 // firstLine is the first line of s that is not blank.

@@ -47,9 +47,12 @@ func gitT(t *testing.T, dir string, args ...string) string {
 }
 
 func gitE(dir string, args ...string) (string, error) {
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	out, err := cmd.CombinedOutput()
+	out, err := gitCmd(dir, args...).CombinedOutput()
 	return strings.TrimSpace(string(out)), err
+}
+
+func gitCmd(dir string, args ...string) *exec.Cmd {
+	return exec.Command("git", append([]string{"-C", dir}, args...)...)
 }
 
 // newHost makes a host repository with one commit on main.
