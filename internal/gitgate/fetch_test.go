@@ -1,6 +1,7 @@
 package gitgate
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"strings"
@@ -101,4 +102,50 @@ func TestFetchErrors(t *testing.T) {
 			checkNoIncoming(t, host)
 		})
 	}
+}
+
+// TestIncrementalBundle: a bundle that leaves out what the host has (its
+// prerequisites) is read, from an io.Reader, through the host's objects.
+func TestIncrementalBundle(t *testing.T) {
+	isolate(t)
+	host := newHost(t)
+	agent := newAgent(t, host)
+	branch(t, agent, "small")
+	c := commitFiles(t, agent, map[string]string{"a.txt": "a\n"}, "a")
+	f := bundleOf(t, agent, "^origin/main")
+	if out := gitT(t, agent, "bundle", "list-heads", f); strings.Contains(out, "refs/heads/main") {
+		t.Fatalf("bundle holds main:\n%s", out)
+	}
+	if out := gitT(t, agent, "bundle", "verify", f); !strings.Contains(out, "requires this ref") {
+		t.Fatalf("bundle has no prerequisites:\n%s", out)
+	}
+	data, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Fetch(t.Context(), FetchOptions{Dir: host, BundleReader: bytes.NewReader(data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := byName(t, res, "small")
+	wantWritten(t, host, b, StatusNew)
+	if b.New != c || len(res.Branches) != 1 {
+		t.Errorf("%+v", res)
+	}
+}
+
+// TestCustomPrefix: branches land below the prefix given.
+func TestCustomPrefix(t *testing.T) {
+	isolate(t)
+	host := newHost(t)
+	agent := newAgent(t, host)
+	res, err := Fetch(t.Context(), FetchOptions{Dir: host, Bundle: bundleOf(t, agent), Prefix: "refs/remotes/sandbox/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := byName(t, res, "main")
+	if b.Ref != "refs/remotes/sandbox/main" {
+		t.Errorf("ref %s", b.Ref)
+	}
+	wantWritten(t, host, b, StatusNew)
 }
