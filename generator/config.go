@@ -29,6 +29,7 @@ type Config struct {
 	Env        []images.EnvVar // as written, sorted by name
 	Workspace  string
 	ReadOnly   []string
+	Writable   []string // workspace.writable: protected paths whose changes fetch accepts
 	IDE        string
 	Extensions []string
 	Verify     Verify // as written; VerifyTargets applies the defaults
