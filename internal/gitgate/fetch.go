@@ -216,6 +216,15 @@ func openHost(ctx context.Context, dir string) (*host, error) {
 	return h, nil
 }
 
+// TopLevel returns the top directory of the work tree that holds dir.
+func TopLevel(ctx context.Context, dir string) (string, error) {
+	out, err := newGit(dir).run(ctx, nil, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return "", fmt.Errorf("%s is not in a git work tree: %s", dir, stderrLine(err))
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
 // hooksPathIn returns the host's core.hooksPath relative to top, when it
 // names a directory below top.
 func hooksPathIn(ctx context.Context, g gitRunner, top string) string {
