@@ -158,3 +158,33 @@ func TestGitEnv(t *testing.T) {
 		t.Errorf("gitEnv() = %s", env)
 	}
 }
+
+// TestREADMEListsProtected keeps the README's table of protected paths in
+// step with Protected: the first column names every entry, and only those.
+func TestREADMEListsProtected(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(data), "**Protected paths.**")
+	section, _, _ = strings.Cut(section, "**Other refusals.**")
+	var listed []string
+	for _, l := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(l, "| `") {
+			continue
+		}
+		cell, _, _ := strings.Cut(l[1:], "|")
+		for _, p := range strings.Split(cell, ",") {
+			listed = append(listed, strings.Trim(p, " `"))
+		}
+	}
+	var want []string
+	for _, e := range Protected {
+		want = append(want, e.Path)
+	}
+	slices.Sort(listed)
+	slices.Sort(want)
+	if !slices.Equal(listed, want) {
+		t.Errorf("README's table lists %q\nProtected holds     %q", listed, want)
+	}
+}
