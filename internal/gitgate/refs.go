@@ -63,8 +63,31 @@ func examine(ctx context.Context, g gitRunner, prefix string, r rules) (*Result,
 	if len(rs.incoming) == 0 {
 		return nil, fmt.Errorf("the bundle holds no branches")
 	}
-	// Old destinations are walked too, so that Commits can leave out
-	// what they already had.
+	commits, err := newCommits(ctx, g, rs, prefix)
+	if err != nil {
+		return nil, err
+	}
+	bad, err := judge(ctx, g, commits, r)
+	if err != nil {
+		return nil, err
+	}
+	graph := map[string][]string{}
+	for _, c := range commits {
+		graph[c.id] = c.parents
+	}
+	res := &Result{}
+	for name, in := range rs.incoming {
+		res.Branches = append(res.Branches, decide(name, in, rs, prefix, commits, graph, bad))
+	}
+	sort.Slice(res.Branches, func(i, j int) bool { return res.Branches[i].Name < res.Branches[j].Name })
+	return res, nil
+}
+
+// newCommits reads, with their changes, the commits reachable from an
+// incoming branch or its current destination and from no ref of the host's
+// own. (The destinations are walked so that Commits can leave out what they
+// already had.)
+func newCommits(ctx context.Context, g gitRunner, rs *refs, prefix string) ([]commit, error) {
 	var revs strings.Builder
 	for name, in := range rs.incoming {
 		if in.typ == "commit" {
@@ -81,58 +104,45 @@ func examine(ctx context.Context, g gitRunner, prefix string, r rules) (*Result,
 	if err != nil {
 		return nil, fmt.Errorf("reading the new commits: %s", stderrLine(err))
 	}
-	commits, err := parseLog(out)
-	if err != nil {
-		return nil, err
+	return parseLog(out)
+}
+
+// decide makes the Branch of incoming branch name: every reason of the new
+// commits it reaches, in log order, and its status.
+func decide(name string, in object, rs *refs, prefix string, commits []commit, graph map[string][]string, bad map[string][]Reason) Branch {
+	b := Branch{Name: name, Ref: prefix + name, New: in.id, Reasons: []Reason{}}
+	old, exists := rs.dest[b.Ref]
+	if exists {
+		b.Old = old.id
 	}
-	bad, err := judge(ctx, g, commits, r)
-	if err != nil {
-		return nil, err
+	if in.typ != "commit" {
+		b.Reasons = append(b.Reasons, Reason{Why: fmt.Sprintf("the branch points to a %s, not a commit", in.typ)})
 	}
-	graph := map[string][]string{}
+	mine, before := reach(graph, in.id), reach(graph, b.Old)
+	for id := range mine {
+		if !before[id] {
+			b.Commits++
+		}
+	}
 	for _, c := range commits {
-		graph[c.id] = c.parents
+		if mine[c.id] {
+			b.Reasons = append(b.Reasons, bad[c.id]...)
+		}
 	}
-	res := &Result{}
-	for name, in := range rs.incoming {
-		b := Branch{Name: name, Ref: prefix + name, New: in.id, Reasons: []Reason{}}
-		old, exists := rs.dest[b.Ref]
-		if exists {
-			b.Old = old.id
-		}
-		if in.typ != "commit" {
-			b.Reasons = append(b.Reasons, Reason{Why: fmt.Sprintf("the branch points to a %s, not a commit", in.typ)})
-		}
-		mine, before := reach(graph, in.id), reach(graph, b.Old)
-		for id := range mine {
-			if !before[id] {
-				b.Commits++
-			}
-		}
-		for _, c := range commits { // in log order
-			if mine[c.id] {
-				b.Reasons = append(b.Reasons, bad[c.id]...)
-			}
-		}
-		switch {
-		case b.Old == b.New && len(b.Reasons) == 0:
-			b.Status = StatusUnchanged
-		case b.Old != b.New && rs.checkedOut[b.Ref] != "":
-			b.Reasons = append(b.Reasons, Reason{Why: fmt.Sprintf("%s is checked out in %s: fetch does not move it", b.Ref, rs.checkedOut[b.Ref])})
-		}
-		switch {
-		case len(b.Reasons) > 0:
-			b.Status = StatusRefused
-		case b.Status == StatusUnchanged:
-		case !exists:
-			b.Status = StatusNew
-		default:
-			b.Status = StatusUpdated
-		}
-		res.Branches = append(res.Branches, b)
+	if wt := rs.checkedOut[b.Ref]; wt != "" && b.Old != b.New {
+		b.Reasons = append(b.Reasons, Reason{Why: fmt.Sprintf("%s is checked out in %s: fetch does not move it", b.Ref, wt)})
 	}
-	sort.Slice(res.Branches, func(i, j int) bool { return res.Branches[i].Name < res.Branches[j].Name })
-	return res, nil
+	switch {
+	case len(b.Reasons) > 0:
+		b.Status = StatusRefused
+	case b.Old == b.New:
+		b.Status = StatusUnchanged
+	case !exists:
+		b.Status = StatusNew
+	default:
+		b.Status = StatusUpdated
+	}
+	return b
 }
 
 // judge returns the reasons each commit refuses its branches for.
