@@ -60,6 +60,7 @@ func schemaConstraints() map[string]schemaNode {
 	port := schemaNode{"minimum": 1, "maximum": 65535, "not": schemaNode{"const": dnsPort}}
 	id := schemaNode{"minimum": 1, "maximum": 65534}
 	segment := `[A-Za-z0-9._@+-]+`
+	globSegment := `[A-Za-z0-9._@+*?\[\]!^-]+`
 	return map[string]schemaNode{
 		"version":          {"enum": []any{1}},
 		"name":             {"pattern": `^[a-z0-9][a-z0-9_-]*$`, "maxLength": 63},
@@ -86,6 +87,8 @@ func schemaConstraints() map[string]schemaNode {
 
 		"workspace.path":       {"pattern": `^(/` + segment + `)+$`},
 		"workspace.readonly[]": {"pattern": `^` + segment + `(/` + segment + `)*$`},
+		"workspace.writable[]": {"pattern": `^` + segment + `(/` + segment + `)*$`},
+		"workspace.hidden[]":   {"pattern": `^!?` + globSegment + `(/` + globSegment + `)*$`},
 
 		"devcontainer.ide":          {"enum": anys(IDEs)},
 		"devcontainer.extensions[]": {"pattern": `^[A-Za-z0-9][A-Za-z0-9-]*\.[A-Za-z0-9][A-Za-z0-9-]*$`, "maxLength": 200},

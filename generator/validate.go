@@ -5,11 +5,11 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/gitgate"
 	"github.com/agentbox-dev/agentbox/internal/validate"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
@@ -239,9 +239,8 @@ func enumError(what, value string, valid []string) string {
 // workspace checks workspace.writable and workspace.hidden.
 func (c *checker) workspace(w wireWorkspace, cfg *Config) {
 	for i, p := range w.Writable {
-		path := fmt.Sprintf("workspace.writable[%d]", i)
-		if !slices.Contains(protectedPaths(), p) {
-			c.failf(path, "%q is not a protected path; the protected paths are %s", p, quotedList(protectedPaths()))
+		if err := gitgate.CheckWritable(p); err != nil {
+			c.fail(fmt.Sprintf("workspace.writable[%d]", i), err)
 		}
 	}
 	cfg.Writable = sortedUnique(w.Writable)
@@ -257,18 +256,4 @@ func (c *checker) workspace(w wireWorkspace, cfg *Config) {
 			c.fail(fmt.Sprintf("workspace.hidden[%d]", i), err)
 		}
 	}
-}
-
-// protectedPaths are the paths agentbox fetch refuses by default.
-// TODO(merge): take them from internal/gitgate's table.
-func protectedPaths() []string {
-	return []string{".agentbox", ".claude", ".devcontainer", ".envrc", ".gitmodules", ".husky", ".idea", ".mcp.json", ".pre-commit-config.yaml", ".vscode", "agentbox.lock", "agentbox.yaml"}
-}
-
-func quotedList(s []string) string {
-	q := make([]string, len(s))
-	for i, v := range s {
-		q[i] = strconv.Quote(v)
-	}
-	return strings.Join(q, ", ")
 }

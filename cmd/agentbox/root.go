@@ -100,6 +100,7 @@ func newRootCmd(stdout, stderr io.Writer, ran *bool) *cobra.Command {
 		newShellCmd(stdout, stderr),
 		newLogsCmd(stdout, stderr),
 		newVerifyCmd(stdout, stderr),
+		newFetchCmd(stdout, stderr),
 	} {
 		body := c.RunE
 		c.RunE = func(c *cobra.Command, args []string) error {

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+
+	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/gitgate"
+	"github.com/spf13/cobra"
+)
+
+// Limits of the bundle `agentbox fetch` accepts from the sandbox.
+const (
+	maxBundle     = 4 << 30 // bytes
+	bundleTimeout = 15 * time.Minute
+)
+
+// bundleSource writes a git bundle of the agent's branches to w and returns
+// the project's configuration. composeBundle is the real one; tests replace
+// fetchBundle.
+type bundleSource func(ctx context.Context, dir string, w io.Writer) (*generator.Config, error)
+
+var fetchBundle bundleSource = composeBundle
+
+// composeBundle runs `git bundle create - --branches` in the agent container.
+func composeBundle(ctx context.Context, dir string, w io.Writer) (*generator.Config, error) {
+	argv, cfg, err := (&sandboxOptions{dir: dir}).compose(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, bundleTimeout)
+	defer cancel()
+	args := append(slices.Clone(argv[1:]), "exec", "-T", "agent", "git", "-C", cfg.Workspace, "bundle", "create", "-", "--branches")
+	cmd := exec.CommandContext(ctx, argv[0], args...)
+	lw := &limitWriter{w: w, left: maxBundle}
+	var errb headBuffer
+	cmd.Stdout, cmd.Stderr = lw, &errb
+	err = cmd.Run()
+	switch {
+	case lw.over:
+		return nil, fmt.Errorf("the agent's bundle is larger than %d GiB; agentbox fetch refuses it", maxBundle>>30)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return nil, fmt.Errorf("making the agent's bundle took longer than %s", bundleTimeout)
+	case err != nil:
+		return nil, fmt.Errorf("making a bundle of the agent's branches (is the sandbox up? agentbox up): %s",
+			printable(firstLine(errb.Bytes(), err)))
+	}
+	return cfg, nil
+}
+
+// limitWriter passes on at most left bytes and then fails.
+type limitWriter struct {
+	w    io.Writer
+	left int64
+	over bool
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if int64(len(p)) > l.left {
+		l.over = true
+		return 0, errors.New("size limit exceeded")
+	}
+	l.left -= int64(len(p))
+	return l.w.Write(p)
+}
+
+// headBuffer keeps the first 64 KiB written to it.
+type headBuffer struct{ bytes.Buffer }
+
+func (h *headBuffer) Write(p []byte) (int, error) {
+	if room := 64<<10 - h.Len(); room > 0 {
+		h.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+type fetchOptions struct {
+	dir    string
+	json   bool
+	prefix string
+}
+
+const fetchLong = `Bring the agent's commits back: make a git bundle of every branch of the
+agent's clone (docker compose exec agent git bundle create), fetch it into
+this repository with git's fsck on, examine every new commit, and write each
+accepted branch to refs/heads/agentbox/<branch> (--prefix), forced: those
+refs belong to the agent. Your own branches are never touched; merge or
+cherry-pick from agentbox/<branch> as you would from a colleague's.
+
+Nothing of the agent's repository runs: a bundle holds only objects and
+branch names, not its config or hooks.
+
+A branch is refused (and not written) when any of its new commits
+  - changes a protected path (the README lists them: .vscode, .claude,
+    .devcontainer, .agentbox, agentbox.yaml, .gitmodules, .envrc, ...) that
+    workspace.writable does not name, or a workspace.readonly path, or the
+    hooks directory your core.hooksPath names,
+  - adds or changes a gitlink (a submodule),
+  - adds a symlink that is absolute, climbs out of the repository or leads
+    into such a path,
+  - has a path component .git,
+and when its destination is checked out in one of your work trees. Paths
+match case-insensitively, as on macOS and Windows. The other branches are
+still written.
+
+stdout: a table, one row per branch (and one per reason), or with --json:
+  {"branches": [{"name": "feature/x",
+                 "ref": "refs/heads/agentbox/feature/x",
+                 "old": "<commit before, or empty>", "new": "<commit>",
+                 "commits": 3,
+                 "status": "new" | "updated" | "unchanged" | "refused",
+                 "reasons": [{"commit": "<id>", "path": ".vscode/tasks.json",
+                              "why": "..."}]}],
+   "refused": 1}
+
+Exit 0 when every branch was written or unchanged, 1 when any was refused
+or on error.`
+
+func newFetchCmd(stdout, stderr io.Writer) *cobra.Command {
+	o := &fetchOptions{}
+	c := &cobra.Command{
+		Use:   "fetch",
+		Short: "Bring the agent's branches back into refs/heads/agentbox/, refusing changes to protected paths",
+		Long:  fetchLong,
+		Example: `  agentbox fetch
+  git log -p main..agentbox/feature/x
+  agentbox fetch --json | jq '.branches[] | select(.status == "refused")'`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return o.run(ctx(c), stdout, stderr)
+		},
+	}
+	c.Flags().StringVarP(&o.dir, "dir", "C", ".", "the project directory (holding agentbox.yaml), the top of its git repository")
+	c.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
+	c.Flags().StringVar(&o.prefix, "prefix", "agentbox/", "where accepted branches go: below refs/heads/, or a full ref prefix refs/...")
+	return c
+}
+
+func (o *fetchOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
+	prefix := o.prefix
+	if !strings.HasPrefix(prefix, "refs/") {
+		prefix = "refs/heads/" + prefix
+	}
+	if !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	if err := o.checkTop(ctx); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp("", "agentbox-*.bundle")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	cfg, err := fetchBundle(ctx, o.dir, f)
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	res, err := gitgate.Fetch(ctx, gitgate.FetchOptions{
+		Dir:    o.dir,
+		Bundle: f.Name(),
+		Prefix: prefix,
+		Policy: gitgate.Policy{Writable: cfg.Writable, ReadOnly: cfg.ReadOnly},
+	})
+	if err != nil {
+		return err
+	}
+	if o.json {
+		if err := printFetchJSON(stdout, res); err != nil {
+			return err
+		}
+	} else {
+		printFetchTable(stdout, res)
+	}
+	if n := res.Refused(); n > 0 {
+		return &exitErr{exitError, fmt.Errorf("agentbox: %d of %d branches refused (reasons above); the others are in %s", n, len(res.Branches), prefix)}
+	}
+	fmt.Fprintf(stderr, "agentbox: %d branches in %s\n", len(res.Branches), prefix)
+	return nil
+}
+
+// checkTop refuses a project directory below the top of its repository:
+// the paths of agentbox.yaml are relative to the project, the agent's clone
+// and fetch's rules to the repository.
+func (o *fetchOptions) checkTop(ctx context.Context) error {
+	top, err := gitgate.TopLevel(ctx, o.dir)
+	if err != nil {
+		return err
+	}
+	dir, err := filepath.Abs(o.dir)
+	if err == nil {
+		dir, err = filepath.EvalSymlinks(dir)
+	}
+	if err != nil {
+		return err
+	}
+	if t, err := filepath.EvalSymlinks(top); err != nil || t != dir {
+		return fmt.Errorf("agentbox fetch needs the project directory to be the top of its git repository (%s), not %s", top, dir)
+	}
+	return nil
+}
+
+func printFetchJSON(w io.Writer, res *gitgate.Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		Branches []gitgate.Branch `json:"branches"`
+		Refused  int              `json:"refused"`
+	}{res.Branches, res.Refused()})
+}
+
+// printFetchTable prints a row per branch and a row per reason below it.
+// Branch names and paths are the agent's: anything unprintable is quoted.
+func printFetchTable(w io.Writer, res *gitgate.Result) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "BRANCH\tSTATUS\tCOMMITS\tREASONS")
+	for _, b := range res.Branches {
+		reasons := make([]string, 0, len(b.Reasons))
+		for _, r := range b.Reasons {
+			s := printable(r.Why)
+			if r.Path != "" {
+				s = printable(r.Path) + ": " + s
+			}
+			if r.Commit != "" {
+				s = short(r.Commit) + " " + s
+			}
+			reasons = append(reasons, s)
+		}
+		first := "-"
+		if len(reasons) > 0 {
+			first = reasons[0]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", printable(b.Name), b.Status, b.Commits, first)
+		for _, r := range reasons[min(1, len(reasons)):] {
+			fmt.Fprintf(tw, "\t\t\t%s\n", r)
+		}
+	}
+	tw.Flush()
+}
+
+func short(id string) string { return id[:min(12, len(id))] }
+
+// printable returns s, or s quoted when it holds anything but printable
+// characters (a terminal escape in a file name stays inert).
+func printable(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}

@@ -1,0 +1,190 @@
+package gitgate
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestPathReasons(t *testing.T) {
+	r := newRules(Policy{ReadOnly: []string{"docs/adr"}, Writable: []string{".claude/commands"}}, "tools/hooks")
+	for _, tt := range []struct {
+		path string
+		want string // "" when the change is accepted
+	}{
+		{"src/main.go", ""},
+		{"docs/vscode.md", ""},
+		{".vscodex/x", ""},
+		{"sub/.vscode/tasks.json", ""}, // not at the top: no host tool opens it by itself
+		{".vscode", "protected path .vscode"},
+		{".vscode/tasks.json", "protected path .vscode"},
+		{".VSCode/tasks.json", "protected path .vscode"},
+		{".vscode. /tasks.json", "protected path .vscode"},
+		{".vscode::$INDEX_ALLOCATION/tasks.json", "protected path .vscode"},
+		{".vs\u200dcode/tasks.json", "protected path .vscode"},
+		{".vscode\\tasks.json", "protected path .vscode"},
+		{"AGENTBOX.LOCK", "protected path agentbox.lock"},
+		{".claude/settings.json", "protected path .claude"},
+		{".claude/commands/review.md", ""},
+		{".Claude/Commands/review.md", ""},
+		{"docs/adr", "read-only path docs/adr"},
+		{"docs/ADR/1.md", "read-only path docs/adr"},
+		{"docs/adrs/1.md", ""},
+		{"tools/hooks/pre-commit", "core.hooksPath"},
+		{"vendor/.git/config", "git's own directory"},
+		{"vendor/.GIT./config", "git's own directory"},
+		{"vendor/git~1/config", "git's own directory"},
+		{"vendor/.g\u200cit/config", "git's own directory"},
+		{"vendor/.github/x", ""},
+	} {
+		got := strings.Join(r.pathReasons(tt.path), "; ")
+		if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+			t.Errorf("pathReasons(%q) = %q, want %q", tt.path, got, tt.want)
+		}
+	}
+}
+
+func TestSymlinkReasons(t *testing.T) {
+	r := newRules(Policy{}, "")
+	for _, tt := range []struct {
+		link, target, want string
+	}{
+		{"docs/l", "../README.md", ""},
+		{"l", "docs/../README.md", "after a name"},
+		{"a/b/l", "../../c", ""},
+		{"a/b/l", "../../../c", "climbs out"},
+		{"l", "..", "climbs out"},
+		{"l", "/etc/passwd", "absolute"},
+		{"l", "\\\\server\\share", "absolute"},
+		{"l", "C:\\Windows", "absolute"},
+		{"l", "", "target"},
+		{"docs/l", "../.git/config", "git's own directory"},
+		{"docs/l", "../.MCP.json", "protected path .mcp.json"},
+		{"l", ".", ""},
+	} {
+		got := strings.Join(r.symlinkReasons(tt.link, tt.target), "; ")
+		if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+			t.Errorf("symlinkReasons(%q, %q) = %q, want %q", tt.link, tt.target, got, tt.want)
+		}
+	}
+}
+
+// TestParseLogOddPaths: paths that hold the bytes the parser splits on
+// (newlines, the header byte, a leading colon) come through whole.
+func TestParseLogOddPaths(t *testing.T) {
+	isolate(t)
+	repo := newHost(t)
+	names := []string{"\x01 x y", ":100644 100644", "\n:z", "tab\there", "sp ace", "\\back"}
+	for _, n := range names {
+		writeTestFile(t, filepath.Join(repo, n), "x\n")
+	}
+	if err := os.Symlink("README.md", filepath.Join(repo, "link")); err != nil {
+		t.Fatal(err)
+	}
+	commitFiles(t, repo, nil, "odd")
+	cmd := gitCmd(repo, logArgs...)
+	cmd.Stdin = strings.NewReader("HEAD\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	commits, err := parseLog(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(commits) != 2 || len(commits[0].parents) != 1 || len(commits[1].parents) != 0 {
+		t.Fatalf("%+v", commits)
+	}
+	var got []string
+	for _, c := range commits[0].changes {
+		got = append(got, c.path)
+		if c.path == "link" && c.mode != modeSymlink {
+			t.Errorf("link has mode %s", c.mode)
+		}
+	}
+	want := append(slices.Clone(names), "link")
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("paths %q, want %q", got, want)
+	}
+	if len(commits[1].changes) != 2 { // the root commit: README.md, docs/guide.md
+		t.Errorf("root commit changes %+v", commits[1].changes)
+	}
+	for _, bad := range []string{"garbage\x00", ":100644 100644 abc\x00x\x00", "\x01abc\x00:1 2 3 4 M\x00"} {
+		if _, err := parseLog([]byte(bad)); err == nil {
+			t.Errorf("parseLog(%q) accepted", bad)
+		}
+	}
+}
+
+// TestGitEnvironmentIgnored: GIT_* variables that name another repository
+// (as in a git hook) do not redirect Fetch.
+func TestGitEnvironmentIgnored(t *testing.T) {
+	isolate(t)
+	host := newHost(t)
+	other := newHost(t)
+	agent := newAgent(t, host)
+	branch(t, agent, "work")
+	commitFiles(t, agent, map[string]string{"a.txt": "a\n"}, "a")
+	bundle := bundleOf(t, agent)
+	for k, v := range map[string]string{
+		"GIT_DIR": filepath.Join(other, ".git"), "GIT_WORK_TREE": other, "GIT_INDEX_FILE": filepath.Join(other, "index"),
+		"GIT_NAMESPACE": "elsewhere", "GIT_CONFIG_PARAMETERS": "'fetch.fsckobjects'='false'",
+	} {
+		t.Setenv(k, v)
+	}
+	res, err := Fetch(t.Context(), FetchOptions{Dir: host, Bundle: bundle})
+	for _, k := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_NAMESPACE", "GIT_CONFIG_PARAMETERS"} {
+		os.Unsetenv(k)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantWritten(t, host, byName(t, res, "work"), StatusNew)
+	if refs := gitT(t, other, "for-each-ref"); strings.Contains(refs, "agentbox") {
+		t.Errorf("refs written into the other repository:\n%s", refs)
+	}
+}
+
+func TestGitEnv(t *testing.T) {
+	t.Setenv("GIT_DIR", "/x")
+	t.Setenv("GIT_CONFIG_GLOBAL", "/g")
+	t.Setenv("GIT_TRACE2_EVENT", "/t")
+	env := strings.Join(gitEnv(), "\n")
+	if strings.Contains(env, "GIT_DIR=") || !strings.Contains(env, "GIT_CONFIG_GLOBAL=/g") || !strings.Contains(env, "GIT_TRACE2_EVENT=/t") {
+		t.Errorf("gitEnv() = %s", env)
+	}
+}
+
+// TestREADMEListsProtected keeps the README's table of protected paths in
+// step with Protected: the first column names every entry, and only those.
+func TestREADMEListsProtected(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(data), "**Protected paths.**")
+	section, _, _ = strings.Cut(section, "**Other refusals.**")
+	var listed []string
+	for _, l := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(l, "| `") {
+			continue
+		}
+		cell, _, _ := strings.Cut(l[1:], "|")
+		for _, p := range strings.Split(cell, ",") {
+			listed = append(listed, strings.Trim(p, " `"))
+		}
+	}
+	var want []string
+	for _, e := range Protected {
+		want = append(want, e.Path)
+	}
+	slices.Sort(listed)
+	slices.Sort(want)
+	if !slices.Equal(listed, want) {
+		t.Errorf("README's table lists %q\nProtected holds     %q", listed, want)
+	}
+}
