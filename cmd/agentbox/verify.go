@@ -136,7 +136,9 @@ and print one row per probe: PASS or FAIL, what was tried, what happened.
 
   files        nothing of the host but the project's git database, read-only and
                with its config masked; the workspace is a clone on a volume; no
-               workspace.hidden file was cloned; no Docker socket
+               workspace.hidden file was cloned; a commit of a .vscode task and
+               a gitlink made in the clone is refused by fetch's gate (run on
+               the host, into a scratch repository); no Docker socket
   network      an unlisted name does not resolve; an unlisted address is refused
                at once; another resolver answers with the filter's NXDOMAIN; IPv6
                and the metadata address are refused; an allowed name connects
@@ -197,6 +199,7 @@ func (o *verifyOptions) run(ctx context.Context, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	probes = append(probes, fetchProbe(ctx, argv, cfg))
 	if _, err := exec("write"); err != nil {
 		return err
 	}

@@ -203,7 +203,7 @@ func checkLimits(e *env, project string) {
 // The probes every project must pass (area/probe of agentbox verify).
 var coreProbes = []string{
 	"files/host paths", "files/workspace is a clone", "files/read-only git database", "files/host git config",
-	"files/hidden files", "files/docker socket",
+	"files/hidden files", "files/protected paths", "files/docker socket",
 	"network/unlisted name", "network/unlisted address", "network/other resolver", "network/IPv6", "network/metadata",
 	"network/allowed name",
 	"privileges/capabilities", "privileges/no_new_privs", "privileges/sudo", "privileges/network settings", "privileges/pids limit",
