@@ -65,6 +65,7 @@ git rm -q -r .vscode && git commit -q -m intermediate-2 && echo "branch intermed
 git config core.fsmonitor "touch $M-clone-config"
 hook clone-hook >.git/hooks/post-checkout && chmod +x .git/hooks/post-checkout
 git checkout -q clean
+exit 0 # the planted hooks fail here: the marker's directory is the host's
 `
 
 // hostGitScript runs, on the host, the ordinary git commands a user runs
@@ -95,8 +96,12 @@ run status
 // host run nothing the agent planted.
 func testAttack(e *env, p *project) {
 	t := e.t
+	if _, err := os.Stat(filepath.Join(p.dir, "agentbox.lock")); err != nil {
+		bump(e, p, nil) // run on its own (-run TestEndToEnd/Attack)
+	}
 	if id := e.container(p.name, "agent"); id == "" {
 		p.mustAgentbox(nil, "up")
+		e.trackImages(p.name)
 		upWithFakeDNS(e, p, nil)
 	}
 	marker := filepath.Join(e.work, "pwned")
@@ -123,9 +128,10 @@ func testAttack(e *env, p *project) {
 	if r.code != 1 {
 		t.Errorf("agentbox fetch: want exit 1 (branches refused): %s", r)
 	}
+	// The clone's main is the host's, unchanged: it comes back as is.
 	branches := e.must(runOpt{dir: p.dir}, "git", "branch", "--list", "agentbox/*", "--format=%(refname:short)").stdout
-	if strings.TrimSpace(branches) != "agentbox/clean" {
-		t.Errorf("agentbox fetch created %q; want only agentbox/clean", branches)
+	if got := strings.Fields(branches); strings.Join(got, " ") != "agentbox/clean agentbox/main" {
+		t.Errorf("agentbox fetch created %q; want agentbox/clean and agentbox/main", got)
 	}
 
 	// A bundle of the agent's whole clone, to pull and fetch from directly
@@ -169,6 +175,19 @@ func testAttack(e *env, p *project) {
 	if _, err := os.Stat(marker + "-control"); err != nil {
 		t.Errorf("the control plant did not fire (%v): the markers prove nothing", err)
 	}
+	// The layout of before, where the agent's workspace was the project
+	// directory itself: the same user commands on a copy of the agent's
+	// clone, work tree and .git, set the plants off.
+	old := filepath.Join(e.work, "attack-old-layout")
+	e.docker("cp", e.container(p.name, "agent")+":/workspace", old)
+	r = e.run(runOpt{dir: old, env: gitEnv}, "bash", "-c", hostGitScript, "host-git", bundle)
+	t.Logf("host git commands in the agent's own repository (the layout of before):\n%s", r.stdout)
+	for _, class := range []string{"clone-config", "clone-hook", "embedded"} {
+		if _, err := os.Stat(marker + "-" + class); err != nil {
+			t.Errorf("with the agent's repository as the project, the plant %q did not fire: the test would not see it", class)
+		}
+	}
+
 	// No host tool file holds the agent's content.
 	for _, f := range []string{".vscode", ".VSCode", ".claude", ".mcp.json", ".envrc", ".pre-commit-config.yaml", ".husky", ".idea", ".gitmodules", "sub", "lib", "etc-link", "up-link"} {
 		if _, err := os.Lstat(filepath.Join(p.dir, f)); err == nil {

@@ -86,7 +86,6 @@ func bump(e *env, p *project, env []string) {
 	if !strings.Contains(r.stdout+r.stderr, "up to date") {
 		t.Logf("agentbox generate --check said: %s", r)
 	}
-	p.chownAgent()
 }
 
 // coldBuild builds the project's images without the build cache when

@@ -693,19 +693,6 @@ func (p *project) composeFile() string {
 	return filepath.Join(p.dir, ".agentbox", "docker-compose.yml")
 }
 
-// chownAgent gives the project to uid 1000, the agent's user: without that
-// the agent cannot write its workspace.
-func (p *project) chownAgent() {
-	err := filepath.Walk(p.dir, func(path string, _ os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Lchown(path, 1000, 1000)
-	})
-	if err != nil {
-		p.e.t.Fatal(err)
-	}
-}
 
 // agentbox runs bin/agentbox in the project.
 func (p *project) agentbox(env []string, args ...string) result {

@@ -26,9 +26,12 @@ RUN if [ -z "${NPM_CONFIG_REGISTRY:-}" ]; then unset NPM_CONFIG_REGISTRY; fi \
  && npm install --global --no-fund --no-audit --no-update-notifier @anthropic-ai/claude-code@2.0.14 \
  && npm cache clean --force
 
-# The entrypoint clones the project into the workspace volume on first start.
+# The entrypoint clones the project into the workspace volume on first start,
+# from the project's git database: read-only, its config masked, and owned by
+# the host's user, so git is told to trust it.
 COPY workspace.sh /usr/local/bin/agentbox-workspace
-RUN chmod 0755 /usr/local/bin/agentbox-workspace
+RUN chmod 0755 /usr/local/bin/agentbox-workspace \
+ && git config --system --add safe.directory /run/agentbox/origin
 
 # No way back to root: drop every setuid and setgid bit.
 RUN find / -xdev -type f -perm /6000 -exec chmod a-s {} +
