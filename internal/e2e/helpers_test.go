@@ -693,7 +693,6 @@ func (p *project) composeFile() string {
 	return filepath.Join(p.dir, ".agentbox", "docker-compose.yml")
 }
 
-
 // agentbox runs bin/agentbox in the project.
 func (p *project) agentbox(env []string, args ...string) result {
 	p.e.t.Helper()
