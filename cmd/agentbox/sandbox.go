@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/spf13/cobra"
@@ -111,7 +112,14 @@ generate).`,
 			if err := generator.CheckGitDatabase(o.dir); err != nil {
 				return err
 			}
-			return o.run(ctx(c), true, os.Stdin, stdout, stderr, "up", "-d", "--build", "--wait")
+			if err := o.run(ctx(c), true, os.Stdin, stdout, stderr, "up", "-d", "--build", "--wait"); err != nil {
+				return err
+			}
+			argv, _, err := o.compose(ctx(c), false)
+			if err != nil {
+				return err
+			}
+			return followEgress(ctx(c), argv, stderr)
 		},
 	}
 	o.flags(c)
@@ -192,4 +200,52 @@ func ctx(c *cobra.Command) context.Context {
 		return c.Context()
 	}
 	return context.Background()
+}
+
+// followEgress recreates the agent container when the egress container
+// started after it. The agent joins egress's network namespace; when the
+// engine restarts egress by itself (docker restart, a restart policy),
+// compose does not see it and the agent keeps the old namespace, with
+// loopback only (no network at all: fail closed) until it is recreated.
+// compose's own restarts of egress take the agent along (depends_on
+// restart: true).
+func followEgress(ctx context.Context, argv []string, stderr io.Writer) error {
+	eg, err := startedAt(ctx, argv, "egress")
+	if err != nil {
+		return err
+	}
+	ag, err := startedAt(ctx, argv, "agent")
+	if err != nil {
+		return err
+	}
+	if !eg.After(ag) {
+		return nil
+	}
+	fmt.Fprintln(stderr, "agentbox: the egress container restarted after the agent, whose network is gone; recreating the agent")
+	if _, err := runCompose(ctx, argv, "", "up", "-d", "--wait", "--force-recreate", "--no-deps", "agent"); err != nil {
+		return fmt.Errorf("recreating the agent container: %w", err)
+	}
+	return nil
+}
+
+// startedAt returns when the service's container last started.
+func startedAt(ctx context.Context, argv []string, service string) (time.Time, error) {
+	out, err := runCompose(ctx, argv, "", "ps", "-q", service)
+	if err != nil {
+		return time.Time{}, err
+	}
+	id := strings.TrimSpace(string(out))
+	if id == "" || strings.ContainsAny(id, " \n") {
+		return time.Time{}, fmt.Errorf("docker compose ps: want one %s container, got %q", service, id)
+	}
+	cmd := exec.CommandContext(ctx, argv[0], "inspect", "--format", "{{.State.StartedAt}}", id)
+	b, err := cmd.Output()
+	if err != nil {
+		return time.Time{}, fmt.Errorf("docker inspect %s: %v", service, err)
+	}
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(b)))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("docker inspect %s: start time %q: %v", service, strings.TrimSpace(string(b)), err)
+	}
+	return t, nil
 }

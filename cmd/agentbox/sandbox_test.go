@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"slices"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,6 +23,12 @@ case "` + mode + `:$1:$2" in
   down:info:*) echo "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?" >&2; exit 1 ;;
   *:info:*) echo "28.2.2"; exit 0 ;;
   fail:compose:*) exit 7 ;;
+esac
+case "$*" in
+  *" ps -q egress") echo egress-id ;;
+  *" ps -q agent") echo agent-id ;;
+  "inspect --format {{.State.StartedAt}} egress-id") echo "${FAKE_EGRESS_STARTED:-2026-01-01T10:00:00.1Z}" ;;
+  "inspect --format {{.State.StartedAt}} agent-id") echo "${FAKE_AGENT_STARTED:-2026-01-01T10:00:01.2Z}" ;;
 esac
 exit 0
 `
@@ -58,8 +65,11 @@ func TestSandboxCommands(t *testing.T) {
 			}
 			data, _ := os.ReadFile(log)
 			lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-			if got := lines[len(lines)-1]; got != tt.want {
-				t.Errorf("ran %q, want %q", got, tt.want)
+			if !slices.Contains(lines, tt.want) {
+				t.Errorf("ran %q, want %q", lines, tt.want)
+			}
+			if slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "--force-recreate") }) {
+				t.Errorf("recreated the agent although egress started first: %q", lines)
 			}
 		})
 	}
@@ -181,4 +191,23 @@ func TestUpChecksLinksAgain(t *testing.T) {
 			t.Errorf("down did not run docker compose down:\n%s", data)
 		}
 	})
+}
+
+// When the engine restarted egress after the agent started (compose did not
+// see it), up recreates the agent, which would otherwise keep a network
+// namespace with loopback only.
+func TestUpFollowsRestartedEgress(t *testing.T) {
+	dir := project(t, "agent-claude")
+	log := fakeDocker(t, "ok")
+	t.Setenv("FAKE_EGRESS_STARTED", "2026-01-01T10:05:00Z")
+	t.Setenv("FAKE_AGENT_STARTED", "2026-01-01T10:00:01.2Z")
+	_, stderr, code := runIn(t, dir, "up")
+	if code != exitOK || !strings.Contains(stderr, "egress container restarted after the agent") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	data, _ := os.ReadFile(log)
+	want := "compose -f .agentbox/docker-compose.yml -p agent-claude up -d --wait --force-recreate --no-deps agent"
+	if !strings.Contains(string(data), want) {
+		t.Errorf("up did not recreate the agent:\n%s", data)
+	}
 }

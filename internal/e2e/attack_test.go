@@ -96,14 +96,7 @@ run status
 // host run nothing the agent planted.
 func testAttack(e *env, p *project) {
 	t := e.t
-	if _, err := os.Stat(filepath.Join(p.dir, "agentbox.lock")); err != nil {
-		bump(e, p, nil) // run on its own (-run TestEndToEnd/Attack)
-	}
-	if id := e.container(p.name, "agent"); id == "" {
-		p.mustAgentbox(nil, "up")
-		e.trackImages(p.name)
-		upWithFakeDNS(e, p, nil)
-	}
+	ensureUp(e, p)
 	marker := filepath.Join(e.work, "pwned")
 	// The marker directory must exist for a planted command to leave a
 	// marker, wherever it runs.
@@ -198,4 +191,17 @@ func testAttack(e *env, p *project) {
 		t.Errorf("agentbox.yaml holds the agent's change")
 	}
 	p.mustAgentbox(nil, "down")
+}
+
+// ensureUp starts the project's sandbox with the fake DNS unless it runs;
+// a subtest run on its own (-run TestEndToEnd/Attack) bumps first.
+func ensureUp(e *env, p *project) {
+	if _, err := os.Stat(filepath.Join(p.dir, "agentbox.lock")); err != nil {
+		bump(e, p, nil)
+	}
+	if id := e.container(p.name, "agent"); id == "" {
+		p.mustAgentbox(nil, "up")
+		e.trackImages(p.name)
+		upWithFakeDNS(e, p, nil)
+	}
 }

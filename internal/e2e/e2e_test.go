@@ -47,6 +47,7 @@ func TestEndToEnd(t *testing.T) {
 	none := e.newProject("none", "none")
 	t.Run("Sandbox", func(t *testing.T) { testSandbox(e.sub(t), none.in(e.sub(t))) })
 	t.Run("Attack", func(t *testing.T) { testAttack(e.sub(t), none.in(e.sub(t))) })
+	t.Run("Restart", func(t *testing.T) { testRestart(e.sub(t), none.in(e.sub(t))) })
 	t.Run("DevContainer", func(t *testing.T) { testDevContainer(e.sub(t), none.in(e.sub(t))) })
 	t.Run("FaultUnhealthyEgress", func(t *testing.T) { testFault(e.sub(t), none.in(e.sub(t))) })
 	t.Run("NPMAgent", func(t *testing.T) { testNPMAgent(e.sub(t)) })
