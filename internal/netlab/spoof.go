@@ -1,8 +1,8 @@
 package netlab
 
 import (
-	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"sort"
@@ -12,20 +12,19 @@ import (
 )
 
 // spoofer is a socket that the agent bound to another host's address and
-// port (Local of a "spoof" request), answering the DNS queries that reach it.
+// port (Local of a "spoof" request), answering the DNS queries that reach it
+// until "spoofed" collects them.
 type spoofer struct {
-	pc     net.PacketConn
+	sock   io.Closer
 	server *server
-	dns    *DNSServer
 	done   chan struct{}
 }
 
-// spoof sends one small packet from Local to every port of Ports on the host
-// Addr, over UDP (one datagram each from one socket) or TCP (one connection
-// attempt each, from a new socket bound to Local). Data counts the outcomes
-// by error number ("sent" for UDP datagrams that left, "connected" for TCP).
-// A UDP socket stays open under ID and answers every DNS query that reaches
-// it from Records, until "spoofed" collects what it saw.
+// spoof sends one packet from Local to every port of Ports on the host Addr,
+// then keeps a socket on Local under ID that answers DNS queries from
+// Records. Over UDP the packets are small datagrams from that socket; over
+// TCP each is a SYN left unanswered (see quietSYN), after which a listener
+// takes Local. Data counts the outcomes by error number.
 func (a *agent) spoof(req Request) Response {
 	first, last, err := portRange(req.Ports)
 	if err != nil {
@@ -35,95 +34,105 @@ func (a *agent) spoof(req Request) Response {
 	if err != nil {
 		return Response{Err: fmt.Sprintf("spoof: Addr must be an address without a port: %v", err)}
 	}
-	start := time.Now()
-	if req.Net == "tcp" {
-		return spoofTCP(req, host, first, last, start)
+	local, err := netip.ParseAddrPort(req.Local)
+	if err != nil {
+		return Response{Err: fmt.Sprintf("spoof: Local: %v", err)}
 	}
-	pc, err := net.ListenPacket(udpNet(req.Local), req.Local)
+	start := time.Now()
+	s := &spoofer{server: newServer(), done: make(chan struct{})}
+	dns := &DNSServer{Records: req.Records}
+	var resp Response
+	if req.Net == "tcp" {
+		resp = spoofTCP(local, host, first, last)
+		var ln net.Listener
+		if ln, err = net.Listen(tcpNet(req.Local), req.Local); err == nil {
+			s.sock = ln
+			go func() { accept(ln, s.server.dnsTCPConn(dns)); close(s.done) }()
+		}
+	} else {
+		var pc net.PacketConn
+		if pc, err = net.ListenPacket(udpNet(req.Local), req.Local); err == nil {
+			resp = spoofUDP(pc, host, first, last)
+			s.sock = pc
+			go func() { s.server.serveDNSUDP(pc, dns); close(s.done) }()
+		}
+	}
 	if err != nil {
 		return failed(fmt.Errorf("bind %s: %w", req.Local, err), time.Since(start))
 	}
-	outcomes := map[string]int{}
-	var firstErr error
-	for port := first; port <= last; port++ {
-		if _, err := pc.WriteTo([]byte("netlab"), net.UDPAddrFromAddrPort(netip.AddrPortFrom(host, uint16(port)))); err != nil {
-			firstErr = cmpOr(firstErr, err)
-			outcomes[errnoOr(err)]++
-			continue
-		}
-		outcomes["sent"]++
-	}
-	resp := spoofResponse(outcomes, "sent", firstErr, time.Since(start))
 	if old := a.spoofs[req.ID]; old != nil {
 		old.close()
 	}
-	s := &spoofer{pc: pc, server: newServer(), dns: &DNSServer{Records: req.Records}, done: make(chan struct{})}
 	a.spoofs[req.ID] = s
-	go s.serve()
+	resp.Elapsed = time.Since(start)
 	return resp
 }
 
-// spoofTCP makes one connection attempt from Local to each port.
-func spoofTCP(req Request, host netip.Addr, first, last int, start time.Time) Response {
-	d, err := dialer(req, "tcp")
-	if err != nil {
-		return Response{Err: err.Error()}
-	}
-	d.Timeout = 200 * time.Millisecond
-	outcomes := map[string]int{}
-	var firstErr error
+// spoofUDP sends a datagram from pc to each port.
+func spoofUDP(pc net.PacketConn, host netip.Addr, first, last int) Response {
+	var o outcomes
 	for port := first; port <= last; port++ {
-		c, err := d.Dial("tcp", netip.AddrPortFrom(host, uint16(port)).String())
-		if err != nil {
-			firstErr = cmpOr(firstErr, err)
-			outcomes[errnoOr(err)]++
-			continue
-		}
-		c.Close()
-		outcomes["connected"]++
+		_, err := pc.WriteTo([]byte("netlab"), net.UDPAddrFromAddrPort(netip.AddrPortFrom(host, uint16(port))))
+		o.add("sent", err)
 	}
-	return spoofResponse(outcomes, "connected", firstErr, time.Since(start))
+	return o.response("sent")
 }
 
-// spoofResponse is OK when at least one packet left; Errno is that of the
+// spoofTCP leaves an unanswered SYN from local to each port.
+func spoofTCP(local netip.AddrPort, host netip.Addr, first, last int) Response {
+	var o outcomes
+	for port := first; port <= last; port++ {
+		o.add("syn-sent", quietSYN(local, netip.AddrPortFrom(host, uint16(port))))
+	}
+	return o.response("syn-sent")
+}
+
+// outcomes counts attempts by error number and keeps the first error.
+type outcomes struct {
+	n     map[string]int
+	first error
+}
+
+func (o *outcomes) add(success string, err error) {
+	if o.n == nil {
+		o.n = map[string]int{}
+	}
+	if err == nil {
+		o.n[success]++
+		return
+	}
+	if o.first == nil {
+		o.first = err
+	}
+	name := ErrnoName(err)
+	if name == "" {
+		name = err.Error()
+	}
+	o.n[name]++
+}
+
+// response is OK when at least one attempt succeeded; Errno is that of the
 // first failure.
-func spoofResponse(outcomes map[string]int, success string, firstErr error, elapsed time.Duration) Response {
-	keys := make([]string, 0, len(outcomes))
-	for k := range outcomes {
+func (o *outcomes) response(success string) Response {
+	keys := make([]string, 0, len(o.n))
+	for k := range o.n {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	var parts []string
 	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s %d", k, outcomes[k]))
+		parts = append(parts, fmt.Sprintf("%s %d", k, o.n[k]))
 	}
-	resp := Response{OK: outcomes[success] > 0, Elapsed: elapsed, Data: strings.Join(parts, ", ")}
-	if firstErr != nil {
-		resp.Err, resp.Errno = firstErr.Error(), ErrnoName(firstErr)
+	resp := Response{OK: o.n[success] > 0, Data: strings.Join(parts, ", ")}
+	if o.first != nil {
+		resp.Err, resp.Errno = o.first.Error(), ErrnoName(o.first)
 	}
 	return resp
 }
 
-func (s *spoofer) serve() {
-	defer close(s.done)
-	buf := make([]byte, 65536)
-	for {
-		n, from, err := s.pc.ReadFrom(buf)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			continue // e.g. an ICMP error for one of the datagrams sent
-		}
-		if reply := s.server.query(s.dns, buf[:n], s.pc.LocalAddr(), from); reply != nil {
-			_, _ = s.pc.WriteTo(reply, from)
-		}
-	}
-}
-
 // close stops the spoofer and returns the DNS queries it answered.
 func (s *spoofer) close() []Event {
-	s.pc.Close()
+	s.sock.Close()
 	<-s.done
 	s.server.mu.Lock()
 	defer s.server.mu.Unlock()
@@ -152,19 +161,4 @@ func portRange(s string) (int, int, error) {
 		return 0, 0, fmt.Errorf("bad port range %q", s)
 	}
 	return first, last, nil
-}
-
-func cmpOr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
-}
-
-// errnoOr names err's error number, or returns its text.
-func errnoOr(err error) string {
-	if name := ErrnoName(err); name != "" {
-		return name
-	}
-	return err.Error()
 }

@@ -53,8 +53,17 @@ func TestSpoofAndRouting(t *testing.T) {
 	if r := call(netlab.Request{Op: "spoofed", ID: "s"}); len(r.Events) != 1 || r.Events[0].Name != "x.test" {
 		t.Errorf("spoofed: %v, want the query for x.test", r)
 	}
-	if r := call(netlab.Request{Op: "spoof", Net: "tcp", Local: "127.0.0.2:5300", Addr: "127.0.0.1", Ports: "40000-40009"}); r.OK || r.Data != "ECONNREFUSED 10" {
-		t.Errorf("spoof over TCP to closed ports: %v, want ECONNREFUSED 10", r)
+	// Over TCP: ten SYNs that nothing answers, then a listener.
+	r = call(netlab.Request{Op: "spoof", Net: "tcp", ID: "t", Local: "127.0.0.2:5300", Addr: "127.0.0.1", Ports: "40000-40009",
+		Records: []netlab.Record{{Name: "*", Type: "A", Values: []string{"198.18.9.8"}}}})
+	if !r.OK || r.Data != "syn-sent 10" {
+		t.Errorf("spoof over TCP: %v, want syn-sent 10", r)
+	}
+	if r := call(netlab.Request{Op: "dns", Net: "tcp", Addr: "127.0.0.2:5300", Name: "y.test", Type: "A"}); !slices.Equal(r.Answers, []string{"198.18.9.8"}) {
+		t.Errorf("the spoofing listener's answer: %v", r)
+	}
+	if r := call(netlab.Request{Op: "spoofed", ID: "t"}); len(r.Events) != 1 || r.Events[0].Name != "y.test" {
+		t.Errorf("spoofed: %v, want the query for y.test", r)
 	}
 	// Port 53 needs privilege (net.ipv4.ip_unprivileged_port_start).
 	if r := call(netlab.Request{Op: "spoof", Local: "127.0.0.2:53", Addr: "127.0.0.1", Ports: "40000"}); r.Errno != "EACCES" {
