@@ -55,26 +55,55 @@ var (
 	v6 = family{"v6", "ipv6_addr", "ip6 daddr"}
 )
 
-// renderRules renders rules.nft for a normalized policy.
-func renderRules(p Policy) []byte {
-	domainsByPort := map[uint16][]Domain{}
+// writer appends one line, formatted, to a file being rendered.
+type writer func(format string, args ...any)
+
+// ruleset is the policy grouped the way rules.nft uses it: by port.
+type ruleset struct {
+	domainsByPort map[uint16][]Domain
+	cidrsByPort   map[uint16][]CIDR
+	domainPorts   []uint16 // sorted
+	cidrPorts     []uint16 // sorted
+}
+
+func newRuleset(p Policy) ruleset {
+	r := ruleset{domainsByPort: map[uint16][]Domain{}, cidrsByPort: map[uint16][]CIDR{}}
 	for _, d := range p.Domains {
 		for _, port := range d.Ports {
-			domainsByPort[port] = append(domainsByPort[port], d)
+			r.domainsByPort[port] = append(r.domainsByPort[port], d)
 		}
 	}
-	cidrsByPort := map[uint16][]CIDR{}
 	for _, c := range p.CIDRs {
 		for _, port := range c.Ports {
-			cidrsByPort[port] = append(cidrsByPort[port], c)
+			r.cidrsByPort[port] = append(r.cidrsByPort[port], c)
 		}
 	}
-	domainPorts := sortedKeys(domainsByPort)
-	cidrPorts := sortedKeys(cidrsByPort)
+	r.domainPorts = sortedKeys(r.domainsByPort)
+	r.cidrPorts = sortedKeys(r.cidrsByPort)
+	return r
+}
 
+// renderRules renders rules.nft for a normalized policy.
+func renderRules(p Policy) []byte {
+	r := newRuleset(p)
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	writeRulesHeader(w)
+	w("table inet agentbox {")
+	writeCounters(w)
+	writeUpstreamSets(w)
+	r.writeAllowSets(w)
+	r.writeCIDRSets(w)
+	writeSpecialSets(w)
+	writeRedirect(w)
+	writeRefuse(w)
+	r.writeOutput(w)
+	writeInput(w)
+	w("}")
+	return []byte(b.String())
+}
 
+func writeRulesHeader(w writer) {
 	w("# %s", header)
 	w("#")
 	w("# The agentbox egress firewall: one nftables table for IPv4 and IPv6.")
@@ -99,25 +128,27 @@ func renderRules(p Policy) []byte {
 	w("table inet agentbox")
 	w("delete table inet agentbox")
 	w("")
-	w("table inet agentbox {")
+}
 
-	w("\tcounter rejected_dns {")
-	w("\t\tcomment \"DNS from other uids than dnsmasq not sent to the filter resolver\"")
-	w("\t}")
-	w("")
-	w("\tcounter rejected_docker_dns {")
-	w("\t\tcomment \"other uids than dnsmasq to Docker's embedded DNS (127.0.0.11)\"")
-	w("\t}")
-	w("")
-	w("\tcounter rejected_special {")
-	w("\t\tcomment \"private and special-purpose addresses not listed as CIDRs\"")
-	w("\t}")
-	w("")
-	w("\tcounter rejected_other {")
-	w("\t\tcomment \"everything else not allowed\"")
-	w("\t}")
-	w("")
+// counters are the named counters of rejected packets, in the order the
+// entrypoint prints them.
+var counters = []struct{ name, comment string }{
+	{"rejected_dns", "DNS from other uids than dnsmasq not sent to the filter resolver"},
+	{"rejected_docker_dns", "other uids than dnsmasq to Docker's embedded DNS (127.0.0.11)"},
+	{"rejected_special", "private and special-purpose addresses not listed as CIDRs"},
+	{"rejected_other", "everything else not allowed"},
+}
 
+func writeCounters(w writer) {
+	for _, c := range counters {
+		w("\tcounter %s {", c.name)
+		w("\t\tcomment %q", c.comment)
+		w("\t}")
+		w("")
+	}
+}
+
+func writeUpstreamSets(w writer) {
 	w("\t# The upstream resolvers (nameserver lines of /etc/resolv.conf), added by")
 	w("\t# %s at start. Only dnsmasq may reach them.", EntrypointPath)
 	for _, f := range []family{v4, v6} {
@@ -126,9 +157,11 @@ func renderRules(p Policy) []byte {
 		w("\t}")
 		w("")
 	}
+}
 
-	for _, port := range domainPorts {
-		ds := domainsByPort[port]
+func (r ruleset) writeAllowSets(w writer) {
+	for _, port := range r.domainPorts {
+		ds := r.domainsByPort[port]
 		w("\t# TCP port %d to these names and every name below them; dnsmasq adds", port)
 		w("\t# their addresses when it answers a query:")
 		width := 0
@@ -145,17 +178,19 @@ func renderRules(p Policy) []byte {
 			w("")
 		}
 	}
+}
 
-	for _, port := range cidrPorts {
+func (r ruleset) writeCIDRSets(w writer) {
+	for _, port := range r.cidrPorts {
 		for _, f := range []family{v4, v6} {
 			var elems []string
 			width := 0
-			for _, c := range cidrsByPort[port] {
+			for _, c := range r.cidrsByPort[port] {
 				if f.has(c) {
 					width = max(width, len(c.Prefix.String())+1)
 				}
 			}
-			for _, c := range cidrsByPort[port] {
+			for _, c := range r.cidrsByPort[port] {
 				if f.has(c) {
 					elems = append(elems, column(c.Prefix.String()+",", width, "  # ", c.Sources))
 				}
@@ -167,7 +202,9 @@ func renderRules(p Policy) []byte {
 			writeIntervalSet(w, fmt.Sprintf("cidr_%s_%d", f.suffix, port), f.typ, true, elems)
 		}
 	}
+}
 
+func writeSpecialSets(w writer) {
 	w("\t# Private and special-purpose ranges: rejected unless listed as CIDRs")
 	w("\t# above, even when an allowed name resolves into them.")
 	for _, f := range []family{v4, v6} {
@@ -185,7 +222,9 @@ func renderRules(p Policy) []byte {
 		}
 		writeIntervalSet(w, "special_"+f.suffix, f.typ, false, elems)
 	}
+}
 
+func writeRedirect(w writer) {
 	w("\t# Every DNS query goes to the filter resolver, whatever server it names.")
 	w("\t# Priority -110 runs before Docker's nat rules for its embedded DNS")
 	w("\t# (iptables, priority -100).")
@@ -198,7 +237,9 @@ func renderRules(p Policy) []byte {
 	w("\t\ttcp dport 53 redirect to :53")
 	w("\t}")
 	w("")
+}
 
+func writeRefuse(w writer) {
 	w("\t# Rejects at once, so that a blocked connection fails fast. TCP gets a")
 	w("\t# reset: after an ICMP error a blocking connect() fails only when the SYN")
 	w("\t# is resent, a second later.")
@@ -207,26 +248,13 @@ func renderRules(p Policy) []byte {
 	w("\t\treject with icmpx admin-prohibited")
 	w("\t}")
 	w("")
+}
 
+func (r ruleset) writeOutput(w writer) {
 	w("\tchain output {")
 	w("\t\ttype filter hook output priority filter; policy drop;")
 	w("")
-	w("\t\t# DNS, before \"established\": conntrack cannot tell two sockets with")
-	w("\t\t# the same addresses and ports apart, so a packet that reuses the ports")
-	w("\t\t# of one of dnsmasq's queries would pass as dnsmasq's own. Other uids")
-	w("\t\t# send DNS only to the filter resolver (the redirect below sends it")
-	w("\t\t# there), never from dnsmasq's source ports, and nothing at all to the")
-	w("\t\t# upstream resolvers or Docker's embedded DNS. Root is exempt: in this")
-	w("\t\t# namespace it is the entrypoint and Docker's embedded resolver, which")
-	w("\t\t# forwards dnsmasq's queries to the host's resolvers from in here; the")
-	w("\t\t# agent is never root (uid 0 refused, no capabilities, no_new_privs).")
-	w("\t\tmeta skuid != { 0, %d } meta l4proto { tcp, udp } th dport 53 th sport %d-%d counter name \"rejected_dns\" goto refuse", DNSUID, DNSMinPort, DNSMaxPort)
-	w("\t\tmeta skuid != { 0, %d } meta l4proto { tcp, udp } th dport 53 ip daddr != 127.0.0.1 counter name \"rejected_dns\" goto refuse", DNSUID)
-	w("\t\tmeta skuid != { 0, %d } meta l4proto { tcp, udp } th dport 53 meta nfproto ipv6 counter name \"rejected_dns\" goto refuse", DNSUID)
-	w("\t\tmeta skuid != { 0, %d } ip daddr @upstream_v4 counter name \"rejected_dns\" goto refuse", DNSUID)
-	w("\t\tmeta skuid != { 0, %d } ip6 daddr @upstream_v6 counter name \"rejected_dns\" goto refuse", DNSUID)
-	w("\t\tmeta skuid != { 0, %d } ip daddr 127.0.0.11 counter name \"rejected_docker_dns\" goto refuse", DNSUID)
-	w("\t\tmeta skuid 0 meta l4proto { tcp, udp } th dport 53 accept")
+	writeDNSGuard(w)
 	w("")
 	w("\t\tct state established,related accept")
 	w("\t\tct state invalid drop")
@@ -249,12 +277,43 @@ func renderRules(p Policy) []byte {
 	w("")
 	w("\t\t# Loopback: the agent's own local servers.")
 	w("\t\toif \"lo\" accept")
-	if len(cidrPorts) > 0 {
+	r.writeAllowRules(w)
+	w("")
+	w("\t\tcounter name \"rejected_other\" goto refuse")
+	w("\t}")
+	w("")
+}
+
+// writeDNSGuard writes the rules that keep other uids away from dnsmasq's
+// flows to the upstream resolvers; they come before "established".
+func writeDNSGuard(w writer) {
+	w("\t\t# DNS, before \"established\": conntrack cannot tell two sockets with")
+	w("\t\t# the same addresses and ports apart, so a packet that reuses the ports")
+	w("\t\t# of one of dnsmasq's queries would pass as dnsmasq's own. Other uids")
+	w("\t\t# send DNS only to the filter resolver (the redirect below sends it")
+	w("\t\t# there), never from dnsmasq's source ports, and nothing at all to the")
+	w("\t\t# upstream resolvers or Docker's embedded DNS. Root is exempt: in this")
+	w("\t\t# namespace it is the entrypoint and Docker's embedded resolver, which")
+	w("\t\t# forwards dnsmasq's queries to the host's resolvers from in here; the")
+	w("\t\t# agent is never root (uid 0 refused, no capabilities, no_new_privs).")
+	w("\t\tmeta skuid != { 0, %d } meta l4proto { tcp, udp } th dport 53 th sport %d-%d counter name \"rejected_dns\" goto refuse", DNSUID, DNSMinPort, DNSMaxPort)
+	w("\t\tmeta skuid != { 0, %d } meta l4proto { tcp, udp } th dport 53 ip daddr != 127.0.0.1 counter name \"rejected_dns\" goto refuse", DNSUID)
+	w("\t\tmeta skuid != { 0, %d } meta l4proto { tcp, udp } th dport 53 meta nfproto ipv6 counter name \"rejected_dns\" goto refuse", DNSUID)
+	w("\t\tmeta skuid != { 0, %d } ip daddr @upstream_v4 counter name \"rejected_dns\" goto refuse", DNSUID)
+	w("\t\tmeta skuid != { 0, %d } ip6 daddr @upstream_v6 counter name \"rejected_dns\" goto refuse", DNSUID)
+	w("\t\tmeta skuid != { 0, %d } ip daddr 127.0.0.11 counter name \"rejected_docker_dns\" goto refuse", DNSUID)
+	w("\t\tmeta skuid 0 meta l4proto { tcp, udp } th dport 53 accept")
+}
+
+// writeAllowRules writes the accept rules of the policy and the reject of
+// the special ranges between them.
+func (r ruleset) writeAllowRules(w writer) {
+	if len(r.cidrPorts) > 0 {
 		w("")
 		w("\t\t# CIDRs listed in the policy, before the special ranges.")
-		for _, port := range cidrPorts {
+		for _, port := range r.cidrPorts {
 			for _, f := range []family{v4, v6} {
-				if slices.ContainsFunc(cidrsByPort[port], f.has) {
+				if slices.ContainsFunc(r.cidrsByPort[port], f.has) {
 					w("\t\t%s @cidr_%s_%d tcp dport %d accept", f.match, f.suffix, port, port)
 				}
 			}
@@ -263,20 +322,18 @@ func renderRules(p Policy) []byte {
 	w("")
 	w("\t\tip daddr @special_v4 counter name \"rejected_special\" goto refuse")
 	w("\t\tip6 daddr @special_v6 counter name \"rejected_special\" goto refuse")
-	if len(domainPorts) > 0 {
+	if len(r.domainPorts) > 0 {
 		w("")
 		w("\t\t# Addresses of allowed names, by port.")
-		for _, port := range domainPorts {
+		for _, port := range r.domainPorts {
 			for _, f := range []family{v4, v6} {
 				w("\t\t%s @allow_%s_%d tcp dport %d accept", f.match, f.suffix, port, port)
 			}
 		}
 	}
-	w("")
-	w("\t\tcounter name \"rejected_other\" goto refuse")
-	w("\t}")
-	w("")
+}
 
+func writeInput(w writer) {
 	w("\t# Nothing comes in except answers, loopback and IPv6 neighbor discovery.")
 	w("\tchain input {")
 	w("\t\ttype filter hook input priority filter; policy drop;")
@@ -284,12 +341,10 @@ func renderRules(p Policy) []byte {
 	w("\t\ticmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-advert } ip6 hoplimit 255 accept")
 	w("\t\tiif \"lo\" accept")
 	w("\t}")
-	w("}")
-	return []byte(b.String())
 }
 
 // writeIntervalSet writes a named interval set with one element per line.
-func writeIntervalSet(w func(string, ...any), name, typ string, merge bool, elems []string) {
+func writeIntervalSet(w writer, name, typ string, merge bool, elems []string) {
 	w("\tset %s {", name)
 	w("\t\ttype %s", typ)
 	w("\t\tflags interval")
