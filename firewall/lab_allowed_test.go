@@ -64,6 +64,10 @@ func testOpen(t *testing.T, l *lab) {
 			t.Errorf("connecting to %s: %v", a, r)
 		}
 	}
+	// A datagram from Docker's DNS address leaves; nothing listens.
+	if r := l.do(netlab.Request{Op: "udp", Local: "127.0.0.11:40053", Addr: poseTarget}); r.Errno != "ECONNREFUSED" {
+		t.Errorf("UDP from 127.0.0.11:40053 to %s: %v, want ECONNREFUSED (sent, and nothing listens)", poseTarget, r)
+	}
 	for _, host := range []string{gatewayV4, metadataV4} {
 		if r := l.do(netlab.Request{Op: "http", URL: "http://" + host + "/"}); r.Data != "hello http "+host+":80" {
 			t.Errorf("GET http://%s/: %v", host, r)

@@ -133,6 +133,8 @@ func battery() []attempt {
 		{name: "IPv6ResolverTCP", reqs: []netlab.Request{dnsReq("["+rogueV6+"]:53", "tcp", "allowed.test", "A")}, want: refused("ECONNREFUSED")},
 		{name: "DockerDNSPortUDP", reqs: []netlab.Request{dnsReq(dockerDNS, "udp", "other.test", "A")}, want: refused("EPERM")},
 		{name: "DockerDNSPortTCP", reqs: []netlab.Request{dnsReq(dockerDNS, "tcp", "other.test", "A")}, want: refused("ECONNREFUSED")},
+		// Posing as the upstream's side of dnsmasq's queries (TestLabUpstreamSpoof).
+		{name: "FromDockerDNSAddress", reqs: []netlab.Request{{Op: "udp", Local: "127.0.0.11:40053", Addr: poseTarget}}, want: refused("EPERM")},
 		{name: "DNSOverTLS", reqs: []netlab.Request{dial(rogue, 853), dial(allowedV4, 853)}, want: refused("ECONNREFUSED")},
 		{name: "DNSOverTLSIPv6", reqs: []netlab.Request{dial(allowedV6, 853)}, want: refused("ECONNREFUSED")},
 		{name: "TunnelTXT", reqs: []netlab.Request{dnsReq(agentResolver, "udp", "6578706f7274.tunnel.test", "TXT"), dnsReq(agentResolver, "tcp", "73656372657473.tunnel.test", "TXT")}, want: answer("NXDOMAIN")},
@@ -258,7 +260,7 @@ func testBlocked(t *testing.T, l *lab) {
 	})
 	t.Run("Counted", func(t *testing.T) {
 		after := l.on(t).counters()
-		for _, name := range []string{"rejected_dns", "rejected_docker_dns", "rejected_special", "rejected_other"} {
+		for _, name := range []string{"rejected_dns", "rejected_docker_dns", "rejected_special", "rejected_other", "rejected_spoof"} {
 			if after[name] <= before[name] {
 				t.Errorf("counter %s: %d packets before the battery, %d after; want more", name, before[name], after[name])
 			}

@@ -60,6 +60,8 @@ const (
 	ulaV6      = "fd00:1::1"
 
 	dockerDNS = "127.0.0.11:5301" // where Docker's embedded DNS really listens
+
+	poseTarget = "127.0.0.1:61000" // a source port of dnsmasq's queries
 )
 
 // rotating are the addresses the upstream gives rotate.test, one per lookup.

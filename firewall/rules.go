@@ -137,6 +137,7 @@ var counters = []struct{ name, comment string }{
 	{"rejected_docker_dns", "other uids than dnsmasq to Docker's embedded DNS (127.0.0.11)"},
 	{"rejected_special", "private and special-purpose addresses not listed as CIDRs"},
 	{"rejected_other", "everything else not allowed"},
+	{"rejected_spoof", "other uids than dnsmasq posing as an upstream resolver: from its address, or from port 53"},
 }
 
 func writeCounters(w writer) {
@@ -302,6 +303,18 @@ func writeDNSGuard(w writer) {
 	w("\t\tmeta skuid != { 0, %d } ip daddr @upstream_v4 counter name \"rejected_dns\" goto refuse", DNSUID)
 	w("\t\tmeta skuid != { 0, %d } ip6 daddr @upstream_v6 counter name \"rejected_dns\" goto refuse", DNSUID)
 	w("\t\tmeta skuid != { 0, %d } ip daddr 127.0.0.11 counter name \"rejected_docker_dns\" goto refuse", DNSUID)
+	w("\t\t# Nor may other uids pose as the upstream's side of dnsmasq's queries.")
+	w("\t\t# A packet from UPSTREAM:53 to dnsmasq's address and source port")
+	w("\t\t# starts a flow whose reply direction is dnsmasq's next query from that")
+	w("\t\t# port: the query would match it, skip Docker's DNAT and reach the")
+	w("\t\t# sender's socket, whose answer dnsmasq would take. So nothing, in any")
+	w("\t\t# protocol, from an upstream's address or Docker's DNS, and no TCP or")
+	w("\t\t# UDP from port 53 (a DNS server of theirs gets no queries: the")
+	w("\t\t# redirect sends every query to the filter resolver).")
+	w("\t\tmeta skuid != { 0, %d } ip saddr @upstream_v4 counter name \"rejected_spoof\" goto refuse", DNSUID)
+	w("\t\tmeta skuid != { 0, %d } ip6 saddr @upstream_v6 counter name \"rejected_spoof\" goto refuse", DNSUID)
+	w("\t\tmeta skuid != { 0, %d } ip saddr 127.0.0.11 counter name \"rejected_spoof\" goto refuse", DNSUID)
+	w("\t\tmeta skuid != { 0, %d } meta l4proto { tcp, udp } th sport 53 counter name \"rejected_spoof\" goto refuse", DNSUID)
 	w("\t\tmeta skuid 0 meta l4proto { tcp, udp } th dport 53 accept")
 }
 

@@ -30,7 +30,7 @@ func quietSYN(local, dst netip.AddrPort) error {
 	if err := syscall.Listen(ln, 0); err != nil {
 		return err
 	}
-	filler, err := net.DialTimeout("tcp", dst.String(), time.Second)
+	filler, err := net.DialTimeout("tcp", dst.String(), 200*time.Millisecond)
 	if err != nil {
 		return fmt.Errorf("filling the accept queue of %s: %w", dst, err)
 	}
