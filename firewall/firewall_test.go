@@ -218,6 +218,9 @@ func TestRenderRules(t *testing.T) {
 			"\t\t}\n",
 		"\t\t\t169.254.0.0/16,  # link-local, includes cloud metadata at 169.254.169.254\n",
 		"\t\tmeta skuid 5353 return",
+		// dnsmasq's flows to the upstreams in a conntrack zone of their own.
+		"\tchain zone_out {\n\t\ttype filter hook output priority raw; policy accept;\n\t\tmeta skuid 5353 ip daddr @upstream_v4 ct zone set 1\n",
+		"\tchain zone_in {\n\t\ttype filter hook prerouting priority raw; policy accept;\n",
 		"\t\ttype nat hook output priority -110; policy accept;\n",
 		"\t\tudp dport 53 redirect to :53\n\t\ttcp dport 53 redirect to :53\n",
 		"table inet agentbox\ndelete table inet agentbox\n\ntable inet agentbox {\n",

@@ -24,7 +24,16 @@ const dockerResolverPort = 5302
 // unless compose sets it: every uid may bind any port. The firewall runs.
 func newDockerLab(t *testing.T, upstreamIP string) (*lab, *netlab.Helper) {
 	t.Helper()
+	return newDockerLabWith(t, upstreamIP, nil)
+}
+
+// newDockerLabWith is newDockerLab with rules.nft changed by edit.
+func newDockerLabWith(t *testing.T, upstreamIP string, edit func(rules string) string) (*lab, *netlab.Helper) {
+	t.Helper()
 	l := newLab(t)
+	if edit != nil {
+		l.files["rules.nft"] = []byte(edit(string(l.files["rules.nft"])))
+	}
 	resolver, err := l.lab.StartHelper(l.sbx, "server", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -117,6 +126,45 @@ func TestLabUpstreamSpoof(t *testing.T) {
 			testSpoof(t, l, resolver, tc.upstream, tc.net)
 		})
 	}
+}
+
+// TestLabUpstreamSpoofLayers checks that each of the two layers that stop
+// TestLabUpstreamSpoof's attack stops it alone: the rules that refuse other
+// uids' packets from an upstream's address or port 53 (the guard), and the
+// conntrack zone of dnsmasq's flows, which other uids' flows never match.
+func TestLabUpstreamSpoofLayers(t *testing.T) {
+	guardless := func(rules string) string {
+		return withoutLines(t, rules, `counter name "rejected_spoof" goto refuse`, 4)
+	}
+	zoneless := func(rules string) string { return withoutLines(t, rules, "ct zone set", 8) }
+	for _, tc := range []struct {
+		name, net string
+		edit      func(string) string
+	}{
+		{"ZoneAlone", "udp", guardless},
+		{"ZoneAloneTCP", "tcp", guardless},
+		{"GuardAlone", "udp", zoneless},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, resolver := newDockerLabWith(t, "127.0.0.11", tc.edit)
+			testSpoof(t, l, resolver, "127.0.0.11", tc.net)
+		})
+	}
+}
+
+// withoutLines removes the lines of rules that contain s, which must be n.
+func withoutLines(t *testing.T, rules, s string, n int) string {
+	t.Helper()
+	var kept []string
+	for _, line := range strings.SplitAfter(rules, "\n") {
+		if !strings.Contains(line, s) {
+			kept = append(kept, line)
+		}
+	}
+	if removed := len(strings.SplitAfter(rules, "\n")) - len(kept); removed != n {
+		t.Fatalf("rules.nft has %d lines with %q, want %d", removed, s, n)
+	}
+	return strings.Join(kept, "")
 }
 
 // testSpoof makes the attack over network (udp or tcp) on a Docker-like lab

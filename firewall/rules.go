@@ -95,6 +95,7 @@ func renderRules(p Policy) []byte {
 	r.writeAllowSets(w)
 	r.writeCIDRSets(w)
 	writeSpecialSets(w)
+	writeZones(w)
 	writeRedirect(w)
 	writeRefuse(w)
 	r.writeOutput(w)
@@ -223,6 +224,40 @@ func writeSpecialSets(w writer) {
 		}
 		writeIntervalSet(w, "special_"+f.suffix, f.typ, false, elems)
 	}
+}
+
+// dnsZone is the conntrack zone of the flows between dnsmasq and the
+// upstream resolvers.
+const dnsZone = 1
+
+// writeZones writes the chains that track dnsmasq's flows to the upstream
+// resolvers in a conntrack zone of their own.
+func writeZones(w writer) {
+	w("\t# dnsmasq's queries to the upstream resolvers, and their answers, are")
+	w("\t# tracked in conntrack zone %d, which no packet of another uid enters: a", dnsZone)
+	w("\t# flow that another uid starts can never match one of dnsmasq's")
+	w("\t# queries, whatever its addresses and ports. Root's flows to a remote")
+	w("\t# upstream (which the redirect leaves alone) share the zone, and so do")
+	w("\t# the answers of a resolver on loopback: Docker's, which runs as root.")
+	w("\t# Priority raw runs before conntrack.")
+	w("\tchain zone_out {")
+	w("\t\ttype filter hook output priority raw; policy accept;")
+	w("\t\tmeta skuid %d ip daddr @upstream_v4 ct zone set %d", DNSUID, dnsZone)
+	w("\t\tmeta skuid %d ip6 daddr @upstream_v6 ct zone set %d", DNSUID, dnsZone)
+	w("\t\tmeta skuid 0 ip daddr != 127.0.0.0/8 ip daddr @upstream_v4 ct zone set %d", dnsZone)
+	w("\t\tmeta skuid 0 ip6 daddr != ::1 ip6 daddr @upstream_v6 ct zone set %d", dnsZone)
+	w("\t\tmeta skuid 0 ip saddr @upstream_v4 ct zone set %d", dnsZone)
+	w("\t\tmeta skuid 0 ip6 saddr @upstream_v6 ct zone set %d", dnsZone)
+	w("\t}")
+	w("")
+	w("\t# Answers from remote upstream resolvers. (A packet on loopback keeps")
+	w("\t# the zone it got on its way out.)")
+	w("\tchain zone_in {")
+	w("\t\ttype filter hook prerouting priority raw; policy accept;")
+	w("\t\tiif != \"lo\" ip saddr @upstream_v4 ct zone set %d", dnsZone)
+	w("\t\tiif != \"lo\" ip6 saddr @upstream_v6 ct zone set %d", dnsZone)
+	w("\t}")
+	w("")
 }
 
 func writeRedirect(w writer) {
