@@ -9,12 +9,21 @@ import (
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/netlab"
+	"go.yaml.in/yaml/v3"
 )
 
 // dockerResolverPort is where the lab's Docker-like resolver listens, behind
 // the DNAT from port 53 (Docker picks a random port).
 const dockerResolverPort = 5302
+
+// dockerLab says how newDockerLab builds the lab.
+type dockerLab struct {
+	upstream string              // the upstream resolver's address, on loopback
+	rules    func(string) string // if set, changes rules.nft
+	sysctls  map[string]string   // compose's sysctls for the egress service, set after Docker's
+}
 
 // newDockerLab builds the lab as Docker sets up the egress container's
 // network namespace, with upstreamIP, a loopback address, as the upstream
@@ -24,27 +33,29 @@ const dockerResolverPort = 5302
 // unless compose sets it: every uid may bind any port. The firewall runs.
 func newDockerLab(t *testing.T, upstreamIP string) (*lab, *netlab.Helper) {
 	t.Helper()
-	return newDockerLabWith(t, upstreamIP, nil)
+	return dockerLab{upstream: upstreamIP}.build(t)
 }
 
-// newDockerLabWith is newDockerLab with rules.nft changed by edit.
-func newDockerLabWith(t *testing.T, upstreamIP string, edit func(rules string) string) (*lab, *netlab.Helper) {
+func (d dockerLab) build(t *testing.T) (*lab, *netlab.Helper) {
 	t.Helper()
 	l := newLab(t)
-	if edit != nil {
-		l.files["rules.nft"] = []byte(edit(string(l.files["rules.nft"])))
+	if d.rules != nil {
+		l.files["rules.nft"] = []byte(d.rules(string(l.files["rules.nft"])))
 	}
 	resolver, err := l.lab.StartHelper(l.sbx, "server", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.serve(resolver, &netlab.ServerConfig{DNS: []netlab.DNSServer{
-		{Listen: []string{addr(upstreamIP, dockerResolverPort)}, Records: upstreamRecords},
+		{Listen: []string{addr(d.upstream, dockerResolverPort)}, Records: upstreamRecords},
 	}})
-	l.dockerNAT(upstreamIP)
+	l.dockerNAT(d.upstream)
 	l.lab.Sysctl(l.sbx, "net/ipv4/ip_unprivileged_port_start", "0")
+	for key, value := range d.sysctls {
+		l.lab.Sysctl(l.sbx, strings.ReplaceAll(key, ".", "/"), value)
+	}
 	spec := l.egressSpec()
-	spec.Files["/etc/resolv.conf"] = netlab.File{Data: []byte("nameserver " + upstreamIP + "\n"), Mode: 0o644}
+	spec.Files["/etc/resolv.conf"] = netlab.File{Data: []byte("nameserver " + d.upstream + "\n"), Mode: 0o644}
 	l.ready(l.start(spec))
 	return l, resolver
 }
@@ -146,10 +157,61 @@ func TestLabUpstreamSpoofLayers(t *testing.T) {
 		{"GuardAlone", "udp", zoneless},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l, resolver := newDockerLabWith(t, "127.0.0.11", tc.edit)
+			l, resolver := dockerLab{upstream: "127.0.0.11", rules: tc.edit}.build(t)
 			testSpoof(t, l, resolver, "127.0.0.11", tc.net)
 		})
 	}
+}
+
+// TestLabNoLowPorts: as defence in depth, the compose file sets
+// net.ipv4.ip_unprivileged_port_start back to the kernel's 1024 on the
+// egress service (Docker sets 0 unless told), so that the agent, which
+// shares its network namespace, cannot bind port 53 at all. The entrypoint
+// warns when it finds the limit at 53 or below.
+func TestLabNoLowPorts(t *testing.T) {
+	sysctls := composeSysctls(t)
+	if got := sysctls["net.ipv4.ip_unprivileged_port_start"]; got != "1024" {
+		t.Errorf("the egress service's sysctls set net.ipv4.ip_unprivileged_port_start to %q, want 1024", got)
+	}
+	l, _ := dockerLab{upstream: "127.0.0.11", sysctls: sysctls}.build(t)
+	for _, network := range []string{"udp", "tcp"} {
+		r := l.do(netlab.Request{Op: "spoof", Net: network, Local: "127.0.0.11:53", Addr: "127.0.0.1", Ports: "61000"})
+		if r.Errno != "EACCES" {
+			t.Errorf("%s from 127.0.0.11:53: %v, want EACCES", network, r)
+		}
+	}
+	if strings.Contains(l.egress.Output(), "ip_unprivileged_port_start") {
+		t.Errorf("the entrypoint warns about low ports:\n%s", l.egress.Output())
+	}
+
+	docker, _ := newDockerLab(t, "127.0.0.11") // without compose's sysctls
+	want := "agentbox-egress: warning: net.ipv4.ip_unprivileged_port_start is 0: every uid may bind port 53"
+	if !strings.Contains(docker.egress.Output(), want) {
+		t.Errorf("the entrypoint's output lacks %q:\n%s", want, docker.egress.Output())
+	}
+}
+
+// composeSysctls returns the sysctls of the egress service of the compose
+// file that `agentbox generate` writes for testdata/lab.
+func composeSysctls(t *testing.T) map[string]string {
+	t.Helper()
+	files, err := generator.Build("testdata/lab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compose struct {
+		Services map[string]struct {
+			Sysctls map[string]any `yaml:"sysctls"`
+		} `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(files[generator.ComposeFile], &compose); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for k, v := range compose.Services["egress"].Sysctls {
+		out[k] = fmt.Sprint(v)
+	}
+	return out
 }
 
 // withoutLines removes the lines of rules that contain s, which must be n.

@@ -46,6 +46,7 @@ type view struct {
 	DnsmasqPath    string
 	EntrypointPath string
 	HealthCommand  []string
+	EgressSysctls  []firewall.Sysctl
 }
 
 // render turns a plan into file contents. It is pure: the same plan gives
@@ -60,6 +61,7 @@ func render(p *Plan) (map[string][]byte, error) {
 		DnsmasqPath:    firewall.DnsmasqPath,
 		EntrypointPath: firewall.EntrypointPath,
 		HealthCommand:  firewall.HealthCommand,
+		EgressSysctls:  firewall.Sysctls,
 	}
 	files := map[string][]byte{}
 	for path, name := range map[string]string{
