@@ -150,6 +150,10 @@ func battery() []attempt {
 		// dnsmasq lets 100.64.0.0/10 through and adds it to the allow set;
 		// the special ranges come first in the ruleset.
 		{name: "NameIntoCGNAT", setup: []netlab.Request{dnsReq(agentResolver, "udp", "cgnat.private.test", "A")}, reqs: []netlab.Request{dial(cgnatV4, 443)}, want: refused("ECONNREFUSED")},
+		// So does it with IPv6 addresses that embed a private IPv4 address.
+		{name: "NameIntoNAT64Private", setup: []netlab.Request{dnsReq(agentResolver, "udp", "nat64.private.test", "AAAA")}, reqs: []netlab.Request{dial(nat64V6, 443)}, want: refused("ECONNREFUSED")},
+		{name: "NameInto6to4Private", setup: []netlab.Request{dnsReq(agentResolver, "udp", "6to4.private.test", "AAAA")}, reqs: []netlab.Request{dial(sixTo4V6, 443)}, want: refused("ECONNREFUSED")},
+		{name: "NameIntoIPv4Compatible", setup: []netlab.Request{dnsReq(agentResolver, "udp", "compat.private.test", "AAAA")}, reqs: []netlab.Request{dial(compatV6, 443)}, want: refused("ECONNREFUSED")},
 		// Connections.
 		{name: "PrivateAddress", reqs: []netlab.Request{dial(privateV4, 443)}, want: refused("ECONNREFUSED")},
 		{name: "Metadata", reqs: []netlab.Request{dial(metadataV4, 80)}, want: refused("ECONNREFUSED")},
@@ -256,6 +260,11 @@ func testBlocked(t *testing.T, l *lab) {
 		}
 		if !l.setHas("allow_v4_443", cgnatV4) {
 			t.Errorf("allow_v4_443 lacks %s: did dnsmasq start filtering 100.64.0.0/10? Then NameIntoCGNAT tests nothing", cgnatV4)
+		}
+		for _, a := range []string{nat64V6, sixTo4V6, compatV6} {
+			if !l.setHas("allow_v6_443", a) {
+				t.Errorf("allow_v6_443 lacks %s: did dnsmasq start filtering it? Then the NameInto tests of embedded IPv4 test nothing", a)
+			}
 		}
 	})
 	t.Run("Counted", func(t *testing.T) {

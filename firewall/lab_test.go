@@ -59,6 +59,16 @@ const (
 	cgnatV4    = "100.64.0.1"
 	ulaV6      = "fd00:1::1"
 
+	// 10.99.0.5 embedded in IPv6 addresses: on a network with a translator
+	// (NAT64) or relay (6to4), or a tunnel for IPv4-compatible addresses,
+	// they reach the private IPv4 address. Here they are hosts of their
+	// own, as reachable as any other.
+	nat64V6  = "64:ff9b::a63:5"
+	sixTo4V6 = "2002:a63:5::1"
+	compatV6 = "::a63:5"
+	// 198.18.0.21, a public address, through NAT64: allowed.
+	publicNAT64V6 = "64:ff9b::c612:15"
+
 	dockerDNS = "127.0.0.11:5301" // where Docker's embedded DNS really listens
 
 	poseTarget = "127.0.0.1:61000" // a source port of dnsmasq's queries
@@ -105,6 +115,7 @@ var upstreamRecords = []netlab.Record{
 	{Name: "allowed.test", Type: "A", Values: []string{allowedV4}, TTL: 60},
 	{Name: "allowed.test", Type: "AAAA", Values: []string{allowedV6}, TTL: 60},
 	{Name: "allowed.test", Type: "TXT", Values: []string{"allowed.test text"}, TTL: 60},
+	{Name: "nat64.wild.test", Type: "AAAA", Values: []string{publicNAT64V6}, TTL: 60}, // before wild.test, which matches it too
 	{Name: "wild.test", Type: "A", Values: []string{wildV4}, TTL: 60},
 	{Name: "wild.test", Type: "AAAA", Values: []string{"2001:2::20"}, TTL: 60},
 	{Name: "rotate.test", Type: "A", Values: rotating, Rotate: true, TTL: 0},
@@ -116,6 +127,9 @@ var upstreamRecords = []netlab.Record{
 	{Name: "gw.private.test", Type: "A", Values: []string{gatewayV4}, TTL: 60},
 	{Name: "ula.private.test", Type: "AAAA", Values: []string{ulaV6}, TTL: 60},
 	{Name: "ll.private.test", Type: "AAAA", Values: []string{"fe80::1"}, TTL: 60},
+	{Name: "nat64.private.test", Type: "AAAA", Values: []string{nat64V6}, TTL: 60},
+	{Name: "6to4.private.test", Type: "AAAA", Values: []string{sixTo4V6}, TTL: 60},
+	{Name: "compat.private.test", Type: "AAAA", Values: []string{compatV6}, TTL: 60},
 	{Name: "*", Type: "A", Values: []string{unlistedV4}, TTL: 60},
 	{Name: "*", Type: "AAAA", Values: []string{unlistedV6}, TTL: 60},
 	{Name: "*", Type: "TXT", Values: []string{"upstream text"}, TTL: 60},
@@ -153,7 +167,7 @@ func newLab(t testing.TB) *lab {
 	for _, a := range append([]string{upstream, rogue, allowedV4, wildV4, unlistedV4, cidrHost, cidrHost2, outsideV4, privateV4, metadataV4, cgnatV4}, rotating...) {
 		hosts = append(hosts, "addr add "+a+"/32 dev lo")
 	}
-	for _, a := range []string{allowedV6, "2001:2::20", unlistedV6, v6Only, rogueV6, ulaV6} {
+	for _, a := range []string{allowedV6, "2001:2::20", unlistedV6, v6Only, rogueV6, ulaV6, nat64V6, sixTo4V6, compatV6, publicNAT64V6} {
 		hosts = append(hosts, "addr add "+a+"/128 dev lo nodad")
 	}
 	l.lab.IP(l.net, hosts...)

@@ -2,6 +2,7 @@ package firewall
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 )
@@ -15,6 +16,12 @@ type special struct {
 
 // specialV4 and specialV6 are the private and special-purpose ranges. They
 // leave out 198.18.0.0/15 and 2001:db8::/32, which tests use as "public".
+//
+// specialV6 also holds every IPv4 range of specialV4 as IPv6 addresses that
+// embed it, which a NAT64 translator (RFC 6052) or a 6to4 relay (RFC 3056)
+// would deliver to that IPv4 address; NAT64 of a public address stays
+// allowed. IPv4-compatible addresses (::/96, deprecated by RFC 4291), which a
+// tunnel may carry to their IPv4 address, are refused whole.
 var (
 	specialV4 = []special{
 		{"0.0.0.0/8", `"this" network`},
@@ -28,17 +35,42 @@ var (
 		{"224.0.0.0/4", "multicast"},
 		{"240.0.0.0/4", "reserved, includes broadcast"},
 	}
-	specialV6 = []special{
-		{"::/128", "unspecified"},
-		{"::1/128", "loopback"},
-		{"::ffff:0:0/96", "IPv4-mapped"},
-		{"64:ff9b:1::/48", "local-use IPv4/IPv6 translation (RFC 8215)"},
-		{"100::/64", "discard-only (RFC 6666)"},
-		{"fc00::/7", "unique local"},
-		{"fe80::/10", "link-local"},
-		{"ff00::/8", "multicast"},
-	}
+	specialV6 = slices.Concat(
+		[]special{
+			{"::/96", "unspecified, loopback and IPv4-compatible (deprecated, RFC 4291)"},
+			{"::ffff:0:0/96", "IPv4-mapped"},
+		},
+		embedded("64:ff9b::/96", "NAT64 (RFC 6052)"),
+		[]special{
+			{"64:ff9b:1::/48", "local-use IPv4/IPv6 translation (RFC 8215)"},
+			{"100::/64", "discard-only (RFC 6666)"},
+		},
+		embedded("2002::/16", "6to4 (RFC 3056)"),
+		[]special{
+			{"fc00::/7", "unique local"},
+			{"fe80::/10", "link-local"},
+			{"ff00::/8", "multicast"},
+		},
+	)
 )
+
+// embedded returns the ranges of specialV4 embedded in the IPv6 prefix
+// base, which must end on a byte boundary with room for 32 bits after it.
+func embedded(base, how string) []special {
+	b := netip.MustParsePrefix(base)
+	out := make([]special, 0, len(specialV4))
+	for _, s := range specialV4 {
+		p := netip.MustParsePrefix(s.prefix)
+		a := b.Addr().As16()
+		v4 := p.Addr().As4()
+		copy(a[b.Bits()/8:], v4[:])
+		out = append(out, special{
+			prefix: netip.PrefixFrom(netip.AddrFrom16(a), b.Bits()+p.Bits()).String(),
+			why:    fmt.Sprintf("%s in %s", s.prefix, how),
+		})
+	}
+	return out
+}
 
 // family is one address family of the inet table.
 type family struct {
