@@ -172,6 +172,7 @@ func TestRenderRules(t *testing.T) {
 		`meta skuid != { 0, 5353 } ip saddr 127.0.0.11 counter name "rejected_spoof" goto refuse`,
 		`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th sport 53 counter name "rejected_spoof" goto refuse`,
 		"meta skuid 0 meta l4proto { tcp, udp } th dport 53 accept",
+		`exthdr rt exists counter name "rejected_routing" drop`,
 		"ct state established,related accept",
 		"ct state invalid drop",
 		"icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit } ip6 hoplimit 255 accept",

@@ -69,6 +69,10 @@ func testOpen(t *testing.T, l *lab) {
 	if r := l.do(netlab.Request{Op: "udp", Local: "127.0.0.11:40053", Addr: poseTarget}); r.Errno != "ECONNREFUSED" {
 		t.Errorf("UDP from 127.0.0.11:40053 to %s: %v, want ECONNREFUSED (sent, and nothing listens)", poseTarget, r)
 	}
+	// Through an allowed host to an unlisted one with a segment routing header.
+	if r := l.do(routed(4)); r.Data != "hello "+addr(routedV6, 443) {
+		t.Errorf("connecting to %s through %s: %v", routedV6, allowedV6, r)
+	}
 	for _, host := range []string{gatewayV4, metadataV4} {
 		if r := l.do(netlab.Request{Op: "http", URL: "http://" + host + "/"}); r.Data != "hello http "+host+":80" {
 			t.Errorf("GET http://%s/: %v", host, r)

@@ -73,6 +73,22 @@ func noReply(_ *lab, r netlab.Response) error {
 	return nil
 }
 
+// notRouted: the attempt met want, and nothing reached routedV6.
+func notRouted(want check) check {
+	return func(l *lab, r netlab.Response) error {
+		if n := l.routedPackets() - l.routed; n > 0 {
+			return fmt.Errorf("it reached %s, which answered with %d packets; the attempt: %v", routedV6, n, r)
+		}
+		return want(l, r)
+	}
+}
+
+// routed is a connection to routedV6 through allowedV6 with an IPv6 routing
+// header of type typ.
+func routed(typ int) netlab.Request {
+	return netlab.Request{Op: "dial", Addr: addr(routedV6, 443), Routing: &netlab.Routing{Type: typ, Hops: []string{allowedV6}}, Timeout: 300 * time.Millisecond}
+}
+
 // attempt is one try of the bypass battery: reqs, each of which must meet
 // want, after setup (whose results do not count).
 type attempt struct {
@@ -170,6 +186,12 @@ func battery() []attempt {
 		{name: "UDP", reqs: []netlab.Request{{Op: "udp", Addr: addr(allowedV4, 443)}, {Op: "udp", Addr: addr(unlistedV4, 9999)}}, want: refused("EPERM")},
 		{name: "UDPIPv6", reqs: []netlab.Request{{Op: "udp", Addr: addr(allowedV6, 443)}}, want: refused("EPERM")},
 		{name: "ICMP", reqs: []netlab.Request{{Op: "icmp", Addr: allowedV4}, {Op: "icmp", Addr: gatewayV4}}, want: refused("EPERM")},
+		// A routing header: the firewall would judge the first hop, an
+		// allowed address. The kernel refuses type 0 itself (EINVAL);
+		// segment routing (type 4) needs no privilege, and the firewall
+		// drops it (no reset: it would come from the first hop).
+		{name: "RoutingHeaderType0", reqs: []netlab.Request{routed(0)}, want: notRouted(refused("EINVAL"))},
+		{name: "RoutingHeader", setup: []netlab.Request{dnsReq(agentResolver, "udp", "allowed.test", "AAAA")}, reqs: []netlab.Request{routed(4)}, want: notRouted(noReply)},
 		{name: "ICMPv6", reqs: []netlab.Request{{Op: "icmp", Addr: allowedV6, Timeout: 300 * time.Millisecond}}, want: noReply},
 		{name: "RawSocket", reqs: []netlab.Request{{Op: "raw", Name: "inet"}, {Op: "raw", Name: "inet6"}, {Op: "raw", Name: "packet"}}, want: refused("EPERM")},
 		// The firewall itself.
@@ -211,6 +233,7 @@ func testBlocked(t *testing.T, l *lab) {
 	}
 	before := l.counters()
 	mark := l.eventCount()
+	l.routed = l.routedPackets()
 	dockerMark, err := l.docker.Call(netlab.Request{Op: "events"})
 	if err != nil {
 		t.Fatal(err)
@@ -269,7 +292,7 @@ func testBlocked(t *testing.T, l *lab) {
 	})
 	t.Run("Counted", func(t *testing.T) {
 		after := l.on(t).counters()
-		for _, name := range []string{"rejected_dns", "rejected_docker_dns", "rejected_special", "rejected_other", "rejected_spoof"} {
+		for _, name := range []string{"rejected_dns", "rejected_docker_dns", "rejected_special", "rejected_other", "rejected_spoof", "rejected_routing"} {
 			if after[name] <= before[name] {
 				t.Errorf("counter %s: %d packets before the battery, %d after; want more", name, before[name], after[name])
 			}

@@ -69,6 +69,10 @@ const (
 	// 198.18.0.21, a public address, through NAT64: allowed.
 	publicNAT64V6 = "64:ff9b::c612:15"
 
+	// An unlisted host that the agent tries to reach through an allowed
+	// one with an IPv6 segment routing header, which the internet follows.
+	routedV6 = "2001:2::70"
+
 	dockerDNS = "127.0.0.11:5301" // where Docker's embedded DNS really listens
 
 	poseTarget = "127.0.0.1:61000" // a source port of dnsmasq's queries
@@ -145,6 +149,7 @@ type lab struct {
 	docker   *netlab.Helper // root in the sandbox: the fake Docker DNS
 	agent    *netlab.Helper // uid 1000 in the sandbox
 	egress   *netlab.Proc   // the entrypoint
+	routed   int            // what routedPackets returned before the battery
 }
 
 // newLab builds the namespaces and starts the servers and the agent; the
@@ -167,10 +172,19 @@ func newLab(t testing.TB) *lab {
 	for _, a := range append([]string{upstream, rogue, allowedV4, wildV4, unlistedV4, cidrHost, cidrHost2, outsideV4, privateV4, metadataV4, cgnatV4}, rotating...) {
 		hosts = append(hosts, "addr add "+a+"/32 dev lo")
 	}
-	for _, a := range []string{allowedV6, "2001:2::20", unlistedV6, v6Only, rogueV6, ulaV6, nat64V6, sixTo4V6, compatV6, publicNAT64V6} {
+	for _, a := range []string{allowedV6, "2001:2::20", unlistedV6, v6Only, rogueV6, ulaV6, nat64V6, sixTo4V6, compatV6, publicNAT64V6, routedV6} {
 		hosts = append(hosts, "addr add "+a+"/128 dev lo nodad")
 	}
 	l.lab.IP(l.net, hosts...)
+	// The internet follows segment routing headers (RFC 8754) and counts
+	// the packets routedV6 sends: its answers to anything that reached it.
+	// (The last segment is delivered without passing the input hook again.)
+	l.lab.Sysctl(l.net, "net/ipv6/conf/all/seg6_enabled", "1")
+	l.lab.Sysctl(l.net, "net/ipv6/conf/eth0/seg6_enabled", "1")
+	if _, err := l.lab.Exec(l.net, "nft", "add table ip6 netlab; add chain ip6 netlab output { type filter hook output priority 0; };"+
+		"add rule ip6 netlab output ip6 saddr "+routedV6+" counter"); err != nil {
+		t.Fatal(err)
+	}
 	// Docker lets every group open ICMP datagram sockets ("ping") in a
 	// container; the agent may try.
 	l.lab.Sysctl(l.sbx, "net/ipv4/ping_group_range", "0 2147483647")
@@ -332,6 +346,22 @@ func (l *lab) setHas(set, addr string) bool {
 	l.t.Helper()
 	_, err := l.lab.Exec(l.sbx, "nft", "get", "element", "inet", "agentbox", set, "{ "+addr+" }")
 	return err == nil
+}
+
+// routedPackets returns how many packets routedV6 sent: none unless
+// something reached it.
+func (l *lab) routedPackets() int {
+	l.t.Helper()
+	out, err := l.lab.Exec(l.net, "nft", "list", "chain", "ip6", "netlab", "output")
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	m := regexp.MustCompile(`counter packets (\d+)`).FindStringSubmatch(out)
+	if m == nil {
+		l.t.Fatalf("no counter in:\n%s", out)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
 }
 
 // events returns what the internet's servers saw from number since on.

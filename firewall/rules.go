@@ -171,6 +171,7 @@ var counters = []struct{ name, comment string }{
 	{"rejected_special", "private and special-purpose addresses not listed as CIDRs"},
 	{"rejected_other", "everything else not allowed"},
 	{"rejected_spoof", "other uids than dnsmasq posing as an upstream resolver: from its address, or from port 53"},
+	{"rejected_routing", "IPv6 packets with a routing header, whose destination is only the first hop"},
 }
 
 func writeCounters(w writer) {
@@ -323,6 +324,12 @@ func (r ruleset) writeOutput(w writer) {
 	w("\t\ttype filter hook output priority filter; policy drop;")
 	w("")
 	writeDNSGuard(w)
+	w("")
+	w("\t\t# No IPv6 routing header (segment routing, or any type), which any")
+	w("\t\t# socket may set: the rules below judge a packet by its destination,")
+	w("\t\t# which is then only the first hop of its route. Dropped: a reset or")
+	w("\t\t# an error would come from the first hop, which the socket ignores.")
+	w("\t\texthdr rt exists counter name \"rejected_routing\" drop")
 	w("")
 	w("\t\tct state established,related accept")
 	w("\t\tct state invalid drop")
