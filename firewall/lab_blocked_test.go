@@ -345,3 +345,28 @@ func testAudit(t *testing.T, l *lab) {
 		t.Errorf("the log says other=%s, nft said %d", m[4], after["rejected_other"])
 	}
 }
+
+// TestLabMixedAnswer pins down what happens to an answer of an allowed name
+// that holds a public and a private address (a DNS rebinding attempt):
+// dnsmasq refuses the answer, the private address stays unreachable, and
+// the public address, which dnsmasq added to the allow set before it met the
+// private one, stays there. That is accepted: the address is one that the
+// allowed name's own servers gave, as they could have given it alone, and
+// the allow sets promise no more than that.
+func TestLabMixedAnswer(t *testing.T) {
+	l := newLab(t)
+	l.startReady()
+	r := l.do(dnsReq(agentResolver, "udp", "mixed.private.test", "A"))
+	t.Logf("A mixed.private.test: %v", r)
+	if err := rebind("mixed.private.test")(l, r); err != nil {
+		t.Errorf("A mixed.private.test: %v", err)
+	}
+	if l.setHas("allow_v4_443", privateV4) {
+		t.Errorf("allow_v4_443 holds %s", privateV4)
+	}
+	l.refuses(privateV4, 443)
+	if !l.setHas("allow_v4_443", mixedV4) {
+		t.Errorf("allow_v4_443 lacks %s: dnsmasq no longer adds the public address of a refused answer; the README says it does", mixedV4)
+	}
+	l.connects(mixedV4, 443)
+}

@@ -55,6 +55,7 @@ const (
 	cidrHost2  = "198.19.0.200" // another one
 	outsideV4  = "198.19.1.5"   // next to it, not listed
 	privateV4  = "10.1.2.3"
+	mixedV4    = "198.18.0.30" // mixed.private.test, with privateV4
 	metadataV4 = "169.254.169.254"
 	cgnatV4    = "100.64.0.1"
 	ulaV6      = "fd00:1::1"
@@ -131,6 +132,7 @@ var upstreamRecords = []netlab.Record{
 	{Name: "gw.private.test", Type: "A", Values: []string{gatewayV4}, TTL: 60},
 	{Name: "ula.private.test", Type: "AAAA", Values: []string{ulaV6}, TTL: 60},
 	{Name: "ll.private.test", Type: "AAAA", Values: []string{"fe80::1"}, TTL: 60},
+	{Name: "mixed.private.test", Type: "A", Values: []string{mixedV4, privateV4}, TTL: 60},
 	{Name: "nat64.private.test", Type: "AAAA", Values: []string{nat64V6}, TTL: 60},
 	{Name: "6to4.private.test", Type: "AAAA", Values: []string{sixTo4V6}, TTL: 60},
 	{Name: "compat.private.test", Type: "AAAA", Values: []string{compatV6}, TTL: 60},
@@ -169,7 +171,7 @@ func newLab(t testing.TB) *lab {
 		"addr add " + gatewayV4 + "/24 dev eth0",
 		"addr add " + gatewayV6 + "/64 dev eth0 nodad",
 	}
-	for _, a := range append([]string{upstream, rogue, allowedV4, wildV4, unlistedV4, cidrHost, cidrHost2, outsideV4, privateV4, metadataV4, cgnatV4}, rotating...) {
+	for _, a := range append([]string{upstream, rogue, allowedV4, wildV4, unlistedV4, cidrHost, cidrHost2, outsideV4, privateV4, metadataV4, cgnatV4, mixedV4}, rotating...) {
 		hosts = append(hosts, "addr add "+a+"/32 dev lo")
 	}
 	for _, a := range []string{allowedV6, "2001:2::20", unlistedV6, v6Only, rogueV6, ulaV6, nat64V6, sixTo4V6, compatV6, publicNAT64V6, routedV6} {
