@@ -64,7 +64,8 @@ and print one row per probe: PASS or FAIL, what was tried, what happened.
                no Docker socket
   network      an unlisted name does not resolve; an unlisted address is refused
                at once; another resolver answers with the filter's NXDOMAIN; IPv6
-               and the metadata address are refused; an allowed name connects
+               and the metadata address are refused; ports below 1024 need
+               privilege; an allowed name connects
   privileges   no capabilities, no_new_privs, no sudo, no network settings; the
                pids limit holds and the container survives it
   resources    an allocation past the memory limit is killed, not the container
