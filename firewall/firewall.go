@@ -29,6 +29,18 @@ const (
 	DNSMaxPort = 65535
 )
 
+// Sysctl is a kernel parameter that compose sets on the egress container.
+type Sysctl struct{ Key, Value string }
+
+// Sysctls are set on the egress container (compose's sysctls), whose network
+// namespace the agent shares. Docker sets net.ipv4.ip_unprivileged_port_start
+// to 0 unless told otherwise, which lets every uid bind port 53 on a
+// loopback address, where a resolver listens behind Docker's DNAT: back to
+// the kernel's 1024, so that only root and dnsmasq (CAP_NET_BIND_SERVICE)
+// bind ports below 1024. The firewall refuses the agent's packets from port
+// 53 anyway; this is a second wall.
+var Sysctls = []Sysctl{{"net.ipv4.ip_unprivileged_port_start", "1024"}}
+
 // Packages lists the Debian packages the egress image installs (sorted).
 var Packages = []string{"dnsmasq-base", "nftables"}
 

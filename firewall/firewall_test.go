@@ -167,7 +167,12 @@ func TestRenderRules(t *testing.T) {
 		`meta skuid != { 0, 5353 } ip daddr @upstream_v4 counter name "rejected_dns" goto refuse`,
 		`meta skuid != { 0, 5353 } ip6 daddr @upstream_v6 counter name "rejected_dns" goto refuse`,
 		`meta skuid != { 0, 5353 } ip daddr 127.0.0.11 counter name "rejected_docker_dns" goto refuse`,
+		`meta skuid != { 0, 5353 } ip saddr @upstream_v4 counter name "rejected_spoof" goto refuse`,
+		`meta skuid != { 0, 5353 } ip6 saddr @upstream_v6 counter name "rejected_spoof" goto refuse`,
+		`meta skuid != { 0, 5353 } ip saddr 127.0.0.11 counter name "rejected_spoof" goto refuse`,
+		`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th sport 53 counter name "rejected_spoof" goto refuse`,
 		"meta skuid 0 meta l4proto { tcp, udp } th dport 53 accept",
+		`exthdr rt exists counter name "rejected_routing" drop`,
 		"ct state established,related accept",
 		"ct state invalid drop",
 		"icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit } ip6 hoplimit 255 accept",
@@ -214,6 +219,9 @@ func TestRenderRules(t *testing.T) {
 			"\t\t}\n",
 		"\t\t\t169.254.0.0/16,  # link-local, includes cloud metadata at 169.254.169.254\n",
 		"\t\tmeta skuid 5353 return",
+		// dnsmasq's flows to the upstreams in a conntrack zone of their own.
+		"\tchain zone_out {\n\t\ttype filter hook output priority raw; policy accept;\n\t\tmeta skuid 5353 ip daddr @upstream_v4 ct zone set 1\n",
+		"\tchain zone_in {\n\t\ttype filter hook prerouting priority raw; policy accept;\n",
 		"\t\ttype nat hook output priority -110; policy accept;\n",
 		"\t\tudp dport 53 redirect to :53\n\t\ttcp dport 53 redirect to :53\n",
 		"table inet agentbox\ndelete table inet agentbox\n\ntable inet agentbox {\n",
@@ -385,5 +393,34 @@ func TestRenderAccepts(t *testing.T) {
 func TestEntrypointKnowsDNSPorts(t *testing.T) {
 	if want := fmt.Sprintf("readonly DNS_MIN_PORT=%d\n", DNSMinPort); !strings.Contains(entrypoint, want) {
 		t.Errorf("entrypoint.sh lacks %q", want)
+	}
+}
+
+// TestSpecialEmbeddedIPv4 checks that IPv6 addresses embedding a special
+// IPv4 address are special too, in each form, and that NAT64 of a public
+// address is not.
+func TestSpecialEmbeddedIPv4(t *testing.T) {
+	special := func(a string) bool {
+		ip := netip.MustParseAddr(a)
+		for _, s := range specialV6 {
+			if netip.MustParsePrefix(s.prefix).Contains(ip) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, a := range []string{
+		"64:ff9b::10.99.0.5", "64:ff9b::169.254.169.254", "64:ff9b::127.0.0.1", "64:ff9b::192.168.1.1", "64:ff9b::100.64.0.1",
+		"2002:a63:5::1", "2002:a9fe:a9fe::", "2002:c0a8:101:1::1",
+		"::10.99.0.5", "::8.8.8.8", "::", "::1",
+	} {
+		if !special(a) {
+			t.Errorf("%s is not in the special IPv6 ranges", a)
+		}
+	}
+	for _, a := range []string{"64:ff9b::198.18.0.21", "64:ff9b::8.8.8.8", "2002:c612:15::1", "2001:2::1"} {
+		if special(a) {
+			t.Errorf("%s is in the special IPv6 ranges", a)
+		}
 	}
 }

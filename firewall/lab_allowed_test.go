@@ -59,10 +59,19 @@ func testOpen(t *testing.T, l *lab) {
 		}
 	}
 	for _, a := range []string{addr(unlistedV4, 443), addr(unlistedV6, 443), addr(privateV4, 443), addr(cgnatV4, 443),
-		addr(allowedV4, 8080), addr(allowedV4, 853), addr(ulaV6, 443), addr(gatewayV6, 443), addr(outsideV4, 8443)} {
+		addr(allowedV4, 8080), addr(allowedV4, 853), addr(ulaV6, 443), addr(gatewayV6, 443), addr(outsideV4, 8443),
+		addr(nat64V6, 443), addr(sixTo4V6, 443), addr(compatV6, 443)} {
 		if r := l.do(netlab.Request{Op: "dial", Addr: a}); r.Data != "hello "+a {
 			t.Errorf("connecting to %s: %v", a, r)
 		}
+	}
+	// A datagram from Docker's DNS address leaves; nothing listens.
+	if r := l.do(netlab.Request{Op: "udp", Local: "127.0.0.11:40053", Addr: poseTarget}); r.Errno != "ECONNREFUSED" {
+		t.Errorf("UDP from 127.0.0.11:40053 to %s: %v, want ECONNREFUSED (sent, and nothing listens)", poseTarget, r)
+	}
+	// Through an allowed host to an unlisted one with a segment routing header.
+	if r := l.do(routed(4)); r.Data != "hello "+addr(routedV6, 443) {
+		t.Errorf("connecting to %s through %s: %v", routedV6, allowedV6, r)
 	}
 	for _, host := range []string{gatewayV4, metadataV4} {
 		if r := l.do(netlab.Request{Op: "http", URL: "http://" + host + "/"}); r.Data != "hello http "+host+":80" {
@@ -135,6 +144,14 @@ func testAllowed(t *testing.T, l *lab) {
 		if asked < 3 {
 			t.Errorf("the upstream saw %d queries for rotate.test, want one per lookup (3)", asked)
 		}
+	})
+	t.Run("PublicNAT64", func(t *testing.T) {
+		l := l.on(t)
+		// NAT64 of a public IPv4 address (198.18.0.21) stays allowed.
+		if got := l.resolve("nat64.wild.test", "AAAA"); !slices.Equal(got, []string{publicNAT64V6}) {
+			t.Fatalf("nat64.wild.test is %q, want %s", got, publicNAT64V6)
+		}
+		l.connects(publicNAT64V6, 443)
 	})
 	t.Run("IPv6", func(t *testing.T) {
 		l := l.on(t)

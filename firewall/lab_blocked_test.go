@@ -73,6 +73,22 @@ func noReply(_ *lab, r netlab.Response) error {
 	return nil
 }
 
+// notRouted: the attempt met want, and nothing reached routedV6.
+func notRouted(want check) check {
+	return func(l *lab, r netlab.Response) error {
+		if n := l.routedPackets() - l.routed; n > 0 {
+			return fmt.Errorf("it reached %s, which answered with %d packets; the attempt: %v", routedV6, n, r)
+		}
+		return want(l, r)
+	}
+}
+
+// routed is a connection to routedV6 through allowedV6 with an IPv6 routing
+// header of type typ.
+func routed(typ int) netlab.Request {
+	return netlab.Request{Op: "dial", Addr: addr(routedV6, 443), Routing: &netlab.Routing{Type: typ, Hops: []string{allowedV6}}, Timeout: 300 * time.Millisecond}
+}
+
 // attempt is one try of the bypass battery: reqs, each of which must meet
 // want, after setup (whose results do not count).
 type attempt struct {
@@ -133,6 +149,8 @@ func battery() []attempt {
 		{name: "IPv6ResolverTCP", reqs: []netlab.Request{dnsReq("["+rogueV6+"]:53", "tcp", "allowed.test", "A")}, want: refused("ECONNREFUSED")},
 		{name: "DockerDNSPortUDP", reqs: []netlab.Request{dnsReq(dockerDNS, "udp", "other.test", "A")}, want: refused("EPERM")},
 		{name: "DockerDNSPortTCP", reqs: []netlab.Request{dnsReq(dockerDNS, "tcp", "other.test", "A")}, want: refused("ECONNREFUSED")},
+		// Posing as the upstream's side of dnsmasq's queries (TestLabUpstreamSpoof).
+		{name: "FromDockerDNSAddress", reqs: []netlab.Request{{Op: "udp", Local: "127.0.0.11:40053", Addr: poseTarget}}, want: refused("EPERM")},
 		{name: "DNSOverTLS", reqs: []netlab.Request{dial(rogue, 853), dial(allowedV4, 853)}, want: refused("ECONNREFUSED")},
 		{name: "DNSOverTLSIPv6", reqs: []netlab.Request{dial(allowedV6, 853)}, want: refused("ECONNREFUSED")},
 		{name: "TunnelTXT", reqs: []netlab.Request{dnsReq(agentResolver, "udp", "6578706f7274.tunnel.test", "TXT"), dnsReq(agentResolver, "tcp", "73656372657473.tunnel.test", "TXT")}, want: answer("NXDOMAIN")},
@@ -148,6 +166,10 @@ func battery() []attempt {
 		// dnsmasq lets 100.64.0.0/10 through and adds it to the allow set;
 		// the special ranges come first in the ruleset.
 		{name: "NameIntoCGNAT", setup: []netlab.Request{dnsReq(agentResolver, "udp", "cgnat.private.test", "A")}, reqs: []netlab.Request{dial(cgnatV4, 443)}, want: refused("ECONNREFUSED")},
+		// So does it with IPv6 addresses that embed a private IPv4 address.
+		{name: "NameIntoNAT64Private", setup: []netlab.Request{dnsReq(agentResolver, "udp", "nat64.private.test", "AAAA")}, reqs: []netlab.Request{dial(nat64V6, 443)}, want: refused("ECONNREFUSED")},
+		{name: "NameInto6to4Private", setup: []netlab.Request{dnsReq(agentResolver, "udp", "6to4.private.test", "AAAA")}, reqs: []netlab.Request{dial(sixTo4V6, 443)}, want: refused("ECONNREFUSED")},
+		{name: "NameIntoIPv4Compatible", setup: []netlab.Request{dnsReq(agentResolver, "udp", "compat.private.test", "AAAA")}, reqs: []netlab.Request{dial(compatV6, 443)}, want: refused("ECONNREFUSED")},
 		// Connections.
 		{name: "PrivateAddress", reqs: []netlab.Request{dial(privateV4, 443)}, want: refused("ECONNREFUSED")},
 		{name: "Metadata", reqs: []netlab.Request{dial(metadataV4, 80)}, want: refused("ECONNREFUSED")},
@@ -164,6 +186,12 @@ func battery() []attempt {
 		{name: "UDP", reqs: []netlab.Request{{Op: "udp", Addr: addr(allowedV4, 443)}, {Op: "udp", Addr: addr(unlistedV4, 9999)}}, want: refused("EPERM")},
 		{name: "UDPIPv6", reqs: []netlab.Request{{Op: "udp", Addr: addr(allowedV6, 443)}}, want: refused("EPERM")},
 		{name: "ICMP", reqs: []netlab.Request{{Op: "icmp", Addr: allowedV4}, {Op: "icmp", Addr: gatewayV4}}, want: refused("EPERM")},
+		// A routing header: the firewall would judge the first hop, an
+		// allowed address. The kernel refuses type 0 itself (EINVAL);
+		// segment routing (type 4) needs no privilege, and the firewall
+		// drops it (no reset: it would come from the first hop).
+		{name: "RoutingHeaderType0", reqs: []netlab.Request{routed(0)}, want: notRouted(refused("EINVAL"))},
+		{name: "RoutingHeader", setup: []netlab.Request{dnsReq(agentResolver, "udp", "allowed.test", "AAAA")}, reqs: []netlab.Request{routed(4)}, want: notRouted(noReply)},
 		{name: "ICMPv6", reqs: []netlab.Request{{Op: "icmp", Addr: allowedV6, Timeout: 300 * time.Millisecond}}, want: noReply},
 		{name: "RawSocket", reqs: []netlab.Request{{Op: "raw", Name: "inet"}, {Op: "raw", Name: "inet6"}, {Op: "raw", Name: "packet"}}, want: refused("EPERM")},
 		// The firewall itself.
@@ -205,6 +233,7 @@ func testBlocked(t *testing.T, l *lab) {
 	}
 	before := l.counters()
 	mark := l.eventCount()
+	l.routed = l.routedPackets()
 	dockerMark, err := l.docker.Call(netlab.Request{Op: "events"})
 	if err != nil {
 		t.Fatal(err)
@@ -255,10 +284,15 @@ func testBlocked(t *testing.T, l *lab) {
 		if !l.setHas("allow_v4_443", cgnatV4) {
 			t.Errorf("allow_v4_443 lacks %s: did dnsmasq start filtering 100.64.0.0/10? Then NameIntoCGNAT tests nothing", cgnatV4)
 		}
+		for _, a := range []string{nat64V6, sixTo4V6, compatV6} {
+			if !l.setHas("allow_v6_443", a) {
+				t.Errorf("allow_v6_443 lacks %s: did dnsmasq start filtering it? Then the NameInto tests of embedded IPv4 test nothing", a)
+			}
+		}
 	})
 	t.Run("Counted", func(t *testing.T) {
 		after := l.on(t).counters()
-		for _, name := range []string{"rejected_dns", "rejected_docker_dns", "rejected_special", "rejected_other"} {
+		for _, name := range []string{"rejected_dns", "rejected_docker_dns", "rejected_special", "rejected_other", "rejected_spoof", "rejected_routing"} {
 			if after[name] <= before[name] {
 				t.Errorf("counter %s: %d packets before the battery, %d after; want more", name, before[name], after[name])
 			}
@@ -310,4 +344,29 @@ func testAudit(t *testing.T, l *lab) {
 	if other, _ := strconv.Atoi(m[4]); other < after["rejected_other"] {
 		t.Errorf("the log says other=%s, nft said %d", m[4], after["rejected_other"])
 	}
+}
+
+// TestLabMixedAnswer pins down what happens to an answer of an allowed name
+// that holds a public and a private address (a DNS rebinding attempt):
+// dnsmasq refuses the answer, the private address stays unreachable, and
+// the public address, which dnsmasq added to the allow set before it met the
+// private one, stays there. That is accepted: the address is one that the
+// allowed name's own servers gave, as they could have given it alone, and
+// the allow sets promise no more than that.
+func TestLabMixedAnswer(t *testing.T) {
+	l := newLab(t)
+	l.startReady()
+	r := l.do(dnsReq(agentResolver, "udp", "mixed.private.test", "A"))
+	t.Logf("A mixed.private.test: %v", r)
+	if err := rebind("mixed.private.test")(l, r); err != nil {
+		t.Errorf("A mixed.private.test: %v", err)
+	}
+	if l.setHas("allow_v4_443", privateV4) {
+		t.Errorf("allow_v4_443 holds %s", privateV4)
+	}
+	l.refuses(privateV4, 443)
+	if !l.setHas("allow_v4_443", mixedV4) {
+		t.Errorf("allow_v4_443 lacks %s: dnsmasq no longer adds the public address of a refused answer; the README says it does", mixedV4)
+	}
+	l.connects(mixedV4, 443)
 }

@@ -55,11 +55,28 @@ const (
 	cidrHost2  = "198.19.0.200" // another one
 	outsideV4  = "198.19.1.5"   // next to it, not listed
 	privateV4  = "10.1.2.3"
+	mixedV4    = "198.18.0.30" // mixed.private.test, with privateV4
 	metadataV4 = "169.254.169.254"
 	cgnatV4    = "100.64.0.1"
 	ulaV6      = "fd00:1::1"
 
+	// 10.99.0.5 embedded in IPv6 addresses: on a network with a translator
+	// (NAT64) or relay (6to4), or a tunnel for IPv4-compatible addresses,
+	// they reach the private IPv4 address. Here they are hosts of their
+	// own, as reachable as any other.
+	nat64V6  = "64:ff9b::a63:5"
+	sixTo4V6 = "2002:a63:5::1"
+	compatV6 = "::a63:5"
+	// 198.18.0.21, a public address, through NAT64: allowed.
+	publicNAT64V6 = "64:ff9b::c612:15"
+
+	// An unlisted host that the agent tries to reach through an allowed
+	// one with an IPv6 segment routing header, which the internet follows.
+	routedV6 = "2001:2::70"
+
 	dockerDNS = "127.0.0.11:5301" // where Docker's embedded DNS really listens
+
+	poseTarget = "127.0.0.1:61000" // a source port of dnsmasq's queries
 )
 
 // rotating are the addresses the upstream gives rotate.test, one per lookup.
@@ -103,6 +120,7 @@ var upstreamRecords = []netlab.Record{
 	{Name: "allowed.test", Type: "A", Values: []string{allowedV4}, TTL: 60},
 	{Name: "allowed.test", Type: "AAAA", Values: []string{allowedV6}, TTL: 60},
 	{Name: "allowed.test", Type: "TXT", Values: []string{"allowed.test text"}, TTL: 60},
+	{Name: "nat64.wild.test", Type: "AAAA", Values: []string{publicNAT64V6}, TTL: 60}, // before wild.test, which matches it too
 	{Name: "wild.test", Type: "A", Values: []string{wildV4}, TTL: 60},
 	{Name: "wild.test", Type: "AAAA", Values: []string{"2001:2::20"}, TTL: 60},
 	{Name: "rotate.test", Type: "A", Values: rotating, Rotate: true, TTL: 0},
@@ -114,6 +132,10 @@ var upstreamRecords = []netlab.Record{
 	{Name: "gw.private.test", Type: "A", Values: []string{gatewayV4}, TTL: 60},
 	{Name: "ula.private.test", Type: "AAAA", Values: []string{ulaV6}, TTL: 60},
 	{Name: "ll.private.test", Type: "AAAA", Values: []string{"fe80::1"}, TTL: 60},
+	{Name: "mixed.private.test", Type: "A", Values: []string{mixedV4, privateV4}, TTL: 60},
+	{Name: "nat64.private.test", Type: "AAAA", Values: []string{nat64V6}, TTL: 60},
+	{Name: "6to4.private.test", Type: "AAAA", Values: []string{sixTo4V6}, TTL: 60},
+	{Name: "compat.private.test", Type: "AAAA", Values: []string{compatV6}, TTL: 60},
 	{Name: "*", Type: "A", Values: []string{unlistedV4}, TTL: 60},
 	{Name: "*", Type: "AAAA", Values: []string{unlistedV6}, TTL: 60},
 	{Name: "*", Type: "TXT", Values: []string{"upstream text"}, TTL: 60},
@@ -129,6 +151,7 @@ type lab struct {
 	docker   *netlab.Helper // root in the sandbox: the fake Docker DNS
 	agent    *netlab.Helper // uid 1000 in the sandbox
 	egress   *netlab.Proc   // the entrypoint
+	routed   int            // what routedPackets returned before the battery
 }
 
 // newLab builds the namespaces and starts the servers and the agent; the
@@ -148,13 +171,22 @@ func newLab(t testing.TB) *lab {
 		"addr add " + gatewayV4 + "/24 dev eth0",
 		"addr add " + gatewayV6 + "/64 dev eth0 nodad",
 	}
-	for _, a := range append([]string{upstream, rogue, allowedV4, wildV4, unlistedV4, cidrHost, cidrHost2, outsideV4, privateV4, metadataV4, cgnatV4}, rotating...) {
+	for _, a := range append([]string{upstream, rogue, allowedV4, wildV4, unlistedV4, cidrHost, cidrHost2, outsideV4, privateV4, metadataV4, cgnatV4, mixedV4}, rotating...) {
 		hosts = append(hosts, "addr add "+a+"/32 dev lo")
 	}
-	for _, a := range []string{allowedV6, "2001:2::20", unlistedV6, v6Only, rogueV6, ulaV6} {
+	for _, a := range []string{allowedV6, "2001:2::20", unlistedV6, v6Only, rogueV6, ulaV6, nat64V6, sixTo4V6, compatV6, publicNAT64V6, routedV6} {
 		hosts = append(hosts, "addr add "+a+"/128 dev lo nodad")
 	}
 	l.lab.IP(l.net, hosts...)
+	// The internet follows segment routing headers (RFC 8754) and counts
+	// the packets routedV6 sends: its answers to anything that reached it.
+	// (The last segment is delivered without passing the input hook again.)
+	l.lab.Sysctl(l.net, "net/ipv6/conf/all/seg6_enabled", "1")
+	l.lab.Sysctl(l.net, "net/ipv6/conf/eth0/seg6_enabled", "1")
+	if _, err := l.lab.Exec(l.net, "nft", "add table ip6 netlab; add chain ip6 netlab output { type filter hook output priority 0; };"+
+		"add rule ip6 netlab output ip6 saddr "+routedV6+" counter"); err != nil {
+		t.Fatal(err)
+	}
 	// Docker lets every group open ICMP datagram sockets ("ping") in a
 	// container; the agent may try.
 	l.lab.Sysctl(l.sbx, "net/ipv4/ping_group_range", "0 2147483647")
@@ -316,6 +348,22 @@ func (l *lab) setHas(set, addr string) bool {
 	l.t.Helper()
 	_, err := l.lab.Exec(l.sbx, "nft", "get", "element", "inet", "agentbox", set, "{ "+addr+" }")
 	return err == nil
+}
+
+// routedPackets returns how many packets routedV6 sent: none unless
+// something reached it.
+func (l *lab) routedPackets() int {
+	l.t.Helper()
+	out, err := l.lab.Exec(l.net, "nft", "list", "chain", "ip6", "netlab", "output")
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	m := regexp.MustCompile(`counter packets (\d+)`).FindStringSubmatch(out)
+	if m == nil {
+		l.t.Fatalf("no counter in:\n%s", out)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
 }
 
 // events returns what the internet's servers saw from number since on.

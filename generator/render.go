@@ -58,6 +58,7 @@ type view struct {
 	OriginDir      string
 	WorkspaceEntry string // where the image holds WorkspaceScript
 	Hidden         []string
+	EgressSysctls  []firewall.Sysctl
 }
 
 // render turns a plan into file contents. It is pure: the same plan gives
@@ -75,6 +76,7 @@ func render(p *Plan) (map[string][]byte, error) {
 		OriginDir:      OriginDir,
 		WorkspaceEntry: "/usr/local/bin/agentbox-workspace",
 		Hidden:         p.Hidden,
+		EgressSysctls:  firewall.Sysctls,
 	}
 	files := map[string][]byte{}
 	for path, name := range map[string]string{

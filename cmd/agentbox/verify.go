@@ -71,6 +71,7 @@ var probeTable = []probeSpec{
 	{"all", "network", "other resolver", nil},
 	{"all", "network", "IPv6", nil},
 	{"all", "network", "metadata", nil},
+	{"all", "network", "low ports", nil},
 	{"all", "network", "allowed name", nil},
 	{"all", "privileges", "capabilities", nil},
 	{"all", "privileges", "no_new_privs", nil},
@@ -141,7 +142,8 @@ and print one row per probe: PASS or FAIL, what was tried, what happened.
                the host, into a scratch repository); no Docker socket
   network      an unlisted name does not resolve; an unlisted address is refused
                at once; another resolver answers with the filter's NXDOMAIN; IPv6
-               and the metadata address are refused; an allowed name connects
+               and the metadata address are refused; ports below 1024 need
+               privilege; an allowed name connects
   privileges   no capabilities, no_new_privs, no sudo, no network settings; the
                pids limit holds and the container survives it
   resources    an allocation past the memory limit is killed, not the container

@@ -172,6 +172,15 @@ network() {
 	else
 		report PASS network "metadata" "connect to $metadata_addr" "$out"
 	fi
+	# Ports below 1024 need privilege (Docker would let every uid bind them):
+	# the agent cannot listen on a resolver's port 53 on loopback.
+	local low
+	low=$(cat /proc/sys/net/ipv4/ip_unprivileged_port_start 2>/dev/null)
+	if [[ $low =~ ^[0-9]+$ ]] && ((low > 53)); then
+		report PASS network "low ports" "read net.ipv4.ip_unprivileged_port_start" "$low: binding port 53 needs privilege"
+	else
+		report FAIL network "low ports" "read net.ipv4.ip_unprivileged_port_start" "${low:-unreadable}: any uid may bind port 53"
+	fi
 	if [[ $allowed == - ]]; then
 		report SKIP network "allowed name" "connect to an allowed name" "the policy lists no name"
 	else

@@ -20,7 +20,8 @@ import (
 
 // agent makes the attempts a test asks for, as whatever uid it runs as.
 type agent struct {
-	conns map[string]*heldConn
+	conns  map[string]*heldConn
+	spoofs map[string]*spoofer
 }
 
 type heldConn struct {
@@ -28,7 +29,9 @@ type heldConn struct {
 	r *bufio.Reader
 }
 
-func newAgent() *agent { return &agent{conns: map[string]*heldConn{}} }
+func newAgent() *agent {
+	return &agent{conns: map[string]*heldConn{}, spoofs: map[string]*spoofer{}}
+}
 
 const defaultTimeout = 2 * time.Second
 
@@ -67,6 +70,10 @@ func (a *agent) handle(req Request) Response {
 		return bulk(req)
 	case "dnsbench":
 		return dnsBench(req)
+	case "spoof":
+		return a.spoof(req)
+	case "spoofed":
+		return a.spoofed(req)
 	}
 	return Response{Err: fmt.Sprintf("unknown op %q", req.Op)}
 }
@@ -90,6 +97,7 @@ var errnoNames = map[syscall.Errno]string{
 	syscall.EPROTONOSUPPORT: "EPROTONOSUPPORT",
 	syscall.EINVAL:          "EINVAL",
 	syscall.EPIPE:           "EPIPE",
+	syscall.EADDRINUSE:      "EADDRINUSE",
 }
 
 // ErrnoName names the error number inside err, "timeout" for a deadline,
@@ -143,13 +151,19 @@ func exchange(conn net.Conn, network string, q []byte, id uint16) (*Reply, error
 	}
 }
 
-// dialer returns a dialer that binds req.Local, if any.
+// dialer returns a dialer that binds req.Local and sets req.Routing, if
+// any.
 func dialer(req Request, network string) (*net.Dialer, error) {
 	d := &net.Dialer{Timeout: req.Timeout}
+	var err error
+	if req.Routing != nil {
+		if d.Control, err = setRouting(req.Routing); err != nil {
+			return nil, err
+		}
+	}
 	if req.Local == "" {
 		return d, nil
 	}
-	var err error
 	if strings.HasPrefix(network, "udp") {
 		d.LocalAddr, err = net.ResolveUDPAddr(network, req.Local)
 	} else {

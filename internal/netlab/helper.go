@@ -75,7 +75,11 @@ func loop(in io.Reader, out io.Writer, handle func(Request) Response) error {
 // "dnsbench" (Count queries for Name, "%d" replaced by the query's number).
 // "dns" queries each go from a new socket, and so a new source port; so do
 // dnsbench's with NewSocket. Local binds the source address and port.
-// Timeout bounds each attempt (default 2 s).
+// "spoof" sends from Local (any address and port the agent can bind) one
+// small packet to each of Ports on the host Addr, over Net udp or tcp; a UDP
+// socket stays open under ID and answers DNS queries from Records until
+// "spoofed" returns them as Events. "dial" and "open" with Routing send
+// through an IPv6 routing header. Timeout bounds each attempt (default 2 s).
 //
 // Server ops: "start" (Server), "events" (what the servers saw, from
 // number Since on).
@@ -98,6 +102,18 @@ type Request struct {
 	Resolver  string        `json:"resolver,omitempty"`
 	Since     int           `json:"since,omitempty"`
 	Server    *ServerConfig `json:"server,omitempty"`
+	Ports     string        `json:"ports,omitempty"`   // spoof: "FIRST-LAST"
+	Records   []Record      `json:"records,omitempty"` // spoof: the answers to queries that reach the socket
+	Routing   *Routing      `json:"routing,omitempty"` // dial, open: an IPv6 routing header
+}
+
+// Routing is an IPv6 routing header that a socket sets (IPV6_RTHDR, which
+// needs no privilege): the packet goes to Hops in turn, then to the address
+// the socket connects to. Type 4 is segment routing (RFC 8754), type 0 the
+// deprecated source route (RFC 5095).
+type Routing struct {
+	Type int      `json:"type"`
+	Hops []string `json:"hops"`
 }
 
 // Response is what a helper reports. OK means the attempt succeeded; when it

@@ -237,7 +237,13 @@ func (s *server) serveDNSUDP(pc net.PacketConn, d *DNSServer) {
 }
 
 func (s *server) serveDNSTCP(ln net.Listener, d *DNSServer) {
-	accept(ln, func(c net.Conn) {
+	accept(ln, s.dnsTCPConn(d))
+}
+
+// dnsTCPConn returns the function that answers the queries of one TCP
+// connection.
+func (s *server) dnsTCPConn(d *DNSServer) func(net.Conn) {
+	return func(c net.Conn) {
 		defer c.Close()
 		for {
 			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
@@ -260,7 +266,7 @@ func (s *server) serveDNSTCP(ln net.Listener, d *DNSServer) {
 				return
 			}
 		}
-	})
+	}
 }
 
 // zeros is what bulk transfers send.

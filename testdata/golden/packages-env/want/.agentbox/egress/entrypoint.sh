@@ -289,6 +289,18 @@ warn_port_range() {
 	fi
 }
 
+# warn_low_ports says so when every uid may bind port 53, which Docker
+# allows unless compose's sysctls for the egress service say otherwise: the
+# agent could then listen where a resolver on loopback is reached (the
+# firewall refuses its packets from there all the same).
+warn_low_ports() {
+	local start
+	read -r start 2>/dev/null </proc/sys/net/ipv4/ip_unprivileged_port_start || return 0
+	if [[ $start =~ ^[0-9]+$ ]] && ((start <= 53)); then
+		log "warning: net.ipv4.ip_unprivileged_port_start is $start: every uid may bind port 53; set it to 1024 (sysctls of the egress service)"
+	fi
+}
+
 run() {
 	local start=$EPOCHREALTIME status=0 took
 	rules_loaded=0
@@ -303,6 +315,7 @@ run() {
 	fi
 	trap on_exit EXIT
 	warn_port_range
+	warn_low_ports
 	trap 'log "SIGTERM: stopping"; exit 0' TERM
 	trap 'log "SIGINT: stopping"; exit 0' INT
 	rm -f "$READY"
