@@ -10,68 +10,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbox-dev/agentbox/internal/golden"
 )
 
-// tree describes every entry under root (root itself excluded): its mode
-// and a file's content or a link's target. Two equal trees are the same
-// byte for byte and mode for mode, with nothing added or removed.
-func tree(t *testing.T, root string) map[string]string {
-	t.Helper()
-	got := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == root {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		desc := fi.Mode().String()
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			desc += " -> " + target
-		case fi.Mode().IsRegular():
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			desc += " " + string(data)
-		}
-		got[rel] = desc
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
-}
-
-func diffTrees(want, got map[string]string) string {
-	var out []string
-	for p, w := range want {
-		if g, ok := got[p]; !ok {
-			out = append(out, fmt.Sprintf("missing %s (%q)", p, w))
-		} else if g != w {
-			out = append(out, fmt.Sprintf("changed %s: %q, want %q", p, g, w))
-		}
-	}
-	for p, g := range got {
-		if _, ok := want[p]; !ok {
-			out = append(out, fmt.Sprintf("extra %s (%q)", p, g))
-		}
-	}
-	slices.Sort(out)
-	return strings.Join(out, "\n")
-}
+func tree(t *testing.T, root string) map[string]string { return golden.Snapshot(t, root) }
 
 func sameTree(t *testing.T, root string, want map[string]string) {
 	t.Helper()
-	if d := diffTrees(want, tree(t, root)); d != "" {
+	if d := golden.SnapshotDiff(want, tree(t, root)); d != "" {
 		t.Errorf("tree under %s:\n%s", root, d)
 	}
 }
