@@ -89,6 +89,7 @@ type txFile struct {
 	// Set by Commit.
 	skip    bool   // already right: nothing to do
 	existed bool   // something was at path: the change is an update or a removal
+	regular bool   // and it was a regular file, which a hard link can back up
 	tmp     string // the staged content, until renamed into place
 	bak     string // the backup of what was at path
 	state   txState
@@ -189,14 +190,14 @@ func (c *committer) stageFile(f *txFile) error {
 	case err == nil && fi.IsDir():
 		return syscall.EISDIR
 	case err == nil:
-		f.existed = true
+		f.existed, f.regular = true, fi.Mode().IsRegular()
 	case f.remove || !(errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)):
 		return err
 	}
 	if f.remove {
 		return nil
 	}
-	if f.existed && fi.Mode().IsRegular() {
+	if f.regular {
 		same, err := sameContent(f.path, fi, f.data, f.perm)
 		if err != nil {
 			return err
@@ -205,11 +206,10 @@ func (c *committer) stageFile(f *txFile) error {
 			return nil
 		}
 	}
-	dir := filepath.Dir(f.path)
-	if err := c.mkdirs(dir); err != nil {
+	if err := c.mkdirs(filepath.Dir(f.path)); err != nil {
 		return err
 	}
-	return c.writeTemp(f, dir)
+	return c.writeTemp(f)
 }
 
 // mkdirs creates dir and its missing parents, remembering each it created.
@@ -243,9 +243,9 @@ func (c *committer) mkdirs(dir string) error {
 	return nil
 }
 
-// writeTemp writes f's content to a new temporary file in dir, with its
-// mode, and fsyncs it.
-func (c *committer) writeTemp(f *txFile, dir string) error {
+// writeTemp writes f's content to a new temporary file beside f.path, with
+// its mode, and fsyncs it.
+func (c *committer) writeTemp(f *txFile) error {
 	if err := c.step(OpCreate, f.path); err != nil {
 		return err
 	}
@@ -306,7 +306,7 @@ func (c *committer) apply() error {
 // is a regular file and the file system allows it (the file stays in place
 // until the new one replaces it), else a rename.
 func (c *committer) backup(f *txFile) error {
-	if fi, err := os.Lstat(f.path); err == nil && fi.Mode().IsRegular() {
+	if f.regular {
 		bak := siblingName(f.path, "bak")
 		if c.step(OpLink, f.path) == nil && os.Link(f.path, bak) == nil {
 			f.bak, f.state = bak, linked
