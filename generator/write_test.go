@@ -159,3 +159,57 @@ func TestWriteIsAllOrNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteAfterACrash: a write killed at any step (here the hook panics,
+// so nothing is undone) leaves temporary files, backups and a mix of old
+// and new files; running the same command again finishes the job: the
+// files are current, the lock is bump's, and nothing is left over.
+func TestWriteAfterACrash(t *testing.T) {
+	for _, bump := range []bool{false, true} {
+		dir, initial := writeProject(t, nil)
+		lock, files := writeCase(t, dir, bump)
+		steps := 0
+		if _, err := writeAll(dir, lock, files, func(atomicfile.Op, string) error { steps++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		for n := range steps {
+			t.Run(fmt.Sprintf("bump=%v/%d", bump, n+1), func(t *testing.T) {
+				dir, _ := writeProject(t, initial)
+				crash(t, func() {
+					calls := 0
+					writeAll(dir, lock, files, func(atomicfile.Op, string) error {
+						if calls++; calls == n+1 {
+							panic("killed")
+						}
+						return nil
+					})
+				})
+				if _, err := writeAll(dir, lock, files, nil); err != nil {
+					t.Fatalf("the write after the crash: %v", err)
+				}
+				if diff, err := Diff(dir, files); err != nil || diff != "" {
+					t.Errorf("after the second write: %v\n%s", err, diff)
+				}
+				if data, _ := os.ReadFile(filepath.Join(dir, images.LockFile)); bump && string(data) != string(lock) {
+					t.Error("the lock is not bump's")
+				}
+				for p := range golden.Snapshot(t, dir) {
+					if _, ok := atomicfile.Leftover(filepath.Base(p)); ok {
+						t.Errorf("%s is left over", p)
+					}
+				}
+			})
+		}
+	}
+}
+
+// crash runs f, which must panic, as a process killed in the middle.
+func crash(t *testing.T, f func()) {
+	t.Helper()
+	defer func() {
+		if recover() == nil {
+			t.Fatal("no crash")
+		}
+	}()
+	f()
+}
