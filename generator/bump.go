@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/agentbox-dev/agentbox/images"
-	"github.com/agentbox-dev/agentbox/internal/atomicfile"
 )
 
 // BumpOptions are the collaborators of Bump.
@@ -122,23 +119,9 @@ func Bump(ctx context.Context, dir string, o BumpOptions) (*BumpResult, error) {
 	return res, nil
 }
 
-// WriteBump writes the new lock, then the generated files, each atomically
-// and only if changed.
+// WriteBump writes the new lock and the generated files, only those that
+// changed, and removes stale files, all in one transaction: on any failure
+// no file has changed.
 func WriteBump(dir string, res *BumpResult) ([]Change, error) {
-	if _, err := preflight(dir, res.files); err != nil {
-		return nil, err
-	}
-	full := filepath.Join(dir, images.LockFile)
-	kind := "update"
-	if _, err := os.Stat(full); err != nil {
-		kind = "create"
-	}
-	var changes []Change
-	if changed, err := atomicfile.WriteFile(full, res.lock, 0o644); err != nil {
-		return nil, fmt.Errorf("writing %s: %w", displayPath(dir, images.LockFile), err)
-	} else if changed {
-		changes = append(changes, Change{images.LockFile, kind})
-	}
-	more, err := Write(dir, res.files)
-	return append(changes, more...), err
+	return writeAll(dir, res.lock, res.files, nil)
 }

@@ -162,37 +162,47 @@ type Change struct {
 	Kind string // "create", "update" or "remove"
 }
 
-// Write writes files under dir: only changed files, atomically, and removes
-// stale files that agentbox generated before and no longer produces. Before
-// writing anything it refuses a symbolic link on the way, a file agentbox
-// did not generate in .agentbox/ (or a Dev Container configuration or .env
-// in .devcontainer/), and overwriting a file agentbox did not generate.
+// Write writes files under dir: only changed files, and removes stale
+// files that agentbox generated before and no longer produces, all in one
+// transaction: on any failure no file has changed. Before writing anything
+// it refuses a symbolic link on the way, a file agentbox did not generate
+// in .agentbox/ (or a Dev Container configuration or .env in
+// .devcontainer/), and overwriting a file agentbox did not generate.
 func Write(dir string, files map[string][]byte) ([]Change, error) {
+	return writeAll(dir, nil, files, nil)
+}
+
+// writeAll is Write, and WriteBump when lock is not nil: agentbox.lock,
+// files and the stale files' removal in one atomicfile.Tx. hook is the
+// Tx's, for tests.
+func writeAll(dir string, lock []byte, files map[string][]byte, hook func(atomicfile.Op, string) error) ([]Change, error) {
 	stale, err := preflight(dir, files)
 	if err != nil {
 		return nil, err
 	}
-	var changes []Change
-	for _, path := range sortedPaths(files) {
+	tx := &atomicfile.Tx{Hook: hook}
+	rel := map[string]string{} // full path -> path relative to dir
+	add := func(path string) string {
 		full := filepath.Join(dir, path)
-		_, statErr := os.Stat(full)
-		changed, err := atomicfile.WriteFile(full, files[path], perm(path))
-		if err != nil {
-			return changes, fmt.Errorf("writing %s: %w", displayPath(dir, path), err)
-		}
-		if changed {
-			kind := "update"
-			if statErr != nil {
-				kind = "create"
-			}
-			changes = append(changes, Change{path, kind})
-		}
+		rel[full] = path
+		return full
+	}
+	if lock != nil {
+		tx.WriteFile(add(images.LockFile), lock, 0o644)
+	}
+	for _, path := range sortedPaths(files) {
+		tx.WriteFile(add(path), files[path], perm(path))
 	}
 	for _, path := range stale {
-		if err := os.Remove(filepath.Join(dir, path)); err != nil {
-			return changes, fmt.Errorf("removing stale %s: %w", displayPath(dir, path), err)
-		}
-		changes = append(changes, Change{path, "remove"})
+		tx.Remove(add(path))
+	}
+	done, err := tx.Commit()
+	if err != nil {
+		return nil, err
+	}
+	changes := make([]Change, len(done))
+	for i, c := range done {
+		changes[i] = Change{rel[c.Path], c.Kind}
 	}
 	return changes, nil
 }

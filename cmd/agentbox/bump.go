@@ -43,8 +43,9 @@ registry follows npm's configuration: NPM_CONFIG_REGISTRY or registry= in
 .npmrc). Then rewrite agentbox.lock and regenerate.
 
 All references resolve concurrently. Nothing is written unless every
-reference resolved and the sandbox rendered; writes are atomic. An image
-pinned with a digest in agentbox.yaml is checked and left as written.
+reference resolved and the sandbox rendered; the lock and the files are
+then written together, all or nothing. An image pinned with a digest in
+agentbox.yaml is checked and left as written.
 
 stdout gets a table of what changed (--json: every reference, for bots);
 stderr gets one progress line per reference when it is a terminal.

@@ -249,6 +249,22 @@ func TestBumpFailureChangesNothing(t *testing.T) {
 			t.Error("files changed")
 		}
 	})
+	t.Run("a directory where a generated file goes", func(t *testing.T) {
+		// Everything resolves and renders; writing devcontainer.json fails,
+		// so neither the lock nor any other file may change.
+		dir := bumpProject(t, "agent: claude\n", "")
+		if err := os.MkdirAll(filepath.Join(dir, ".devcontainer/devcontainer.json"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		before := readAll(t, dir)
+		_, stderr, code := runIn(t, dir, "bump")
+		if code != exitError || !strings.Contains(stderr, ".devcontainer/devcontainer.json") {
+			t.Errorf("exit %d, stderr %s", code, stderr)
+		}
+		if !sameTree(before, readAll(t, dir)) {
+			t.Errorf("files changed:\n%s", treeDiff(before, readAll(t, dir)))
+		}
+	})
 	t.Run("registry down", func(t *testing.T) {
 		dir := bumpProject(t, "agent: claude\n", "")
 		h.registry.Store(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -27,8 +27,9 @@ func newGenerateCmd(stdout, stderr io.Writer) *cobra.Command {
   .devcontainer/devcontainer.json  the Dev Container definition
 
 generate never touches the network. Every file is checked with its
-ecosystem's parser before anything is written; writes are atomic and skip
-unchanged files; stale files agentbox generated before are removed.
+ecosystem's parser before anything is written. Unchanged files are not
+touched; stale files agentbox generated before are removed. The writes are
+all or nothing: on any failure no file has changed.
 
 With --check nothing is written: the command prints a unified diff of
 missing, changed and extra files and exits 3 if there is any.`,

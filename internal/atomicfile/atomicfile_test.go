@@ -164,7 +164,7 @@ func TestErrors(t *testing.T) {
 			t.Fatalf("WriteFile over a directory: changed=%v err=%v, want an error", changed, err)
 		}
 		t.Log(err)
-		noTemps(t, dir) // the rename failed after the temp file was written
+		noTemps(t, dir)
 	})
 	t.Run("directory not writable", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "ro")
