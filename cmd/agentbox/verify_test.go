@@ -3,9 +3,13 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/checks"
@@ -221,5 +225,33 @@ exit 0
 	}
 	if strings.Contains(string(data), "--force-recreate") {
 		t.Errorf("verify recreated the agent container through a link:\n%s", data)
+	}
+}
+
+// TestVerifyPidsProbeIsQuick runs the privileges probes as an unprivileged
+// user whose process limit (RLIMIT_NPROC, standing in for the container's
+// pids limit) stops the spawn: the probe must report where fork failed
+// within seconds. bash retries a failed fork for 15 s.
+func TestVerifyPidsProbeIsQuick(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireProgram(t, "setpriv")
+	testenv.RequireProgram(t, "prlimit")
+	const limit = 48
+	start := time.Now()
+	cmd := exec.Command("prlimit", "--nproc="+strconv.Itoa(limit), "--",
+		"setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "--",
+		"bash", "-s", "--", "privileges", "/nonexistent", "-", "-", "x.invalid", "127.0.0.1:1", "127.0.0.1", "[::1]:1", "127.0.0.1:2",
+		"1048576", strconv.Itoa(limit-16), "/nonexistent", "")
+	cmd.Stdin = strings.NewReader(verifyScript)
+	out, err := cmd.CombinedOutput()
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if !regexp.MustCompile(`PASS\tprivileges\tpids limit\t[^\t]*\tstopped at [0-9]+`).Match(out) {
+		t.Fatalf("the pids probe did not stop at the limit:\n%s", out)
+	}
+	if took > 5*time.Second {
+		t.Errorf("the privileges probes took %v; want seconds at most:\n%s", took, out)
 	}
 }
