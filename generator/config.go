@@ -57,6 +57,11 @@ const (
 	DefaultPids      = 1024
 	DefaultWorkspace = "/workspace"
 	DefaultIDE       = "vscode"
+	// DefaultName is the compose project name of a file without one: a
+	// constant, so that every checkout generates the same files. agentbox
+	// init writes a name; two projects left without one are told apart at
+	// run time (agentbox up and the workspace entrypoint refuse to mix them).
+	DefaultName = "agentbox"
 )
 
 // DefaultHidden are the paths no tracked file may match unless

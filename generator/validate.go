@@ -3,7 +3,6 @@ package generator
 import (
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -31,15 +30,15 @@ func (c *checker) failf(path, format string, args ...any) {
 	c.errs.Add(c.pos[path], path, format, args...)
 }
 
-// validateConfig checks w and returns the model; dir names the project
-// directory for the default name.
+// validateConfig checks w and returns the model. The project directory dir
+// does not enter the model: the files depend on agentbox.yaml alone.
 func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, dir string) *Config {
 	c := &checker{pos: pos, errs: errs}
 	cfg := &Config{}
 	if w.Version != nil && *w.Version != 1 {
 		c.failf("version", "unsupported version %d (this agentbox reads version 1)", *w.Version)
 	}
-	cfg.Name = validate.SanitizeProjectName(filepath.Base(dir))
+	cfg.Name = DefaultName
 	if w.Name != nil {
 		cfg.Name = *w.Name
 		if err := validate.ProjectName(*w.Name); err != nil {

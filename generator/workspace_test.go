@@ -154,3 +154,33 @@ func TestWorkspaceScriptNoRepository(t *testing.T) {
 		t.Fatalf("want a refusal: %v: %s", err, out)
 	}
 }
+
+// Two projects that share a compose project name share its volumes: the
+// entrypoint refuses a clone of another repository.
+func TestWorkspaceScriptRefusesAnotherProjectsClone(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	a := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	b := gitRepo(t, map[string]string{"b.txt": "b\n"})
+	ws := filepath.Join(t.TempDir(), "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	yaml := "agent: none\nworkspace: {path: " + ws + "}"
+	if out, err := runScript(t, workspaceScript(t, yaml, filepath.Join(a, ".git"))); err != nil {
+		t.Fatalf("first start: %v: %s", err, out)
+	}
+	// The same project, with history added since: fine.
+	git(t, a, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "more")
+	if out, err := runScript(t, workspaceScript(t, yaml, filepath.Join(a, ".git"))); err != nil || out != "ran\n" {
+		t.Fatalf("same project: %v: %s", err, out)
+	}
+	out, err := runScript(t, workspaceScript(t, yaml, filepath.Join(b, ".git")))
+	if err == nil || !strings.Contains(out, "holds a clone of another repository") || strings.Contains(out, "ran") {
+		t.Fatalf("another project: want a refusal; %v: %s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "a.txt")); err != nil {
+		t.Errorf("the refusal touched the other project's clone: %v", err)
+	}
+}

@@ -232,7 +232,7 @@ exit 3
 	}
 	data, _ := os.ReadFile(log)
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if want := "compose -f .agentbox/docker-compose.yml -p agent-claude exec -T agent git -C /workspace bundle create - --branches"; lines[len(lines)-1] != want {
+	if want := "compose -f .agentbox/docker-compose.yml -p agentbox exec -T agent git -C /workspace bundle create - --branches"; lines[len(lines)-1] != want {
 		t.Errorf("ran %q, want %q", lines[len(lines)-1], want)
 	}
 

@@ -73,6 +73,11 @@ func (o *sandboxOptions) run(ctx context.Context, starts bool, stdin io.Reader, 
 	if err != nil {
 		return err
 	}
+	return execCompose(ctx, argv, stdin, stdout, stderr, args...)
+}
+
+// execCompose runs docker compose (argv) with args, connected to the terminal.
+func execCompose(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, args ...string) error {
 	cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], args...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	if err := cmd.Run(); err != nil {
@@ -112,11 +117,14 @@ generate).`,
 			if err := generator.CheckGitDatabase(o.dir); err != nil {
 				return err
 			}
-			if err := o.run(ctx(c), true, os.Stdin, stdout, stderr, "up", "-d", "--build", "--wait"); err != nil {
+			argv, cfg, err := o.compose(ctx(c), true)
+			if err != nil {
 				return err
 			}
-			argv, _, err := o.compose(ctx(c), false)
-			if err != nil {
+			if err := checkOwner(ctx(c), argv[0], cfg.Name, o.dir); err != nil {
+				return err
+			}
+			if err := execCompose(ctx(c), argv, os.Stdin, stdout, stderr, "up", "-d", "--build", "--wait"); err != nil {
 				return err
 			}
 			return followEgress(ctx(c), argv, stderr)
@@ -248,4 +256,36 @@ func startedAt(ctx context.Context, argv []string, service string) (time.Time, e
 		return time.Time{}, fmt.Errorf("docker inspect %s: start time %q: %v", service, strings.TrimSpace(string(b)), err)
 	}
 	return t, nil
+}
+
+// checkOwner refuses to start when containers of the compose project name
+// belong to another project directory: two projects that share a name (for
+// one, neither sets name:, and both get the default) would share their
+// containers and volumes.
+func checkOwner(ctx context.Context, docker, name, dir string) error {
+	out, err := exec.CommandContext(ctx, docker, "ps", "-a", "--filter", "label=com.docker.compose.project="+name,
+		"--format", `{{.Label "com.docker.compose.project.working_dir"}}`).Output()
+	if err != nil {
+		return fmt.Errorf("listing the containers of compose project %q: %v", name, err)
+	}
+	ours, err := filepath.Abs(filepath.Join(dir, generator.OutDir))
+	if err != nil {
+		return err
+	}
+	for _, wd := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if wd == "" || samePath(wd, ours) {
+			continue
+		}
+		return fmt.Errorf("the compose project %q belongs to another project (%s): give this one a name of its own in %s (name: ...)", name, filepath.Dir(wd), generator.ConfigFile)
+	}
+	return nil
+}
+
+func samePath(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ra, errA := filepath.EvalSymlinks(a)
+	rb, errB := filepath.EvalSymlinks(b)
+	return errA == nil && errB == nil && ra == rb
 }

@@ -29,6 +29,7 @@ case "$*" in
   *" ps -q agent") echo agent-id ;;
   "inspect --format {{.State.StartedAt}} egress-id") echo "${FAKE_EGRESS_STARTED:-2026-01-01T10:00:00.1Z}" ;;
   "inspect --format {{.State.StartedAt}} agent-id") echo "${FAKE_AGENT_STARTED:-2026-01-01T10:00:01.2Z}" ;;
+  "ps -a --filter label=com.docker.compose.project="*) printf '%s' "${FAKE_WORKING_DIRS:-}" ;;
 esac
 exit 0
 `
@@ -46,7 +47,7 @@ exit 0
 
 func TestSandboxCommands(t *testing.T) {
 	dir := project(t, "agent-claude")
-	prefix := "compose -f .agentbox/docker-compose.yml -p agent-claude "
+	prefix := "compose -f .agentbox/docker-compose.yml -p agentbox "
 	for _, tt := range []struct {
 		args []string
 		want string // the docker compose command run
@@ -206,8 +207,38 @@ func TestUpFollowsRestartedEgress(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	data, _ := os.ReadFile(log)
-	want := "compose -f .agentbox/docker-compose.yml -p agent-claude up -d --wait --force-recreate --no-deps agent"
+	want := "compose -f .agentbox/docker-compose.yml -p agentbox up -d --wait --force-recreate --no-deps agent"
 	if !strings.Contains(string(data), want) {
 		t.Errorf("up did not recreate the agent:\n%s", data)
+	}
+}
+
+// Two projects that share a compose project name would share containers
+// and volumes: up refuses when the name's containers belong to another
+// project directory, and starts when they are this project's own.
+func TestUpRefusesAnotherProjectsName(t *testing.T) {
+	dir := project(t, "agent-claude")
+	abs, _ := filepath.Abs(filepath.Join(dir, ".agentbox"))
+	for _, tt := range []struct {
+		name, dirs string
+		ok         bool
+	}{
+		{"none yet", "", true},
+		{"its own", abs + "\n" + abs + "\n", true},
+		{"another project's", abs + "\n/home/someone/other/.agentbox\n", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			log := fakeDocker(t, "ok")
+			t.Setenv("FAKE_WORKING_DIRS", tt.dirs)
+			_, stderr, code := runIn(t, dir, "up")
+			data, _ := os.ReadFile(log)
+			ran := strings.Contains(string(data), " up -d --build")
+			if tt.ok && (code != exitOK || !ran) {
+				t.Errorf("exit %d, compose up ran %v: %s", code, ran, stderr)
+			}
+			if !tt.ok && (code != exitError || ran || !strings.Contains(stderr, `the compose project "agentbox" belongs to another project (/home/someone/other)`)) {
+				t.Errorf("exit %d, compose up ran %v: %s", code, ran, stderr)
+			}
+		})
 	}
 }

@@ -9,7 +9,15 @@
 set -eu
 workspace=/workspace
 origin=/run/agentbox/origin
-if [ ! -e "$workspace/.git" ]; then
+# A clone from an earlier start must be of this project: two projects that
+# share a compose project name (neither sets name:) share its volumes too.
+if [ -e "$workspace/.git" ]; then
+	first=$(git -C "$origin" rev-list --max-parents=0 HEAD 2>/dev/null | head -n 1) || first=
+	if [ -n "$first" ] && ! git -C "$workspace" cat-file -e "$first^{commit}" 2>/dev/null; then
+		echo "agentbox-workspace: the workspace volume holds a clone of another repository (it lacks this project's first commit $first): two projects share one compose project name; give each its own name in agentbox.yaml" >&2
+		exit 1
+	fi
+else
 	if [ ! -f "$origin/HEAD" ]; then
 		echo "agentbox-workspace: $origin holds no git repository: the project must be a git repository whose .git is a directory" >&2
 		exit 1

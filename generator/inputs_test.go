@@ -1,0 +1,66 @@
+package generator
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentbox-dev/agentbox/images"
+)
+
+// The generated files are a function of agentbox.yaml, agentbox.lock and
+// agentbox's version alone: not of the checkout's folder name (a clone
+// elsewhere, a CI runner's path, a folder whose name has no ASCII letter)
+// nor of the state of .git (a directory, a worktree's file, or none yet).
+func TestFilesDependOnInputsOnly(t *testing.T) {
+	yaml := []byte("agent: claude\n")
+	lock := images.Lock{Images: map[string]string{}, NPM: map[string]string{"@anthropic-ai/claude-code": "1.0.0"}}
+	cfg, _, err := decodeConfig(ConfigFile, yaml, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range imageSpecs(cfg) {
+		lock.Images[s.Ref.Tagged()] = "sha256:" + strings.Repeat("cd", 32)
+	}
+	var want map[string][]byte
+	var wantFrom string
+	for _, c := range []struct{ folder, git string }{
+		{"acme-api", "dir"},
+		{"other-checkout", "dir"},
+		{"Ünïcödé", "dir"},
+		{"日本語", "dir"},
+		{"acme-api", "file"},
+		{"acme-api", "none"},
+	} {
+		dir := filepath.Join(t.TempDir(), c.folder)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		switch c.git {
+		case "dir":
+			os.Mkdir(filepath.Join(dir, ".git"), 0o755)
+		case "file":
+			os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: /elsewhere/.git/worktrees/x\n"), 0o644)
+		}
+		os.WriteFile(filepath.Join(dir, ConfigFile), yaml, 0o644)
+		os.WriteFile(filepath.Join(dir, images.LockFile), lock.Marshal(), 0o644)
+		files, err := Build(dir)
+		if err != nil {
+			t.Fatalf("%s (.git %s): %v", c.folder, c.git, err)
+		}
+		from := c.folder + " (.git " + c.git + ")"
+		if want == nil {
+			want, wantFrom = files, from
+			continue
+		}
+		for path, data := range want {
+			if string(files[path]) != string(data) {
+				t.Errorf("%s differs between %s and %s", path, wantFrom, from)
+			}
+		}
+		if len(files) != len(want) {
+			t.Errorf("%d files from %s, %d from %s", len(want), wantFrom, len(files), from)
+		}
+	}
+}
