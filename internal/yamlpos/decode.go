@@ -33,7 +33,7 @@ type Decoder struct {
 // is an *Errors listing every problem found, sorted by position.
 func Decode(file string, data []byte, v any) (Positions, error) {
 	d := &Decoder{errs: &Errors{File: file}, pos: Positions{}}
-	if d.scanTabs(data) {
+	if d.scanText(data) {
 		return d.pos, d.errs.Err()
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -276,17 +276,6 @@ func Join(path, key string) string {
 		return key
 	}
 	return path + "." + key
-}
-
-func (d *Decoder) scanTabs(data []byte) bool {
-	found := false
-	for i, line := range bytes.Split(data, []byte("\n")) {
-		if col := bytes.IndexByte(line, '\t'); col >= 0 {
-			d.errs.Add(Pos{i + 1, col + 1}, "", "tab character; indent with spaces (tabs are not allowed anywhere in the file)")
-			found = true
-		}
-	}
-	return found
 }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)

@@ -31,6 +31,18 @@ func TestDecodeErrors(t *testing.T) {
 		{"- a\n", "f.yaml:1:1: expected a mapping, got a list"},
 		{"name: [\n", "f.yaml:1: invalid YAML"},
 		{"env: {\"a\\nb\": !x y}\n", `f.yaml:1:15: env["a\nb"]: expected a string, got a value tagged "!x"`},
+		// What the YAML parser refuses without a place: the line and column
+		// (in characters, as for every other error) of the offending byte.
+		{"name: x\ntags: [\"\u00e9\xff\"]\n", "f.yaml:2:10: byte 0xff is not UTF-8; the file must be UTF-8 text"},
+		{"name: x\n# \xc3\n", "f.yaml:2:3: byte 0xc3 is not UTF-8"},
+		{"name: \"a\x00b\"\n", "f.yaml:1:9: a NUL byte; the file must be text"},
+		{"name: a\x07\n", `f.yaml:1:8: control character U+0007 is not allowed in YAML; in a double-quoted string, write it as the escape "\x07"`},
+		{"name: \"\u00e9\ufffe\"\n", "f.yaml:1:9: character U+FFFE is not allowed in YAML"},
+		{"name: a\rtags: [\x01]\n", "f.yaml:2:8: control character U+0001"},     // a lone CR breaks the line, as in YAML
+		{"name: a\u2028tags: [\x01]\n", "f.yaml:2:8: control character U+0001"}, // so does U+2028 LINE SEPARATOR
+		{"name: a\r\ntags: [\x7f]\n", "f.yaml:2:8: control character U+007F"},
+		{"\xff\xfen\x00a\x00m\x00e\x00", "f.yaml:1:1: the file is UTF-16"},
+		{"name: \u00e9\tx\n", "f.yaml:1:8: tab character"},
 	}
 	for _, tt := range tests {
 		var d testDoc
