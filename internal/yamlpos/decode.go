@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -44,7 +45,7 @@ func Decode(file string, data []byte, v any) (Positions, error) {
 		d.errs.Add(Pos{1, 1}, "", "the file is empty")
 		return d.pos, d.errs.Err()
 	case err != nil:
-		d.syntaxError(err)
+		d.syntaxError(data, err)
 		return d.pos, d.errs.Err()
 	}
 	var second yaml.Node
@@ -52,7 +53,7 @@ func Decode(file string, data []byte, v any) (Positions, error) {
 	case err == nil:
 		d.errs.Add(Pos{second.Line, second.Column}, "", "a second YAML document; the file must hold exactly one")
 	case !errors.Is(err, io.EOF):
-		d.syntaxError(err)
+		d.syntaxError(data, err)
 	}
 	root := doc.Content[0]
 	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
@@ -278,14 +279,53 @@ func Join(path, key string) string {
 	return path + "." + key
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+// parserErrors are the problems that go.yaml.in/yaml/v3's parser (as
+// opposed to its scanner) reports. It numbers their lines from 0, and
+// leaves the line out of any error on its line 0.
+var parserErrors = map[string]bool{
+	"did not find expected <stream-start>":   true,
+	"did not find expected <document start>": true,
+	"did not find expected node content":     true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected key":              true,
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"found duplicate %TAG directive":         true,
+	"found undefined tag handle":             true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+}
 
-func (d *Decoder) syntaxError(err error) {
+var (
+	yamlLine      = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+	unknownAnchor = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)
+)
+
+// syntaxError records err, an error of the YAML parser, at its line: the
+// parser gives no column. scanText has reported everything the parser
+// would report without a line, but for a line of 0 and aliases.
+func (d *Decoder) syntaxError(data []byte, err error) {
 	msg := err.Error()
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		d.errs.Add(Pos{Line: line}, "", "invalid YAML: %s", m[2])
+	if m := unknownAnchor.FindStringSubmatch(msg); m != nil {
+		d.errs.Add(aliasPos(data, m[1]), "", "alias *%s names no anchor (anchors and aliases are not supported)", m[1])
 		return
 	}
-	d.errs.Add(Pos{}, "", "invalid YAML: %s", msg)
+	line, text := 1, strings.TrimPrefix(msg, "yaml: ")
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		text = m[2]
+		if parserErrors[text] {
+			line++
+		}
+	}
+	d.errs.Add(Pos{Line: min(line, lastLine(data))}, "", "invalid YAML: %s", text)
+}
+
+// aliasPos returns the position of the first alias *name in data, or 1:1.
+func aliasPos(data []byte, name string) Pos {
+	re := regexp.MustCompile(`\*` + regexp.QuoteMeta(name) + `($|[\s,\]}])`)
+	if loc := re.FindIndex(data); loc != nil {
+		return PosAt(data, loc[0])
+	}
+	return Pos{1, 1}
 }

@@ -43,6 +43,14 @@ func TestDecodeErrors(t *testing.T) {
 		{"name: a\r\ntags: [\x7f]\n", "f.yaml:2:8: control character U+007F"},
 		{"\xff\xfen\x00a\x00m\x00e\x00", "f.yaml:1:1: the file is UTF-16"},
 		{"name: \u00e9\tx\n", "f.yaml:1:8: tab character"},
+		// go.yaml.in/yaml/v3 numbers its parser's lines from 0, and leaves
+		// out line 0; its scanner's from 1.
+		{"tags: [::1]\n", "f.yaml:1: invalid YAML: did not find expected node content"},
+		{"name: x\ntags: [::1]\n", "f.yaml:2: invalid YAML: did not find expected node content"},
+		{"name: x\ntags:\n  - b\n  c: d\n", "f.yaml:3: invalid YAML: did not find expected '-' indicator"},
+		{"name: x\ncount: @\n", "f.yaml:2: invalid YAML: found character that cannot start any token"},
+		{"count: @\n", "f.yaml:1: invalid YAML: found character that cannot start any token"},
+		{"name: x\ntags: [a, *x]\n", "f.yaml:2:11: alias *x names no anchor"},
 	}
 	for _, tt := range tests {
 		var d testDoc
