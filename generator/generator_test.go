@@ -260,3 +260,28 @@ func TestSortedUniqueFoldIsASCII(t *testing.T) {
 		t.Errorf("sortedUniqueFold = %+q, want %+q", got, want)
 	}
 }
+
+// TestDefaultImagesArePlaced: an image that no key selects is not pinned
+// at the start of the file; one that the agent key selects, at that key.
+func TestDefaultImagesArePlaced(t *testing.T) {
+	for src, want := range map[string][]string{
+		"devcontainer: {ide: none}\n": {
+			`agentbox.yaml:1:1: the default base image of agent none "debian:bookworm-slim" is not pinned: agentbox.lock does not exist; run "agentbox bump"`,
+			`agentbox.yaml:1:1: the default egress image "debian:bookworm-slim" is not pinned: agentbox.lock does not exist; run "agentbox bump"`,
+		},
+		"\nagent: none\n": {
+			`agentbox.yaml:1:1: the default egress image "debian:bookworm-slim" is not pinned: agentbox.lock does not exist; run "agentbox bump"`,
+			`agentbox.yaml:2:8: agent: the default base image of agent none "debian:bookworm-slim" is not pinned: agentbox.lock does not exist; run "agentbox bump"`,
+		},
+	} {
+		cfg, err := loadString(t, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs := &yamlpos.Errors{File: ConfigFile}
+		plan(cfg, nil, errs)
+		if got := fmt.Sprint(errs.Err()); got != strings.Join(want, "\n") {
+			t.Errorf("%q:\n got %s\nwant %s", src, got, strings.Join(want, "\n"))
+		}
+	}
+}

@@ -141,15 +141,17 @@ func imageSpecs(cfg *Config) []imageSpec {
 		}
 		return imageSpec{Ref: r, What: fmt.Sprintf("%s %q", defWhat, def), Path: defPath, Pos: defPos}
 	}
-	agentPath := ""
+	// An image that no key selects is placed at the start of the file.
+	fileStart := yamlpos.Pos{Line: 1, Col: 1}
+	agentPath, agentPos := "", fileStart
 	if cfg.AgentPos.Line != 0 {
-		agentPath = "agent"
+		agentPath, agentPos = "agent", cfg.AgentPos
 	}
 	return []imageSpec{
 		spec(cfg.Base, cfg.BasePos, "image.base", cfg.Agent.BaseImage,
-			fmt.Sprintf("the default base image of agent %s", cfg.Agent.Name), cfg.AgentPos, agentPath),
+			fmt.Sprintf("the default base image of agent %s", cfg.Agent.Name), agentPos, agentPath),
 		spec(cfg.Egress, cfg.EgressPos, "egress.image", images.DefaultEgressImage,
-			"the default egress image", yamlpos.Pos{}, ""),
+			"the default egress image", fileStart, ""),
 	}
 }
 
