@@ -25,6 +25,8 @@ func FuzzLoad(f *testing.F) {
 	}
 	f.Add([]byte("agent: claude\nenv: {A: \"$(id)\\n'\"}\n"))
 	f.Add([]byte("network: {domains: [{host: a.b, ports: [1, 65535]}], cidrs: [::1]}\n"))
+	f.Add([]byte("image: {packages: [curl=1, curl=2]}\n"))
+	f.Add([]byte("image: {packages: [git=1]}\n"))
 	// What the YAML parser refuses without a line: bytes that are not
 	// UTF-8, NUL and other control characters, UTF-16.
 	f.Add([]byte("agent: claude\nname: \"a\xffb\"\n"))
@@ -60,7 +62,7 @@ func FuzzLoad(f *testing.F) {
 		errs := &yamlpos.Errors{File: ConfigFile}
 		p := plan(cfg, fakeLock(cfg), errs)
 		if err := errs.Err(); err != nil {
-			return // e.g. a package listed with two versions
+			t.Fatalf("the loader (and so validate) accepts what plan refuses with a complete lock: %v\n%s", err, data)
 		}
 		files, err := render(p)
 		if err != nil {

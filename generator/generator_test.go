@@ -261,6 +261,21 @@ func TestSortedUniqueFoldIsASCII(t *testing.T) {
 	}
 }
 
+// TestPackagePins: a package listed with two versions, or an always
+// installed package given a version, is refused by the loader (so validate
+// reports it, not only generate), at the entry that conflicts.
+func TestPackagePins(t *testing.T) {
+	_, err := loadString(t, "image:\n  packages:\n    - curl=1\n    - jq\n    - curl=2\n    - curl=1\n    - curl\n    - git=1:2.39\n    - jq\n")
+	want := []string{
+		`agentbox.yaml:5:7: image.packages[2]: package "curl" is listed with two different versions ("curl=1" at 3:7)`,
+		`agentbox.yaml:7:7: image.packages[4]: package "curl" is listed with two different versions ("curl=1" at 3:7)`,
+		`agentbox.yaml:8:7: image.packages[5]: package "git" is always installed, without a version; it cannot be pinned`,
+	}
+	if got := fmt.Sprint(err); got != strings.Join(want, "\n") {
+		t.Errorf("got:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+	}
+}
+
 // TestDefaultImagesArePlaced: an image that no key selects is not pinned
 // at the start of the file; one that the agent key selects, at that key.
 func TestDefaultImagesArePlaced(t *testing.T) {

@@ -95,10 +95,7 @@ func plan(cfg *Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
 		}
 		p.AgentVersion, p.NPMSpec = v, pkg+"@"+v
 	}
-	p.Packages = sortedUnique(append(slices.Clone(basePackages), cfg.Packages...))
-	if dup := conflictingPins(p.Packages); dup != "" {
-		errs.Add(yamlpos.Pos{}, "image.packages", "package %q is listed with two different versions", dup)
-	}
+	p.Packages = sortedUnique(append(slices.Clone(basePackages), cfg.Packages...)) // no two versions of one: validateConfig
 	p.Env = mergeEnv(cfg.Agent.Env, cfg.Env)
 	if cfg.CPUs > 0 {
 		p.CPUs = strconv.FormatFloat(cfg.CPUs, 'f', -1, 64)
@@ -214,19 +211,6 @@ func mergeEnv(catalog, user []images.EnvVar) []images.EnvVar {
 		out = append(out, images.EnvVar{Name: name, Value: byName[name]})
 	}
 	return out
-}
-
-// conflictingPins returns a package listed with two different versions.
-func conflictingPins(pkgs []string) string {
-	seen := map[string]bool{}
-	for _, p := range pkgs {
-		name, _, _ := strings.Cut(p, "=")
-		if seen[name] {
-			return name
-		}
-		seen[name] = true
-	}
-	return ""
 }
 
 func sortedUnique(s []string) []string {

@@ -57,11 +57,7 @@ func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, di
 	}
 	cfg.Base, cfg.BasePos = c.ref("image.base", w.Image.Base)
 	cfg.Egress, cfg.EgressPos = c.ref("egress.image", w.Egress.Image)
-	for i, p := range w.Image.Packages {
-		if err := validate.DebianPackage(p); err != nil {
-			c.fail(fmt.Sprintf("image.packages[%d]", i), err)
-		}
-	}
+	c.packages(w.Image.Packages)
 	cfg.Packages = w.Image.Packages
 	cfg.UID = c.id("image.user.uid", w.Image.User.UID, DefaultUID)
 	if cfg.UID == firewall.DNSUID {
@@ -254,6 +250,32 @@ func (c *checker) workspace(w wireWorkspace, cfg *Config) {
 		}
 		if err := validate.PathPattern(strings.TrimPrefix(p, "!")); err != nil {
 			c.fail(fmt.Sprintf("workspace.hidden[%d]", i), err)
+		}
+	}
+}
+
+// packages checks image.packages: each name, and that a package is listed
+// with one version at most (apt would install either), and that the
+// packages every image gets (basePackages) are not pinned.
+func (c *checker) packages(pkgs []string) {
+	first := map[string]int{} // package name -> index of its first entry
+	for i, p := range pkgs {
+		path := fmt.Sprintf("image.packages[%d]", i)
+		if err := validate.DebianPackage(p); err != nil {
+			c.fail(path, err)
+			continue
+		}
+		name, _, pinned := strings.Cut(p, "=")
+		if j, seen := first[name]; seen {
+			if pkgs[j] != p {
+				at := c.pos[fmt.Sprintf("image.packages[%d]", j)]
+				c.failf(path, "package %q is listed with two different versions (%q at %d:%d)", name, pkgs[j], at.Line, at.Col)
+			}
+			continue
+		}
+		first[name] = i
+		if pinned && slices.Contains(basePackages, name) {
+			c.failf(path, "package %q is always installed, without a version; it cannot be pinned", name)
 		}
 	}
 }
