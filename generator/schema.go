@@ -120,11 +120,11 @@ func (r *reflector) schema(t reflect.Type, path string) schemaNode {
 	case t.Kind() == reflect.Struct:
 		s, nullable = r.object(t, path), true
 	case t.Kind() == reflect.Slice:
-		s = schemaNode{"type": "array", "items": r.schema(t.Elem(), path+"[]")}
+		s = schemaNode{"type": "array", "items": r.schema(t.Elem(), path+"[]"), "maxItems": MaxEntries}
 		nullable = true
 	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.String:
 		// yamlpos takes any scalar but null as a map value, as written.
-		s = schemaNode{"type": "object", "additionalProperties": schemaNode{"type": []any{"string", "number", "boolean"}}}
+		s = schemaNode{"type": "object", "additionalProperties": schemaNode{"type": []any{"string", "number", "boolean"}}, "maxProperties": MaxEntries}
 		nullable = true
 	case t.Kind() == reflect.String:
 		s = schemaNode{"type": "string"}

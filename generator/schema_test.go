@@ -199,6 +199,23 @@ func TestJSONSchemaNotStricter(t *testing.T) {
 	}
 }
 
+// TestJSONSchemaAtLimits: the largest file the loader accepts passes the
+// schema, and one more entry in env or a list fails both.
+func TestJSONSchemaAtLimits(t *testing.T) {
+	sch := schemaCompile(t)
+	v, ok := schemaInstance(t, []byte(atLimits()))
+	if !ok {
+		t.Fatal("not one plain YAML document")
+	}
+	if err := sch.Validate(v); err != nil {
+		t.Errorf("the schema rejects the file at the limits:\n%.2000v", err)
+	}
+	over := "network:\n  services:\n" + strings.Repeat("    - github\n", MaxEntries+1)
+	if v, _ := schemaInstance(t, []byte(over)); sch.Validate(v) == nil {
+		t.Errorf("the schema accepts %d services", MaxEntries+1)
+	}
+}
+
 // TestJSONSchemaPatternsNotStricter puts every ASCII character, and every
 // character that strings.ToLower turns into ASCII, at or into every position
 // of a valid value: whatever the loader's check accepts, the schema must.
