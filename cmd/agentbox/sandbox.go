@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -33,20 +34,9 @@ func (o *sandboxOptions) flags(c *cobra.Command) {
 // have changed since generate. down, shell and logs pass false, so that the
 // sandbox can always be stopped, whatever the agent did to the project.
 func (o *sandboxOptions) compose(ctx context.Context, starts bool) ([]string, *generator.Config, error) {
-	docker, err := exec.LookPath("docker")
+	docker, err := checkDocker(ctx)
 	if err != nil {
-		return nil, nil, errors.New("docker is not installed (or not on PATH): agentbox runs the sandbox with Docker Engine and compose v2")
-	}
-	if out, err := exec.CommandContext(ctx, docker, "compose", "version", "--short").CombinedOutput(); err != nil {
-		if _, v1 := exec.LookPath("docker-compose"); v1 == nil {
-			return nil, nil, errors.New("only compose v1 (docker-compose) is installed; agentbox needs compose v2, the `docker compose` plugin")
-		}
-		return nil, nil, fmt.Errorf("docker compose (v2) is not available: %s", firstLine(out, err))
-	} else if v := strings.TrimPrefix(strings.TrimSpace(string(out)), "v"); strings.HasPrefix(v, "1.") {
-		return nil, nil, fmt.Errorf("docker compose %s is compose v1; agentbox needs compose v2", v)
-	}
-	if out, err := exec.CommandContext(ctx, docker, "info", "--format", "{{.ServerVersion}}").CombinedOutput(); err != nil {
-		return nil, nil, fmt.Errorf("cannot reach the Docker daemon (is dockerd running?): %s", firstLine(out, err))
+		return nil, nil, err
 	}
 	cfg, files, err := generator.Compile(o.dir)
 	if err != nil {
@@ -63,6 +53,52 @@ func (o *sandboxOptions) compose(ctx context.Context, starts bool) ([]string, *g
 		return nil, nil, errors.New("the generated files are out of date (agentbox generate --check fails); run \"agentbox generate\" and review the diff first")
 	}
 	return []string{docker, "compose", "-f", filepath.Join(o.dir, generator.ComposeFile), "-p", cfg.Name}, cfg, nil
+}
+
+// checkDocker checks that the docker CLI, compose v2 and the daemon are
+// there, and returns the path of docker.
+func checkDocker(ctx context.Context) (string, error) {
+	docker, err := exec.LookPath("docker")
+	if err != nil {
+		return "", errors.New("docker is not installed (or not on PATH): agentbox runs the sandbox with Docker Engine and compose v2")
+	}
+	if out, err := exec.CommandContext(ctx, docker, "compose", "version", "--short").CombinedOutput(); err != nil {
+		if _, v1 := exec.LookPath("docker-compose"); v1 == nil {
+			return "", errors.New("only compose v1 (docker-compose) is installed; agentbox needs compose v2, the `docker compose` plugin")
+		}
+		return "", fmt.Errorf("docker compose (v2) is not available: %s", firstLine(out, err))
+	} else if v := strings.TrimPrefix(strings.TrimSpace(string(out)), "v"); strings.HasPrefix(v, "1.") {
+		return "", fmt.Errorf("docker compose %s is compose v1; agentbox needs compose v2", v)
+	}
+	// `docker version` reports the daemon's own error when there is no
+	// daemon; `docker info --format` does not on Debian's 20.10 CLI, whose
+	// template fails first on the missing server ("reflect: indirection
+	// through nil pointer to embedded struct field Info").
+	cmd := exec.CommandContext(ctx, docker, "version", "--format", "{{.Server.Version}}")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil || strings.TrimSpace(stdout.String()) == "" {
+		return "", fmt.Errorf("cannot reach the Docker daemon (is dockerd running?): %s", daemonError(stderr.Bytes(), stdout.Bytes(), err))
+	}
+	return docker, nil
+}
+
+// daemonError picks the line that says why the daemon cannot be reached
+// from what a docker CLI printed: the first line of stderr, then of stdout,
+// that is not a Go template's error ("ERROR: " taken off).
+func daemonError(stderr, stdout []byte, err error) string {
+	for _, out := range [][]byte{stderr, stdout} {
+		for _, line := range strings.Split(string(out), "\n") {
+			line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "ERROR:"))
+			if line != "" && !strings.HasPrefix(line, "template:") {
+				return line
+			}
+		}
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "docker version reported no server"
 }
 
 // run runs docker compose with args, connected to the terminal; starts says
