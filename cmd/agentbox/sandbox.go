@@ -26,18 +26,16 @@ func (o *sandboxOptions) flags(c *cobra.Command) {
 	c.Flags().StringVarP(&o.dir, "dir", "C", ".", "the project directory (holding agentbox.yaml)")
 }
 
-// compose checks that Docker, compose v2 and the daemon are there and the
-// generated files are current, then returns the argv prefix of docker compose
-// and the project's configuration. When the command creates or starts
-// containers (starts: up, verify, and any command added that runs one), it
-// first checks every mount source again (generator.CheckMounts): a link can
-// have changed since generate. down, shell and logs pass false, so that the
-// sandbox can always be stopped, whatever the agent did to the project.
+// compose checks that the generated files are current and that Docker,
+// compose v2 and the daemon are there, then returns the argv prefix of
+// docker compose and the project's configuration. The project comes first,
+// so that a mistake in agentbox.yaml is not hidden behind a missing daemon.
+// When the command creates or starts containers (starts: up, verify, and
+// any command added that runs one), it checks every mount source again
+// (generator.CheckMounts): a link can have changed since generate. down,
+// shell and logs pass false, so that the sandbox can always be stopped,
+// whatever the agent did to the project.
 func (o *sandboxOptions) compose(ctx context.Context, starts bool) ([]string, *generator.Config, error) {
-	docker, err := checkDocker(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
 	cfg, files, err := generator.Compile(o.dir)
 	if err != nil {
 		return nil, nil, err
@@ -51,6 +49,10 @@ func (o *sandboxOptions) compose(ctx context.Context, starts bool) ([]string, *g
 		return nil, nil, err
 	} else if diff != "" {
 		return nil, nil, errors.New("the generated files are out of date (agentbox generate --check fails); run \"agentbox generate\" and review the diff first")
+	}
+	docker, err := checkDocker(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
 	return []string{docker, "compose", "-f", filepath.Join(o.dir, generator.ComposeFile), "-p", cfg.Name}, cfg, nil
 }

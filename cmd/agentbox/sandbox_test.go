@@ -141,6 +141,29 @@ func TestSandboxErrors(t *testing.T) {
 	})
 }
 
+// TestConfigBeforeDocker: a mistake in agentbox.yaml is reported before
+// anything about Docker, so that it is not hidden behind a missing daemon.
+func TestConfigBeforeDocker(t *testing.T) {
+	for _, mode := range []string{"", "down", "down-20.10"} {
+		for _, cmd := range []string{"up", "verify", "shell", "down", "logs"} {
+			t.Run(mode+" "+cmd, func(t *testing.T) {
+				dir := project(t, "agent-claude")
+				writeFile(t, filepath.Join(dir, "agentbox.yaml"), []byte("agent: claude\nnetwrok: {}\n"))
+				if mode == "" {
+					t.Setenv("PATH", t.TempDir()) // no docker at all
+				} else {
+					fakeDocker(t, mode)
+				}
+				_, stderr, code := runIn(t, dir, cmd)
+				want := "agentbox.yaml:2:1: unknown key \"netwrok\"; did you mean \"network\"?\n"
+				if code != exitError || stderr != want {
+					t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, exitError, want)
+				}
+			})
+		}
+	}
+}
+
 // up refuses a project whose .git is not a directory of its own before
 // anything runs: Docker would follow a symlink wherever it points.
 func TestUpNeedsGitDirectory(t *testing.T) {
