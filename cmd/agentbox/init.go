@@ -41,6 +41,8 @@ init refuses to overwrite an existing file unless --force is given.`,
 	c.Flags().StringVar(&o.agent, "agent", "none", "the agent: "+yamlpos.Quoted(images.AgentNames()))
 	c.Flags().StringVar(&o.ide, "ide", generator.DefaultIDE, "the IDE of the Dev Container: vscode or none")
 	c.Flags().BoolVar(&o.force, "force", false, "overwrite an existing agentbox.yaml")
+	_ = c.RegisterFlagCompletionFunc("agent", completeFrom(images.AgentNames()))
+	_ = c.RegisterFlagCompletionFunc("ide", completeFrom(generator.IDEs))
 	return c
 }
 

@@ -206,6 +206,12 @@ func newLogsCmd(stdout, stderr io.Writer) *cobra.Command {
 		Example: `  agentbox logs egress
   agentbox logs -f`,
 		Args: cobra.MaximumNArgs(1),
+		ValidArgsFunction: func(c *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return services, cobra.ShellCompDirectiveNoFileComp
+		},
 		RunE: func(c *cobra.Command, args []string) error {
 			argv := []string{"logs"}
 			if follow {
