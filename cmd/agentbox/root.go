@@ -81,7 +81,9 @@ func newRootCmd(stdout, stderr io.Writer, ran *bool) *cobra.Command {
 		Long:          rootLong,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       buildVersion(), // --version, as `agentbox version`
 	}
+	root.SetVersionTemplate("agentbox {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
