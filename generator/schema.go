@@ -104,16 +104,17 @@ type reflector struct {
 var unmarshalerType = reflect.TypeFor[yamlpos.Unmarshaler]()
 
 // schema returns the schema of a value of type t at path. A null stands for
-// "not set" wherever yamlpos takes it so: pointers, structs, lists and maps.
+// "not set" wherever yamlpos takes it so: sections (structs), lists and
+// maps; a scalar needs a value.
 func (r *reflector) schema(t reflect.Type, path string) schemaNode {
-	nullable := t.Kind() == reflect.Pointer
-	if nullable {
+	pointer, nullable := t.Kind() == reflect.Pointer, false
+	if pointer {
 		t = t.Elem()
 	}
 	var s schemaNode
 	switch {
 	case reflect.PointerTo(t).Implements(unmarshalerType):
-		if nullable {
+		if pointer {
 			panic(fmt.Sprintf("generator: schema of %s: a pointer to a union type", path))
 		}
 		s = r.union(t, path)

@@ -89,7 +89,7 @@ func (d *Decoder) decode(n *yaml.Node, path string, v reflect.Value) {
 		v.Addr().Interface().(Unmarshaler).UnmarshalNode(d, n, path)
 		return
 	}
-	if IsNull(n) && (v.Kind() == reflect.Pointer || v.Kind() == reflect.Struct || v.Kind() == reflect.Slice || v.Kind() == reflect.Map) {
+	if IsNull(n) && isSection(v.Type()) {
 		return // not set: the default applies
 	}
 	switch v.Kind() {
@@ -146,12 +146,30 @@ func (d *Decoder) decode(n *yaml.Node, path string, v reflect.Value) {
 	}
 }
 
+// isSection reports whether a value of type t is a section (a struct), a
+// list or a map, or a pointer to one: where nothing after the key (null)
+// means that the key is not set and its default applies. A scalar needs a
+// value: "agent:" or "agent: ~" is an error, not the default agent.
+func isSection(t reflect.Type) bool {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Slice, reflect.Map:
+		return true
+	}
+	return false
+}
+
 // Scalar returns n's text when n is a scalar with the given tag, and records
 // an error naming want otherwise.
 func (d *Decoder) Scalar(n *yaml.Node, path, tag, want string) (string, bool) {
 	if n.Kind != yaml.ScalarNode || n.Tag != tag {
 		hint := ""
-		if tag == "!!str" && n.Kind == yaml.ScalarNode && !IsNull(n) {
+		switch {
+		case IsNull(n) && !strings.HasSuffix(path, "]"): // a key's value, not a list's entry
+			hint = "; give it a value, or leave the key out for its default"
+		case tag == "!!str" && n.Kind == yaml.ScalarNode && !IsNull(n):
 			hint = fmt.Sprintf(" (quote it: %q)", n.Value)
 		}
 		d.Errorf(n, path, "expected %s, got %s%s", want, Describe(n), hint)
@@ -200,6 +218,9 @@ func (d *Decoder) decodeMap(n *yaml.Node, path string, v reflect.Value) {
 		d.pos[p] = Pos{val.Line, val.Column}
 		switch val.Tag {
 		case "!!str", "!!int", "!!float", "!!bool": // written as text, as in the file
+		case "!!null":
+			d.Errorf(val, p, `expected a string, got nothing (null); write a value, or "" for an empty one`)
+			return
 		default:
 			d.Errorf(val, p, "expected a string, got %s", Describe(val))
 			return

@@ -51,6 +51,12 @@ func TestDecodeErrors(t *testing.T) {
 		{"name: x\ncount: @\n", "f.yaml:2: invalid YAML: found character that cannot start any token"},
 		{"count: @\n", "f.yaml:1: invalid YAML: found character that cannot start any token"},
 		{"name: x\ntags: [a, *x]\n", "f.yaml:2:11: alias *x names no anchor"},
+		// Nothing after a key is "not set" for a section, a list or a map;
+		// a scalar needs a value (an environment variable too).
+		{"name: ~\n", "f.yaml:1:7: name: expected a string, got nothing (null); give it a value, or leave the key out for its default"},
+		{"name:\ncount: 1\n", "f.yaml:1:6: name: expected a string, got nothing (null)"},
+		{"tags: [a, ~]\n", "f.yaml:1:11: tags[1]: expected a string, got nothing (null)"},
+		{"env: {X: ~}\n", `f.yaml:1:10: env.X: expected a string, got nothing (null); write a value, or "" for an empty one`},
 	}
 	for _, tt := range tests {
 		var d testDoc
@@ -58,6 +64,25 @@ func TestDecodeErrors(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 			t.Errorf("Decode(%q):\n got %v\nwant prefix %q", tt.in, err, tt.want)
 		}
+	}
+}
+
+// TestNullIsNotSet: nothing, or ~, after a key whose value is a section, a
+// list or a map is the same as leaving the key out.
+func TestNullIsNotSet(t *testing.T) {
+	var d struct {
+		Tags []string          `yaml:"tags"`
+		Env  map[string]string `yaml:"env"`
+		Sub  struct {
+			Name *string `yaml:"name"`
+		} `yaml:"sub"`
+		Opt *[]string `yaml:"opt"`
+	}
+	if _, err := Decode("f.yaml", []byte("tags: ~\nenv:\nsub: null\nopt: ~\n"), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Tags != nil || d.Env != nil || d.Sub.Name != nil || d.Opt != nil {
+		t.Errorf("decoded %+v", d)
 	}
 }
 
