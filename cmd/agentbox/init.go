@@ -11,6 +11,7 @@ import (
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/atomicfile"
+	"github.com/agentbox-dev/agentbox/internal/shquote"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 	"github.com/spf13/cobra"
 )
@@ -66,6 +67,10 @@ func (o *initOptions) run(stdout, stderr io.Writer) error {
 	if _, err := atomicfile.WriteFile(path, data, 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	fmt.Fprintf(stderr, "agentbox: wrote %s; next: agentbox bump (pins images), then agentbox generate\n", path)
+	bump := "agentbox bump"
+	if o.dir != "." {
+		bump += " -C " + shquote.Word(o.dir)
+	}
+	fmt.Fprintf(stderr, "agentbox: wrote %s; next: %s (pins the images and the agent's version in %s, and generates the sandbox's files)\n", path, bump, images.LockFile)
 	return nil
 }
