@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"syscall"
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/images"
@@ -53,6 +54,15 @@ func (o *initOptions) run(stdout, stderr io.Writer) error {
 	}
 	if !slices.Contains(generator.IDEs, o.ide) {
 		return usageErrorf("invalid --ide %q; valid values are %s", o.ide, yamlpos.Quoted(generator.IDEs))
+	}
+	// The project directory must exist: init does not create it (nor its
+	// parents) for a mistyped -C.
+	if fi, err := os.Stat(o.dir); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("-C %s: no such directory; create the project directory first", o.dir)
+	} else if errors.Is(err, syscall.ENOTDIR) || err == nil && !fi.IsDir() {
+		return fmt.Errorf("-C %s: not a directory", o.dir)
+	} else if err != nil {
+		return err
 	}
 	path := generator.ConfigPath(o.dir)
 	if _, err := os.Stat(path); err == nil && !o.force {
