@@ -3,13 +3,16 @@
 
 GO ?= go
 EXAMPLE ?= examples/full
+# What `agentbox version` says: Go embeds the revision only in a build from a
+# git clone (not a worktree) with -buildvcs on, so make says it too.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
 .PHONY: all build example test test-deps bench fuzz clean e2e-setup e2e
 
 all: build
 
 build:
-	$(GO) build -o bin/agentbox ./cmd/agentbox
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/agentbox ./cmd/agentbox
 
 ## example: generate the example sandbox from examples/full/agentbox.yaml and its lock (no network)
 example: build

@@ -3,6 +3,7 @@ package generator
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -24,6 +25,14 @@ func FuzzLoad(f *testing.F) {
 	}
 	f.Add([]byte("agent: claude\nenv: {A: \"$(id)\\n'\"}\n"))
 	f.Add([]byte("network: {domains: [{host: a.b, ports: [1, 65535]}], cidrs: [::1]}\n"))
+	f.Add([]byte("image: {packages: [curl=1, curl=2]}\n"))
+	f.Add([]byte("image: {packages: [git=1]}\n"))
+	// What the YAML parser refuses without a line: bytes that are not
+	// UTF-8, NUL and other control characters, UTF-16.
+	f.Add([]byte("agent: claude\nname: \"a\xffb\"\n"))
+	f.Add([]byte("agent: claude\nenv: {X: \"a\x00b\"}\n"))
+	f.Add([]byte("agent: claude\r# \x1b[31m\n"))
+	f.Add([]byte("\xfe\xff\x00a\x00:\x00 \x00b\x00\n"))
 	// Look-alikes: characters that Unicode case folding turns into ASCII.
 	for _, s := range lookAlikes {
 		f.Add([]byte("network: {domains: [\"" + s + "ubernetes.io\"]}\n"))
@@ -41,8 +50,8 @@ func FuzzLoad(f *testing.F) {
 				t.Fatalf("unpositioned error type %T: %v", err, err)
 			}
 			for _, line := range strings.Split(es.Error(), "\n") {
-				if !strings.HasPrefix(line, ConfigFile+":") {
-					t.Fatalf("error without the file name: %q", line)
+				if !placed.MatchString(line) {
+					t.Fatalf("error without a place (file:line:col, or file:line for a YAML syntax error): %q", line)
 				}
 			}
 			return
@@ -53,7 +62,7 @@ func FuzzLoad(f *testing.F) {
 		errs := &yamlpos.Errors{File: ConfigFile}
 		p := plan(cfg, fakeLock(cfg), errs)
 		if err := errs.Err(); err != nil {
-			return // e.g. a package listed with two versions
+			t.Fatalf("the loader (and so validate) accepts what plan refuses with a complete lock: %v\n%s", err, data)
 		}
 		files, err := render(p)
 		if err != nil {
@@ -64,6 +73,10 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// placed is an error line with its place: file:line:col, or file:line for a
+// YAML syntax error (the parser gives no column).
+var placed = regexp.MustCompile(`^` + regexp.QuoteMeta(ConfigFile) + `:[1-9][0-9]*:(([1-9][0-9]*: )| invalid YAML: )`)
 
 // fakeLock pins every image and package cfg needs.
 func fakeLock(cfg *Config) *images.Lock {

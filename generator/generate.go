@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,7 +22,7 @@ import (
 // as dir/agentbox.yaml, so dir should be the path as the user wrote it.
 func Load(dir string) (*Config, error) {
 	file := displayPath(dir, ConfigFile)
-	data, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	data, err := readConfig(filepath.Join(dir, ConfigFile))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: no such file; run \"agentbox init\" to create one", file)
@@ -32,7 +33,23 @@ func Load(dir string) (*Config, error) {
 	return cfg, err
 }
 
+// readConfig reads the file at path, but no more than one byte past
+// MaxFileSize: enough for decodeConfig to say where the file passes it.
+func readConfig(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+}
+
 func decodeConfig(file string, data []byte, dir string) (*Config, yamlpos.Positions, error) {
+	if len(data) > MaxFileSize {
+		errs := &yamlpos.Errors{File: file}
+		errs.Add(yamlpos.PosAt(data, MaxFileSize), "", "the file is larger than 1 MiB (%d bytes), the most agentbox reads; it passes the limit here", MaxFileSize)
+		return nil, nil, errs.Err()
+	}
 	var w wireFile
 	pos, err := yamlpos.Decode(file, data, &w)
 	if err != nil {

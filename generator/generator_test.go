@@ -260,3 +260,43 @@ func TestSortedUniqueFoldIsASCII(t *testing.T) {
 		t.Errorf("sortedUniqueFold = %+q, want %+q", got, want)
 	}
 }
+
+// TestPackagePins: a package listed with two versions, or an always
+// installed package given a version, is refused by the loader (so validate
+// reports it, not only generate), at the entry that conflicts.
+func TestPackagePins(t *testing.T) {
+	_, err := loadString(t, "image:\n  packages:\n    - curl=1\n    - jq\n    - curl=2\n    - curl=1\n    - curl\n    - git=1:2.39\n    - jq\n")
+	want := []string{
+		`agentbox.yaml:5:7: image.packages[2]: package "curl" is listed with two different versions ("curl=1" at 3:7)`,
+		`agentbox.yaml:7:7: image.packages[4]: package "curl" is listed with two different versions ("curl=1" at 3:7)`,
+		`agentbox.yaml:8:7: image.packages[5]: package "git" is always installed, without a version; it cannot be pinned`,
+	}
+	if got := fmt.Sprint(err); got != strings.Join(want, "\n") {
+		t.Errorf("got:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+	}
+}
+
+// TestDefaultImagesArePlaced: an image that no key selects is not pinned
+// at the start of the file; one that the agent key selects, at that key.
+func TestDefaultImagesArePlaced(t *testing.T) {
+	for src, want := range map[string][]string{
+		"devcontainer: {ide: none}\n": {
+			`agentbox.yaml:1:1: the default base image of agent none "debian:bookworm-slim" is not pinned: agentbox.lock does not exist; run "agentbox bump"`,
+			`agentbox.yaml:1:1: the default egress image "debian:bookworm-slim" is not pinned: agentbox.lock does not exist; run "agentbox bump"`,
+		},
+		"\nagent: none\n": {
+			`agentbox.yaml:1:1: the default egress image "debian:bookworm-slim" is not pinned: agentbox.lock does not exist; run "agentbox bump"`,
+			`agentbox.yaml:2:8: agent: the default base image of agent none "debian:bookworm-slim" is not pinned: agentbox.lock does not exist; run "agentbox bump"`,
+		},
+	} {
+		cfg, err := loadString(t, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs := &yamlpos.Errors{File: ConfigFile}
+		plan(cfg, nil, errs)
+		if got := fmt.Sprint(errs.Err()); got != strings.Join(want, "\n") {
+			t.Errorf("%q:\n got %s\nwant %s", src, got, strings.Join(want, "\n"))
+		}
+	}
+}

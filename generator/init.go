@@ -6,16 +6,18 @@ import (
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/validate"
 )
 
-// InitFile renders the commented agentbox.yaml that `agentbox init` writes,
-// and checks that it loads.
-func InitFile(dir, agent, ide string) ([]byte, error) {
+// InitFile renders the commented agentbox.yaml that `agentbox init` writes
+// for the project name, agent and IDE, and checks that it loads.
+func InitFile(dir, name, agent, ide string) ([]byte, error) {
 	a, ok := images.LookupAgent(agent)
 	if !ok {
 		return nil, fmt.Errorf("%s", enumError("agent", agent, images.AgentNames()))
 	}
 	data, err := executeTemplate("agentbox.yaml.tmpl", map[string]string{
+		"Name":     name,
 		"Agent":    a.Name,
 		"Agents":   strings.Join(images.AgentNames(), ", "),
 		"Base":     a.BaseImage,
@@ -25,7 +27,7 @@ func InitFile(dir, agent, ide string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("internal error: rendering %s: %w", ConfigFile, err)
 	}
-	if _, _, err := decodeConfig(ConfigFile, data, dir); err != nil {
+	if cfg, _, err := decodeConfig(ConfigFile, data, dir); err != nil || cfg.Name != name {
 		return nil, fmt.Errorf("internal error: the generated %s does not load: %w", ConfigFile, err)
 	}
 	return data, nil
@@ -33,3 +35,19 @@ func InitFile(dir, agent, ide string) ([]byte, error) {
 
 // ConfigPath returns the path of agentbox.yaml in dir.
 func ConfigPath(dir string) string { return filepath.Join(dir, ConfigFile) }
+
+// InitName is the project name init writes for the project directory dir:
+// the directory's name made valid, or, when nothing of it is left (a name
+// with no ASCII letter or digit), "agentbox-" and random hex, so that two
+// such projects do not share a compose project.
+func InitName(dir string, random func() string) string {
+	base := filepath.Base(dir)
+	if abs, err := filepath.Abs(dir); err == nil {
+		base = filepath.Base(abs)
+	}
+	name := validate.SanitizeProjectName(base)
+	if name == DefaultName && !strings.Contains(validate.LowerASCII(base), DefaultName) {
+		name = DefaultName + "-" + random()
+	}
+	return name
+}

@@ -95,10 +95,7 @@ func plan(cfg *Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
 		}
 		p.AgentVersion, p.NPMSpec = v, pkg+"@"+v
 	}
-	p.Packages = sortedUnique(append(slices.Clone(basePackages), cfg.Packages...))
-	if dup := conflictingPins(p.Packages); dup != "" {
-		errs.Add(yamlpos.Pos{}, "image.packages", "package %q is listed with two different versions", dup)
-	}
+	p.Packages = sortedUnique(append(slices.Clone(basePackages), cfg.Packages...)) // no two versions of one: validateConfig
 	p.Env = mergeEnv(cfg.Agent.Env, cfg.Env)
 	if cfg.CPUs > 0 {
 		p.CPUs = strconv.FormatFloat(cfg.CPUs, 'f', -1, 64)
@@ -141,15 +138,17 @@ func imageSpecs(cfg *Config) []imageSpec {
 		}
 		return imageSpec{Ref: r, What: fmt.Sprintf("%s %q", defWhat, def), Path: defPath, Pos: defPos}
 	}
-	agentPath := ""
+	// An image that no key selects is placed at the start of the file.
+	fileStart := yamlpos.Pos{Line: 1, Col: 1}
+	agentPath, agentPos := "", fileStart
 	if cfg.AgentPos.Line != 0 {
-		agentPath = "agent"
+		agentPath, agentPos = "agent", cfg.AgentPos
 	}
 	return []imageSpec{
 		spec(cfg.Base, cfg.BasePos, "image.base", cfg.Agent.BaseImage,
-			fmt.Sprintf("the default base image of agent %s", cfg.Agent.Name), cfg.AgentPos, agentPath),
+			fmt.Sprintf("the default base image of agent %s", cfg.Agent.Name), agentPos, agentPath),
 		spec(cfg.Egress, cfg.EgressPos, "egress.image", images.DefaultEgressImage,
-			"the default egress image", yamlpos.Pos{}, ""),
+			"the default egress image", fileStart, ""),
 	}
 }
 
@@ -212,19 +211,6 @@ func mergeEnv(catalog, user []images.EnvVar) []images.EnvVar {
 		out = append(out, images.EnvVar{Name: name, Value: byName[name]})
 	}
 	return out
-}
-
-// conflictingPins returns a package listed with two different versions.
-func conflictingPins(pkgs []string) string {
-	seen := map[string]bool{}
-	for _, p := range pkgs {
-		name, _, _ := strings.Cut(p, "=")
-		if seen[name] {
-			return name
-		}
-		seen[name] = true
-	}
-	return ""
 }
 
 func sortedUnique(s []string) []string {

@@ -104,27 +104,28 @@ type reflector struct {
 var unmarshalerType = reflect.TypeFor[yamlpos.Unmarshaler]()
 
 // schema returns the schema of a value of type t at path. A null stands for
-// "not set" wherever yamlpos takes it so: pointers, structs, lists and maps.
+// "not set" wherever yamlpos takes it so: sections (structs), lists and
+// maps; a scalar needs a value.
 func (r *reflector) schema(t reflect.Type, path string) schemaNode {
-	nullable := t.Kind() == reflect.Pointer
-	if nullable {
+	pointer, nullable := t.Kind() == reflect.Pointer, false
+	if pointer {
 		t = t.Elem()
 	}
 	var s schemaNode
 	switch {
 	case reflect.PointerTo(t).Implements(unmarshalerType):
-		if nullable {
+		if pointer {
 			panic(fmt.Sprintf("generator: schema of %s: a pointer to a union type", path))
 		}
 		s = r.union(t, path)
 	case t.Kind() == reflect.Struct:
 		s, nullable = r.object(t, path), true
 	case t.Kind() == reflect.Slice:
-		s = schemaNode{"type": "array", "items": r.schema(t.Elem(), path+"[]")}
+		s = schemaNode{"type": "array", "items": r.schema(t.Elem(), path+"[]"), "maxItems": MaxEntries}
 		nullable = true
 	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.String:
 		// yamlpos takes any scalar but null as a map value, as written.
-		s = schemaNode{"type": "object", "additionalProperties": schemaNode{"type": []any{"string", "number", "boolean"}}}
+		s = schemaNode{"type": "object", "additionalProperties": schemaNode{"type": []any{"string", "number", "boolean"}}, "maxProperties": MaxEntries}
 		nullable = true
 	case t.Kind() == reflect.String:
 		s = schemaNode{"type": "string"}

@@ -143,7 +143,7 @@ func TestJSONSchemaInitFile(t *testing.T) {
 	for _, agent := range images.AgentNames() {
 		for _, ide := range IDEs {
 			t.Run(agent+"-"+ide, func(t *testing.T) {
-				data, err := InitFile(t.TempDir(), agent, ide)
+				data, err := InitFile(t.TempDir(), "my-project", agent, ide)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -165,10 +165,11 @@ func TestJSONSchemaNotStricter(t *testing.T) {
 	sch := schemaCompile(t)
 	for _, src := range []string{
 		"{}",
-		"version: ~\nname: ~\nagent: ~\nimage: ~\negress: ~\nnetwork: ~\nresources: ~\nenv: ~\nworkspace: ~\ndevcontainer: ~\n",
-		"image: {base: ~, packages: ~, user: {uid: ~, gid: ~}}\negress: {image: ~}\n" +
-			"network: {services: ~, domains: ~, cidrs: ~, ports: ~}\nresources: {cpus: ~, memory: ~, pids: ~}\n" +
-			"workspace: {path: ~, readonly: ~}\ndevcontainer: {ide: ~, extensions: ~}\n",
+		"image: ~\negress: ~\nnetwork: ~\nresources: ~\nenv: ~\nworkspace: ~\ndevcontainer: ~\nverify: ~\n",
+		"image: {packages: ~, user: ~}\negress: {}\n" +
+			"network: {services: ~, domains: ~, cidrs: ~, ports: ~}\nresources: {}\n" +
+			"workspace: {readonly: ~, writable: ~, hidden: ~}\ndevcontainer: {extensions: ~}\n",
+		"network: {domains: [{host: a.example.com, ports: ~}], cidrs: [{cidr: 198.18.0.0/24, ports: ~}]}\n",
 		"network:\n  domains: [example.com, '*.example.org', EXAMPLE.net., {host: a.example.com}, {host: b.example.com, ports: ~}]\n" +
 			"  cidrs: [10.0.0.0/8, 2001:db8::/32, 203.0.113.7, {cidr: 198.18.0.0/15, ports: [1, 65535]}]\n",
 		"network: {services: [" + strings.Join(images.ServiceNames(), ", ") + "], ports: [1, 65535, 1]}\n",
@@ -196,6 +197,42 @@ func TestJSONSchemaNotStricter(t *testing.T) {
 				t.Errorf("the schema rejects what the loader accepts:\n%v", err)
 			}
 		})
+	}
+}
+
+// TestJSONSchemaNullScalars: a scalar key with nothing after it is an
+// error for the schema as for the loader (a section, list or map with
+// nothing is not set).
+func TestJSONSchemaNullScalars(t *testing.T) {
+	sch := schemaCompile(t)
+	for _, src := range []string{
+		"version: ~\n", "name: ~\n", "agent: ~\n", "agent:\n", "image: {base: ~}\n", "image: {user: {uid: ~}}\n",
+		"egress: {image: ~}\n", "resources: {cpus: ~}\n", "resources: {memory: ~}\n", "resources: {pids: ~}\n",
+		"env: {X: ~}\n", "workspace: {path: ~}\n", "devcontainer: {ide: ~}\n", "verify: {allowed: ~}\n",
+	} {
+		if _, _, err := decodeConfig(ConfigFile, []byte(src), t.TempDir()); err == nil {
+			t.Errorf("the loader accepts %q", src)
+		}
+		if v, _ := schemaInstance(t, []byte(src)); sch.Validate(v) == nil {
+			t.Errorf("the schema accepts %q", src)
+		}
+	}
+}
+
+// TestJSONSchemaAtLimits: the largest file the loader accepts passes the
+// schema, and one more entry in env or a list fails both.
+func TestJSONSchemaAtLimits(t *testing.T) {
+	sch := schemaCompile(t)
+	v, ok := schemaInstance(t, []byte(atLimits()))
+	if !ok {
+		t.Fatal("not one plain YAML document")
+	}
+	if err := sch.Validate(v); err != nil {
+		t.Errorf("the schema rejects the file at the limits:\n%.2000v", err)
+	}
+	over := "network:\n  services:\n" + strings.Repeat("    - github\n", MaxEntries+1)
+	if v, _ := schemaInstance(t, []byte(over)); sch.Validate(v) == nil {
+		t.Errorf("the schema accepts %d services", MaxEntries+1)
 	}
 }
 

@@ -56,10 +56,8 @@ func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, di
 	}
 	cfg.Base, cfg.BasePos = c.ref("image.base", w.Image.Base)
 	cfg.Egress, cfg.EgressPos = c.ref("egress.image", w.Egress.Image)
-	for i, p := range w.Image.Packages {
-		if err := validate.DebianPackage(p); err != nil {
-			c.fail(fmt.Sprintf("image.packages[%d]", i), err)
-		}
+	if c.within("image.packages", len(w.Image.Packages)) {
+		c.packages(w.Image.Packages)
 	}
 	cfg.Packages = w.Image.Packages
 	cfg.UID = c.id("image.user.uid", w.Image.User.UID, DefaultUID)
@@ -69,15 +67,7 @@ func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, di
 	cfg.GID = c.id("image.user.gid", w.Image.User.GID, cfg.UID)
 	c.network(w, cfg)
 	c.resources(w, cfg)
-	for _, name := range slices.Sorted(maps.Keys(w.Env)) {
-		path := yamlpos.Join("env", name)
-		if err := validate.EnvName(name); err != nil {
-			c.fail(path, err)
-		} else if err := validate.EnvValue(w.Env[name]); err != nil {
-			c.fail(path, err)
-		}
-		cfg.Env = append(cfg.Env, images.EnvVar{Name: name, Value: w.Env[name]})
-	}
+	c.env(w.Env, cfg)
 	cfg.Workspace = DefaultWorkspace
 	if w.Workspace.Path != nil {
 		cfg.Workspace = *w.Workspace.Path
@@ -85,7 +75,7 @@ func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, di
 			c.fail("workspace.path", err)
 		}
 	}
-	for i, p := range w.Workspace.ReadOnly {
+	for i, p := range entries(c, "workspace.readonly", w.Workspace.ReadOnly) {
 		path := fmt.Sprintf("workspace.readonly[%d]", i)
 		if err := validate.RelPath(p); err != nil {
 			c.fail(path, err)
@@ -101,7 +91,7 @@ func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, di
 			c.failf("devcontainer.ide", "%s", enumError("ide", cfg.IDE, IDEs))
 		}
 	}
-	for i, e := range w.Devcontainer.Extensions {
+	for i, e := range entries(c, "devcontainer.extensions", w.Devcontainer.Extensions) {
 		if err := validate.Extension(e); err != nil {
 			c.fail(fmt.Sprintf("devcontainer.extensions[%d]", i), err)
 		}
@@ -143,6 +133,7 @@ func (c *checker) ports(path string, ps []int) []uint16 {
 	if len(ps) == 0 {
 		c.failf(path, "an empty list of ports would allow nothing; leave ports out for the default")
 	}
+	ps = entries(c, path, ps)
 	out := make([]uint16, 0, len(ps))
 	for i, p := range ps {
 		if err := validate.Port(p); err != nil {
@@ -161,7 +152,7 @@ func (c *checker) ports(path string, ps []int) []uint16 {
 
 func (c *checker) network(w *wireFile, cfg *Config) {
 	n := w.Network
-	for i, s := range n.Services {
+	for i, s := range entries(c, "network.services", n.Services) {
 		path := fmt.Sprintf("network.services[%d]", i)
 		if _, ok := images.LookupService(s); !ok {
 			c.failf(path, "%s", enumError("service", s, images.ServiceNames()))
@@ -173,7 +164,7 @@ func (c *checker) network(w *wireFile, cfg *Config) {
 	if n.Ports != nil {
 		cfg.Ports = c.ports("network.ports", n.Ports)
 	}
-	for i, d := range n.Domains {
+	for i, d := range entries(c, "network.domains", n.Domains) {
 		path := fmt.Sprintf("network.domains[%d]", i)
 		if d.Host == "" {
 			c.failf(path, "missing host")
@@ -186,7 +177,7 @@ func (c *checker) network(w *wireFile, cfg *Config) {
 		}
 		cfg.Domains = append(cfg.Domains, DomainRule{Name: name, Wildcard: wild, Ports: c.ports(path+".ports", d.Ports)})
 	}
-	for i, r := range n.CIDRs {
+	for i, r := range entries(c, "network.cidrs", n.CIDRs) {
 		path := fmt.Sprintf("network.cidrs[%d]", i)
 		if r.CIDR == "" {
 			c.failf(path, "missing cidr")
@@ -237,7 +228,7 @@ func enumError(what, value string, valid []string) string {
 
 // workspace checks workspace.writable and workspace.hidden.
 func (c *checker) workspace(w wireWorkspace, cfg *Config) {
-	for i, p := range w.Writable {
+	for i, p := range entries(c, "workspace.writable", w.Writable) {
 		if err := gitgate.CheckWritable(p); err != nil {
 			c.fail(fmt.Sprintf("workspace.writable[%d]", i), err)
 		}
@@ -247,12 +238,76 @@ func (c *checker) workspace(w wireWorkspace, cfg *Config) {
 	if w.Hidden != nil {
 		cfg.Hidden = *w.Hidden
 	}
-	for i, p := range cfg.Hidden {
-		if w.Hidden == nil {
-			break
-		}
+	if w.Hidden == nil {
+		return
+	}
+	for i, p := range entries(c, "workspace.hidden", cfg.Hidden) {
 		if err := validate.PathPattern(strings.TrimPrefix(p, "!")); err != nil {
 			c.fail(fmt.Sprintf("workspace.hidden[%d]", i), err)
 		}
+	}
+}
+
+// packages checks image.packages: each name, and that a package is listed
+// with one version at most (apt would install either), and that the
+// packages every image gets (basePackages) are not pinned.
+func (c *checker) packages(pkgs []string) {
+	first := map[string]int{} // package name -> index of its first entry
+	for i, p := range pkgs {
+		path := fmt.Sprintf("image.packages[%d]", i)
+		if err := validate.DebianPackage(p); err != nil {
+			c.fail(path, err)
+			continue
+		}
+		name, _, pinned := strings.Cut(p, "=")
+		if j, seen := first[name]; seen {
+			if pkgs[j] != p {
+				at := c.pos[fmt.Sprintf("image.packages[%d]", j)]
+				c.failf(path, "package %q is listed with two different versions (%q at %d:%d)", name, pkgs[j], at.Line, at.Col)
+			}
+			continue
+		}
+		first[name] = i
+		if pinned && slices.Contains(basePackages, name) {
+			c.failf(path, "package %q is always installed, without a version; it cannot be pinned", name)
+		}
+	}
+}
+
+// within reports a list or mapping at path with more than MaxEntries
+// entries, and says whether n is within the limit.
+func (c *checker) within(path string, n int) bool {
+	if n <= MaxEntries {
+		return true
+	}
+	c.failf(path, "%d entries; at most %d are allowed", n, MaxEntries)
+	return false
+}
+
+// entries returns list, or nothing when it has more than MaxEntries
+// entries, which it reports: their own checks would only add noise.
+func entries[T any](c *checker, path string, list []T) []T {
+	if !c.within(path, len(list)) {
+		return nil
+	}
+	return list
+}
+
+// env checks the variables of env: names, values, and the size of each
+// NAME=VALUE string.
+func (c *checker) env(env map[string]string, cfg *Config) {
+	if !c.within("env", len(env)) {
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(env)) {
+		path, value := yamlpos.Join("env", name), env[name]
+		if err := validate.EnvName(name); err != nil {
+			c.fail(path, err)
+		} else if err := validate.EnvValue(value); err != nil {
+			c.fail(path, err)
+		} else if n := len(name) + len("=") + len(value) + 1; n > MaxEnvString {
+			c.failf(path, "%s=… with its terminating NUL is %d bytes; Linux takes at most %d (128 KiB) in one environment string", name, n, MaxEnvString)
+		}
+		cfg.Env = append(cfg.Env, images.EnvVar{Name: name, Value: value})
 	}
 }

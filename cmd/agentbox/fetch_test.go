@@ -214,7 +214,7 @@ func TestFetchThroughCompose(t *testing.T) {
 echo "$*" >> `+log+`
 case "$1 $2" in
   "compose version") echo 2.40.3; exit 0 ;;
-  "info --format") echo 28.2.2; exit 0 ;;
+  "version --format") echo 28.2.2; exit 0 ;;
 esac
 case "$*" in
   *" exec -T agent git -C /workspace bundle create - --branches")

@@ -1,16 +1,20 @@
 package main
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"slices"
+	"syscall"
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/atomicfile"
+	"github.com/agentbox-dev/agentbox/internal/shquote"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 	"github.com/spf13/cobra"
 )
@@ -41,6 +45,8 @@ init refuses to overwrite an existing file unless --force is given.`,
 	c.Flags().StringVar(&o.agent, "agent", "none", "the agent: "+yamlpos.Quoted(images.AgentNames()))
 	c.Flags().StringVar(&o.ide, "ide", generator.DefaultIDE, "the IDE of the Dev Container: vscode or none")
 	c.Flags().BoolVar(&o.force, "force", false, "overwrite an existing agentbox.yaml")
+	_ = c.RegisterFlagCompletionFunc("agent", completeFrom(images.AgentNames()))
+	_ = c.RegisterFlagCompletionFunc("ide", completeFrom(generator.IDEs))
 	return c
 }
 
@@ -51,19 +57,41 @@ func (o *initOptions) run(stdout, stderr io.Writer) error {
 	if !slices.Contains(generator.IDEs, o.ide) {
 		return usageErrorf("invalid --ide %q; valid values are %s", o.ide, yamlpos.Quoted(generator.IDEs))
 	}
+	// The project directory must exist: init does not create it (nor its
+	// parents) for a mistyped -C.
+	if fi, err := os.Stat(o.dir); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("-C %s: no such directory; create the project directory first", o.dir)
+	} else if errors.Is(err, syscall.ENOTDIR) || err == nil && !fi.IsDir() {
+		return fmt.Errorf("-C %s: not a directory", o.dir)
+	} else if err != nil {
+		return err
+	}
 	path := generator.ConfigPath(o.dir)
 	if _, err := os.Stat(path); err == nil && !o.force {
 		return fmt.Errorf("%s already exists; use --force to overwrite it", path)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	data, err := generator.InitFile(o.dir, o.agent, o.ide)
+	data, err := generator.InitFile(o.dir, generator.InitName(o.dir, randomHex), o.agent, o.ide)
 	if err != nil {
 		return err
 	}
 	if _, err := atomicfile.WriteFile(path, data, 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	fmt.Fprintf(stderr, "agentbox: wrote %s; next: agentbox bump (pins images), then agentbox generate\n", path)
+	bump := "agentbox bump"
+	if o.dir != "." {
+		bump += " -C " + shquote.Word(o.dir)
+	}
+	fmt.Fprintf(stderr, "agentbox: wrote %s; next: %s (pins the images and the agent's version in %s, and generates the sandbox's files)\n", path, bump, images.LockFile)
 	return nil
+}
+
+// randomHex returns 6 random hex digits.
+func randomHex() string {
+	b := make([]byte, 3)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return hex.EncodeToString(b)
 }

@@ -81,13 +81,14 @@ func newRootCmd(stdout, stderr io.Writer, ran *bool) *cobra.Command {
 		Long:          rootLong,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       buildVersion(), // --version, as `agentbox version`
 	}
+	root.SetVersionTemplate("agentbox {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErrorf("%v", err)
 	})
-	root.CompletionOptions.DisableDefaultCmd = true
 	for _, c := range []*cobra.Command{
 		newInitCmd(stdout, stderr),
 		newGenerateCmd(stdout, stderr),
@@ -107,7 +108,27 @@ func newRootCmd(stdout, stderr io.Writer, ran *bool) *cobra.Command {
 			*ran = true
 			return body(c, args)
 		}
+		if c.Flags().Lookup("dir") != nil {
+			_ = c.MarkFlagDirname("dir") // completes directories only
+		}
 		root.AddCommand(c)
 	}
+	// cobra's `completion bash|zsh|fish|powershell` (and the hidden
+	// __complete that its scripts call). Without a shell it would print its
+	// help and exit 0; it is a usage error like any other missing argument.
+	root.InitDefaultCompletionCmd()
+	if comp, _, err := root.Find([]string{"completion"}); err == nil && comp != root {
+		comp.Example = `  source <(agentbox completion bash)           # this shell; in ~/.bashrc for every one
+  agentbox completion zsh > "${fpath[1]}/_agentbox"
+  agentbox completion fish > ~/.config/fish/completions/agentbox.fish`
+		comp.RunE = func(c *cobra.Command, args []string) error {
+			return usageErrorf("name a shell: agentbox completion bash|zsh|fish|powershell")
+		}
+	}
 	return root
+}
+
+// completeFrom completes a flag or an argument with values, and no files.
+func completeFrom(values []string) cobra.CompletionFunc {
+	return cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp)
 }

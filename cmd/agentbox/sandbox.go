@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -26,29 +27,16 @@ func (o *sandboxOptions) flags(c *cobra.Command) {
 	c.Flags().StringVarP(&o.dir, "dir", "C", ".", "the project directory (holding agentbox.yaml)")
 }
 
-// compose checks that Docker, compose v2 and the daemon are there and the
-// generated files are current, then returns the argv prefix of docker compose
-// and the project's configuration. When the command creates or starts
-// containers (starts: up, verify, and any command added that runs one), it
-// first checks every mount source again (generator.CheckMounts): a link can
-// have changed since generate. down, shell and logs pass false, so that the
-// sandbox can always be stopped, whatever the agent did to the project.
+// compose checks that the generated files are current and that Docker,
+// compose v2 and the daemon are there, then returns the argv prefix of
+// docker compose and the project's configuration. The project comes first,
+// so that a mistake in agentbox.yaml is not hidden behind a missing daemon.
+// When the command creates or starts containers (starts: up, verify, and
+// any command added that runs one), it checks every mount source again
+// (generator.CheckMounts): a link can have changed since generate. down,
+// shell and logs pass false, so that the sandbox can always be stopped,
+// whatever the agent did to the project.
 func (o *sandboxOptions) compose(ctx context.Context, starts bool) ([]string, *generator.Config, error) {
-	docker, err := exec.LookPath("docker")
-	if err != nil {
-		return nil, nil, errors.New("docker is not installed (or not on PATH): agentbox runs the sandbox with Docker Engine and compose v2")
-	}
-	if out, err := exec.CommandContext(ctx, docker, "compose", "version", "--short").CombinedOutput(); err != nil {
-		if _, v1 := exec.LookPath("docker-compose"); v1 == nil {
-			return nil, nil, errors.New("only compose v1 (docker-compose) is installed; agentbox needs compose v2, the `docker compose` plugin")
-		}
-		return nil, nil, fmt.Errorf("docker compose (v2) is not available: %s", firstLine(out, err))
-	} else if v := strings.TrimPrefix(strings.TrimSpace(string(out)), "v"); strings.HasPrefix(v, "1.") {
-		return nil, nil, fmt.Errorf("docker compose %s is compose v1; agentbox needs compose v2", v)
-	}
-	if out, err := exec.CommandContext(ctx, docker, "info", "--format", "{{.ServerVersion}}").CombinedOutput(); err != nil {
-		return nil, nil, fmt.Errorf("cannot reach the Docker daemon (is dockerd running?): %s", firstLine(out, err))
-	}
 	cfg, files, err := generator.Compile(o.dir)
 	if err != nil {
 		return nil, nil, err
@@ -63,7 +51,57 @@ func (o *sandboxOptions) compose(ctx context.Context, starts bool) ([]string, *g
 	} else if diff != "" {
 		return nil, nil, errors.New("the generated files are out of date (agentbox generate --check fails); run \"agentbox generate\" and review the diff first")
 	}
+	docker, err := checkDocker(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	return []string{docker, "compose", "-f", filepath.Join(o.dir, generator.ComposeFile), "-p", cfg.Name}, cfg, nil
+}
+
+// checkDocker checks that the docker CLI, compose v2 and the daemon are
+// there, and returns the path of docker.
+func checkDocker(ctx context.Context) (string, error) {
+	docker, err := exec.LookPath("docker")
+	if err != nil {
+		return "", errors.New("docker is not installed (or not on PATH): agentbox runs the sandbox with Docker Engine and compose v2")
+	}
+	if out, err := exec.CommandContext(ctx, docker, "compose", "version", "--short").CombinedOutput(); err != nil {
+		if _, v1 := exec.LookPath("docker-compose"); v1 == nil {
+			return "", errors.New("only compose v1 (docker-compose) is installed; agentbox needs compose v2, the `docker compose` plugin")
+		}
+		return "", fmt.Errorf("docker compose (v2) is not available: %s", firstLine(out, err))
+	} else if v := strings.TrimPrefix(strings.TrimSpace(string(out)), "v"); strings.HasPrefix(v, "1.") {
+		return "", fmt.Errorf("docker compose %s is compose v1; agentbox needs compose v2", v)
+	}
+	// `docker version` reports the daemon's own error when there is no
+	// daemon; `docker info --format` does not on Debian's 20.10 CLI, whose
+	// template fails first on the missing server ("reflect: indirection
+	// through nil pointer to embedded struct field Info").
+	cmd := exec.CommandContext(ctx, docker, "version", "--format", "{{.Server.Version}}")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil || strings.TrimSpace(stdout.String()) == "" {
+		return "", fmt.Errorf("cannot reach the Docker daemon (is dockerd running?): %s", daemonError(stderr.Bytes(), stdout.Bytes(), err))
+	}
+	return docker, nil
+}
+
+// daemonError picks the line that says why the daemon cannot be reached
+// from what a docker CLI printed: the first line of stderr, then of stdout,
+// that is not a Go template's error ("ERROR: " taken off).
+func daemonError(stderr, stdout []byte, err error) string {
+	for _, out := range [][]byte{stderr, stdout} {
+		for _, line := range strings.Split(string(out), "\n") {
+			line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "ERROR:"))
+			if line != "" && !strings.HasPrefix(line, "template:") {
+				return line
+			}
+		}
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "docker version reported no server"
 }
 
 // run runs docker compose with args, connected to the terminal; starts says
@@ -184,6 +222,12 @@ func newLogsCmd(stdout, stderr io.Writer) *cobra.Command {
 		Example: `  agentbox logs egress
   agentbox logs -f`,
 		Args: cobra.MaximumNArgs(1),
+		ValidArgsFunction: func(c *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return services, cobra.ShellCompDirectiveNoFileComp
+		},
 		RunE: func(c *cobra.Command, args []string) error {
 			argv := []string{"logs"}
 			if follow {

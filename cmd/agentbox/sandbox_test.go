@@ -10,18 +10,29 @@ import (
 
 // fakeDocker puts a docker (and, for mode "v1", a docker-compose) on PATH
 // that records its arguments and acts as mode says: "ok", "nocompose", "v1",
-// "down" (daemon unreachable) or "fail" (compose commands exit 7).
+// "fail" (compose commands exit 7), "ok-20.10" (Debian's docker 20.10 CLI
+// and a daemon), or "down" and "down-20.10": the docker 28 and Debian's
+// docker 20.10 CLI when the daemon is unreachable, as they answer `docker
+// info` and `docker version` (with and without --format).
 func fakeDocker(t *testing.T, mode string) (logFile string) {
 	t.Helper()
 	bin := t.TempDir()
 	logFile = filepath.Join(bin, "argv.log")
 	script := `#!/bin/sh
 echo "$*" >> '` + logFile + `'
+nodaemon="Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"
 case "` + mode + `:$1:$2" in
   nocompose:compose:*|v1:compose:*) echo "docker: 'compose' is not a docker command." >&2; exit 1 ;;
   *:compose:version) echo "2.40.3"; exit 0 ;;
-  down:info:*) echo "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?" >&2; exit 1 ;;
-  *:info:*) echo "28.2.2"; exit 0 ;;
+  down:info:--format) echo "$nodaemon" >&2; exit 1 ;;
+  down:info:*) printf 'Client:\n Version:    28.2.2\n\nServer:\n'; echo "$nodaemon" >&2; exit 1 ;;
+  down:version:*) echo "$nodaemon" >&2; exit 1 ;;
+  down-20.10:info:--format) echo 'template: :1:2: executing "" at <.ServerVersion>: reflect: indirection through nil pointer to embedded struct field Info' >&2; exit 1 ;;
+  down-20.10:info:*) printf 'Client:\n Context:    default\n\nServer:\nERROR: %s\n' "$nodaemon"; echo "errors pretty printing info" >&2; exit 1 ;;
+  down-20.10:version:--format) echo "$nodaemon" >&2; exit 1 ;;
+  down-20.10:version:*) printf 'Client:\n Version:           20.10.24+dfsg1\n'; echo "$nodaemon" >&2; exit 1 ;;
+  ok-20.10:info:*|ok-20.10:version:*) echo "20.10.24+dfsg1"; exit 0 ;;
+  *:info:*|*:version:*) echo "28.2.2"; exit 0 ;;
   fail:compose:*) exit 7 ;;
 esac
 case "$*" in
@@ -87,7 +98,6 @@ func TestSandboxErrors(t *testing.T) {
 		{"docker missing", "", []string{"up"}, exitError, "docker is not installed"},
 		{"compose v2 missing", "nocompose", []string{"up"}, exitError, "docker compose (v2) is not available"},
 		{"compose v1 only", "v1", []string{"up"}, exitError, "only compose v1 (docker-compose) is installed"},
-		{"daemon down", "down", []string{"down"}, exitError, "cannot reach the Docker daemon"},
 		{"compose fails", "fail", []string{"up"}, exitError, "docker compose up failed (exit 7)"},
 		{"unknown service", "ok", []string{"logs", "db"}, exitUsage, `unknown service "db"`},
 	} {
@@ -103,6 +113,32 @@ func TestSandboxErrors(t *testing.T) {
 			}
 		})
 	}
+	// With no daemon, every docker CLI gives the same one-line error (Debian's
+	// 20.10 printed a Go template error for `docker info --format`).
+	for _, mode := range []string{"down", "down-20.10"} {
+		for _, cmd := range []string{"up", "verify", "shell", "down", "logs"} {
+			t.Run(mode+" "+cmd, func(t *testing.T) {
+				log := fakeDocker(t, mode)
+				_, stderr, code := runIn(t, dir, cmd)
+				want := "cannot reach the Docker daemon (is dockerd running?): Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?\n"
+				if code != exitError || stderr != want {
+					t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, exitError, want)
+				}
+				if data, _ := os.ReadFile(log); strings.Contains(string(data), "compose -f") {
+					t.Errorf("docker compose ran:\n%s", data)
+				}
+			})
+		}
+	}
+	t.Run("docker 20.10 with a daemon", func(t *testing.T) {
+		log := fakeDocker(t, "ok-20.10")
+		if _, stderr, code := runIn(t, dir, "down"); code != exitOK {
+			t.Errorf("exit %d: %s", code, stderr)
+		}
+		if data, _ := os.ReadFile(log); !strings.Contains(string(data), "compose -f .agentbox/docker-compose.yml -p agentbox down") {
+			t.Errorf("docker compose down did not run:\n%s", data)
+		}
+	})
 	t.Run("stale generated files", func(t *testing.T) {
 		log := fakeDocker(t, "ok")
 		os.WriteFile(filepath.Join(dir, "agentbox.yaml"), []byte("agent: claude\nnetwork: {domains: [example.com]}\n"), 0o644)
@@ -114,6 +150,29 @@ func TestSandboxErrors(t *testing.T) {
 			t.Errorf("docker compose up ran with stale files: %s", data)
 		}
 	})
+}
+
+// TestConfigBeforeDocker: a mistake in agentbox.yaml is reported before
+// anything about Docker, so that it is not hidden behind a missing daemon.
+func TestConfigBeforeDocker(t *testing.T) {
+	for _, mode := range []string{"", "down", "down-20.10"} {
+		for _, cmd := range []string{"up", "verify", "shell", "down", "logs"} {
+			t.Run(mode+" "+cmd, func(t *testing.T) {
+				dir := project(t, "agent-claude")
+				writeFile(t, filepath.Join(dir, "agentbox.yaml"), []byte("agent: claude\nnetwrok: {}\n"))
+				if mode == "" {
+					t.Setenv("PATH", t.TempDir()) // no docker at all
+				} else {
+					fakeDocker(t, mode)
+				}
+				_, stderr, code := runIn(t, dir, cmd)
+				want := "agentbox.yaml:2:1: unknown key \"netwrok\"; did you mean \"network\"?\n"
+				if code != exitError || stderr != want {
+					t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, exitError, want)
+				}
+			})
+		}
+	}
 }
 
 // up refuses a project whose .git is not a directory of its own before

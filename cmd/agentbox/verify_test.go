@@ -64,7 +64,7 @@ verify:
 echo "$*" >> ` + log + `
 case "$1 $2" in
   "compose version") echo 2.40.3; exit 0 ;;
-  "info --format") echo 28.2.2; exit 0 ;;
+  "version --format") echo 28.2.2; exit 0 ;;
 esac
 shift 5 # compose -f FILE -p NAME
 case "$1" in
@@ -205,7 +205,7 @@ func TestVerifyChecksLinksBeforeRecreating(t *testing.T) {
 echo "$*" >> '`+log+`'
 case "$1 $2" in
   "compose version") echo 2.40.3; exit 0 ;;
-  "info --format") echo 28.2.2; exit 0 ;;
+  "version --format") echo 28.2.2; exit 0 ;;
 esac
 case "$*" in
   *" -- all "*) printf '`+rows.String()+`' ;;

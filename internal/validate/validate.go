@@ -199,11 +199,34 @@ func Memory(s string) (string, error) {
 
 var reservedDirs = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/proc", "/root", "/run", "/sbin", "/sys", "/usr", "/var"}
 
+// Linux's limits on a path and on one of its names.
+const (
+	maxPath = 4095 // PATH_MAX without the terminating NUL
+	maxName = 255  // NAME_MAX
+)
+
+// tooLong says what is wrong when path s (or a pattern) or one of its
+// slash-separated names is longer than Linux allows, or "".
+func tooLong(s string) string {
+	if len(s) > maxPath {
+		return fmt.Sprintf("longer than %d bytes", maxPath)
+	}
+	for _, seg := range strings.Split(s, "/") {
+		if len(seg) > maxName {
+			return fmt.Sprintf("a name is longer than %d bytes", maxName)
+		}
+	}
+	return ""
+}
+
 // ContainerPath checks an absolute directory in the agent container where
 // the project may be mounted.
 func ContainerPath(s string) error {
 	if !strings.HasPrefix(s, "/") || path.Clean(s) != s || s == "/" {
 		return fmt.Errorf("invalid path %+q: want a clean absolute path such as /workspace", s)
+	}
+	if why := tooLong(s); why != "" {
+		return fmt.Errorf("invalid path %+q: %s", s, why)
 	}
 	for _, seg := range strings.Split(s[1:], "/") {
 		if !segmentRe.MatchString(seg) {
@@ -226,6 +249,9 @@ func RelPath(s string) error {
 	if s == "" || strings.HasPrefix(s, "/") || path.Clean(s) != s || s == "." {
 		return fmt.Errorf("invalid path %+q: want a clean path relative to the project, such as docs/adr", s)
 	}
+	if why := tooLong(s); why != "" {
+		return fmt.Errorf("invalid path %+q: %s", s, why)
+	}
 	for _, seg := range strings.Split(s, "/") {
 		if seg == ".." {
 			return fmt.Errorf("invalid path %+q: it leaves the project", s)
@@ -242,6 +268,9 @@ func RelPath(s string) error {
 func PathPattern(s string) error {
 	if s == "" || strings.HasPrefix(s, "/") || path.Clean(s) != s || s == "." {
 		return fmt.Errorf("invalid pattern %q: want a clean path or glob relative to the project, such as .env.*", s)
+	}
+	if why := tooLong(s); why != "" {
+		return fmt.Errorf("invalid pattern %q: %s", s, why)
 	}
 	if _, err := path.Match(s, ""); err != nil {
 		return fmt.Errorf("invalid pattern %q: %v", s, err)

@@ -115,3 +115,30 @@ func TestPathsAndNames(t *testing.T) {
 		}
 	}
 }
+
+// TestPathLengths: paths and patterns stay within Linux's PATH_MAX (4095
+// bytes without the NUL) and NAME_MAX (255).
+func TestPathLengths(t *testing.T) {
+	name := strings.Repeat("a", 255)
+	long := strings.Repeat(name+"/", 15) + strings.Repeat("b", 4095-15*256) // 4095 bytes
+	if len(long) != 4095 {
+		t.Fatalf("len %d", len(long))
+	}
+	for _, check := range []struct {
+		name string
+		f    func(string) error
+		pre  string
+	}{{"RelPath", RelPath, ""}, {"PathPattern", PathPattern, ""}, {"ContainerPath", ContainerPath, "/"}} {
+		for s, want := range map[string]string{
+			name:                         "",
+			name + "a":                   "a name is longer than 255 bytes",
+			long[len(check.pre):]:        "",
+			long[len(check.pre):] + "/b": "longer than 4095 bytes",
+		} {
+			err := check.f(check.pre + s)
+			if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+				t.Errorf("%s(%d bytes) = %v, want %q", check.name, len(check.pre+s), err, want)
+			}
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -33,7 +34,7 @@ type Decoder struct {
 // is an *Errors listing every problem found, sorted by position.
 func Decode(file string, data []byte, v any) (Positions, error) {
 	d := &Decoder{errs: &Errors{File: file}, pos: Positions{}}
-	if d.scanTabs(data) {
+	if d.scanText(data) {
 		return d.pos, d.errs.Err()
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -44,7 +45,7 @@ func Decode(file string, data []byte, v any) (Positions, error) {
 		d.errs.Add(Pos{1, 1}, "", "the file is empty")
 		return d.pos, d.errs.Err()
 	case err != nil:
-		d.syntaxError(err)
+		d.syntaxError(data, err)
 		return d.pos, d.errs.Err()
 	}
 	var second yaml.Node
@@ -52,7 +53,7 @@ func Decode(file string, data []byte, v any) (Positions, error) {
 	case err == nil:
 		d.errs.Add(Pos{second.Line, second.Column}, "", "a second YAML document; the file must hold exactly one")
 	case !errors.Is(err, io.EOF):
-		d.syntaxError(err)
+		d.syntaxError(data, err)
 	}
 	root := doc.Content[0]
 	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
@@ -88,7 +89,7 @@ func (d *Decoder) decode(n *yaml.Node, path string, v reflect.Value) {
 		v.Addr().Interface().(Unmarshaler).UnmarshalNode(d, n, path)
 		return
 	}
-	if IsNull(n) && (v.Kind() == reflect.Pointer || v.Kind() == reflect.Struct || v.Kind() == reflect.Slice || v.Kind() == reflect.Map) {
+	if IsNull(n) && isSection(v.Type()) {
 		return // not set: the default applies
 	}
 	switch v.Kind() {
@@ -145,12 +146,30 @@ func (d *Decoder) decode(n *yaml.Node, path string, v reflect.Value) {
 	}
 }
 
+// isSection reports whether a value of type t is a section (a struct), a
+// list or a map, or a pointer to one: where nothing after the key (null)
+// means that the key is not set and its default applies. A scalar needs a
+// value: "agent:" or "agent: ~" is an error, not the default agent.
+func isSection(t reflect.Type) bool {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Slice, reflect.Map:
+		return true
+	}
+	return false
+}
+
 // Scalar returns n's text when n is a scalar with the given tag, and records
 // an error naming want otherwise.
 func (d *Decoder) Scalar(n *yaml.Node, path, tag, want string) (string, bool) {
 	if n.Kind != yaml.ScalarNode || n.Tag != tag {
 		hint := ""
-		if tag == "!!str" && n.Kind == yaml.ScalarNode && !IsNull(n) {
+		switch {
+		case IsNull(n) && !strings.HasSuffix(path, "]"): // a key's value, not a list's entry
+			hint = "; give it a value, or leave the key out for its default"
+		case tag == "!!str" && n.Kind == yaml.ScalarNode && !IsNull(n):
 			hint = fmt.Sprintf(" (quote it: %q)", n.Value)
 		}
 		d.Errorf(n, path, "expected %s, got %s%s", want, Describe(n), hint)
@@ -199,6 +218,9 @@ func (d *Decoder) decodeMap(n *yaml.Node, path string, v reflect.Value) {
 		d.pos[p] = Pos{val.Line, val.Column}
 		switch val.Tag {
 		case "!!str", "!!int", "!!float", "!!bool": // written as text, as in the file
+		case "!!null":
+			d.Errorf(val, p, `expected a string, got nothing (null); write a value, or "" for an empty one`)
+			return
 		default:
 			d.Errorf(val, p, "expected a string, got %s", Describe(val))
 			return
@@ -278,25 +300,53 @@ func Join(path, key string) string {
 	return path + "." + key
 }
 
-func (d *Decoder) scanTabs(data []byte) bool {
-	found := false
-	for i, line := range bytes.Split(data, []byte("\n")) {
-		if col := bytes.IndexByte(line, '\t'); col >= 0 {
-			d.errs.Add(Pos{i + 1, col + 1}, "", "tab character; indent with spaces (tabs are not allowed anywhere in the file)")
-			found = true
-		}
-	}
-	return found
+// parserErrors are the problems that go.yaml.in/yaml/v3's parser (as
+// opposed to its scanner) reports. It numbers their lines from 0, and
+// leaves the line out of any error on its line 0.
+var parserErrors = map[string]bool{
+	"did not find expected <stream-start>":   true,
+	"did not find expected <document start>": true,
+	"did not find expected node content":     true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected key":              true,
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"found duplicate %TAG directive":         true,
+	"found undefined tag handle":             true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var (
+	yamlLine      = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+	unknownAnchor = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)
+)
 
-func (d *Decoder) syntaxError(err error) {
+// syntaxError records err, an error of the YAML parser, at its line: the
+// parser gives no column. scanText has reported everything the parser
+// would report without a line, but for a line of 0 and aliases.
+func (d *Decoder) syntaxError(data []byte, err error) {
 	msg := err.Error()
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		d.errs.Add(Pos{Line: line}, "", "invalid YAML: %s", m[2])
+	if m := unknownAnchor.FindStringSubmatch(msg); m != nil {
+		d.errs.Add(aliasPos(data, m[1]), "", "alias *%s names no anchor (anchors and aliases are not supported)", m[1])
 		return
 	}
-	d.errs.Add(Pos{}, "", "invalid YAML: %s", msg)
+	line, text := 1, strings.TrimPrefix(msg, "yaml: ")
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		text = m[2]
+		if parserErrors[text] {
+			line++
+		}
+	}
+	d.errs.Add(Pos{Line: min(line, lastLine(data))}, "", "invalid YAML: %s", text)
+}
+
+// aliasPos returns the position of the first alias *name in data, or 1:1.
+func aliasPos(data []byte, name string) Pos {
+	re := regexp.MustCompile(`\*` + regexp.QuoteMeta(name) + `($|[\s,\]}])`)
+	if loc := re.FindIndex(data); loc != nil {
+		return PosAt(data, loc[0])
+	}
+	return Pos{1, 1}
 }

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bytes"
+	"runtime/debug"
+	"strings"
+	"testing"
+)
+
+func TestFormatVersion(t *testing.T) {
+	const rev = "1f5b8dd0c991a23aa340ed5846935f052b7f3ca0"
+	vcs := func(modified string) []debug.BuildSetting {
+		return []debug.BuildSetting{
+			{Key: "-compiler", Value: "gc"},
+			{Key: "vcs", Value: "git"},
+			{Key: "vcs.revision", Value: rev},
+			{Key: "vcs.time", Value: "2026-11-22T16:06:21Z"},
+			{Key: "vcs.modified", Value: modified},
+		}
+	}
+	for _, tt := range []struct {
+		name   string
+		linked string
+		bi     *debug.BuildInfo
+		want   string
+	}{
+		{"go install of a release", "", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, "v1.2.3"},
+		{"source build, clean", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261122160621-1f5b8dd0c991"}, Settings: vcs("false")},
+			"v0.0.0-20261122160621-1f5b8dd0c991 (git " + rev + ", 2026-11-22T16:06:21Z, clean)"},
+		{"source build, modified", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261122160621-1f5b8dd0c991+dirty"}, Settings: vcs("true")},
+			"v0.0.0-20261122160621-1f5b8dd0c991+dirty (git " + rev + ", 2026-11-22T16:06:21Z, with uncommitted changes)"},
+		{"source build, (devel) with revision", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("true")},
+			"built from source (git " + rev + ", 2026-11-22T16:06:21Z, with uncommitted changes)"},
+		{"source build, nothing embedded", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}},
+			"built from source, without version control information (built outside a git clone, in a git worktree, or with -buildvcs=false)"},
+		{"no build information", "", nil,
+			"built from source, without version control information (built outside a git clone, in a git worktree, or with -buildvcs=false)"},
+		{"set at link time", "f7f09ad-dirty", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "f7f09ad-dirty"},
+		{"set at link time, and revision", "v1.2.3", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("false")},
+			"v1.2.3 (git " + rev + ", 2026-11-22T16:06:21Z, clean)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := formatVersion(tt.linked, tt.bi); got != tt.want {
+				t.Errorf("got  %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestVersionFlag: --version says what `agentbox version` says.
+func TestVersionFlag(t *testing.T) {
+	var out1, out2, stderr bytes.Buffer
+	if code := run([]string{"version"}, &out1, &stderr); code != exitOK {
+		t.Fatalf("version: exit %d: %s", code, stderr.String())
+	}
+	if code := run([]string{"--version"}, &out2, &stderr); code != exitOK {
+		t.Fatalf("--version: exit %d: %s", code, stderr.String())
+	}
+	if out1.String() != out2.String() || !strings.HasPrefix(out1.String(), "agentbox ") || strings.Contains(out1.String(), "(devel)") {
+		t.Errorf("version printed %q, --version %q", out1.String(), out2.String())
+	}
+}
