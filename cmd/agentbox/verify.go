@@ -218,7 +218,11 @@ func (o *verifyOptions) run(ctx context.Context, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	probes = append(probes, more...)
+	return o.report(append(probes, more...), stdout, stderr)
+}
+
+// report prints the probes, as a table or JSON, and fails when one did.
+func (o *verifyOptions) report(probes []probe, stdout, stderr io.Writer) error {
 	failed := 0
 	for _, p := range probes {
 		if p.Result == "FAIL" {
