@@ -16,12 +16,13 @@ import (
 // that render turns into the generated files. Its JSON form is the output of
 // `agentbox explain --format json` (documented in the README).
 type Sandbox struct {
-	Name       string     `json:"name"`
-	Agent      string     `json:"agent"`
-	Network    Network    `json:"network"`
-	Filesystem Filesystem `json:"filesystem"`
-	Privileges Privileges `json:"privileges"`
-	Pins       []Pin      `json:"pins"`
+	Name       string         `json:"name"`
+	Agent      string         `json:"agent"`
+	Network    Network        `json:"network"`
+	Filesystem Filesystem     `json:"filesystem"`
+	Privileges Privileges     `json:"privileges"`
+	Pins       []Pin          `json:"pins"`
+	lines      map[string]int // key path -> line, for DiffSandboxes
 }
 
 // Network is what the agent may reach, and what is always refused.
@@ -160,6 +161,7 @@ func explainPlanned(file string, cfg *Config, pos yamlpos.Positions, lock *image
 		Filesystem: o.filesystem(p),
 		Privileges: o.privileges(p),
 		Pins:       o.pins(p),
+		lines:      lines(pos),
 	}, nil
 }
 
@@ -169,7 +171,18 @@ type origins struct {
 	pos yamlpos.Positions
 }
 
+func lines(pos yamlpos.Positions) map[string]int {
+	m := make(map[string]int, len(pos))
+	for k, p := range pos {
+		m[k] = p.Line
+	}
+	return m
+}
+
 func (o origins) at(key string) Origin {
+	if key == "" {
+		return Origin{}
+	}
 	if p, ok := o.pos[key]; ok {
 		return Origin{Key: key, Line: p.Line}
 	}
@@ -274,14 +287,18 @@ func (o origins) privileges(p *Plan) Privileges {
 		Memory: p.Memory, MemoryBytes: o.cfg.MemoryBytes(), Pids: p.Pids, CPUs: p.CPUs,
 		Origins: map[string]Origin{
 			"uid": o.at("image.user.uid"), "gid": o.at("image.user.gid"), "memory": o.at("resources.memory"),
-			"pids": o.at("resources.pids"), "cpus": o.at("resources.cpus"),
+			"pids": o.at("resources.pids"), "cpus": o.at("resources.cpus"), "agent": o.at("agent"),
 		}}
 }
 
 func (o origins) pins(p *Plan) []Pin {
 	specs := imageSpecs(o.cfg)
 	pin := func(what string, r images.Ref, s imageSpec) Pin {
-		return Pin{What: what, Name: r.Repo, Tag: r.Tag, Digest: r.Digest, Origin: o.at(s.Path)}
+		orig := o.at(s.Path)
+		if s.Path == "" {
+			orig = Origin{Key: "egress.image"}
+		}
+		return Pin{What: what, Name: r.Repo, Tag: r.Tag, Digest: r.Digest, Origin: orig}
 	}
 	pins := []Pin{pin("agent image", p.AgentImage, specs[0]), pin("egress image", p.EgressImage, specs[1])}
 	if pkg := p.Agent.Package; pkg != "" {

@@ -41,7 +41,7 @@ func DiffSandboxes(base, head *Sandbox) []DiffRow {
 	var rows []DiffRow
 	if base == nil {
 		for _, f := range facts(head) {
-			rows = append(rows, DiffRow{Kind: Widens, What: f.what, Subject: f.subject, To: f.value, Side: "working", Origin: f.origin})
+			rows = append(rows, DiffRow{Kind: Widens, What: f.what, Subject: f.subject, To: f.value, Side: "working", Origin: withLine(f.origin, head)})
 		}
 		return rows
 	}
@@ -50,29 +50,48 @@ func DiffSandboxes(base, head *Sandbox) []DiffRow {
 		o, had := old[f.what+"\x00"+f.subject]
 		switch {
 		case !had:
-			rows = appendKind(rows, added(f, base), f, fact{}, "working")
+			rows = appendKind(rows, added(f, base), f, fact{}, base, head)
 		case o.value != f.value:
-			rows = appendKind(rows, changed(o, f), f, o, "working")
+			rows = appendKind(rows, changed(o, f), f, o, base, head)
 		}
 	}
 	for _, o := range facts(base) {
 		if _, has := cur[o.what+"\x00"+o.subject]; !has {
-			rows = appendKind(rows, removed(o, head), fact{}, o, "base")
+			rows = appendKind(rows, removed(o, head), fact{}, o, base, head)
 		}
 	}
 	slices.SortStableFunc(rows, compareRows)
 	return rows
 }
 
-func appendKind(rows []DiffRow, kind string, to, from fact, side string) []DiffRow {
+// appendKind adds a row unless kind is "". It cites the working tree's
+// file where the key is written there, else the base's: a removed fact, or
+// a key removed from the file.
+func appendKind(rows []DiffRow, kind string, to, from fact, base, head *Sandbox) []DiffRow {
 	if kind == "" {
 		return rows
 	}
-	f := to
-	if side == "base" {
+	f, side, orig := to, "working", withLine(to.origin, head)
+	if to.what == "" {
 		f = from
 	}
-	return append(rows, DiffRow{Kind: kind, What: f.what, Subject: f.subject, From: from.value, To: to.value, Side: side, Origin: f.origin})
+	if orig.Line == 0 && from.what != "" {
+		if o := withLine(from.origin, base); o.Line != 0 {
+			side, orig = "base", o
+		}
+	}
+	if orig.Line == 0 {
+		orig = withLine(f.origin, head)
+	}
+	return append(rows, DiffRow{Kind: kind, What: f.what, Subject: f.subject, From: from.value, To: to.value, Side: side, Origin: orig})
+}
+
+// withLine fills in the line of o's key in s when o has none.
+func withLine(o Origin, s *Sandbox) Origin {
+	if o.Line == 0 && o.Key != "" {
+		o.Line = s.lines[o.Key]
+	}
+	return o
 }
 
 var kindOrder = map[string]int{Widens: 0, Narrows: 1, Changes: 2, Pinned: 3}
@@ -123,10 +142,10 @@ func facts(s *Sandbox) []fact {
 	add("no_new_privs", "agent", strconv.FormatBool(pr.NoNewPrivs), Origin{})
 	add("memory", "agent", pr.Memory, pr.Origins["memory"])
 	add("pids", "agent", strconv.Itoa(pr.Pids), pr.Origins["pids"])
-	add("cpus", "agent", pr.CPUs, pr.Origins["cpus"])
+	add("cpus", "agent", cmp.Or(pr.CPUs, noLimit), pr.Origins["cpus"])
 	add("uid", "agent", strconv.Itoa(pr.UID), pr.Origins["uid"])
 	add("gid", "agent", strconv.Itoa(pr.GID), pr.Origins["gid"])
-	add("agent", "agent", s.Agent, Origin{Key: "agent"})
+	add("agent", "agent", s.Agent, pr.Origins["agent"])
 	for _, p := range s.Pins {
 		what, v := "image", p.Name+":"+p.Tag+"@"+p.Digest
 		if p.Tag == "" {
@@ -164,6 +183,9 @@ func removed(f fact, head *Sandbox) string {
 	case "readonly":
 		return Widens
 	case "hidden":
+		if strings.HasPrefix(f.subject, "!") && !slices.ContainsFunc(head.Filesystem.Hidden, func(r PathRule) bool { return !strings.HasPrefix(r.Path, "!") }) {
+			return "" // nothing is hidden any more: there is nothing to take back out
+		}
 		return hiddenKind(f.subject, false)
 	}
 	return Narrows
@@ -208,7 +230,12 @@ func changed(from, to fact) string {
 	return Changes
 }
 
-func before(s, sep string) string { a, _, _ := strings.Cut(s, sep); return a }
+// before is s up to its last sep: an image without its digest, a package
+// ("@scope/name@1.2.3") without its version.
+func before(s, sep string) string { return s[:max(strings.LastIndex(s, sep), 0)] }
+
+// noLimit is the value of a limit that is not set.
+const noLimit = "no limit"
 
 func limitKind(from, to float64) string {
 	switch {
@@ -226,7 +253,7 @@ func memBytes(s string) float64 {
 
 // cpus is a CPU limit; no limit is infinite.
 func cpus(s string) float64 {
-	if s == "" {
+	if s == noLimit {
 		return 1e18
 	}
 	f, _ := strconv.ParseFloat(s, 64)

@@ -42,7 +42,7 @@ Exit codes: 0, 1 (error), 2 (usage), 3 (--fail-on widen and something widens).`,
 			if err := checkFormat(format); err != nil {
 				return err
 			}
-			if failOn != "" && failOn != generator.Widens {
+			if failOn != "" && failOn != "widen" {
 				return usageErrorf("invalid --fail-on %q: the only value is widen", failOn)
 			}
 			base := ""

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -90,13 +91,20 @@ func portList(ports []uint16) string {
 	return strings.Join(s, ", ")
 }
 
-// change is a diff row's from and to.
+var digestRe = regexp.MustCompile(`(sha256:[0-9a-f]{12})[0-9a-f]{52}`)
+
+// change is a diff row's from and to, digests shortened to 12 digits. A
+// pin shows the image or package once, then the two digests or versions.
 func change(r generator.DiffRow) string {
+	from, to := digestRe.ReplaceAllString(r.From, "$1…"), digestRe.ReplaceAllString(r.To, "$1…")
 	switch {
 	case r.From == "":
-		return "added: " + r.To
+		return "added: " + to
 	case r.To == "":
-		return "removed: " + r.From
+		return "removed: " + from
+	case r.Kind == generator.Pinned:
+		i, j := strings.LastIndex(from, "@"), strings.LastIndex(to, "@")
+		return fmt.Sprintf("%s %s -> %s", from[:i], from[i+1:], to[j+1:])
 	}
-	return fmt.Sprintf("%s -> %s", r.From, r.To)
+	return fmt.Sprintf("%s -> %s", from, to)
 }
