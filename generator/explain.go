@@ -2,7 +2,6 @@ package generator
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -85,7 +84,7 @@ type Privileges struct {
 	MemoryBytes  int64             `json:"memory_bytes"`
 	Pids         int               `json:"pids"`
 	CPUs         string            `json:"cpus"` // "" for no limit
-	Origins      map[string]Origin `json:"-"`
+	keys         map[string]Origin // where uid, gid, memory, pids, cpus and agent are set
 }
 
 // Pin is one pinned input: an image (tag and digest) or an npm package.
@@ -112,14 +111,7 @@ var AlwaysRefused = []string{
 // Explain compiles dir/agentbox.yaml and dir/agentbox.lock as generate does
 // and describes the result.
 func Explain(dir string) (*Sandbox, error) {
-	data, err := readConfig(filepath.Join(dir, ConfigFile))
-	if err != nil {
-		if _, lerr := Load(dir); lerr != nil {
-			return nil, lerr
-		}
-		return nil, err
-	}
-	cfg, pos, err := decodeConfig(displayPath(dir, ConfigFile), data, dir)
+	cfg, pos, err := loadConfig(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +277,7 @@ func (o origins) rules(key string, paths []string) []PathRule {
 func (o origins) privileges(p *Plan) Privileges {
 	return Privileges{User: agentUser, UID: p.UID, GID: p.GID, Capabilities: []string{}, NoNewPrivs: true,
 		Memory: p.Memory, MemoryBytes: o.cfg.MemoryBytes(), Pids: p.Pids, CPUs: p.CPUs,
-		Origins: map[string]Origin{
+		keys: map[string]Origin{
 			"uid": o.at("image.user.uid"), "gid": o.at("image.user.gid"), "memory": o.at("resources.memory"),
 			"pids": o.at("resources.pids"), "cpus": o.at("resources.cpus"), "agent": o.at("agent"),
 		}}

@@ -124,7 +124,7 @@ func facts(s *Sandbox) []fact {
 		}
 	}
 	for _, m := range s.Filesystem.Mounts {
-		add("mount", m.Target, m.Mode+" "+m.Type+" "+m.Source, m.Origin)
+		add("mount", m.Type+" "+m.Source, m.Mode+" "+m.Target, m.Origin)
 	}
 	for _, r := range s.Filesystem.ReadOnly {
 		add("readonly", r.Path, "refused by fetch", r.Origin)
@@ -140,12 +140,12 @@ func facts(s *Sandbox) []fact {
 		add("capability", c, "granted", Origin{})
 	}
 	add("no_new_privs", "agent", strconv.FormatBool(pr.NoNewPrivs), Origin{})
-	add("memory", "agent", pr.Memory, pr.Origins["memory"])
-	add("pids", "agent", strconv.Itoa(pr.Pids), pr.Origins["pids"])
-	add("cpus", "agent", cmp.Or(pr.CPUs, noLimit), pr.Origins["cpus"])
-	add("uid", "agent", strconv.Itoa(pr.UID), pr.Origins["uid"])
-	add("gid", "agent", strconv.Itoa(pr.GID), pr.Origins["gid"])
-	add("agent", "agent", s.Agent, pr.Origins["agent"])
+	add("memory", "agent", pr.Memory, pr.keys["memory"])
+	add("pids", "agent", strconv.Itoa(pr.Pids), pr.keys["pids"])
+	add("cpus", "agent", cmp.Or(pr.CPUs, noLimit), pr.keys["cpus"])
+	add("uid", "agent", strconv.Itoa(pr.UID), pr.keys["uid"])
+	add("gid", "agent", strconv.Itoa(pr.GID), pr.keys["gid"])
+	add("agent", "agent", s.Agent, pr.keys["agent"])
 	for _, p := range s.Pins {
 		what, v := "image", p.Name+":"+p.Tag+"@"+p.Digest
 		if p.Tag == "" {

@@ -22,9 +22,9 @@ func TestDiffSandboxesPrivileges(t *testing.T) {
 		got[r.What+" "+r.Subject] = r.Kind
 	}
 	want := map[string]string{
-		"capability NET_RAW":         Widens,
-		"no_new_privs agent":         Widens,
-		"mount /run/agentbox/origin": Widens,
+		"capability NET_RAW": Widens,
+		"no_new_privs agent": Widens,
+		"mount bind .git":    Widens,
 	}
 	for k, v := range want {
 		if got[k] != v {

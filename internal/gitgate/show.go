@@ -26,6 +26,9 @@ func ReadAt(ctx context.Context, dir, rev string, paths ...string) ([][]byte, er
 		return nil, fmt.Errorf("invalid revision %q", rev)
 	}
 	if _, err := g.run(ctx, nil, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}"); err != nil {
+		if _, err := g.run(ctx, nil, "rev-parse", "--git-dir"); err != nil {
+			return nil, fmt.Errorf("%s is not in a git repository", dir)
+		}
 		return nil, fmt.Errorf("unknown revision %q: no commit of that name in the repository", rev)
 	}
 	out := make([][]byte, len(paths))
