@@ -38,6 +38,7 @@ type Destination struct {
 	Ports      []uint16 `json:"ports"`
 	Sources    []string `json:"sources"` // "agent claude", "service github", "ide vscode", "network.domains", "network.cidrs"
 	Origin
+	defaultPorts bool // an entry of the user's that names no ports: network.ports applies
 }
 
 // Origin is the agentbox.yaml key that causes a fact and where it is written
@@ -212,7 +213,7 @@ func (o origins) network(pol firewall.Policy) Network {
 	for _, d := range pol.Domains {
 		src := d.Sources[len(d.Sources)-1] // network.domains sorts last: the user's own entry
 		n.Domains = append(n.Domains, Destination{Name: d.Name, Subdomains: true, Ports: d.Ports,
-			Sources: d.Sources, Origin: o.source(src, d.Name)})
+			Sources: d.Sources, Origin: o.source(src, d.Name), defaultPorts: o.defaultPorts(src, d.Name)})
 	}
 	for _, c := range pol.CIDRs {
 		name := c.Prefix.String()
@@ -220,9 +221,22 @@ func (o origins) network(pol firewall.Policy) Network {
 		if orig.Line == 0 {
 			orig = o.containing(c)
 		}
-		n.CIDRs = append(n.CIDRs, Destination{Name: name, Ports: c.Ports, Sources: c.Sources, Origin: orig})
+		n.CIDRs = append(n.CIDRs, Destination{Name: name, Ports: c.Ports, Sources: c.Sources, Origin: orig,
+			defaultPorts: o.defaultPorts("network.cidrs", name)})
 	}
 	return n
+}
+
+// defaultPorts reports whether a destination of the user's takes
+// network.ports.
+func (o origins) defaultPorts(src, name string) bool {
+	switch src {
+	case "network.domains":
+		return slices.ContainsFunc(o.cfg.Domains, func(d DomainRule) bool { return d.Name == name && d.Ports == nil })
+	case "network.cidrs":
+		return slices.ContainsFunc(o.cfg.CIDRs, func(c CIDRRule) bool { return c.Prefix.String() == name && c.Ports == nil })
+	}
+	return false
 }
 
 // containing finds the network.cidrs entry of a merged prefix.

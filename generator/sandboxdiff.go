@@ -83,7 +83,41 @@ func appendKind(rows []DiffRow, kind string, to, from fact, base, head *Sandbox)
 	if orig.Line == 0 {
 		orig = withLine(f.origin, head)
 	}
+	if f.what == "destination" {
+		if o, ok := portsOrigin(f.subject, side, base, head); ok {
+			orig = o
+		}
+	}
 	return append(rows, DiffRow{Kind: kind, What: f.what, Subject: f.subject, From: from.value, To: to.value, Side: side, Origin: orig})
+}
+
+// portsOrigin: a port that a destination on both sides gained or lost
+// through network.ports is caused by network.ports.
+func portsOrigin(subject, side string, base, head *Sandbox) (Origin, bool) {
+	name, _, ok := strings.Cut(subject, " port ")
+	if !ok {
+		name, _, _ = strings.Cut(subject, ":")
+	}
+	d, inBase := destination(base, name)
+	h, inHead := destination(head, name)
+	if !inBase || !inHead || !d.defaultPorts || !h.defaultPorts {
+		return Origin{}, false
+	}
+	s := head
+	if side == "base" {
+		s = base
+	}
+	o := withLine(Origin{Key: "network.ports"}, s)
+	return o, o.Line != 0
+}
+
+func destination(s *Sandbox, name string) (Destination, bool) {
+	for _, d := range append(slices.Clone(s.Network.Domains), s.Network.CIDRs...) {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return Destination{}, false
 }
 
 // withLine fills in the line of o's key in s when o has none.

@@ -170,3 +170,19 @@ func TestGoldenExplain(t *testing.T) {
 		})
 	}
 }
+
+// TestDiffErrors: outside a git repository, and a bad flag value.
+func TestDiffErrors(t *testing.T) {
+	gitHome(t)
+	dir := t.TempDir()
+	copySide(t, filepath.Join(diffDir, "no-change", "head"), dir)
+	_, stderr, code := runIn(t, dir, "diff")
+	if code != exitError || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "not in a git repository") {
+		t.Errorf("outside git: exit %d, stderr %q", code, stderr)
+	}
+	for _, args := range [][]string{{"diff", "--fail-on", "narrow"}, {"diff", "--format", "html"}, {"explain", "--format", "yaml"}} {
+		if _, stderr, code := runIn(t, dir, args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d: %s", args, code, exitUsage, stderr)
+		}
+	}
+}
