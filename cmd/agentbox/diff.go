@@ -30,7 +30,7 @@ upstream branch, or HEAD) with the working tree's agentbox.yaml and
 agentbox.lock. Each change is one row: widens (the agent can do more),
 narrows, changes (neither) or pin (a digest or version moved, its tag
 unchanged), with the agentbox.yaml key and line that caused it. BASE is read
-with git show; nothing is checked out. A BASE without agentbox.yaml counts as
+from git's object database; nothing is checked out. A BASE without agentbox.yaml counts as
 no sandbox: everything widens.
 
 Exit codes: 0, 1 (error), 2 (usage), 3 (--fail-on widen and something widens).`,
