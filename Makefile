@@ -30,7 +30,7 @@ test: test-deps
 
 ## bench: the README's performance figures
 bench:
-	$(GO) test -run '^$$' -bench Generate -benchtime 200x -count 1 ./cmd/agentbox/
+	$(GO) test -run '^$$' -bench 'Generate|Diff' -benchtime 200x -count 1 ./cmd/agentbox/
 
 ## fuzz: fuzz the configuration loader for a minute
 fuzz:

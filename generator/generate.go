@@ -21,16 +21,21 @@ import (
 // Load reads and validates dir/agentbox.yaml. Error messages name the file
 // as dir/agentbox.yaml, so dir should be the path as the user wrote it.
 func Load(dir string) (*Config, error) {
+	cfg, _, err := loadConfig(dir)
+	return cfg, err
+}
+
+// loadConfig is Load, also returning where each key is written.
+func loadConfig(dir string) (*Config, yamlpos.Positions, error) {
 	file := displayPath(dir, ConfigFile)
 	data, err := readConfig(filepath.Join(dir, ConfigFile))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: no such file; run \"agentbox init\" to create one", file)
+			return nil, nil, fmt.Errorf("%s: no such file; run \"agentbox init\" to create one", file)
 		}
-		return nil, fmt.Errorf("reading %s: %w", file, err)
+		return nil, nil, fmt.Errorf("reading %s: %w", file, err)
 	}
-	cfg, _, err := decodeConfig(file, data, dir)
-	return cfg, err
+	return decodeConfig(file, data, dir)
 }
 
 // readConfig reads the file at path, but no more than one byte past

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -73,4 +74,44 @@ func largestExample(b *testing.B) string {
 		b.Fatal("no examples")
 	}
 	return best
+}
+
+// BenchmarkDiff measures `agentbox diff` on the largest example against its
+// previous commit, in-process: two git processes per file read at the base,
+// and both sandboxes compiled. The second commit adds a domain and moves the
+// agent CLI's version.
+func BenchmarkDiff(b *testing.B) {
+	dir := diffRepo(b, largestExample(b))
+	times := make([]time.Duration, 0, b.N)
+	for b.Loop() {
+		start := time.Now()
+		if code := run([]string{"diff", "HEAD~1", "-C", dir}, io.Discard, io.Discard); code != exitOK {
+			b.Fatalf("exit %d", code)
+		}
+		times = append(times, time.Since(start))
+	}
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "median-ms")
+}
+
+// diffRepo makes a git repository with two commits of the example in src.
+func diffRepo(b *testing.B, src string) string {
+	gitHome(b)
+	dir := b.TempDir()
+	git(b, dir, "init", "-q")
+	for _, f := range []string{"agentbox.yaml", "agentbox.lock"} {
+		data, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			b.Fatal(err)
+		}
+		writeFile(b, filepath.Join(dir, f), data)
+	}
+	git(b, dir, "add", "-A")
+	git(b, dir, "commit", "-qm", "one")
+	yaml, _ := os.ReadFile(filepath.Join(dir, "agentbox.yaml"))
+	writeFile(b, filepath.Join(dir, "agentbox.yaml"), []byte(strings.Replace(string(yaml), "    - docs.acme.test\n", "    - docs.acme.test\n    - status.acme.test\n", 1)))
+	lock, _ := os.ReadFile(filepath.Join(dir, "agentbox.lock"))
+	writeFile(b, filepath.Join(dir, "agentbox.lock"), []byte(strings.Replace(string(lock), "2.0.14", "2.0.15", 1)))
+	git(b, dir, "commit", "-qam", "two")
+	return dir
 }

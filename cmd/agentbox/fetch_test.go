@@ -16,7 +16,7 @@ import (
 )
 
 // gitHome points HOME and git's global configuration at throwaway files.
-func gitHome(t *testing.T) {
+func gitHome(t testing.TB) {
 	t.Helper()
 	testenv.RequireProgram(t, "git")
 	home := t.TempDir()
@@ -26,7 +26,7 @@ func gitHome(t *testing.T) {
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 }
 
-func git(t *testing.T, dir string, args ...string) string {
+func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
 	if err != nil {

@@ -72,7 +72,8 @@ Exit codes:
   0  success
   1  error: invalid configuration, missing lock entry, I/O
   2  usage: unknown command or flag, bad flag value
-  3  generate --check found generated files out of date`
+  3  generate --check found generated files out of date; diff --fail-on
+     widen found a change that widens the sandbox`
 
 func newRootCmd(stdout, stderr io.Writer, ran *bool) *cobra.Command {
 	root := &cobra.Command{
@@ -102,6 +103,8 @@ func newRootCmd(stdout, stderr io.Writer, ran *bool) *cobra.Command {
 		newLogsCmd(stdout, stderr),
 		newVerifyCmd(stdout, stderr),
 		newFetchCmd(stdout, stderr),
+		newExplainCmd(stdout),
+		newDiffCmd(stdout),
 	} {
 		body := c.RunE
 		c.RunE = func(c *cobra.Command, args []string) error {

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/gitgate"
+	"github.com/spf13/cobra"
+)
+
+// diffReport is the output of agentbox diff (its JSON form as documented in
+// the README).
+type diffReport struct {
+	Base    string              `json:"base"`
+	Summary map[string]int      `json:"summary"` // widens, narrows, changes, pins
+	Rows    []generator.DiffRow `json:"rows"`
+}
+
+func newDiffCmd(stdout io.Writer) *cobra.Command {
+	var dir, format, failOn string
+	c := &cobra.Command{
+		Use:   "diff [BASE]",
+		Short: "Show how the sandbox changed since a git revision",
+		Long: `Compare the sandbox at git revision BASE (default: the merge base with the
+upstream branch, or HEAD) with the working tree's agentbox.yaml and
+agentbox.lock. Each change is one row: widens (the agent can do more),
+narrows, changes (neither) or pin (a digest or version moved, its tag
+unchanged), with the agentbox.yaml key and line that caused it. BASE is read
+from git's object database; nothing is checked out. A BASE without agentbox.yaml counts as
+no sandbox: everything widens.
+
+Exit codes: 0, 1 (error), 2 (usage), 3 (--fail-on widen and something widens).`,
+		Example: `  agentbox diff
+  agentbox diff origin/main --format markdown
+  agentbox diff HEAD~1 --fail-on widen`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := checkFormat(format); err != nil {
+				return err
+			}
+			if failOn != "" && failOn != "widen" {
+				return usageErrorf("invalid --fail-on %q: the only value is widen", failOn)
+			}
+			base := ""
+			if len(args) == 1 {
+				base = args[0]
+			}
+			r, err := sandboxDiff(c, dir, base)
+			if err != nil {
+				return err
+			}
+			if err := report(stdout, "diff", format, r); err != nil {
+				return err
+			}
+			if failOn != "" && r.Summary[generator.Widens] > 0 {
+				return &exitErr{code: exitDrift}
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&dir, "dir", "C", ".", "the project directory (holding agentbox.yaml)")
+	c.Flags().StringVar(&format, "format", "text", "output format: text, markdown or json")
+	c.Flags().StringVar(&failOn, "fail-on", "", `"widen": exit 3 when anything widens`)
+	_ = c.RegisterFlagCompletionFunc("format", completeFrom(formats))
+	_ = c.RegisterFlagCompletionFunc("fail-on", completeFrom([]string{"widen"}))
+	return c
+}
+
+// sandboxDiff compiles the sandbox at base and in the working tree and
+// compares them.
+func sandboxDiff(c *cobra.Command, dir, base string) (*diffReport, error) {
+	head, err := generator.Explain(dir)
+	if err != nil {
+		return nil, err
+	}
+	if base == "" {
+		base = gitgate.DefaultBase(c.Context(), dir)
+	}
+	files, err := gitgate.ReadAt(c.Context(), dir, base, generator.ConfigFile, images.LockFile)
+	if err != nil {
+		return nil, err
+	}
+	var old *generator.Sandbox
+	if files[0] != nil {
+		name := fmt.Sprintf("%s:%s", base, filepath.ToSlash(filepath.Join(dir, generator.ConfigFile)))
+		if old, err = generator.ExplainBytes(name, files[0], files[1]); err != nil {
+			return nil, fmt.Errorf("agentbox.yaml at %s does not load: %s", base, firstErrorLine(err))
+		}
+	}
+	rows := generator.DiffSandboxes(old, head)
+	r := &diffReport{Base: base, Rows: rows, Summary: map[string]int{"widens": 0, "narrows": 0, "changes": 0, "pins": 0}}
+	for _, row := range rows {
+		key := row.Kind
+		if key == generator.Pinned {
+			key = "pins"
+		}
+		r.Summary[key]++
+	}
+	if rows == nil {
+		r.Rows = []generator.DiffRow{}
+	}
+	return r, nil
+}
+
+func firstErrorLine(err error) string {
+	line, rest, _ := strings.Cut(strings.TrimSpace(err.Error()), "\n")
+	if rest != "" {
+		return line + fmt.Sprintf(" (and %d more)", strings.Count(rest, "\n")+1)
+	}
+	return line
+}
+
+// summary is "widens 2, narrows 1, pins 3".
+func summary(r *diffReport) string {
+	if len(r.Rows) == 0 {
+		return "no change to the sandbox"
+	}
+	var parts []string
+	for _, k := range []string{"widens", "narrows", "changes", "pins"} {
+		if n := r.Summary[k]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"text/template"
+
+	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/spf13/cobra"
+)
+
+//go:embed tmpl/*.tmpl
+var reportFS embed.FS
+
+// formats are the values of --format of explain and diff.
+var formats = []string{"text", "markdown", "json"}
+
+var reportTemplates = template.Must(template.New("").Option("missingkey=error").Funcs(template.FuncMap{
+	"join":    strings.Join,
+	"ports":   portList,
+	"summary": summary,
+	"change":  change,
+	"negated": func(p string) bool { return strings.HasPrefix(p, "!") },
+}).ParseFS(reportFS, "tmpl/*.tmpl"))
+
+func newExplainCmd(stdout io.Writer) *cobra.Command {
+	var dir, format string
+	c := &cobra.Command{
+		Use:   "explain",
+		Short: "Describe the sandbox that the generated files enforce",
+		Long: `Describe the effective sandbox in plain language: every allowed destination
+with its ports and where it comes from, what is always refused, the mounts and
+the paths agentbox fetch refuses or accepts, the user and limits, and every
+pinned image and version. It reads the same compiled model that generate
+renders.`,
+		Example: `  agentbox explain
+  agentbox explain --format markdown -C path/to/project`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := checkFormat(format); err != nil {
+				return err
+			}
+			s, err := generator.Explain(dir)
+			if err != nil {
+				return err
+			}
+			return report(stdout, "explain", format, s)
+		},
+	}
+	c.Flags().StringVarP(&dir, "dir", "C", ".", "the project directory (holding agentbox.yaml)")
+	c.Flags().StringVar(&format, "format", "text", "output format: text, markdown or json")
+	_ = c.RegisterFlagCompletionFunc("format", completeFrom(formats))
+	return c
+}
+
+func checkFormat(format string) error {
+	if !slices.Contains(formats, format) {
+		return usageErrorf("invalid --format %q: valid values are text, markdown, json", format)
+	}
+	return nil
+}
+
+// report writes v as JSON or through the template NAME.FORMAT.tmpl; text
+// output is aligned on its tabs.
+func report(w io.Writer, name, format string, v any) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	if format == "text" {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		defer tw.Flush()
+		w = tw
+	}
+	return reportTemplates.ExecuteTemplate(w, name+"."+format+".tmpl", v)
+}
+
+func portList(ports []uint16) string {
+	s := make([]string, len(ports))
+	for i, p := range ports {
+		s[i] = strconv.Itoa(int(p))
+	}
+	return strings.Join(s, ", ")
+}
+
+var digestRe = regexp.MustCompile(`(sha256:[0-9a-f]{12})[0-9a-f]{52}`)
+
+// change is a diff row's from and to, digests shortened to 12 digits. A
+// pin shows the image or package once, then the two digests or versions.
+func change(r generator.DiffRow) string {
+	from, to := digestRe.ReplaceAllString(r.From, "$1…"), digestRe.ReplaceAllString(r.To, "$1…")
+	switch {
+	case r.From == "":
+		return "added: " + to
+	case r.To == "":
+		return "removed: " + from
+	case r.Kind == generator.Pinned:
+		i, j := strings.LastIndex(from, "@"), strings.LastIndex(to, "@")
+		return fmt.Sprintf("%s %s -> %s", from[:i], from[i+1:], to[j+1:])
+	}
+	return fmt.Sprintf("%s -> %s", from, to)
+}

@@ -1,0 +1,314 @@
+package generator
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/gitgate"
+	"github.com/agentbox-dev/agentbox/internal/yamlpos"
+)
+
+// Sandbox is the effective sandbox in plain terms, built from the same Plan
+// that render turns into the generated files. Its JSON form is the output of
+// `agentbox explain --format json` (documented in the README).
+type Sandbox struct {
+	Name       string         `json:"name"`
+	Agent      string         `json:"agent"`
+	Network    Network        `json:"network"`
+	Filesystem Filesystem     `json:"filesystem"`
+	Privileges Privileges     `json:"privileges"`
+	Pins       []Pin          `json:"pins"`
+	lines      map[string]int // key path -> line, for DiffSandboxes
+}
+
+// Network is what the agent may reach, and what is always refused.
+type Network struct {
+	Domains []Destination `json:"domains"`
+	CIDRs   []Destination `json:"cidrs"`
+	Refused []string      `json:"refused"`
+}
+
+// Destination is one allowed name (with every name below it) or CIDR.
+type Destination struct {
+	Name       string   `json:"name"`
+	Subdomains bool     `json:"subdomains"` // always true for a name, false for a CIDR
+	Ports      []uint16 `json:"ports"`
+	Sources    []string `json:"sources"` // "agent claude", "service github", "ide vscode", "network.domains", "network.cidrs"
+	Origin
+	defaultPorts bool // an entry of the user's that names no ports: network.ports applies
+}
+
+// Origin is the agentbox.yaml key that causes a fact and where it is written
+// (Line 0: a default that no key selects).
+type Origin struct {
+	Key  string `json:"key"`
+	Line int    `json:"line"`
+}
+
+// Filesystem is what the agent container sees, and what agentbox fetch takes back.
+type Filesystem struct {
+	Mounts      []MountView `json:"mounts"`
+	StateVolume string      `json:"state_volume"` // "" when the agent has none
+	Protected   []string    `json:"protected"`    // paths whose changes fetch refuses
+	ReadOnly    []PathRule  `json:"readonly"`     // workspace.readonly
+	Writable    []PathRule  `json:"writable"`     // workspace.writable
+	Hidden      []PathRule  `json:"hidden"`       // workspace.hidden
+}
+
+// MountView is one mount of the agent container.
+type MountView struct {
+	Target string `json:"target"`
+	Source string `json:"source"` // a volume's name or a project path
+	Type   string `json:"type"`   // volume or bind
+	Mode   string `json:"mode"`   // rw or ro
+	Why    string `json:"why"`
+	Origin
+}
+
+// PathRule is one entry of a workspace list.
+type PathRule struct {
+	Path string `json:"path"`
+	Origin
+}
+
+// Privileges are the agent's user and limits.
+type Privileges struct {
+	User         string            `json:"user"`
+	UID          int               `json:"uid"`
+	GID          int               `json:"gid"`
+	Capabilities []string          `json:"capabilities"` // always empty: cap_drop ALL
+	NoNewPrivs   bool              `json:"no_new_privs"`
+	Memory       string            `json:"memory"`
+	MemoryBytes  int64             `json:"memory_bytes"`
+	Pids         int               `json:"pids"`
+	CPUs         string            `json:"cpus"` // "" for no limit
+	keys         map[string]Origin // where uid, gid, memory, pids, cpus and agent are set
+}
+
+// Pin is one pinned input: an image (tag and digest) or an npm package.
+type Pin struct {
+	What   string `json:"what"`   // "agent image", "egress image", "agent CLI"
+	Name   string `json:"name"`   // repo or package
+	Tag    string `json:"tag"`    // image tag or "" for a package
+	Digest string `json:"digest"` // image digest, or the package's version
+	Origin
+}
+
+// agentUser is the agent image's user (agent.Dockerfile.tmpl).
+const agentUser = "agent"
+
+// AlwaysRefused is what the firewall refuses whatever the policy says.
+var AlwaysRefused = []string{
+	"private, loopback, link-local (cloud metadata), CGNAT, multicast and ULA ranges, unless listed in network.cidrs",
+	"IPv6 addresses that embed such an IPv4 address (NAT64, 6to4, IPv4-compatible)",
+	"DNS to any resolver but the filter (every port-53 packet is redirected to it); unlisted names are NXDOMAIN",
+	"UDP and ICMP (allowed traffic is TCP only)",
+	"IPv4 and IPv6 addresses outside the allow sets, and IPv6 packets with a routing header",
+}
+
+// Explain compiles dir/agentbox.yaml and dir/agentbox.lock as generate does
+// and describes the result.
+func Explain(dir string) (*Sandbox, error) {
+	cfg, pos, err := loadConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	lock, err := readLock(dir)
+	if err != nil {
+		return nil, err
+	}
+	return explainPlanned(displayPath(dir, ConfigFile), cfg, pos, lock)
+}
+
+// ExplainBytes is Explain for an agentbox.yaml and agentbox.lock held in
+// memory (lock nil when there is none): nothing on disk is read. file names
+// the configuration in messages.
+func ExplainBytes(file string, config, lockData []byte) (*Sandbox, error) {
+	cfg, pos, err := decodeConfig(file, config, ".")
+	if err != nil {
+		return nil, err
+	}
+	var lock *images.Lock
+	if lockData != nil {
+		if lock, err = images.ParseLock(strings.TrimSuffix(file, ConfigFile)+images.LockFile, lockData); err != nil {
+			return nil, err
+		}
+	}
+	return explainPlanned(file, cfg, pos, lock)
+}
+
+func explainPlanned(file string, cfg *Config, pos yamlpos.Positions, lock *images.Lock) (*Sandbox, error) {
+	errs := &yamlpos.Errors{File: file}
+	p := plan(cfg, lock, errs)
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	o := origins{cfg: cfg, pos: pos}
+	return &Sandbox{
+		Name:       p.Name,
+		Agent:      p.Agent.Name,
+		Network:    o.network(p.Policy),
+		Filesystem: o.filesystem(p),
+		Privileges: o.privileges(p),
+		Pins:       o.pins(p),
+		lines:      lines(pos),
+	}, nil
+}
+
+// origins finds the agentbox.yaml key behind each fact.
+type origins struct {
+	cfg *Config
+	pos yamlpos.Positions
+}
+
+func lines(pos yamlpos.Positions) map[string]int {
+	m := make(map[string]int, len(pos))
+	for k, p := range pos {
+		m[k] = p.Line
+	}
+	return m
+}
+
+func (o origins) at(key string) Origin {
+	if key == "" {
+		return Origin{}
+	}
+	if p, ok := o.pos[key]; ok {
+		return Origin{Key: key, Line: p.Line}
+	}
+	return Origin{Key: key}
+}
+
+// source maps a policy source to its key.
+func (o origins) source(src, name string) Origin {
+	kind, arg, _ := strings.Cut(src, " ")
+	switch kind {
+	case "agent":
+		return o.at("agent")
+	case "service":
+		return o.at(fmt.Sprintf("network.services[%d]", slices.Index(o.cfg.Services, arg)))
+	case "ide":
+		return o.at("devcontainer.ide")
+	case "network.domains":
+		for i, d := range o.cfg.Domains {
+			if d.Name == name {
+				return o.at(fmt.Sprintf("network.domains[%d]", i))
+			}
+		}
+	case "network.cidrs":
+		for i, c := range o.cfg.CIDRs {
+			if c.Prefix.String() == name {
+				return o.at(fmt.Sprintf("network.cidrs[%d]", i))
+			}
+		}
+	}
+	return Origin{Key: src}
+}
+
+func (o origins) network(pol firewall.Policy) Network {
+	n := Network{Domains: []Destination{}, CIDRs: []Destination{}, Refused: AlwaysRefused}
+	for _, d := range pol.Domains {
+		src := d.Sources[len(d.Sources)-1] // network.domains sorts last: the user's own entry
+		n.Domains = append(n.Domains, Destination{Name: d.Name, Subdomains: true, Ports: d.Ports,
+			Sources: d.Sources, Origin: o.source(src, d.Name), defaultPorts: o.defaultPorts(src, d.Name)})
+	}
+	for _, c := range pol.CIDRs {
+		name := c.Prefix.String()
+		orig := o.source("network.cidrs", name)
+		if orig.Line == 0 {
+			orig = o.containing(c)
+		}
+		n.CIDRs = append(n.CIDRs, Destination{Name: name, Ports: c.Ports, Sources: c.Sources, Origin: orig,
+			defaultPorts: o.defaultPorts("network.cidrs", name)})
+	}
+	return n
+}
+
+// defaultPorts reports whether a destination of the user's takes
+// network.ports.
+func (o origins) defaultPorts(src, name string) bool {
+	switch src {
+	case "network.domains":
+		return slices.ContainsFunc(o.cfg.Domains, func(d DomainRule) bool { return d.Name == name && d.Ports == nil })
+	case "network.cidrs":
+		return slices.ContainsFunc(o.cfg.CIDRs, func(c CIDRRule) bool { return c.Prefix.String() == name && c.Ports == nil })
+	}
+	return false
+}
+
+// containing finds the network.cidrs entry of a merged prefix.
+func (o origins) containing(c firewall.CIDR) Origin {
+	for i, r := range o.cfg.CIDRs {
+		if r.Prefix == c.Prefix {
+			return o.at(fmt.Sprintf("network.cidrs[%d]", i))
+		}
+	}
+	return o.at("network.cidrs")
+}
+
+func (o origins) filesystem(p *Plan) Filesystem {
+	fs := Filesystem{StateVolume: p.StateVolume}
+	for _, m := range p.Mounts {
+		mode, src, orig := "rw", m.Source, Origin{}
+		if m.ReadOnly {
+			mode = "ro"
+		}
+		if m.Type == "bind" {
+			src = m.Rel()
+		}
+		if m.Target == p.Workspace {
+			orig = o.at("workspace.path")
+		}
+		if m.Source == p.StateVolume {
+			orig = o.at("agent")
+		}
+		fs.Mounts = append(fs.Mounts, MountView{Target: m.Target, Source: src, Type: m.Type, Mode: mode, Why: m.Why, Origin: orig})
+	}
+	for _, e := range gitgate.Protected {
+		fs.Protected = append(fs.Protected, e.Path)
+	}
+	fs.ReadOnly = o.rules("workspace.readonly", o.cfg.ReadOnly)
+	fs.Writable = o.rules("workspace.writable", o.cfg.Writable)
+	fs.Hidden = o.rules("workspace.hidden", p.Hidden)
+	return fs
+}
+
+func (o origins) rules(key string, paths []string) []PathRule {
+	out := []PathRule{}
+	for i, p := range paths {
+		orig := o.at(fmt.Sprintf("%s[%d]", key, i))
+		if orig.Line == 0 {
+			orig = o.at(key)
+		}
+		out = append(out, PathRule{Path: p, Origin: orig})
+	}
+	return out
+}
+
+func (o origins) privileges(p *Plan) Privileges {
+	return Privileges{User: agentUser, UID: p.UID, GID: p.GID, Capabilities: []string{}, NoNewPrivs: true,
+		Memory: p.Memory, MemoryBytes: o.cfg.MemoryBytes(), Pids: p.Pids, CPUs: p.CPUs,
+		keys: map[string]Origin{
+			"uid": o.at("image.user.uid"), "gid": o.at("image.user.gid"), "memory": o.at("resources.memory"),
+			"pids": o.at("resources.pids"), "cpus": o.at("resources.cpus"), "agent": o.at("agent"),
+		}}
+}
+
+func (o origins) pins(p *Plan) []Pin {
+	specs := imageSpecs(o.cfg)
+	pin := func(what string, r images.Ref, s imageSpec) Pin {
+		orig := o.at(s.Path)
+		if s.Path == "" {
+			orig = Origin{Key: "egress.image"}
+		}
+		return Pin{What: what, Name: r.Repo, Tag: r.Tag, Digest: r.Digest, Origin: orig}
+	}
+	pins := []Pin{pin("agent image", p.AgentImage, specs[0]), pin("egress image", p.EgressImage, specs[1])}
+	if pkg := p.Agent.Package; pkg != "" {
+		pins = append(pins, Pin{What: "agent CLI", Name: pkg, Digest: p.AgentVersion, Origin: o.at("agent")})
+	}
+	return pins
+}
