@@ -3,7 +3,6 @@ package generator
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/internal/checks"
 	"github.com/agentbox-dev/agentbox/internal/golden"
+	"github.com/agentbox-dev/agentbox/internal/testenv"
 	"github.com/rhysd/actionlint"
 	"go.yaml.in/yaml/v3"
 )
@@ -41,13 +41,17 @@ func TestGitHubWorkflowGolden(t *testing.T) {
 	}
 }
 
-// TestGitHubWorkflowActionlint: actionlint finds nothing (and runs
-// shellcheck on the run: scripts when it is installed).
+// TestGitHubWorkflowActionlint: actionlint finds nothing.
 func TestGitHubWorkflowActionlint(t *testing.T) {
-	shellcheck, _ := exec.LookPath("shellcheck")
-	if shellcheck == "" {
-		t.Log("shellcheck not installed: actionlint checks the scripts' expressions only (TestGitHubWorkflowScripts parses them)")
-	}
+	lintWorkflows(t, "")
+}
+
+// TestGitHubWorkflowShellcheck: nor does it with shellcheck on the scripts.
+func TestGitHubWorkflowShellcheck(t *testing.T) {
+	lintWorkflows(t, testenv.RequireProgram(t, "shellcheck"))
+}
+
+func lintWorkflows(t *testing.T, shellcheck string) {
 	for name, o := range ciCases {
 		t.Run(name, func(t *testing.T) {
 			data, err := RenderGitHubWorkflow(o)
