@@ -10,7 +10,6 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/templates"
 )
 
@@ -116,7 +115,6 @@ type ciView struct {
 	Package, GoVersion, Cron, Marker string
 	MaxBody                          int
 	Checkout, SetupGo                Action
-	Lock, OutDir, Devcontainer       string
 }
 
 // RenderGitHubWorkflow renders the workflow. It is pure.
@@ -136,9 +134,6 @@ func RenderGitHubWorkflow(o WorkflowOptions) ([]byte, error) {
 		MaxBody:         ciMaxBody,
 		Checkout:        Checkout,
 		SetupGo:         SetupGo,
-		Lock:            images.LockFile,
-		OutDir:          OutDir,
-		Devcontainer:    DevcontainerFile,
 	}
 	var b bytes.Buffer
 	if err := ciTmpl.ExecuteTemplate(&b, "github-workflow.yml.tmpl", v); err != nil {

@@ -192,3 +192,18 @@ func TestCIInstallVersion(t *testing.T) {
 		t.Errorf("--version: %q, %v", got, err)
 	}
 }
+
+// TestCIGitHubWorktree: in a git worktree .git is a file; the repository's
+// root is still where it is.
+func TestCIGitHubWorktree(t *testing.T) {
+	repo := t.TempDir()
+	writeFile(t, filepath.Join(repo, ".git"), []byte("gitdir: /elsewhere/.git/worktrees/x\n"))
+	writeFile(t, filepath.Join(repo, "p", "agentbox.yaml"), []byte("agent: claude\n"))
+	stdout, stderr, code := runIn(t, filepath.Join(repo, "p"), "ci", "github", "--version", "v1.2.3")
+	if code != exitOK || stdout != "create ../.github/workflows/agentbox.yml\ncreate ../.gitattributes\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if !strings.Contains(readFile(t, filepath.Join(repo, generator.GitHubWorkflow)), "\n  AGENTBOX_DIR: \"p\"\n") {
+		t.Error("the workflow does not name the project directory p")
+	}
+}
