@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/atomicfile"
+	"github.com/agentbox-dev/agentbox/internal/testenv"
 )
 
 // ciRepo makes a git repository (a .git directory is enough) holding a
@@ -205,5 +207,36 @@ func TestCIGitHubWorktree(t *testing.T) {
 	}
 	if !strings.Contains(readFile(t, filepath.Join(repo, generator.GitHubWorkflow)), "\n  AGENTBOX_DIR: \"p\"\n") {
 		t.Error("the workflow does not name the project directory p")
+	}
+}
+
+// TestCIGitattributesMatch: git itself reads the block as marking the
+// generated files, and only them.
+func TestCIGitattributesMatch(t *testing.T) {
+	git := testenv.RequireProgram(t, "git")
+	repo := ciRepo(t, "sub")
+	if out, err := exec.Command(git, "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	if _, stderr, code := runIn(t, repo, "ci", "github", "-C", "sub", "--version", "v1.2.3"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := map[string]string{
+		"sub/.agentbox/egress/rules.nft":      "set",
+		"sub/.agentbox/agent.Dockerfile":      "set",
+		"sub/.devcontainer/devcontainer.json": "set",
+		"sub/agentbox.lock":                   "set",
+		"sub/.devcontainer/README.md":         "unspecified",
+		"sub/agentbox.yaml":                   "unspecified",
+		".agentbox/agent.Dockerfile":          "unspecified",
+		generator.GitHubWorkflow:              "unspecified",
+	}
+	for p, w := range want {
+		cmd := exec.Command(git, "check-attr", "linguist-generated", "--", p)
+		cmd.Dir = repo
+		out, err := cmd.Output()
+		if got := strings.TrimPrefix(strings.TrimSpace(string(out)), p+": linguist-generated: "); err != nil || got != w {
+			t.Errorf("%s: linguist-generated %q (%v), want %q", p, got, err, w)
+		}
 	}
 }
