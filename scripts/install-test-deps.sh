@@ -2,7 +2,8 @@
 # Installs what the tests need on a Debian machine: nftables (nft -c checks of
 # every generated ruleset), dnsmasq-base (dnsmasq --test of every generated
 # configuration), and for the firewall's network lab iproute2 (namespaces,
-# veth), util-linux (setpriv, unshare, nsenter, flock) and mount. Without root it installs nothing and says so; the
+# veth), util-linux (setpriv, unshare, nsenter, flock) and mount; shellcheck
+# (actionlint runs it on the scripts of the CI workflow). Without root it installs nothing and says so; the
 # tests that need these then skip, except under CI=true, where they fail.
 set -euo pipefail
 
@@ -14,6 +15,7 @@ for tool in setpriv unshare nsenter flock; do
 	command -v "$tool" >/dev/null 2>&1 || { need+=(util-linux); break; }
 done
 command -v mount >/dev/null 2>&1 || need+=(mount)
+command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then

@@ -105,15 +105,9 @@ func newRootCmd(stdout, stderr io.Writer, ran *bool) *cobra.Command {
 		newFetchCmd(stdout, stderr),
 		newExplainCmd(stdout),
 		newDiffCmd(stdout),
+		newCICmd(stdout, stderr),
 	} {
-		body := c.RunE
-		c.RunE = func(c *cobra.Command, args []string) error {
-			*ran = true
-			return body(c, args)
-		}
-		if c.Flags().Lookup("dir") != nil {
-			_ = c.MarkFlagDirname("dir") // completes directories only
-		}
+		markRan(c, ran)
 		root.AddCommand(c)
 	}
 	// cobra's `completion bash|zsh|fish|powershell` (and the hidden
@@ -129,6 +123,23 @@ func newRootCmd(stdout, stderr io.Writer, ran *bool) *cobra.Command {
 		}
 	}
 	return root
+}
+
+// markRan makes c and its subcommands set *ran when they run, and completes
+// their -C with directories only.
+func markRan(c *cobra.Command, ran *bool) {
+	if body := c.RunE; body != nil {
+		c.RunE = func(c *cobra.Command, args []string) error {
+			*ran = true
+			return body(c, args)
+		}
+	}
+	if c.Flags().Lookup("dir") != nil {
+		_ = c.MarkFlagDirname("dir") // completes directories only
+	}
+	for _, sub := range c.Commands() {
+		markRan(sub, ran)
+	}
 }
 
 // completeFrom completes a flag or an argument with values, and no files.

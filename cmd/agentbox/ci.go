@@ -1,0 +1,199 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/atomicfile"
+	"github.com/spf13/cobra"
+)
+
+func newCICmd(stdout, stderr io.Writer) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "ci",
+		Short: "Write a CI workflow that checks, diffs and bumps the sandbox",
+		Long: `Write a CI workflow for a hosting service: see its subcommands.
+ci alone is a usage error.`,
+		Example: `  agentbox ci github`,
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return usageErrorf("name a CI service: agentbox ci github")
+		},
+	}
+	c.AddCommand(newCIGitHubCmd(stdout, stderr))
+	return c
+}
+
+type ciGitHubOptions struct {
+	dir     string
+	force   bool
+	version string
+	// buildInfo says which agentbox this is; tests replace it.
+	buildInfo func() (*debug.BuildInfo, bool)
+}
+
+func newCIGitHubCmd(stdout, stderr io.Writer) *cobra.Command {
+	o := &ciGitHubOptions{buildInfo: debug.ReadBuildInfo}
+	c := &cobra.Command{
+		Use:   "github",
+		Short: "Write .github/workflows/agentbox.yml and mark the generated files in .gitattributes",
+		Long: `Write the GitHub Actions workflow .github/workflows/agentbox.yml, at the root
+of the git repository that holds the project directory:
+
+  on pull requests       agentbox generate --check, and agentbox diff in the
+                         job summary and in one comment on the pull request,
+                         updated in place (not for pull requests from forks,
+                         whose token cannot comment)
+  weekly and on demand   agentbox bump, and one pull request with the new
+                         lock and generated files, its body their agentbox diff
+
+Each job has the least permissions it needs; every action is pinned by
+commit; agentbox is installed at this binary's version (--version names
+another, and a build from source, which has none, needs it).
+
+ci github also adds a block to .gitattributes marking the generated files
+linguist-generated, so GitHub folds them in pull requests; the rest of
+.gitattributes stays as it was. Both files are written all or nothing.
+A workflow that agentbox did not write is not overwritten without --force.`,
+		Example: `  agentbox ci github
+  agentbox ci github -C path/to/project
+  agentbox ci github --version v0.4.0   # from a build from source`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return o.run(stdout, stderr)
+		},
+	}
+	c.Flags().StringVarP(&o.dir, "dir", "C", ".", "the project directory (holding agentbox.yaml), in a git repository")
+	c.Flags().BoolVar(&o.force, "force", false, "overwrite a workflow that agentbox did not write")
+	c.Flags().StringVar(&o.version, "version", "", "the version of agentbox the workflow installs (default: this binary's)")
+	return c
+}
+
+func (o *ciGitHubOptions) run(stdout, stderr io.Writer) error {
+	version, err := o.installVersion()
+	if err != nil {
+		return err
+	}
+	root, rel, err := repoRoot(o.dir)
+	if err != nil {
+		return err
+	}
+	if err := generator.ValidateCIDir(rel); err != nil {
+		return err
+	}
+	if _, err := os.Stat(generator.ConfigPath(o.dir)); err != nil {
+		return fmt.Errorf("%s: %w; run agentbox init first", generator.ConfigPath(o.dir), errors.Unwrap(err))
+	}
+	workflow, err := generator.RenderGitHubWorkflow(generator.WorkflowOptions{Dir: rel, Version: version})
+	if err != nil {
+		return err
+	}
+	wfPath := filepath.Join(root, filepath.FromSlash(generator.GitHubWorkflow))
+	attrPath := filepath.Join(root, generator.Gitattributes)
+	for _, p := range []string{".github", ".github/workflows", generator.GitHubWorkflow, generator.Gitattributes} {
+		if fi, err := os.Lstat(filepath.Join(root, p)); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("refusing to write through %s: it is a symbolic link", filepath.Join(root, p))
+		}
+	}
+	old, err := readIfExists(wfPath)
+	if err != nil {
+		return err
+	}
+	if old != nil && !generator.IsCIWorkflow(old) && !o.force {
+		return fmt.Errorf("%s exists and agentbox did not write it (its first line is not %q); use --force to overwrite it", wfPath, "# "+generator.CIHeader)
+	}
+	oldAttr, err := readIfExists(attrPath)
+	if err != nil {
+		return err
+	}
+	attr, err := generator.MergeGitattributes(oldAttr, rel)
+	if err != nil {
+		return fmt.Errorf("%s: %w", attrPath, err)
+	}
+	var tx atomicfile.Tx
+	tx.WriteFile(wfPath, workflow, 0o644)
+	tx.WriteFile(attrPath, attr, 0o644)
+	changes, err := tx.Commit()
+	if err != nil {
+		return err
+	}
+	for _, ch := range changes {
+		fmt.Fprintf(stdout, "%-6s %s\n", ch.Kind, ch.Path)
+	}
+	if len(changes) == 0 {
+		fmt.Fprintln(stderr, "agentbox: the workflow and .gitattributes are up to date")
+	}
+	return nil
+}
+
+// installVersion is the version of agentbox the workflow installs: --version,
+// else the module version this binary was built as (what go install
+// recorded). A build without one, or with uncommitted changes ("+dirty"),
+// cannot be installed by version: it needs --version.
+func (o *ciGitHubOptions) installVersion() (string, error) {
+	if o.version != "" {
+		if err := generator.ValidateVersion(o.version); err != nil {
+			return "", usageErrorf("invalid --version: %v", err)
+		}
+		return o.version, nil
+	}
+	var v string
+	if bi, ok := o.buildInfo(); ok && bi != nil {
+		v = bi.Main.Version
+	}
+	if generator.ValidateVersion(v) != nil {
+		return "", fmt.Errorf("this agentbox has no version that go install can fetch (agentbox version: %s); name the version the workflow installs with --version, such as --version v1.2.3", buildVersion())
+	}
+	return v, nil
+}
+
+// repoRoot finds the git repository holding dir: the nearest directory at
+// or above it with a .git (a directory, or a file in a worktree). It returns
+// the root as a path usable from here, and dir relative to it.
+func repoRoot(dir string) (root, rel string, err error) {
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		if err == nil || errors.Is(err, syscall.ENOTDIR) {
+			return "", "", fmt.Errorf("-C %s: not a directory", dir)
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", "", fmt.Errorf("-C %s: no such directory", dir)
+		}
+		return "", "", err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", "", err
+	}
+	for r := abs; ; {
+		if _, err := os.Lstat(filepath.Join(r, ".git")); err == nil {
+			rel, err := filepath.Rel(r, abs)
+			if err != nil {
+				return "", "", err
+			}
+			up, _ := filepath.Rel(abs, r)
+			return filepath.Join(dir, up), filepath.ToSlash(rel), nil
+		}
+		parent := filepath.Dir(r)
+		if parent == r {
+			return "", "", fmt.Errorf("-C %s: not in a git repository (no .git in it or above it); the workflow goes at the repository's root", dir)
+		}
+		r = parent
+	}
+}
+
+// readIfExists reads a file, or returns nil when there is none.
+func readIfExists(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return data, err
+}
