@@ -77,11 +77,13 @@ func sandboxDiff(c *cobra.Command, dir, base string) (*diffReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	files := make([][]byte, 2)
 	if base == "" {
 		base = gitgate.DefaultBase(c.Context(), dir)
 	}
-	files, err := gitgate.ReadAt(c.Context(), dir, base, generator.ConfigFile, images.LockFile)
-	if err != nil {
+	if base == "" {
+		base = "(no commit yet)" // a base without a sandbox: everything is added
+	} else if files, err = gitgate.ReadAt(c.Context(), dir, base, generator.ConfigFile, images.LockFile); err != nil {
 		return nil, err
 	}
 	var old *generator.Sandbox

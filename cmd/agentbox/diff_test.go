@@ -186,3 +186,31 @@ func TestDiffErrors(t *testing.T) {
 		}
 	}
 }
+
+// A repository with no commit yet has no base: everything is added.
+func TestDiffNoCommitYet(t *testing.T) {
+	gitHome(t)
+	repo := t.TempDir()
+	git(t, repo, "init", "-q", "-b", "main")
+	lock, err := os.ReadFile(filepath.Join(diffDir, "agentbox.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(repo, "agentbox.lock"), lock)
+	writeFile(t, filepath.Join(repo, "agentbox.yaml"), []byte("agent: claude\n"))
+	stdout, stderr, code := runIn(t, repo, "diff", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var r diffReport
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Summary["widens"] == 0 || r.Summary["narrows"] != 0 {
+		t.Errorf("want everything added: %+v", r.Summary)
+	}
+	// A revision named on the command line must still exist.
+	if _, stderr, code := runIn(t, repo, "diff", "HEAD"); code != exitError || !strings.Contains(stderr, "unknown revision") {
+		t.Errorf("diff HEAD with no commit: exit %d: %s", code, stderr)
+	}
+}

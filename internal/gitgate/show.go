@@ -8,10 +8,16 @@ import (
 
 // DefaultBase is the revision agentbox diff compares with when none is
 // named: the merge base of HEAD with its upstream branch, or HEAD when there
-// is no upstream.
+// is no upstream, or "" when the repository has no commit yet (no base).
 func DefaultBase(ctx context.Context, dir string) string {
-	out, err := newGit(dir).run(ctx, nil, "merge-base", "HEAD", "@{upstream}")
+	g := newGit(dir)
+	out, err := g.run(ctx, nil, "merge-base", "HEAD", "@{upstream}")
 	if err != nil {
+		if _, err := g.run(ctx, nil, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); err != nil {
+			if _, err := g.run(ctx, nil, "rev-parse", "--git-dir"); err == nil {
+				return "" // no commit yet: there is no base
+			}
+		}
 		return "HEAD"
 	}
 	return strings.TrimSpace(string(out))
