@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentbox-dev/agentbox/internal/dnswire"
 )
 
 // ServerConfig is what a server helper serves. Addresses are host:port; a
@@ -214,14 +216,7 @@ func (s *server) query(d *DNSServer, msg []byte, local, remote net.Addr) []byte 
 	return reply
 }
 
-func typeName(t uint16) string {
-	for name, code := range typeNames {
-		if code == t {
-			return name
-		}
-	}
-	return strconv.Itoa(int(t))
-}
+func typeName(t uint16) string { return dnswire.TypeName(t) }
 
 func (s *server) serveDNSUDP(pc net.PacketConn, d *DNSServer) {
 	buf := make([]byte, 65536)

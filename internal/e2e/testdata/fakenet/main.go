@@ -19,7 +19,6 @@ package main
 
 import (
 	"encoding/binary"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -31,6 +30,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentbox-dev/agentbox/internal/dnswire"
 )
 
 func main() {
@@ -176,29 +177,27 @@ func typeName(t uint16) string {
 
 // answer builds the reply to one query, or nil for a message it ignores.
 func (s *dnsServer) answer(msg []byte, network string, from net.Addr) []byte {
-	q, err := parseQuery(msg)
+	q, err := dnswire.ParseQuery(msg)
 	if err != nil {
 		logf("dns %s %s: bad query: %v", network, from, err)
 		return nil
 	}
-	rcode := 0
-	var addr netip.Addr
-	if a, ok := s.lookup(q.name); ok {
-		if q.qtype == typeA {
-			addr = a
-		}
-	} else {
-		rcode = 3 // NXDOMAIN
+	rcode := dnswire.RcodeSuccess
+	var answers []dnswire.Answer
+	what := "NOERROR (no answer)"
+	if a, ok := s.lookup(q.Name); !ok {
+		rcode, what = dnswire.RcodeNXDomain, "NXDOMAIN"
+	} else if q.Type == typeA {
+		answers = []dnswire.Answer{{Type: dnswire.TypeA, TTL: 5, Value: a.String()}}
+		what = a.String()
 	}
-	what := "NXDOMAIN"
-	switch {
-	case addr.IsValid():
-		what = addr.String()
-	case rcode == 0:
-		what = "NOERROR (no answer)"
+	logf("dns %s %s %s %s -> %s", network, from, q.Name, typeName(q.Type), what)
+	reply, err := dnswire.BuildReply(q, rcode, answers)
+	if err != nil {
+		logf("dns %s %s: %v", network, from, err)
+		return nil
 	}
-	logf("dns %s %s %s %s -> %s", network, from, q.name, typeName(q.qtype), what)
-	return buildReply(msg, q, rcode, addr)
+	return reply
 }
 
 func (s *dnsServer) lookup(name string) (netip.Addr, bool) {
@@ -213,71 +212,6 @@ func (s *dnsServer) lookup(name string) (netip.Addr, bool) {
 		n = rest
 	}
 	return s.def, s.def.IsValid()
-}
-
-type question struct {
-	name  string // lower case, no trailing dot
-	qtype uint16
-	end   int // offset after the question
-}
-
-var errShort = errors.New("message too short")
-
-func parseQuery(msg []byte) (question, error) {
-	if len(msg) < 12 {
-		return question{}, errShort
-	}
-	if msg[2]&0x80 != 0 || binary.BigEndian.Uint16(msg[4:]) != 1 {
-		return question{}, errors.New("not a query with one question")
-	}
-	var labels []string
-	off := 12
-	for {
-		if off >= len(msg) {
-			return question{}, errShort
-		}
-		n := int(msg[off])
-		if n == 0 {
-			off++
-			break
-		}
-		if n > 63 || off+1+n > len(msg) {
-			return question{}, errors.New("bad name")
-		}
-		labels = append(labels, string(msg[off+1:off+1+n]))
-		off += 1 + n
-	}
-	if off+4 > len(msg) {
-		return question{}, errShort
-	}
-	return question{
-		name:  strings.ToLower(strings.Join(labels, ".")),
-		qtype: binary.BigEndian.Uint16(msg[off:]),
-		end:   off + 4,
-	}, nil
-}
-
-// buildReply copies the query's header and question and adds the answer.
-func buildReply(msg []byte, q question, rcode int, addr netip.Addr) []byte {
-	b := append([]byte(nil), msg[:q.end]...)
-	flags := binary.BigEndian.Uint16(msg[2:])&0x0100 | 0x8400 | 0x0080 | uint16(rcode) // QR, AA, RD copied, RA
-	binary.BigEndian.PutUint16(b[2:], flags)
-	an := uint16(0)
-	if addr.IsValid() {
-		an = 1
-	}
-	binary.BigEndian.PutUint16(b[6:], an)
-	binary.BigEndian.PutUint16(b[8:], 0)
-	binary.BigEndian.PutUint16(b[10:], 0)
-	if addr.IsValid() {
-		b = append(b, 0xc0, 12) // the question's name
-		b = binary.BigEndian.AppendUint16(b, typeA)
-		b = binary.BigEndian.AppendUint16(b, 1) // IN
-		b = binary.BigEndian.AppendUint32(b, 5) // TTL
-		b = binary.BigEndian.AppendUint16(b, 4)
-		b = append(b, addr.AsSlice()...)
-	}
-	return b
 }
 
 // --- HTTP ---------------------------------------------------------------------
