@@ -16,7 +16,7 @@ func TestCompletion(t *testing.T) {
 	} {
 		t.Run(shell, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			if code := run([]string{"completion", shell}, &stdout, &stderr); code != exitOK {
+			if code := runArgs(t, []string{"completion", shell}, &stdout, &stderr); code != exitOK {
 				t.Fatalf("exit %d: %s", code, stderr.String())
 			}
 			if !strings.Contains(stdout.String(), want) {
@@ -26,7 +26,7 @@ func TestCompletion(t *testing.T) {
 	}
 	for _, args := range [][]string{{"completion"}, {"completion", "tcsh"}} {
 		var stdout, stderr bytes.Buffer
-		if code := run(args, &stdout, &stderr); code != exitUsage || stdout.Len() != 0 {
+		if code := runArgs(t, args, &stdout, &stderr); code != exitUsage || stdout.Len() != 0 {
 			t.Errorf("%s: exit %d, want %d; stdout %q, stderr %q", args, code, exitUsage, stdout.String(), stderr.String())
 		}
 	}
@@ -45,7 +45,7 @@ func TestCompletionValues(t *testing.T) {
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			run(append([]string{"__complete"}, tt.args...), &stdout, &stderr)
+			runArgs(t, append([]string{"__complete"}, tt.args...), &stdout, &stderr)
 			var got []string
 			for _, line := range strings.Split(stdout.String(), "\n") {
 				if line != "" && !strings.HasPrefix(line, ":") {

@@ -29,11 +29,8 @@ const (
 )
 
 // bundleSource writes a git bundle of the agent's branches to w and returns
-// the project's configuration. composeBundle is the real one; tests replace
-// fetchBundle.
+// the project's configuration. composeBundle is the real one (realDeps).
 type bundleSource func(ctx context.Context, dir string, w io.Writer) (*generator.Config, error)
-
-var fetchBundle bundleSource = composeBundle
 
 // composeBundle runs `git bundle create - --branches` in the agent container.
 func composeBundle(ctx context.Context, dir string, w io.Writer) (*generator.Config, error) {
@@ -89,6 +86,7 @@ func (h *headBuffer) Write(p []byte) (int, error) {
 
 type fetchOptions struct {
 	dir    string
+	bundle bundleSource
 	json   bool
 	prefix string
 }
@@ -126,11 +124,12 @@ stdout: a table, one row per branch (and one per reason), or with --json:
                               "why": "..."}]}],
    "refused": 1}
 
+The project directory (-C) must be the top of its git repository.
 Exit 0 when every branch was written or unchanged, 1 when any was refused
 or on error.`
 
-func newFetchCmd(stdout, stderr io.Writer) *cobra.Command {
-	o := &fetchOptions{}
+func newFetchCmd(dir *string, bundle bundleSource, stdout, stderr io.Writer) *cobra.Command {
+	o := &fetchOptions{bundle: bundle}
 	c := &cobra.Command{
 		Use:   "fetch",
 		Short: "Bring the agent's branches back into refs/heads/agentbox/, refusing changes to protected paths",
@@ -140,10 +139,10 @@ func newFetchCmd(stdout, stderr io.Writer) *cobra.Command {
   agentbox fetch --json | jq '.branches[] | select(.status == "refused")'`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return o.run(ctx(c), stdout, stderr)
+			o.dir = *dir
+			return o.run(c.Context(), stdout, stderr)
 		},
 	}
-	c.Flags().StringVarP(&o.dir, "dir", "C", ".", "the project directory (holding agentbox.yaml), the top of its git repository")
 	c.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
 	c.Flags().StringVar(&o.prefix, "prefix", "agentbox/", "where accepted branches go: below refs/heads/, or a full ref prefix refs/...")
 	return c
@@ -166,7 +165,7 @@ func (o *fetchOptions) run(ctx context.Context, stdout, stderr io.Writer) error 
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
-	cfg, err := fetchBundle(ctx, o.dir, f)
+	cfg, err := o.bundle(ctx, o.dir, f)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func TestSchemaCmdRejectsArgs(t *testing.T) {
 // TestSchemaCommandRegistered runs `agentbox schema` through run.
 func TestSchemaCommandRegistered(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"schema"}, &stdout, &stderr); code != exitOK {
+	if code := runArgs(t, []string{"schema"}, &stdout, &stderr); code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
 	if !bytes.Equal(stdout.Bytes(), generator.JSONSchema()) || stderr.Len() != 0 {

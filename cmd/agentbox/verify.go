@@ -127,7 +127,7 @@ type verifyOptions struct {
 	json bool
 }
 
-func newVerifyCmd(stdout, stderr io.Writer) *cobra.Command {
+func newVerifyCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 	o := &verifyOptions{}
 	c := &cobra.Command{
 		Use:   "verify",
@@ -158,10 +158,10 @@ probe did not report at all (the error names them).`,
   agentbox verify --json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return o.run(ctx(c), stdout, stderr)
+			o.dir = *dir
+			return o.run(c.Context(), stdout, stderr)
 		},
 	}
-	o.flags(c)
 	c.Flags().BoolVar(&o.json, "json", false, "print the probes as JSON")
 	return c
 }
