@@ -8,6 +8,7 @@ import (
 
 // TestCompletion: cobra's completion command, for each shell it supports.
 func TestCompletion(t *testing.T) {
+	t.Parallel()
 	for shell, want := range map[string]string{
 		"bash":       "# bash completion V2 for agentbox",
 		"zsh":        "#compdef agentbox",
@@ -35,6 +36,7 @@ func TestCompletion(t *testing.T) {
 // TestCompletionValues: the values that completion offers where there is a
 // fixed set of them.
 func TestCompletionValues(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		args []string
 		want []string

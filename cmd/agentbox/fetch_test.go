@@ -244,6 +244,7 @@ exit 3
 }
 
 func TestLimitWriter(t *testing.T) {
+	t.Parallel()
 	var sb strings.Builder
 	lw := &limitWriter{w: &sb, left: 5}
 	if n, err := lw.Write([]byte("abc")); n != 3 || err != nil {

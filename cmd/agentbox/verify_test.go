@@ -17,6 +17,7 @@ import (
 )
 
 func TestParseProbes(t *testing.T) {
+	t.Parallel()
 	ps, err := parseProbes([]byte("PASS\tfiles\tdocker socket\tlook\tabsent\nFAIL\tnetwork\tIPv6\tconnect\tconnected\n\n"))
 	if err != nil || len(ps) != 2 || ps[1].Result != "FAIL" || ps[1].Happened != "connected" {
 		t.Fatalf("%+v %v", ps, err)
@@ -29,6 +30,7 @@ func TestParseProbes(t *testing.T) {
 }
 
 func TestVerifyScriptParses(t *testing.T) {
+	t.Parallel()
 	if err := checks.Shell([]byte(verifyScript), "verify.sh"); err != nil {
 		t.Fatal(err)
 	}
@@ -187,6 +189,7 @@ func TestVerifyNeedsEveryProbe(t *testing.T) {
 }
 
 func TestCheckProbes(t *testing.T) {
+	t.Parallel()
 	cfg := &generator.Config{}
 	row := func(area, name string) probe { return probe{"PASS", area, name, "tried", "happened"} }
 	var all []probe
