@@ -51,6 +51,8 @@ func composeBundle(ctx context.Context, dir string, w io.Writer) (*generator.Con
 		return nil, fmt.Errorf("the agent's bundle is larger than %d GiB; agentbox fetch refuses it", maxBundle>>30)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return nil, fmt.Errorf("making the agent's bundle took longer than %s", bundleTimeout)
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("making the agent's bundle: interrupted (%v)", context.Cause(ctx))
 	case err != nil:
 		return nil, fmt.Errorf("making a bundle of the agent's branches (is the sandbox up? agentbox up): %s",
 			printable(firstLine(errb.Bytes(), err)))

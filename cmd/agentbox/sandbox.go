@@ -110,11 +110,22 @@ func (o *sandboxOptions) run(ctx context.Context, starts bool, stdin io.Reader, 
 	return execCompose(ctx, argv, stdin, stdout, stderr, args...)
 }
 
-// execCompose runs docker compose (argv) with args, connected to the terminal.
+// composeGrace is how long docker compose has to stop after an interrupt
+// before it is killed.
+const composeGrace = 10 * time.Second
+
+// execCompose runs docker compose (argv) with args, connected to the
+// terminal. When ctx is canceled (Ctrl-C, SIGTERM), compose gets an
+// interrupt, as from the terminal, and time to stop cleanly.
 func execCompose(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, args ...string) error {
 	cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], args...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = composeGrace
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return &exitErr{exitError, fmt.Errorf("agentbox: docker compose %s interrupted (%v)", args[0], context.Cause(ctx))}
+		}
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			return &exitErr{exitError, fmt.Errorf("docker compose %s failed (exit %d)", args[0], ee.ExitCode())}

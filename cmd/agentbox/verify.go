@@ -291,6 +291,9 @@ func runCompose(ctx context.Context, argv []string, stdin string, args ...string
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("docker compose %s: interrupted (%v)", args[0], context.Cause(ctx))
+		}
 		return nil, fmt.Errorf("docker compose %s: %s", args[0], firstLine(errb.Bytes(), err))
 	}
 	return out.Bytes(), nil
