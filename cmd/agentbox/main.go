@@ -11,8 +11,10 @@ import (
 
 func main() {
 	// Ctrl-C or a SIGTERM cancels the command's context: bump's requests,
-	// docker compose, git. A second Ctrl-C kills as usual.
+	// docker compose, git. Then the signals are let go: a second Ctrl-C
+	// kills as usual.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	context.AfterFunc(ctx, stop)
 	code := run(ctx, realDeps(), os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
