@@ -31,11 +31,14 @@ type NPMOptions struct {
 	Transport http.RoundTripper // nil = http.DefaultTransport
 	Timeout   time.Duration     // 0 = 30 s
 	Attempts  int               // 0 = 4
+	// ConfigGet asks npm for its registry when no configuration names one;
+	// nil = NPMConfigGet.
+	ConfigGet func(ctx context.Context) (string, error)
 }
 
-// npmConfigGet asks npm for its registry when no configuration names one:
-// npm knows its own default and its global configuration.
-var npmConfigGet = func(ctx context.Context) (string, error) {
+// NPMConfigGet asks npm for its registry (`npm config get registry`): npm
+// knows its own default and its global configuration.
+func NPMConfigGet(ctx context.Context) (string, error) {
 	out, err := exec.CommandContext(ctx, "npm", "config", "get", "registry").Output()
 	return strings.TrimSpace(string(out)), err
 }
@@ -53,6 +56,8 @@ type NPMClient struct {
 	client   *http.Client
 	timeout  time.Duration
 	attempts int
+	// configGet asks npm for its registry when registry is empty.
+	configGet func(ctx context.Context) (string, error)
 }
 
 // NewNPMClient returns a client configured by o. An empty Registry is read
@@ -71,10 +76,14 @@ func NewNPMClient(o NPMOptions) *NPMClient {
 	if o.Attempts <= 0 {
 		o.Attempts = defaultAttempts
 	}
+	if o.ConfigGet == nil {
+		o.ConfigGet = NPMConfigGet
+	}
 	c := &NPMClient{
-		client:   &http.Client{Transport: o.Transport},
-		timeout:  o.Timeout,
-		attempts: o.Attempts,
+		client:    &http.Client{Transport: o.Transport},
+		timeout:   o.Timeout,
+		attempts:  o.Attempts,
+		configGet: o.ConfigGet,
 	}
 	c.setRegistry(o.Registry)
 	return c
@@ -97,7 +106,7 @@ func (c *NPMClient) Latest(ctx context.Context, pkg string) (string, error) {
 		return "", fail(nil, "invalid npm package name")
 	}
 	if c.registry == "" {
-		reg, err := npmConfigGet(ctx)
+		reg, err := c.configGet(ctx)
 		if err != nil || !strings.HasPrefix(reg, "http") {
 			return "", &describedError{msg: fmt.Sprintf("reading npm package %q: no npm registry configured (set NPM_CONFIG_REGISTRY or registry= in .npmrc), and npm could not say its default", pkg), err: err}
 		}

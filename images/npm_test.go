@@ -219,21 +219,19 @@ always-auth=true
 // TestNPMDefaultRegistryAsksNPM: with no registry configured, the client
 // asks npm for its default, and says so clearly when npm cannot answer.
 func TestNPMDefaultRegistryAsksNPM(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(`{"dist-tags":{"latest":"1.2.3"}}`))
 	}))
 	defer srv.Close()
-	saved := npmConfigGet
-	defer func() { npmConfigGet = saved }()
-
-	npmConfigGet = func(context.Context) (string, error) { return srv.URL + "/", nil }
-	c := &NPMClient{client: srv.Client(), timeout: time.Second, attempts: 1}
+	c := &NPMClient{client: srv.Client(), timeout: time.Second, attempts: 1,
+		configGet: func(context.Context) (string, error) { return srv.URL + "/", nil }}
 	if v, err := c.Latest(context.Background(), "pkg"); err != nil || v != "1.2.3" {
 		t.Errorf("Latest = %q, %v", v, err)
 	}
 
-	npmConfigGet = func(context.Context) (string, error) { return "", errors.New("npm: not found") }
-	c = &NPMClient{client: srv.Client(), timeout: time.Second, attempts: 1}
+	c = &NPMClient{client: srv.Client(), timeout: time.Second, attempts: 1,
+		configGet: func(context.Context) (string, error) { return "", errors.New("npm: not found") }}
 	if _, err := c.Latest(context.Background(), "pkg"); err == nil || !strings.Contains(err.Error(), "no npm registry configured") {
 		t.Errorf("err = %v", err)
 	}

@@ -37,7 +37,7 @@ func BenchmarkGenerate(b *testing.B) {
 				}
 			}
 			args := append(bc.args, "-C", dir)
-			if bc.name != "fresh" && run([]string{"generate", "-C", dir}, io.Discard, io.Discard) != exitOK {
+			if bc.name != "fresh" && runArgs(b, []string{"generate", "-C", dir}, io.Discard, io.Discard) != exitOK {
 				b.Fatal("generate failed")
 			}
 			times := make([]time.Duration, 0, b.N)
@@ -50,7 +50,7 @@ func BenchmarkGenerate(b *testing.B) {
 					b.StartTimer()
 				}
 				start := time.Now()
-				if code := run(args, io.Discard, io.Discard); code != exitOK {
+				if code := runArgs(b, args, io.Discard, io.Discard); code != exitOK {
 					b.Fatalf("exit %d", code)
 				}
 				times = append(times, time.Since(start))
@@ -85,7 +85,7 @@ func BenchmarkDiff(b *testing.B) {
 	times := make([]time.Duration, 0, b.N)
 	for b.Loop() {
 		start := time.Now()
-		if code := run([]string{"diff", "HEAD~1", "-C", dir}, io.Discard, io.Discard); code != exitOK {
+		if code := runArgs(b, []string{"diff", "HEAD~1", "-C", dir}, io.Discard, io.Discard); code != exitOK {
 			b.Fatalf("exit %d", code)
 		}
 		times = append(times, time.Since(start))

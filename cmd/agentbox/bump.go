@@ -20,18 +20,11 @@ type bumpOptions struct {
 	dir   string
 	check bool
 	json  bool
+	deps  deps
 }
 
-// bumpDeps builds the resolvers of a bump; tests replace it.
-var bumpDeps = func(dir string) generator.BumpOptions {
-	return generator.BumpOptions{
-		Resolver: images.NewRegistryResolver(images.RegistryOptions{}),
-		NPM:      images.NewNPMClient(images.NPMOptions{Registry: images.NPMRegistryFromConfig(dir, os.Getenv)}),
-	}
-}
-
-func newBumpCmd(stdout, stderr io.Writer) *cobra.Command {
-	o := &bumpOptions{}
+func newBumpCmd(dir *string, d deps, stdout, stderr io.Writer) *cobra.Command {
+	o := &bumpOptions{deps: d}
 	c := &cobra.Command{
 		Use:   "bump",
 		Short: "Re-pin every image digest and the agent CLI version, then regenerate",
@@ -56,20 +49,17 @@ would change.`,
   agentbox bump --json > bump.json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
+			o.dir = *dir
 			return o.run(c.Context(), stdout, stderr)
 		},
 	}
-	c.Flags().StringVarP(&o.dir, "dir", "C", ".", "the project directory (holding agentbox.yaml)")
 	c.Flags().BoolVar(&o.check, "check", false, "resolve and report, write nothing; exit 3 when something would change")
 	c.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
 	return c
 }
 
 func (o *bumpOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	deps := bumpDeps(o.dir)
+	deps := generator.BumpOptions{Resolver: o.deps.resolver(), NPM: o.deps.npm(o.dir)}
 	if isTerminal(stderr) {
 		var mu sync.Mutex
 		deps.Progress = func(ref images.Ref, digest string, err error) {
@@ -83,6 +73,9 @@ func (o *bumpOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		}
 	}
 	res, err := generator.Bump(ctx, o.dir, deps)
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("agentbox: bump interrupted (%v); nothing was written", context.Cause(ctx))
+	}
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log"
@@ -12,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/images"
@@ -65,15 +68,25 @@ func newFakeHub(t *testing.T) *fakeHub {
 	}))
 	t.Cleanup(npm.Close)
 	h.npmURL = npm.URL
-	saved := bumpDeps
-	t.Cleanup(func() { bumpDeps = saved })
-	bumpDeps = func(dir string) generator.BumpOptions {
-		return generator.BumpOptions{
-			Resolver: images.NewRegistryResolver(images.RegistryOptions{Transport: h.transport, Attempts: 2, Keychain: authn.NewMultiKeychain()}),
-			NPM:      images.NewNPMClient(images.NPMOptions{Registry: h.npmURL, Transport: http.DefaultTransport, Attempts: 2}),
-		}
-	}
 	return h
+}
+
+// deps are the collaborators of a bump against h.
+func (h *fakeHub) deps() deps {
+	d := testDeps()
+	d.resolver = func() images.Resolver {
+		return images.NewRegistryResolver(images.RegistryOptions{Transport: h.transport, Attempts: 2, Keychain: authn.NewMultiKeychain()})
+	}
+	d.npm = func(string) images.NPM {
+		return images.NewNPMClient(images.NPMOptions{Registry: h.npmURL, Transport: http.DefaultTransport, Attempts: 2})
+	}
+	return d
+}
+
+// run runs agentbox with args against h, in the project dir (-C).
+func (h *fakeHub) run(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return runDeps(t, h.deps(), append(args, "-C", dir)...)
 }
 
 // push tags a deterministic image (an index when multiArch) whose content
@@ -119,36 +132,31 @@ func bumpProject(t *testing.T, yaml, lock string) string {
 	return dir
 }
 
-// bumpGolden is absolute: the CLI runs in the project's directory.
-var bumpGolden = func() string {
-	abs, err := filepath.Abs("../../testdata/bump")
-	if err != nil {
-		panic(err)
-	}
-	return abs
-}()
+// bumpGolden holds the expected locks and reports of TestBumpGolden.
+const bumpGolden = "../../testdata/bump"
 
 // TestBumpGolden: a project with no lock is bumped against the fake
 // registries; the lock and the JSON report are golden files, the project
 // then generates cleanly, and a second bump finds nothing to change.
 func TestBumpGolden(t *testing.T) {
+	t.Parallel()
 	h := newFakeHub(t)
 	h.push("node:24-bookworm-slim", "node-1", true)
 	h.push("debian:bookworm-slim", "debian-1", true)
 	h.push("ghcr.io/acme/tools:1.0", "tools-1", false)
 	dir := bumpProject(t, "agent: claude\negress:\n  image: ghcr.io/acme/tools:1.0\n", "")
 
-	stdout, stderr, code := runIn(t, dir, "bump", "--json")
+	stdout, stderr, code := h.run(t, dir, "bump", "--json")
 	if code != exitOK {
 		t.Fatalf("bump: exit %d: %s", code, stderr)
 	}
 	golden.CompareFile(t, filepath.Join(bumpGolden, "fresh.json"), []byte(stdout))
 	lock, _ := os.ReadFile(filepath.Join(dir, "agentbox.lock"))
 	golden.CompareFile(t, filepath.Join(bumpGolden, "fresh.lock"), lock)
-	if _, stderr, code := runIn(t, dir, "generate", "--check"); code != exitOK {
+	if _, stderr, code := h.run(t, dir, "generate", "--check"); code != exitOK {
 		t.Errorf("generate --check after bump: %d %s", code, stderr)
 	}
-	if stdout, stderr, code := runIn(t, dir, "bump", "--check"); code != exitOK || stdout != "" {
+	if stdout, stderr, code := h.run(t, dir, "bump", "--check"); code != exitOK || stdout != "" {
 		t.Errorf("second bump --check: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 
@@ -157,7 +165,7 @@ func TestBumpGolden(t *testing.T) {
 	h.push("node:24-bookworm-slim", "node-2", true)
 	h.latest["@anthropic-ai/claude-code"] = "2.2.0"
 	before := readAll(t, dir)
-	stdout, _, code = runIn(t, dir, "bump", "--check")
+	stdout, _, code = h.run(t, dir, "bump", "--check")
 	if code != exitDrift {
 		t.Fatalf("bump --check after a move: exit %d", code)
 	}
@@ -165,7 +173,7 @@ func TestBumpGolden(t *testing.T) {
 		t.Error("bump --check wrote files")
 	}
 	golden.CompareFile(t, filepath.Join(bumpGolden, "moved.txt"), []byte(stdout))
-	if _, stderr, code := runIn(t, dir, "bump"); code != exitOK {
+	if _, stderr, code := h.run(t, dir, "bump"); code != exitOK {
 		t.Fatalf("bump: %d %s", code, stderr)
 	}
 	lock, _ = os.ReadFile(filepath.Join(dir, "agentbox.lock"))
@@ -179,6 +187,7 @@ func TestBumpGolden(t *testing.T) {
 // TestBumpFailureChangesNothing: one reference of several fails; bump exits
 // 1 naming it and its registry, and no file changes.
 func TestBumpFailureChangesNothing(t *testing.T) {
+	t.Parallel()
 	h := newFakeHub(t)
 	h.push("node:24-bookworm-slim", "node-1", true)
 	h.push("debian:bookworm-slim", "debian-1", true)
@@ -192,7 +201,7 @@ func TestBumpFailureChangesNothing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := bumpProject(t, tt.yaml, "")
 			before := readAll(t, dir)
-			stdout, stderr, code := runIn(t, dir, "bump")
+			stdout, stderr, code := h.run(t, dir, "bump")
 			if code != exitError {
 				t.Fatalf("exit %d, want 1; stderr %s", code, stderr)
 			}
@@ -211,8 +220,8 @@ func TestBumpFailureChangesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := readAll(t, dir)
-		_, stderr, code := runIn(t, dir, "bump")
-		if code != exitError || !strings.Contains(stderr, `".git" is a symbolic link to "/etc"`) {
+		_, stderr, code := h.run(t, dir, "bump")
+		if code != exitError || !strings.Contains(stderr, `.git" is a symbolic link to "/etc"`) {
 			t.Errorf("exit %d, stderr %s", code, stderr)
 		}
 		if !sameTree(before, readAll(t, dir)) {
@@ -229,7 +238,7 @@ func TestBumpFailureChangesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		before, beforeOutside := readAll(t, dir), readAll(t, outside)
-		_, stderr, code := runIn(t, dir, "bump")
+		_, stderr, code := h.run(t, dir, "bump")
 		if code != exitError || !strings.Contains(stderr, ".agentbox/egress is a symbolic link") {
 			t.Errorf("exit %d, stderr %s", code, stderr)
 		}
@@ -241,7 +250,7 @@ func TestBumpFailureChangesNothing(t *testing.T) {
 		dir := bumpProject(t, "agent: claude\n", "")
 		writeFile(t, filepath.Join(dir, ".agentbox/.env"), []byte("X=1\n"))
 		before := readAll(t, dir)
-		_, stderr, code := runIn(t, dir, "bump")
+		_, stderr, code := h.run(t, dir, "bump")
 		if code != exitError || !strings.Contains(stderr, ".agentbox/.env: not generated by agentbox") {
 			t.Errorf("exit %d, stderr %s", code, stderr)
 		}
@@ -257,7 +266,7 @@ func TestBumpFailureChangesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := readAll(t, dir)
-		_, stderr, code := runIn(t, dir, "bump")
+		_, stderr, code := h.run(t, dir, "bump")
 		if code != exitError || !strings.Contains(stderr, ".devcontainer/devcontainer.json") {
 			t.Errorf("exit %d, stderr %s", code, stderr)
 		}
@@ -271,7 +280,7 @@ func TestBumpFailureChangesNothing(t *testing.T) {
 			http.Error(w, "down", http.StatusServiceUnavailable)
 		}))
 		before := readAll(t, dir)
-		_, stderr, code := runIn(t, dir, "bump")
+		_, stderr, code := h.run(t, dir, "bump")
 		if code != exitError || !strings.Contains(stderr, "node:24-bookworm-slim") {
 			t.Errorf("exit %d, stderr %s", code, stderr)
 		}
@@ -282,15 +291,52 @@ func TestBumpFailureChangesNothing(t *testing.T) {
 }
 
 func TestBumpKeepsConfigPins(t *testing.T) {
+	t.Parallel()
 	h := newFakeHub(t)
 	d := h.push("debian:bookworm-slim", "debian-1", true)
 	dir := bumpProject(t, "agent: none\nimage: {base: \"debian:bookworm-slim@"+d+"\"}\negress: {image: \"debian:bookworm-slim@"+d+"\"}\n", "")
-	stdout, stderr, code := runIn(t, dir, "bump", "--json")
+	stdout, stderr, code := h.run(t, dir, "bump", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var res generator.BumpResult
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil || len(res.Images) != 1 || !res.Images[0].InConfig || res.Changed {
 		t.Errorf("result %+v (%v)", res, err)
+	}
+}
+
+// TestBumpCanceled: a canceled context (Ctrl-C: main's signal.NotifyContext)
+// stops a bump whose registry does not answer, promptly, with an error that
+// says so, and nothing is written.
+func TestBumpCanceled(t *testing.T) {
+	t.Parallel()
+	h := newFakeHub(t)
+	asked := make(chan struct{}, 1)
+	h.registry.Store(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		<-r.Context().Done() // hangs until the client gives up
+	}))
+	dir := bumpProject(t, "agent: claude\n", "")
+	before := readAll(t, dir)
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		<-asked
+		cancel()
+	}()
+	var stdout, stderr bytes.Buffer
+	start := time.Now()
+	code := run(ctx, h.deps(), []string{"bump", "-C", dir}, &stdout, &stderr)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("bump took %v after the cancel", took)
+	}
+	if code != exitError || stdout.Len() != 0 ||
+		stderr.String() != "agentbox: bump interrupted (context canceled); nothing was written\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+	if !sameTree(before, readAll(t, dir)) {
+		t.Error("a canceled bump changed files")
 	}
 }

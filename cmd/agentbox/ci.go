@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newCICmd(stdout, stderr io.Writer) *cobra.Command {
+func newCICmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "ci",
 		Short: "Write a CI workflow that checks, diffs and bumps the sandbox",
@@ -27,7 +27,7 @@ ci alone is a usage error.`,
 			return usageErrorf("name a CI service: agentbox ci github")
 		},
 	}
-	c.AddCommand(newCIGitHubCmd(stdout, stderr))
+	c.AddCommand(newCIGitHubCmd(dir, stdout, stderr))
 	return c
 }
 
@@ -39,7 +39,7 @@ type ciGitHubOptions struct {
 	buildInfo func() (*debug.BuildInfo, bool)
 }
 
-func newCIGitHubCmd(stdout, stderr io.Writer) *cobra.Command {
+func newCIGitHubCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 	o := &ciGitHubOptions{buildInfo: debug.ReadBuildInfo}
 	c := &cobra.Command{
 		Use:   "github",
@@ -67,10 +67,10 @@ A workflow that agentbox did not write is not overwritten without --force.`,
   agentbox ci github --version v0.4.0   # from a build from source`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
+			o.dir = *dir
 			return o.run(stdout, stderr)
 		},
 	}
-	c.Flags().StringVarP(&o.dir, "dir", "C", ".", "the project directory (holding agentbox.yaml), in a git repository")
 	c.Flags().BoolVar(&o.force, "force", false, "overwrite a workflow that agentbox did not write")
 	c.Flags().StringVar(&o.version, "version", "", "the version of agentbox the workflow installs (default: this binary's)")
 	return c

@@ -172,6 +172,7 @@ func TestCIGitHubRefuses(t *testing.T) {
 // TestCIInstallVersion: without --version, the workflow installs the
 // version this binary was built as, if go install can fetch it.
 func TestCIInstallVersion(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		main, want string
 	}{

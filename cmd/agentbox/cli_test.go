@@ -245,6 +245,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"init"}, exitError, "already exists; use --force"},
 		{[]string{"validate", "-C", "missing-dir"}, exitError, "missing-dir/agentbox.yaml: no such file"},
 		{[]string{"generate", "-C", "missing-dir"}, exitError, "missing-dir/agentbox.yaml: no such file"},
+		{[]string{"-C", "missing-dir", "explain"}, exitError, "missing-dir/agentbox.yaml: no such file"}, // one -C, before the command too
+		{[]string{"--dir=missing-dir", "ci", "github", "--version", "v1.2.3"}, exitError, "-C missing-dir: no such directory"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 
 // TestCompletion: cobra's completion command, for each shell it supports.
 func TestCompletion(t *testing.T) {
+	t.Parallel()
 	for shell, want := range map[string]string{
 		"bash":       "# bash completion V2 for agentbox",
 		"zsh":        "#compdef agentbox",
@@ -16,7 +17,7 @@ func TestCompletion(t *testing.T) {
 	} {
 		t.Run(shell, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			if code := run([]string{"completion", shell}, &stdout, &stderr); code != exitOK {
+			if code := runArgs(t, []string{"completion", shell}, &stdout, &stderr); code != exitOK {
 				t.Fatalf("exit %d: %s", code, stderr.String())
 			}
 			if !strings.Contains(stdout.String(), want) {
@@ -26,7 +27,7 @@ func TestCompletion(t *testing.T) {
 	}
 	for _, args := range [][]string{{"completion"}, {"completion", "tcsh"}} {
 		var stdout, stderr bytes.Buffer
-		if code := run(args, &stdout, &stderr); code != exitUsage || stdout.Len() != 0 {
+		if code := runArgs(t, args, &stdout, &stderr); code != exitUsage || stdout.Len() != 0 {
 			t.Errorf("%s: exit %d, want %d; stdout %q, stderr %q", args, code, exitUsage, stdout.String(), stderr.String())
 		}
 	}
@@ -35,6 +36,7 @@ func TestCompletion(t *testing.T) {
 // TestCompletionValues: the values that completion offers where there is a
 // fixed set of them.
 func TestCompletionValues(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		args []string
 		want []string
@@ -45,7 +47,7 @@ func TestCompletionValues(t *testing.T) {
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			run(append([]string{"__complete"}, tt.args...), &stdout, &stderr)
+			runArgs(t, append([]string{"__complete"}, tt.args...), &stdout, &stderr)
 			var got []string
 			for _, line := range strings.Split(stdout.String(), "\n") {
 				if line != "" && !strings.HasPrefix(line, ":") {

@@ -20,8 +20,8 @@ type diffReport struct {
 	Rows    []generator.DiffRow `json:"rows"`
 }
 
-func newDiffCmd(stdout io.Writer) *cobra.Command {
-	var dir, format, failOn string
+func newDiffCmd(dir *string, stdout io.Writer) *cobra.Command {
+	var format, failOn string
 	c := &cobra.Command{
 		Use:   "diff [BASE]",
 		Short: "Show how the sandbox changed since a git revision",
@@ -49,7 +49,7 @@ Exit codes: 0, 1 (error), 2 (usage), 3 (--fail-on widen and something widens).`,
 			if len(args) == 1 {
 				base = args[0]
 			}
-			r, err := sandboxDiff(c, dir, base)
+			r, err := sandboxDiff(c, *dir, base)
 			if err != nil {
 				return err
 			}
@@ -62,7 +62,6 @@ Exit codes: 0, 1 (error), 2 (usage), 3 (--fail-on widen and something widens).`,
 			return nil
 		},
 	}
-	c.Flags().StringVarP(&dir, "dir", "C", ".", "the project directory (holding agentbox.yaml)")
 	c.Flags().StringVar(&format, "format", "text", "output format: text, markdown or json")
 	c.Flags().StringVar(&failOn, "fail-on", "", `"widen": exit 3 when anything widens`)
 	_ = c.RegisterFlagCompletionFunc("format", completeFrom(formats))

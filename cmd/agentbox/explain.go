@@ -30,8 +30,8 @@ var reportTemplates = template.Must(template.New("").Option("missingkey=error").
 	"negated": func(p string) bool { return strings.HasPrefix(p, "!") },
 }).ParseFS(reportFS, "tmpl/*.tmpl"))
 
-func newExplainCmd(stdout io.Writer) *cobra.Command {
-	var dir, format string
+func newExplainCmd(dir *string, stdout io.Writer) *cobra.Command {
+	var format string
 	c := &cobra.Command{
 		Use:   "explain",
 		Short: "Describe the sandbox that the generated files enforce",
@@ -47,14 +47,13 @@ renders.`,
 			if err := checkFormat(format); err != nil {
 				return err
 			}
-			s, err := generator.Explain(dir)
+			s, err := generator.Explain(*dir)
 			if err != nil {
 				return err
 			}
 			return report(stdout, "explain", format, s)
 		},
 	}
-	c.Flags().StringVarP(&dir, "dir", "C", ".", "the project directory (holding agentbox.yaml)")
 	c.Flags().StringVar(&format, "format", "text", "output format: text, markdown or json")
 	_ = c.RegisterFlagCompletionFunc("format", completeFrom(formats))
 	return c

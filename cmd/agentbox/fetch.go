@@ -29,11 +29,8 @@ const (
 )
 
 // bundleSource writes a git bundle of the agent's branches to w and returns
-// the project's configuration. composeBundle is the real one; tests replace
-// fetchBundle.
+// the project's configuration. composeBundle is the real one (realDeps).
 type bundleSource func(ctx context.Context, dir string, w io.Writer) (*generator.Config, error)
-
-var fetchBundle bundleSource = composeBundle
 
 // composeBundle runs `git bundle create - --branches` in the agent container.
 func composeBundle(ctx context.Context, dir string, w io.Writer) (*generator.Config, error) {
@@ -54,6 +51,8 @@ func composeBundle(ctx context.Context, dir string, w io.Writer) (*generator.Con
 		return nil, fmt.Errorf("the agent's bundle is larger than %d GiB; agentbox fetch refuses it", maxBundle>>30)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return nil, fmt.Errorf("making the agent's bundle took longer than %s", bundleTimeout)
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("making the agent's bundle: interrupted (%v)", context.Cause(ctx))
 	case err != nil:
 		return nil, fmt.Errorf("making a bundle of the agent's branches (is the sandbox up? agentbox up): %s",
 			printable(firstLine(errb.Bytes(), err)))
@@ -89,6 +88,7 @@ func (h *headBuffer) Write(p []byte) (int, error) {
 
 type fetchOptions struct {
 	dir    string
+	bundle bundleSource
 	json   bool
 	prefix string
 }
@@ -126,11 +126,12 @@ stdout: a table, one row per branch (and one per reason), or with --json:
                               "why": "..."}]}],
    "refused": 1}
 
+The project directory (-C) must be the top of its git repository.
 Exit 0 when every branch was written or unchanged, 1 when any was refused
 or on error.`
 
-func newFetchCmd(stdout, stderr io.Writer) *cobra.Command {
-	o := &fetchOptions{}
+func newFetchCmd(dir *string, bundle bundleSource, stdout, stderr io.Writer) *cobra.Command {
+	o := &fetchOptions{bundle: bundle}
 	c := &cobra.Command{
 		Use:   "fetch",
 		Short: "Bring the agent's branches back into refs/heads/agentbox/, refusing changes to protected paths",
@@ -140,10 +141,10 @@ func newFetchCmd(stdout, stderr io.Writer) *cobra.Command {
   agentbox fetch --json | jq '.branches[] | select(.status == "refused")'`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return o.run(ctx(c), stdout, stderr)
+			o.dir = *dir
+			return o.run(c.Context(), stdout, stderr)
 		},
 	}
-	c.Flags().StringVarP(&o.dir, "dir", "C", ".", "the project directory (holding agentbox.yaml), the top of its git repository")
 	c.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
 	c.Flags().StringVar(&o.prefix, "prefix", "agentbox/", "where accepted branches go: below refs/heads/, or a full ref prefix refs/...")
 	return c
@@ -166,7 +167,7 @@ func (o *fetchOptions) run(ctx context.Context, stdout, stderr io.Writer) error 
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
-	cfg, err := fetchBundle(ctx, o.dir, f)
+	cfg, err := o.bundle(ctx, o.dir, f)
 	if err != nil {
 		return err
 	}

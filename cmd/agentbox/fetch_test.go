@@ -60,13 +60,12 @@ func agentRepo(t *testing.T, host string, branches map[string]map[string]string)
 	return agent, bundle
 }
 
-// fakeBundle makes `agentbox fetch` read bundle with cfg instead of asking
-// the sandbox.
-func fakeBundle(t *testing.T, bundle string, cfg *generator.Config, err error) {
+// fakeBundle returns collaborators with which `agentbox fetch` reads bundle
+// with cfg instead of asking the sandbox.
+func fakeBundle(t *testing.T, bundle string, cfg *generator.Config, err error) deps {
 	t.Helper()
-	saved := fetchBundle
-	t.Cleanup(func() { fetchBundle = saved })
-	fetchBundle = func(ctx context.Context, dir string, w io.Writer) (*generator.Config, error) {
+	d := testDeps()
+	d.bundle = func(ctx context.Context, dir string, w io.Writer) (*generator.Config, error) {
 		if err != nil {
 			return nil, err
 		}
@@ -77,6 +76,7 @@ func fakeBundle(t *testing.T, bundle string, cfg *generator.Config, err error) {
 		_, werr := w.Write(data)
 		return cfg, werr
 	}
+	return d
 }
 
 // table turns printed rows into single-spaced lines.
@@ -100,9 +100,9 @@ func TestFetchCommand(t *testing.T) {
 		"settings": {".claude/settings.json": "{}\n"},
 	})
 	cfg := &generator.Config{Workspace: "/workspace", ReadOnly: []string{"docs/adr"}, Writable: []string{".claude"}}
-	fakeBundle(t, bundle, cfg, nil)
+	d := fakeBundle(t, bundle, cfg, nil)
 
-	stdout, stderr, code := runIn(t, host, "fetch")
+	stdout, stderr, code := runInDeps(t, d, host, "fetch")
 	if code != exitError || !strings.Contains(stderr, "agentbox: 2 of 5 branches refused") {
 		t.Fatalf("exit %d, stderr %q\n%s", code, stderr, stdout)
 	}
@@ -131,7 +131,7 @@ func TestFetchCommand(t *testing.T) {
 		}
 	}
 
-	stdout, _, code = runIn(t, host, "fetch", "--json", "--prefix", "sandbox")
+	stdout, _, code = runInDeps(t, d, host, "fetch", "--json", "--prefix", "sandbox")
 	var got struct {
 		Branches []struct {
 			Name, Ref, Old, New, Status string
@@ -160,9 +160,9 @@ func TestFetchCommand(t *testing.T) {
 
 	// Only acceptable branches: exit 0, and a second fetch changes nothing.
 	_, ok := agentRepo(t, host, map[string]map[string]string{"feature": {"src/a.go": "package a\n"}})
-	fakeBundle(t, ok, cfg, nil)
+	d = fakeBundle(t, ok, cfg, nil)
 	for _, status := range []string{"new", "unchanged"} {
-		stdout, stderr, code = runIn(t, host, "fetch", "--prefix", "refs/remotes/agent/")
+		stdout, stderr, code = runInDeps(t, d, host, "fetch", "--prefix", "refs/remotes/agent/")
 		if code != exitOK || !strings.Contains(table(stdout), "feature "+status) || !strings.Contains(stderr, "agentbox: 2 branches in refs/remotes/agent/") {
 			t.Errorf("exit %d, stderr %q, want %s:\n%s", code, stderr, status, stdout)
 		}
@@ -190,8 +190,8 @@ func TestFetchCommandErrors(t *testing.T) {
 		{"argument", []string{"fetch", "main"}, nil, exitUsage, "unknown command"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			fakeBundle(t, bundle, cfg, tt.source)
-			stdout, stderr, code := runIn(t, host, tt.args...)
+			d := fakeBundle(t, bundle, cfg, tt.source)
+			stdout, stderr, code := runInDeps(t, d, host, tt.args...)
 			if code != tt.code || !strings.Contains(stderr, tt.want) || stdout != "" {
 				t.Errorf("exit %d, stderr %q, stdout %q; want %d and %q", code, stderr, stdout, tt.code, tt.want)
 			}
@@ -244,6 +244,7 @@ exit 3
 }
 
 func TestLimitWriter(t *testing.T) {
+	t.Parallel()
 	var sb strings.Builder
 	lw := &limitWriter{w: &sb, left: 5}
 	if n, err := lw.Write([]byte("abc")); n != 3 || err != nil {

@@ -13,7 +13,7 @@ type generateOptions struct {
 	check bool
 }
 
-func newGenerateCmd(stdout, stderr io.Writer) *cobra.Command {
+func newGenerateCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 	o := &generateOptions{}
 	c := &cobra.Command{
 		Use:   "generate",
@@ -38,10 +38,10 @@ missing, changed and extra files and exits 3 if there is any.`,
   agentbox generate --check   # in CI: fail when the generated files are stale`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
+			o.dir = *dir
 			return o.run(stdout, stderr)
 		},
 	}
-	c.Flags().StringVarP(&o.dir, "dir", "C", ".", "the project directory (holding agentbox.yaml)")
 	c.Flags().BoolVar(&o.check, "check", false, "write nothing; print a diff and exit 3 when the files are out of date")
 	return c
 }

@@ -164,10 +164,14 @@ func writeFile(t testing.TB, path string, data []byte) {
 // runIn runs the CLI in-process with dir as the working directory.
 func runIn(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runInDeps(t, testDeps(), dir, args...)
+}
+
+// runInDeps runs the CLI in-process with d and dir as the working directory.
+func runInDeps(t *testing.T, d deps, dir string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	t.Chdir(dir)
-	var out, errb bytes.Buffer
-	code = run(args, &out, &errb)
-	return out.String(), errb.String(), code
+	return runDeps(t, d, args...)
 }
 
 func sameTree(a, b map[string][]byte) bool {

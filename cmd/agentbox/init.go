@@ -26,7 +26,7 @@ type initOptions struct {
 	force bool
 }
 
-func newInitCmd(stdout, stderr io.Writer) *cobra.Command {
+func newInitCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 	o := &initOptions{}
 	c := &cobra.Command{
 		Use:   "init",
@@ -38,10 +38,10 @@ init refuses to overwrite an existing file unless --force is given.`,
   agentbox init --agent gemini --force`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
+			o.dir = *dir
 			return o.run(stdout, stderr)
 		},
 	}
-	c.Flags().StringVarP(&o.dir, "dir", "C", ".", "the project directory")
 	c.Flags().StringVar(&o.agent, "agent", "none", "the agent: "+yamlpos.Quoted(images.AgentNames()))
 	c.Flags().StringVar(&o.ide, "ide", generator.DefaultIDE, "the IDE of the Dev Container: vscode or none")
 	c.Flags().BoolVar(&o.force, "force", false, "overwrite an existing agentbox.yaml")

@@ -2,8 +2,20 @@
 // sandbox for AI coding agents. See `agentbox --help`.
 package main
 
-import "os"
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	// Ctrl-C or a SIGTERM cancels the command's context: bump's requests,
+	// docker compose, git. Then the signals are let go: a second Ctrl-C
+	// kills as usual.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	context.AfterFunc(ctx, stop)
+	code := run(ctx, realDeps(), os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }

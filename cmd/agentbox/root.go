@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -35,12 +36,13 @@ func usageErrorf(format string, args ...any) error {
 	return &exitErr{exitUsage, fmt.Errorf(format, args...)}
 }
 
-// run executes the command line and returns the process exit code.
-func run(args []string, stdout, stderr io.Writer) int {
+// run executes the command line with the collaborators d and returns the
+// process exit code. Canceling ctx cancels the command.
+func run(ctx context.Context, d deps, args []string, stdout, stderr io.Writer) int {
 	ran := false
-	root := newRootCmd(stdout, stderr, &ran)
+	root := newRootCmd(d, stdout, stderr, &ran)
 	root.SetArgs(args)
-	err := root.Execute()
+	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
 	}
@@ -75,7 +77,7 @@ Exit codes:
   3  generate --check found generated files out of date; diff --fail-on
      widen found a change that widens the sandbox`
 
-func newRootCmd(stdout, stderr io.Writer, ran *bool) *cobra.Command {
+func newRootCmd(d deps, stdout, stderr io.Writer, ran *bool) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "agentbox",
 		Short:         "Run AI coding agents in a locked-down container sandbox",
@@ -90,22 +92,25 @@ func newRootCmd(stdout, stderr io.Writer, ran *bool) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErrorf("%v", err)
 	})
+	// -C is one flag of every command; each reads *dir when it runs.
+	dir := root.PersistentFlags().StringP("dir", "C", ".", "the project directory (holding agentbox.yaml)")
+	_ = root.MarkPersistentFlagDirname("dir") // completes directories only
 	for _, c := range []*cobra.Command{
-		newInitCmd(stdout, stderr),
-		newGenerateCmd(stdout, stderr),
-		newValidateCmd(stdout, stderr),
+		newInitCmd(dir, stdout, stderr),
+		newGenerateCmd(dir, stdout, stderr),
+		newValidateCmd(dir, stdout, stderr),
 		newVersionCmd(stdout),
 		newSchemaCmd(stdout),
-		newBumpCmd(stdout, stderr),
-		newUpCmd(stdout, stderr),
-		newDownCmd(stdout, stderr),
-		newShellCmd(stdout, stderr),
-		newLogsCmd(stdout, stderr),
-		newVerifyCmd(stdout, stderr),
-		newFetchCmd(stdout, stderr),
-		newExplainCmd(stdout),
-		newDiffCmd(stdout),
-		newCICmd(stdout, stderr),
+		newBumpCmd(dir, d, stdout, stderr),
+		newUpCmd(dir, stdout, stderr),
+		newDownCmd(dir, stdout, stderr),
+		newShellCmd(dir, stdout, stderr),
+		newLogsCmd(dir, stdout, stderr),
+		newVerifyCmd(dir, stdout, stderr),
+		newFetchCmd(dir, d.bundle, stdout, stderr),
+		newExplainCmd(dir, stdout),
+		newDiffCmd(dir, stdout),
+		newCICmd(dir, stdout, stderr),
 	} {
 		markRan(c, ran)
 		root.AddCommand(c)
@@ -125,17 +130,13 @@ func newRootCmd(stdout, stderr io.Writer, ran *bool) *cobra.Command {
 	return root
 }
 
-// markRan makes c and its subcommands set *ran when they run, and completes
-// their -C with directories only.
+// markRan makes c and its subcommands set *ran when they run.
 func markRan(c *cobra.Command, ran *bool) {
 	if body := c.RunE; body != nil {
 		c.RunE = func(c *cobra.Command, args []string) error {
 			*ran = true
 			return body(c, args)
 		}
-	}
-	if c.Flags().Lookup("dir") != nil {
-		_ = c.MarkFlagDirname("dir") // completes directories only
 	}
 	for _, sub := range c.Commands() {
 		markRan(sub, ran)

@@ -23,10 +23,6 @@ type sandboxOptions struct {
 	dir string
 }
 
-func (o *sandboxOptions) flags(c *cobra.Command) {
-	c.Flags().StringVarP(&o.dir, "dir", "C", ".", "the project directory (holding agentbox.yaml)")
-}
-
 // compose checks that the generated files are current and that Docker,
 // compose v2 and the daemon are there, then returns the argv prefix of
 // docker compose and the project's configuration. The project comes first,
@@ -114,11 +110,22 @@ func (o *sandboxOptions) run(ctx context.Context, starts bool, stdin io.Reader, 
 	return execCompose(ctx, argv, stdin, stdout, stderr, args...)
 }
 
-// execCompose runs docker compose (argv) with args, connected to the terminal.
+// composeGrace is how long docker compose has to stop after an interrupt
+// before it is killed.
+const composeGrace = 10 * time.Second
+
+// execCompose runs docker compose (argv) with args, connected to the
+// terminal. When ctx is canceled (Ctrl-C, SIGTERM), compose gets an
+// interrupt, as from the terminal, and time to stop cleanly.
 func execCompose(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, args ...string) error {
 	cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], args...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = composeGrace
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return &exitErr{exitError, fmt.Errorf("agentbox: docker compose %s interrupted (%v)", args[0], context.Cause(ctx))}
+		}
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			return &exitErr{exitError, fmt.Errorf("docker compose %s failed (exit %d)", args[0], ee.ExitCode())}
@@ -136,7 +143,7 @@ func firstLine(out []byte, err error) string {
 	return line
 }
 
-func newUpCmd(stdout, stderr io.Writer) *cobra.Command {
+func newUpCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 	o := &sandboxOptions{}
 	c := &cobra.Command{
 		Use:   "up",
@@ -152,27 +159,27 @@ generate).`,
   agentbox up -C path/to/project`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
+			o.dir = *dir
 			if err := generator.CheckGitDatabase(o.dir); err != nil {
 				return err
 			}
-			argv, cfg, err := o.compose(ctx(c), true)
+			argv, cfg, err := o.compose(c.Context(), true)
 			if err != nil {
 				return err
 			}
-			if err := checkOwner(ctx(c), argv[0], cfg.Name, o.dir); err != nil {
+			if err := checkOwner(c.Context(), argv[0], cfg.Name, o.dir); err != nil {
 				return err
 			}
-			if err := execCompose(ctx(c), argv, os.Stdin, stdout, stderr, "up", "-d", "--build", "--wait"); err != nil {
+			if err := execCompose(c.Context(), argv, os.Stdin, stdout, stderr, "up", "-d", "--build", "--wait"); err != nil {
 				return err
 			}
-			return followEgress(ctx(c), argv, stderr)
+			return followEgress(c.Context(), argv, stderr)
 		},
 	}
-	o.flags(c)
 	return c
 }
 
-func newDownCmd(stdout, stderr io.Writer) *cobra.Command {
+func newDownCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 	o := &sandboxOptions{}
 	c := &cobra.Command{
 		Use:     "down",
@@ -180,14 +187,14 @@ func newDownCmd(stdout, stderr io.Writer) *cobra.Command {
 		Example: `  agentbox down`,
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return o.run(ctx(c), false, os.Stdin, stdout, stderr, "down")
+			o.dir = *dir
+			return o.run(c.Context(), false, os.Stdin, stdout, stderr, "down")
 		},
 	}
-	o.flags(c)
 	return c
 }
 
-func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
+func newShellCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 	o := &sandboxOptions{}
 	c := &cobra.Command{
 		Use:   "shell [-- CMD [ARG...]]",
@@ -195,6 +202,7 @@ func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
 		Example: `  agentbox shell
   agentbox shell -- claude --version`,
 		RunE: func(c *cobra.Command, args []string) error {
+			o.dir = *dir
 			argv := []string{"exec"}
 			if !isTerminal(os.Stdin) {
 				argv = append(argv, "-T")
@@ -203,17 +211,16 @@ func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
 			if len(args) == 0 {
 				args = []string{"bash", "-l"}
 			}
-			return o.run(ctx(c), false, os.Stdin, stdout, stderr, append(argv, args...)...)
+			return o.run(c.Context(), false, os.Stdin, stdout, stderr, append(argv, args...)...)
 		},
 	}
-	o.flags(c)
 	return c
 }
 
 // services are the names `agentbox logs` accepts.
 var services = []string{"agent", "egress"}
 
-func newLogsCmd(stdout, stderr io.Writer) *cobra.Command {
+func newLogsCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 	o := &sandboxOptions{}
 	var follow bool
 	c := &cobra.Command{
@@ -229,6 +236,7 @@ func newLogsCmd(stdout, stderr io.Writer) *cobra.Command {
 			return services, cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(c *cobra.Command, args []string) error {
+			o.dir = *dir
 			argv := []string{"logs"}
 			if follow {
 				argv = append(argv, "--follow")
@@ -239,19 +247,11 @@ func newLogsCmd(stdout, stderr io.Writer) *cobra.Command {
 				}
 				argv = append(argv, args[0])
 			}
-			return o.run(ctx(c), false, os.Stdin, stdout, stderr, argv...)
+			return o.run(c.Context(), false, os.Stdin, stdout, stderr, argv...)
 		},
 	}
-	o.flags(c)
 	c.Flags().BoolVarP(&follow, "follow", "f", false, "follow the log")
 	return c
-}
-
-func ctx(c *cobra.Command) context.Context {
-	if c.Context() != nil {
-		return c.Context()
-	}
-	return context.Background()
 }
 
 // followEgress recreates the agent container when the egress container

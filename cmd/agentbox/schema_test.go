@@ -9,6 +9,7 @@ import (
 )
 
 func TestSchemaCmd(t *testing.T) {
+	t.Parallel()
 	var stdout bytes.Buffer
 	c := newSchemaCmd(&stdout)
 	c.SetArgs([]string{}) // not nil: cobra would read os.Args
@@ -21,6 +22,7 @@ func TestSchemaCmd(t *testing.T) {
 }
 
 func TestSchemaCmdRejectsArgs(t *testing.T) {
+	t.Parallel()
 	var stdout, stderr bytes.Buffer
 	c := newSchemaCmd(&stdout)
 	c.SetArgs([]string{"extra"})
@@ -36,8 +38,9 @@ func TestSchemaCmdRejectsArgs(t *testing.T) {
 
 // TestSchemaCommandRegistered runs `agentbox schema` through run.
 func TestSchemaCommandRegistered(t *testing.T) {
+	t.Parallel()
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"schema"}, &stdout, &stderr); code != exitOK {
+	if code := runArgs(t, []string{"schema"}, &stdout, &stderr); code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
 	if !bytes.Equal(stdout.Bytes(), generator.JSONSchema()) || stderr.Len() != 0 {

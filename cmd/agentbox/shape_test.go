@@ -14,6 +14,7 @@ import (
 // shapes the README documents (the blocks after "<!-- json-shape: NAME -->"):
 // every key path with its type, one a line.
 func TestJSONShapeDocumented(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)

@@ -8,8 +8,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
-	var dir string
+func newValidateCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "validate",
 		Short: "Check agentbox.yaml without generating anything",
@@ -21,13 +20,12 @@ its way.`,
   agentbox validate -C path/to/project`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			if _, err := generator.Validate(dir); err != nil {
+			if _, err := generator.Validate(*dir); err != nil {
 				return err
 			}
 			fmt.Fprintln(stderr, "agentbox: agentbox.yaml is valid")
 			return nil
 		},
 	}
-	c.Flags().StringVarP(&dir, "dir", "C", ".", "the project directory (holding agentbox.yaml)")
 	return c
 }

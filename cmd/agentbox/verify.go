@@ -122,12 +122,52 @@ func checkProbes(phase string, cfg *generator.Config, got []probe) error {
 	return nil
 }
 
+// verifyVar is one input of verify.sh, passed by name in its environment
+// (docker compose exec -e NAME=VALUE); the phase is its only argument.
+// verify.sh reads exactly these, a required one as ${NAME:?} and an
+// optional one, not passed when empty, as ${NAME:-}
+// (TestVerifyScriptReadsVerifyVars). Every value was validated when
+// agentbox.yaml was loaded.
+type verifyVar struct {
+	name     string
+	optional bool
+	value    func(cfg *generator.Config, t generator.Verify) string
+}
+
+var verifyVars = []verifyVar{
+	{"AGENTBOX_VERIFY_WORKSPACE", false, func(c *generator.Config, _ generator.Verify) string { return c.Workspace }},
+	{"AGENTBOX_VERIFY_STATE_DIR", true, func(c *generator.Config, _ generator.Verify) string { return c.Agent.StateDir }},
+	{"AGENTBOX_VERIFY_ALLOWED", true, func(_ *generator.Config, t generator.Verify) string { return t.Allowed }},
+	{"AGENTBOX_VERIFY_UNLISTED_NAME", false, func(_ *generator.Config, t generator.Verify) string { return t.UnlistedName }},
+	{"AGENTBOX_VERIFY_UNLISTED_ADDRESS", false, func(_ *generator.Config, t generator.Verify) string { return t.UnlistedAddress }},
+	{"AGENTBOX_VERIFY_RESOLVER", false, func(_ *generator.Config, t generator.Verify) string { return t.Resolver }},
+	{"AGENTBOX_VERIFY_IPV6_ADDRESS", false, func(_ *generator.Config, t generator.Verify) string { return t.IPv6Address }},
+	{"AGENTBOX_VERIFY_METADATA_ADDRESS", false, func(_ *generator.Config, t generator.Verify) string { return t.MetadataAddress }},
+	{"AGENTBOX_VERIFY_MEMORY_BYTES", false, func(c *generator.Config, _ generator.Verify) string { return strconv.FormatInt(c.MemoryBytes(), 10) }},
+	{"AGENTBOX_VERIFY_PIDS", false, func(c *generator.Config, _ generator.Verify) string { return strconv.Itoa(c.Pids) }},
+	{"AGENTBOX_VERIFY_ORIGIN", false, func(*generator.Config, generator.Verify) string { return generator.OriginDir }},
+	{"AGENTBOX_VERIFY_HIDDEN", true, func(c *generator.Config, _ generator.Verify) string { return strings.Join(c.Hidden, "\n") }},
+}
+
+// verifyEnv returns verify.sh's environment for cfg: NAME=VALUE, in the
+// order of verifyVars, each optional variable left out when empty.
+func verifyEnv(cfg *generator.Config) []string {
+	t := generator.VerifyTargets(cfg)
+	var env []string
+	for _, v := range verifyVars {
+		if val := v.value(cfg, t); val != "" || !v.optional {
+			env = append(env, v.name+"="+val)
+		}
+	}
+	return env
+}
+
 type verifyOptions struct {
 	sandboxOptions
 	json bool
 }
 
-func newVerifyCmd(stdout, stderr io.Writer) *cobra.Command {
+func newVerifyCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 	o := &verifyOptions{}
 	c := &cobra.Command{
 		Use:   "verify",
@@ -158,10 +198,10 @@ probe did not report at all (the error names them).`,
   agentbox verify --json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return o.run(ctx(c), stdout, stderr)
+			o.dir = *dir
+			return o.run(c.Context(), stdout, stderr)
 		},
 	}
-	o.flags(c)
 	c.Flags().BoolVar(&o.json, "json", false, "print the probes as JSON")
 	return c
 }
@@ -171,20 +211,13 @@ func (o *verifyOptions) run(ctx context.Context, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	t := generator.VerifyTargets(cfg)
-	orDash := func(s string) string {
-		if s == "" {
-			return "-"
-		}
-		return s
+	execArgs := []string{"exec", "-T"}
+	for _, kv := range verifyEnv(cfg) {
+		execArgs = append(execArgs, "-e", kv)
 	}
-	probeArgs := func(phase string) []string {
-		return []string{phase, cfg.Workspace, orDash(cfg.Agent.StateDir), orDash(t.Allowed), t.UnlistedName,
-			t.UnlistedAddress, t.Resolver, t.IPv6Address, t.MetadataAddress, strconv.FormatInt(cfg.MemoryBytes(), 10), strconv.Itoa(cfg.Pids),
-			generator.OriginDir, strings.Join(cfg.Hidden, "\n")}
-	}
+	execArgs = append(execArgs, "agent", "bash", "-s", "--")
 	exec := func(phase string) ([]probe, error) {
-		out, err := runCompose(ctx, argv, verifyScript, append([]string{"exec", "-T", "agent", "bash", "-s", "--"}, probeArgs(phase)...)...)
+		out, err := runCompose(ctx, argv, verifyScript, append(execArgs, phase)...)
 		if err != nil {
 			return nil, fmt.Errorf("running the probes in the agent container (is the sandbox up? agentbox up): %w", err)
 		}
@@ -258,6 +291,9 @@ func runCompose(ctx context.Context, argv []string, stdin string, args ...string
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("docker compose %s: interrupted (%v)", args[0], context.Cause(ctx))
+		}
 		return nil, fmt.Errorf("docker compose %s: %s", args[0], firstLine(errb.Bytes(), err))
 	}
 	return out.Bytes(), nil

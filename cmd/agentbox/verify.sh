@@ -1,27 +1,29 @@
 #!/bin/bash
 # agentbox verify: the probes, run by `agentbox verify` as the agent user inside
-# the running agent container (docker compose exec -T agent bash -s -- ARGS).
-# It needs only bash, coreutils and getent, which every agent image has.
+# the running agent container (docker compose exec -T -e NAME=VALUE... agent
+# bash -s -- PHASE). It needs only bash, coreutils and getent, which every
+# agent image has.
 # Every probe prints one line: RESULT<TAB>AREA<TAB>PROBE<TAB>TRIED<TAB>HAPPENED,
-# RESULT being PASS, FAIL or SKIP. Arguments, each validated by agentbox:
-#   phase          all, write or check (persistence is checked across a restart)
-#   workspace      the project's mount path
-#   state_dir      the agent's state volume, or "-"
-#   allowed        host:port that must connect, or "-"
-#   unlisted_name  a name that must not resolve
-#   unlisted_addr  host:port (IPv4) that must be refused quickly
-#   resolver       an IPv4 address of another DNS resolver
-#   ipv6_addr      [address]:port that must be refused
-#   metadata_addr  address:port of the cloud metadata service, to be refused
-#   memory_bytes   the memory limit
-#   pids           the pids limit
-#   origin         where the project's git database is mounted read-only
-#   hidden         workspace.hidden, one pattern a line ("" for none)
+# RESULT being PASS, FAIL or SKIP. Its one argument is the phase: all, write
+# or check (persistence is checked across a restart), or one area alone.
+# Its inputs come by name, each validated by agentbox; verifyVars in
+# verify.go lists them, and a test checks that this script reads those and
+# no others (required: ${NAME:?}; optional, absent when empty: ${NAME:-}):
 set -u
 export LC_ALL=C
-phase=$1 workspace=$2 state_dir=$3 allowed=$4 unlisted_name=$5 unlisted_addr=$6
-resolver=$7 ipv6_addr=$8 metadata_addr=$9 memory_bytes=${10} pids=${11}
-origin=${12} hidden=${13}
+phase=${1:?usage: verify.sh PHASE}
+workspace=${AGENTBOX_VERIFY_WORKSPACE:?}            # the project's mount path
+state_dir=${AGENTBOX_VERIFY_STATE_DIR:-}            # the agent's state volume, if any
+allowed=${AGENTBOX_VERIFY_ALLOWED:-}                # host:port that must connect, if any
+unlisted_name=${AGENTBOX_VERIFY_UNLISTED_NAME:?}    # a name that must not resolve
+unlisted_addr=${AGENTBOX_VERIFY_UNLISTED_ADDRESS:?} # host:port (IPv4) that must be refused quickly
+resolver=${AGENTBOX_VERIFY_RESOLVER:?}              # an IPv4 address of another DNS resolver
+ipv6_addr=${AGENTBOX_VERIFY_IPV6_ADDRESS:?}         # [address]:port that must be refused
+metadata_addr=${AGENTBOX_VERIFY_METADATA_ADDRESS:?} # the cloud metadata service, to be refused
+memory_bytes=${AGENTBOX_VERIFY_MEMORY_BYTES:?}      # the memory limit
+pids=${AGENTBOX_VERIFY_PIDS:?}                      # the pids limit
+origin=${AGENTBOX_VERIFY_ORIGIN:?}                  # where the project's git database is mounted read-only
+hidden=${AGENTBOX_VERIFY_HIDDEN:-}                  # workspace.hidden, one pattern a line
 readonly marker=.agentbox-verify-marker
 
 report() { printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5"; }
@@ -181,7 +183,7 @@ network() {
 	else
 		report FAIL network "low ports" "read net.ipv4.ip_unprivileged_port_start" "${low:-unreadable}: any uid may bind port 53"
 	fi
-	if [[ $allowed == - ]]; then
+	if [[ -z $allowed ]]; then
 		report SKIP network "allowed name" "connect to an allowed name" "the policy lists no name"
 	else
 		split_hostport "$allowed"
@@ -257,7 +259,7 @@ persistence() {
 	case $1 in
 	write)
 		echo x >"$HOME/$marker" && echo x >"$workspace/$marker" &&
-			{ [[ $state_dir == - ]] || echo x >"$state_dir/$marker"; } ||
+			{ [[ -z $state_dir ]] || echo x >"$state_dir/$marker"; } ||
 			{ echo "verify.sh: cannot write the persistence markers" >&2; exit 1; }
 		;;
 	check)
@@ -271,7 +273,7 @@ persistence() {
 		else
 			report FAIL persistence "workspace" "a file in the workspace across a restart" "gone"
 		fi
-		if [[ $state_dir != - ]]; then
+		if [[ -n $state_dir ]]; then
 			if [[ -e $state_dir/$marker ]]; then
 				report PASS persistence "state volume" "a file in $state_dir across a restart" "kept"
 			else
@@ -279,7 +281,7 @@ persistence() {
 			fi
 		fi
 		rm -f -- "$HOME/$marker" "$workspace/$marker"
-		[[ $state_dir == - ]] || rm -f -- "$state_dir/$marker"
+		[[ -z $state_dir ]] || rm -f -- "$state_dir/$marker"
 		;;
 	esac
 }

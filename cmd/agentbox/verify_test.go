@@ -17,6 +17,7 @@ import (
 )
 
 func TestParseProbes(t *testing.T) {
+	t.Parallel()
 	ps, err := parseProbes([]byte("PASS\tfiles\tdocker socket\tlook\tabsent\nFAIL\tnetwork\tIPv6\tconnect\tconnected\n\n"))
 	if err != nil || len(ps) != 2 || ps[1].Result != "FAIL" || ps[1].Happened != "connected" {
 		t.Fatalf("%+v %v", ps, err)
@@ -29,6 +30,7 @@ func TestParseProbes(t *testing.T) {
 }
 
 func TestVerifyScriptParses(t *testing.T) {
+	t.Parallel()
 	if err := checks.Shell([]byte(verifyScript), "verify.sh"); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +70,11 @@ case "$1 $2" in
 esac
 shift 5 # compose -f FILE -p NAME
 case "$1" in
-  exec) shift 3; exec unshare --net bash -c 'ip link set lo up && exec "$@"' _ "$@" ;; # exec -T agent bash -s -- ...
+  exec) # exec -T -e NAME=VALUE... agent bash -s -- PHASE
+    shift 2
+    while [ "$1" = -e ]; do export "$2"; shift 2; done
+    shift # agent
+    exec unshare --net bash -c 'ip link set lo up && exec "$@"' _ "$@" ;;
   up) exit 0 ;;
 esac
 exit 0
@@ -116,6 +122,50 @@ exit 0
 	if !strings.Contains(string(data), "up -d --force-recreate --no-deps --wait agent") {
 		t.Errorf("verify did not recreate the agent container:\n%s", data)
 	}
+	// The targets go by name; the phase is the one argument. agent: none
+	// has no state directory, and its variable is not passed.
+	for _, want := range []string{"exec -T -e AGENTBOX_VERIFY_WORKSPACE=" + dir + " -e AGENTBOX_VERIFY_ALLOWED=127.0.0.1:3 -e AGENTBOX_VERIFY_UNLISTED_NAME=unlisted.invalid ",
+		" -e AGENTBOX_VERIFY_PIDS=32 ", " agent bash -s -- all\n", " agent bash -s -- check\n"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("docker's arguments lack %q:\n%s", want, data)
+		}
+	}
+	if strings.Contains(string(data), "AGENTBOX_VERIFY_STATE_DIR") {
+		t.Errorf("an empty optional variable was passed:\n%s", data)
+	}
+}
+
+// TestVerifyScriptReadsVerifyVars: verify.sh reads every variable of
+// verifyVars, a required one as ${NAME:?} and an optional one as ${NAME:-},
+// and no other AGENTBOX_VERIFY_ variable.
+func TestVerifyScriptReadsVerifyVars(t *testing.T) {
+	t.Parallel()
+	read := map[string]string{}
+	for _, m := range regexp.MustCompile(`\$\{(AGENTBOX_VERIFY_[A-Z0-9_]+)(:[?-])`).FindAllStringSubmatch(verifyScript, -1) {
+		if prev, ok := read[m[1]]; ok && prev != m[2] {
+			t.Errorf("verify.sh reads %s both as %s and %s", m[1], prev, m[2])
+		}
+		read[m[1]] = m[2]
+	}
+	if n := len(regexp.MustCompile(`AGENTBOX_VERIFY_[A-Z0-9_]+`).FindAllString(verifyScript, -1)); n != len(read) {
+		t.Errorf("verify.sh names AGENTBOX_VERIFY_ variables %d times, but reads %d once each as ${NAME:?} or ${NAME:-}", n, len(read))
+	}
+	for _, v := range verifyVars {
+		want := ":?"
+		if v.optional {
+			want = ":-"
+		}
+		switch got, ok := read[v.name]; {
+		case !ok:
+			t.Errorf("verify.sh does not read %s", v.name)
+		case got != want:
+			t.Errorf("verify.sh reads %s as ${%s%s}, want ${%s%s}", v.name, v.name, got, v.name, want)
+		}
+		delete(read, v.name)
+	}
+	for name := range read {
+		t.Errorf("verify.sh reads %s, which verifyVars does not list (agentbox never passes it)", name)
+	}
 }
 
 // TestVerifyNeedsEveryProbe: a docker that prints nothing (or a script that
@@ -139,6 +189,7 @@ func TestVerifyNeedsEveryProbe(t *testing.T) {
 }
 
 func TestCheckProbes(t *testing.T) {
+	t.Parallel()
 	cfg := &generator.Config{}
 	row := func(area, name string) probe { return probe{"PASS", area, name, "tried", "happened"} }
 	var all []probe
@@ -208,8 +259,8 @@ case "$1 $2" in
   "version --format") echo 28.2.2; exit 0 ;;
 esac
 case "$*" in
-  *" -- all "*) printf '`+rows.String()+`' ;;
-  *" -- write "*) mv '`+dir+`/.git' '`+dir+`/git.old' && ln -s /etc '`+dir+`/.git' ;;
+  *" -- all") printf '`+rows.String()+`' ;;
+  *" -- write") mv '`+dir+`/.git' '`+dir+`/git.old' && ln -s /etc '`+dir+`/.git' ;;
 esac
 exit 0
 `))
@@ -220,7 +271,7 @@ exit 0
 		t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, exitError, want)
 	}
 	data, _ := os.ReadFile(log)
-	if !strings.Contains(string(data), " -- write ") {
+	if !strings.Contains(string(data), " -- write\n") {
 		t.Fatalf("the write phase did not run:\n%s", data)
 	}
 	if strings.Contains(string(data), "--force-recreate") {
@@ -240,8 +291,11 @@ func TestVerifyPidsProbeIsQuick(t *testing.T) {
 	start := time.Now()
 	cmd := exec.Command("prlimit", "--nproc="+strconv.Itoa(limit), "--",
 		"setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "--",
-		"bash", "-s", "--", "privileges", "/nonexistent", "-", "-", "x.invalid", "127.0.0.1:1", "127.0.0.1", "[::1]:1", "127.0.0.1:2",
-		"1048576", strconv.Itoa(limit-16), "/nonexistent", "")
+		"bash", "-s", "--", "privileges")
+	cmd.Env = append(os.Environ(), "AGENTBOX_VERIFY_WORKSPACE=/nonexistent", "AGENTBOX_VERIFY_UNLISTED_NAME=x.invalid",
+		"AGENTBOX_VERIFY_UNLISTED_ADDRESS=127.0.0.1:1", "AGENTBOX_VERIFY_RESOLVER=127.0.0.1", "AGENTBOX_VERIFY_IPV6_ADDRESS=[::1]:1",
+		"AGENTBOX_VERIFY_METADATA_ADDRESS=127.0.0.1:2", "AGENTBOX_VERIFY_MEMORY_BYTES=1048576",
+		"AGENTBOX_VERIFY_PIDS="+strconv.Itoa(limit-16), "AGENTBOX_VERIFY_ORIGIN=/nonexistent")
 	cmd.Stdin = strings.NewReader(verifyScript)
 	out, err := cmd.CombinedOutput()
 	took := time.Since(start)

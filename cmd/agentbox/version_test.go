@@ -8,6 +8,7 @@ import (
 )
 
 func TestFormatVersion(t *testing.T) {
+	t.Parallel()
 	const rev = "1f5b8dd0c991a23aa340ed5846935f052b7f3ca0"
 	vcs := func(modified string) []debug.BuildSetting {
 		return []debug.BuildSetting{
@@ -49,11 +50,12 @@ func TestFormatVersion(t *testing.T) {
 
 // TestVersionFlag: --version says what `agentbox version` says.
 func TestVersionFlag(t *testing.T) {
+	t.Parallel()
 	var out1, out2, stderr bytes.Buffer
-	if code := run([]string{"version"}, &out1, &stderr); code != exitOK {
+	if code := runArgs(t, []string{"version"}, &out1, &stderr); code != exitOK {
 		t.Fatalf("version: exit %d: %s", code, stderr.String())
 	}
-	if code := run([]string{"--version"}, &out2, &stderr); code != exitOK {
+	if code := runArgs(t, []string{"--version"}, &out2, &stderr); code != exitOK {
 		t.Fatalf("--version: exit %d: %s", code, stderr.String())
 	}
 	if out1.String() != out2.String() || !strings.HasPrefix(out1.String(), "agentbox ") || strings.Contains(out1.String(), "(devel)") {

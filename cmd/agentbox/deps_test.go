@@ -1,0 +1,36 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"testing"
+
+	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/images/imagestest"
+)
+
+// testDeps are the collaborators of a test that names none: registries that
+// know no image and no package (a bump fails loudly, naming what it asked
+// for, and never reaches a network), and the real sandbox, which the tests
+// that fetch replace with a fake docker on PATH.
+func testDeps() deps {
+	return deps{
+		resolver: func() images.Resolver { return imagestest.Resolver{} },
+		npm:      func(string) images.NPM { return imagestest.NPM{} },
+		bundle:   composeBundle,
+	}
+}
+
+// runArgs runs the CLI in-process with testDeps.
+func runArgs(tb testing.TB, args []string, stdout, stderr io.Writer) int {
+	return run(tb.Context(), testDeps(), args, stdout, stderr)
+}
+
+// runDeps runs the CLI in-process with d, in the test's working directory
+// (name the project with -C): such a test can run in parallel.
+func runDeps(t *testing.T, d deps, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(t.Context(), d, args, &out, &errb)
+	return out.String(), errb.String(), code
+}
