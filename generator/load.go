@@ -1,0 +1,102 @@
+package generator
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/yamlpos"
+)
+
+// The load stage: agentbox.yaml and agentbox.lock read, decoded strictly
+// and validated into a Config.
+
+// Load reads and validates dir/agentbox.yaml. Error messages name the file
+// as dir/agentbox.yaml, so dir should be the path as the user wrote it.
+func Load(dir string) (*Config, error) {
+	cfg, _, err := loadConfig(dir)
+	return cfg, err
+}
+
+// loadConfig is Load, also returning where each key is written.
+func loadConfig(dir string) (*Config, yamlpos.Positions, error) {
+	file := displayPath(dir, ConfigFile)
+	data, err := readConfig(filepath.Join(dir, ConfigFile))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("%s: no such file; run \"agentbox init\" to create one", file)
+		}
+		return nil, nil, fmt.Errorf("reading %s: %w", file, err)
+	}
+	return decodeConfig(file, data, dir)
+}
+
+// readConfig reads the file at path, but no more than one byte past
+// MaxFileSize: enough for decodeConfig to say where the file passes it.
+func readConfig(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+}
+
+func decodeConfig(file string, data []byte, dir string) (*Config, yamlpos.Positions, error) {
+	if len(data) > MaxFileSize {
+		errs := &yamlpos.Errors{File: file}
+		errs.Add(yamlpos.PosAt(data, MaxFileSize), "", "the file is larger than 1 MiB (%d bytes), the most agentbox reads; it passes the limit here", MaxFileSize)
+		return nil, nil, errs.Err()
+	}
+	var w wireFile
+	pos, err := yamlpos.Decode(file, data, &w)
+	if err != nil {
+		return nil, pos, err
+	}
+	errs := &yamlpos.Errors{File: file}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, pos, err
+	}
+	cfg := validateConfig(&w, pos, errs, abs)
+	if err := errs.Err(); err != nil {
+		return nil, pos, err
+	}
+	return cfg, pos, nil
+}
+
+// Validate loads dir/agentbox.yaml and checks that every path the sandbox
+// mounts stays inside the project (CheckMounts).
+func Validate(dir string) (*Config, error) {
+	cfg, err := Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	return cfg, CheckMounts(dir, cfg)
+}
+
+// loadProject reads agentbox.yaml and, when there is one, agentbox.lock.
+func loadProject(dir string) (*Config, *images.Lock, error) {
+	cfg, err := Load(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	lock, err := readLock(dir)
+	return cfg, lock, err
+}
+
+func readLock(dir string) (*images.Lock, error) {
+	file := displayPath(dir, images.LockFile)
+	data, err := os.ReadFile(filepath.Join(dir, images.LockFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", file, err)
+	}
+	return images.ParseLock(file, data)
+}
