@@ -88,9 +88,17 @@ func Render(p Policy) (map[string][]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rendering firewall: %w", err)
 	}
+	rules, err := renderRules(p)
+	if err != nil {
+		return nil, err
+	}
+	dnsmasq, err := renderDnsmasq(p)
+	if err != nil {
+		return nil, err
+	}
 	return map[string][]byte{
-		rulesFile:      renderRules(p),
-		dnsmasqFile:    renderDnsmasq(p),
+		rulesFile:      rules,
+		dnsmasqFile:    dnsmasq,
 		entrypointFile: []byte(entrypoint),
 	}, nil
 }
