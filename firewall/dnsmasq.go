@@ -2,13 +2,6 @@ package firewall
 
 import "fmt"
 
-// Run-time paths shared by dnsmasq.conf and entrypoint.sh.
-const (
-	runDir      = "/run/agentbox"
-	pidFile     = runDir + "/dnsmasq.pid"
-	serversFile = runDir + "/servers.conf"
-)
-
 // renderDnsmasq renders dnsmasq.conf for a normalized policy.
 //
 // Forwarding is not in this file. dnsmasq 2.90 forwards every name, listed or
@@ -16,14 +9,17 @@ const (
 // that have no domain (--server=IP): the plain servers take precedence over
 // address=/#/. Only server=/NAME/IP lines without any plain server give
 // NXDOMAIN for the rest, and the upstream IP is known at start only. So the
-// entrypoint writes those lines to a servers file, one per name below (taken
-// from the nftset= lines) and upstream resolver.
+// entrypoint writes those lines to a servers file, one per allowed name (the
+// list renderEntrypoint writes into it) and upstream resolver.
 func renderDnsmasq(p Policy) ([]byte, error) {
 	v := dnsmasqView{
 		Header:         header,
 		EntrypointPath: EntrypointPath,
 		ServersFile:    serversFile,
 		PidFile:        pidFile,
+		ResolvConf:     resolvConf,
+		FilterAddr:     filterAddr,
+		DNSPort:        dnsPort,
 		DNSUser:        DNSUser,
 		DNSUID:         DNSUID,
 		DNSMinPort:     DNSMinPort,
@@ -44,7 +40,8 @@ func renderDnsmasq(p Policy) ([]byte, error) {
 // dnsmasqView is what templates/dnsmasq.conf.tmpl sees.
 type dnsmasqView struct {
 	Header, EntrypointPath, ServersFile, PidFile, DNSUser string
-	DNSUID, DNSMinPort, DNSMaxPort                        int
+	ResolvConf, FilterAddr                                string
+	DNSUID, DNSPort, DNSMinPort, DNSMaxPort               int
 	Domains                                               []dnsmasqDomain
 }
 

@@ -96,9 +96,13 @@ func Render(p Policy) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	entrypoint, err := renderEntrypoint(p)
+	if err != nil {
+		return nil, err
+	}
 	return map[string][]byte{
 		rulesFile:      rules,
 		dnsmasqFile:    dnsmasq,
-		entrypointFile: []byte(entrypoint),
+		entrypointFile: entrypoint,
 	}, nil
 }

@@ -49,7 +49,7 @@ func mustRender(t *testing.T, p Policy) map[string][]byte {
 
 // TestGolden compares the rendered rules.nft and dnsmasq.conf with
 // testdata/golden/<policy>/ (go test ./firewall -update rewrites them). The
-// entrypoint is static and left out.
+// entrypoint is left out: the generator's golden cases hold it.
 func TestGolden(t *testing.T) {
 	for name, p := range policies {
 		t.Run(name, func(t *testing.T) {
@@ -268,44 +268,57 @@ func TestRenderDnsmasq(t *testing.T) {
 	}
 }
 
-// TestEntrypointAgrees checks what the static entrypoint and the rendered
-// files must agree on: paths, and the pattern the entrypoint reads the
-// allowed names with (one nftset= line per name).
-func TestEntrypointAgrees(t *testing.T) {
-	files := mustRender(t, policies["rich"])
-	script := string(files[entrypointFile])
-	for _, want := range []string{
-		"readonly RULES=" + RulesPath + "\n",
-		"readonly DNSMASQ_CONF=" + DnsmasqPath + "\n",
-		"readonly RUN_DIR=" + runDir + "\n",
-		"readonly SERVERS=$RUN_DIR/servers.conf\n",
-		"readonly PID_FILE=$RUN_DIR/dnsmasq.pid ",
-	} {
-		if !strings.Contains(script, want) {
-			t.Errorf("entrypoint.sh lacks %q", want)
-		}
+// TestEntrypointConstants has bash read the constants block and the names
+// of the rendered entrypoint back: each is the Go constant, quoted.
+func TestEntrypointConstants(t *testing.T) {
+	var vars strings.Builder
+	want := map[string]string{
+		"PROG": "agentbox-egress", "RULES": RulesPath, "DNSMASQ_CONF": DnsmasqPath,
+		"RESOLV_CONF": resolvConf, "RUN_DIR": runDir, "LOCK": lockFile, "READY": readyFile,
+		"SERVERS": serversFile, "PID_FILE": pidFile, "FILTER_ADDR": filterAddr,
+		"DNS_PORT": fmt.Sprint(dnsPort), "DNS_MIN_PORT": fmt.Sprint(DNSMinPort),
+		"TABLE": table, "OUTPUT_CHAIN": outputChain, "INPUT_CHAIN": inputChain,
+		"UPSTREAM_V4": upstreamV4, "UPSTREAM_V6": upstreamV6, "COUNTER_PREFIX": counterPrefix,
 	}
-	if runDir+"/servers.conf" != serversFile || runDir+"/dnsmasq.pid" != pidFile {
-		t.Errorf("run-time paths disagree")
+	var keys []string
+	for k := range want {
+		keys = append(keys, k)
 	}
-
-	m := regexp.MustCompile(`(?m)^readonly NAME_RE='([^']*)'$`).FindStringSubmatch(script)
-	if m == nil {
-		t.Fatal("entrypoint.sh has no NAME_RE")
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&vars, "printf '%%s=%%s\\n' %s \"$%s\"\n", k, k)
 	}
-	nameRe := regexp.MustCompile(m[1]) // a POSIX ERE that Go's syntax accepts as well
+	vars.WriteString(`printf 'NAMES=%s\n' "${NAMES[*]}"`)
+	got := strings.Split(strings.TrimSpace(sourceEntrypoint(t, vars.String())), "\n")
 	var names []string
-	for _, line := range strings.Split(string(files[dnsmasqFile]), "\n") {
-		if m := nameRe.FindStringSubmatch(line); m != nil {
-			names = append(names, m[1])
-		}
-	}
-	var want []string
 	for _, d := range policies["rich"].Domains {
-		want = append(want, d.Name)
+		names = append(names, d.Name)
 	}
-	if !slices.Equal(names, want) {
-		t.Errorf("names the entrypoint reads from dnsmasq.conf: %q, want %q", names, want)
+	var wantLines []string
+	for _, k := range keys {
+		wantLines = append(wantLines, k+"="+want[k])
+	}
+	wantLines = append(wantLines, "NAMES="+strings.Join(names, " "))
+	if !slices.Equal(got, wantLines) {
+		t.Errorf("the entrypoint's constants:\n got %q\nwant %q", got, wantLines)
+	}
+}
+
+// TestEntrypointHasNoCopies checks that the entrypoint's template holds no
+// literal copy of a value that Go renders into it.
+func TestEntrypointHasNoCopies(t *testing.T) {
+	src, err := templateFS.ReadFile("templates/entrypoint.sh.tmpl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{
+		RulesPath, DnsmasqPath, EntrypointPath, "agentbox-egress", resolvConf, runDir,
+		filterAddr, fmt.Sprint(DNSMinPort), fmt.Sprint(DNSUID), DNSUser, table,
+		upstreamV4, upstreamV6, counterPrefix, "nftset=/",
+	} {
+		if strings.Contains(string(src), c) {
+			t.Errorf("templates/entrypoint.sh.tmpl holds a copy of %q", c)
+		}
 	}
 }
 
@@ -385,14 +398,6 @@ func TestRenderAccepts(t *testing.T) {
 		if _, err := Render(Policy{CIDRs: []CIDR{{Prefix: netip.MustParsePrefix(p), Ports: []uint16{443}}}}); err == nil {
 			t.Errorf("Render(%s) succeeded", p)
 		}
-	}
-}
-
-// TestEntrypointKnowsDNSPorts keeps the entrypoint's copy of dnsmasq's first
-// source port in step with the ruleset's.
-func TestEntrypointKnowsDNSPorts(t *testing.T) {
-	if want := fmt.Sprintf("readonly DNS_MIN_PORT=%d\n", DNSMinPort); !strings.Contains(entrypoint, want) {
-		t.Errorf("entrypoint.sh lacks %q", want)
 	}
 }
 

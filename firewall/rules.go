@@ -99,6 +99,9 @@ const (
 	inputChain  = "input"
 	upstreamV4  = "upstream_v4"
 	upstreamV6  = "upstream_v6"
+	// counterPrefix starts the name of every counter; the entrypoint
+	// leaves it out when it prints them.
+	counterPrefix = "rejected_"
 )
 
 // dnsZone is the conntrack zone of the flows between dnsmasq and the
@@ -108,12 +111,12 @@ const dnsZone = 1
 // counters are the named counters of rejected packets, in the order the
 // entrypoint prints them.
 var counters = []counter{
-	{"rejected_dns", "DNS from other uids than dnsmasq not sent to the filter resolver"},
-	{"rejected_docker_dns", "other uids than dnsmasq to Docker's embedded DNS (127.0.0.11)"},
-	{"rejected_special", "private and special-purpose addresses not listed as CIDRs"},
-	{"rejected_other", "everything else not allowed"},
-	{"rejected_spoof", "other uids than dnsmasq posing as an upstream resolver: from its address, or from port 53"},
-	{"rejected_routing", "IPv6 packets with a routing header, whose destination is only the first hop"},
+	{counterPrefix + "dns", "DNS from other uids than dnsmasq not sent to the filter resolver"},
+	{counterPrefix + "docker_dns", "other uids than dnsmasq to Docker's embedded DNS (127.0.0.11)"},
+	{counterPrefix + "special", "private and special-purpose addresses not listed as CIDRs"},
+	{counterPrefix + "other", "everything else not allowed"},
+	{counterPrefix + "spoof", "other uids than dnsmasq posing as an upstream resolver: from its address, or from port 53"},
+	{counterPrefix + "routing", "IPv6 packets with a routing header, whose destination is only the first hop"},
 }
 
 type counter struct{ Name, Comment string }
@@ -121,6 +124,7 @@ type counter struct{ Name, Comment string }
 // rulesView is what templates/rules.nft.tmpl sees.
 type rulesView struct {
 	Header, EntrypointPath, DNSUser string
+	ResolvConf, FilterAddr          string
 	DNSUID, DNSMinPort, DNSMaxPort  int
 	Zone                            int
 	Table, OutputChain, InputChain  string
@@ -165,6 +169,8 @@ func renderRules(p Policy) ([]byte, error) {
 		Header:         header,
 		EntrypointPath: EntrypointPath,
 		DNSUser:        DNSUser,
+		ResolvConf:     resolvConf,
+		FilterAddr:     filterAddr,
 		DNSUID:         DNSUID,
 		DNSMinPort:     DNSMinPort,
 		DNSMaxPort:     DNSMaxPort,

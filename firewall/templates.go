@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"text/template"
+
+	"github.com/agentbox-dev/agentbox/internal/shquote"
 )
 
 //go:embed templates/*.tmpl
@@ -15,12 +17,14 @@ var templateFS embed.FS
 var templateFiles = []string{
 	"templates/rules.nft.tmpl",
 	"templates/dnsmasq.conf.tmpl",
+	"templates/entrypoint.sh.tmpl",
 }
 
 // funcs are the template functions: hermetic (no environment, clock or
 // randomness) and few. Alignment, sorting and grouping are done in Go.
 var funcs = template.FuncMap{
 	"join": strings.Join,
+	"shq":  shquote.Word,
 }
 
 var templates = template.Must(template.New("firewall").
