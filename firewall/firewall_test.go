@@ -2,7 +2,6 @@ package firewall
 
 import (
 	"bytes"
-	"fmt"
 	"net/netip"
 	"path/filepath"
 	"regexp"
@@ -130,6 +129,57 @@ func TestRenderHeader(t *testing.T) {
 	}
 }
 
+// richSets are the sets of rules.nft for the rich policy, in order.
+var richSets = []string{
+	"upstream_v4", "upstream_v6",
+	"allow_v4_22", "allow_v6_22", "allow_v4_80", "allow_v6_80",
+	"allow_v4_443", "allow_v6_443", "allow_v4_8443", "allow_v6_8443",
+	"cidr_v4_443", "cidr_v6_443", "cidr_v4_5432", "cidr_v6_5432", "cidr_v4_8443",
+	"special_v4", "special_v6",
+}
+
+// richOutput are the rules of the output chain for the rich policy, in
+// order, without comments.
+var richOutput = []string{
+	`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 th sport 61000-65535 counter name "rejected_dns" goto refuse`,
+	`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 ip daddr != 127.0.0.1 counter name "rejected_dns" goto refuse`,
+	`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 meta nfproto ipv6 counter name "rejected_dns" goto refuse`,
+	`meta skuid != { 0, 5353 } ip daddr @upstream_v4 counter name "rejected_dns" goto refuse`,
+	`meta skuid != { 0, 5353 } ip6 daddr @upstream_v6 counter name "rejected_dns" goto refuse`,
+	`meta skuid != { 0, 5353 } ip daddr 127.0.0.11 counter name "rejected_docker_dns" goto refuse`,
+	`meta skuid != { 0, 5353 } ip saddr @upstream_v4 counter name "rejected_spoof" goto refuse`,
+	`meta skuid != { 0, 5353 } ip6 saddr @upstream_v6 counter name "rejected_spoof" goto refuse`,
+	`meta skuid != { 0, 5353 } ip saddr 127.0.0.11 counter name "rejected_spoof" goto refuse`,
+	`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th sport 53 counter name "rejected_spoof" goto refuse`,
+	"meta skuid 0 meta l4proto { tcp, udp } th dport 53 accept",
+	`exthdr rt exists counter name "rejected_routing" drop`,
+	"ct state established,related accept",
+	"ct state invalid drop",
+	"icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit } ip6 hoplimit 255 accept",
+	"icmpv6 type { mld-listener-report, mld2-listener-report } ip6 hoplimit 1 accept",
+	"ip daddr 127.0.0.1 udp dport 53 accept",
+	"ip daddr 127.0.0.1 tcp dport 53 accept",
+	"meta skuid 5353 ip daddr @upstream_v4 meta l4proto { tcp, udp } accept",
+	"meta skuid 5353 ip6 daddr @upstream_v6 meta l4proto { tcp, udp } accept",
+	`oif "lo" accept`,
+	"ip daddr @cidr_v4_443 tcp dport 443 accept",
+	"ip6 daddr @cidr_v6_443 tcp dport 443 accept",
+	"ip daddr @cidr_v4_5432 tcp dport 5432 accept",
+	"ip6 daddr @cidr_v6_5432 tcp dport 5432 accept",
+	"ip daddr @cidr_v4_8443 tcp dport 8443 accept",
+	`ip daddr @special_v4 counter name "rejected_special" goto refuse`,
+	`ip6 daddr @special_v6 counter name "rejected_special" goto refuse`,
+	"ip daddr @allow_v4_22 tcp dport 22 accept",
+	"ip6 daddr @allow_v6_22 tcp dport 22 accept",
+	"ip daddr @allow_v4_80 tcp dport 80 accept",
+	"ip6 daddr @allow_v6_80 tcp dport 80 accept",
+	"ip daddr @allow_v4_443 tcp dport 443 accept",
+	"ip6 daddr @allow_v6_443 tcp dport 443 accept",
+	"ip daddr @allow_v4_8443 tcp dport 8443 accept",
+	"ip6 daddr @allow_v6_8443 tcp dport 8443 accept",
+	`counter name "rejected_other" goto refuse`,
+}
+
 // TestRenderRules checks the structure of rules.nft for the rich policy:
 // the sets by port, the order of the output rules and the sources.
 func TestRenderRules(t *testing.T) {
@@ -140,15 +190,8 @@ func TestRenderRules(t *testing.T) {
 	for _, m := range sets {
 		names = append(names, m[1])
 	}
-	want := []string{
-		"upstream_v4", "upstream_v6",
-		"allow_v4_22", "allow_v6_22", "allow_v4_80", "allow_v6_80",
-		"allow_v4_443", "allow_v6_443", "allow_v4_8443", "allow_v6_8443",
-		"cidr_v4_443", "cidr_v6_443", "cidr_v4_5432", "cidr_v6_5432", "cidr_v4_8443",
-		"special_v4", "special_v6",
-	}
-	if !slices.Equal(names, want) {
-		t.Errorf("sets:\n got %q\nwant %q", names, want)
+	if !slices.Equal(names, richSets) {
+		t.Errorf("sets:\n got %q\nwant %q", names, richSets)
 	}
 
 	// The rules of the output chain, in order, without comments.
@@ -160,47 +203,8 @@ func TestRenderRules(t *testing.T) {
 			got = append(got, line)
 		}
 	}
-	wantRules := []string{
-		`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 th sport 61000-65535 counter name "rejected_dns" goto refuse`,
-		`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 ip daddr != 127.0.0.1 counter name "rejected_dns" goto refuse`,
-		`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 meta nfproto ipv6 counter name "rejected_dns" goto refuse`,
-		`meta skuid != { 0, 5353 } ip daddr @upstream_v4 counter name "rejected_dns" goto refuse`,
-		`meta skuid != { 0, 5353 } ip6 daddr @upstream_v6 counter name "rejected_dns" goto refuse`,
-		`meta skuid != { 0, 5353 } ip daddr 127.0.0.11 counter name "rejected_docker_dns" goto refuse`,
-		`meta skuid != { 0, 5353 } ip saddr @upstream_v4 counter name "rejected_spoof" goto refuse`,
-		`meta skuid != { 0, 5353 } ip6 saddr @upstream_v6 counter name "rejected_spoof" goto refuse`,
-		`meta skuid != { 0, 5353 } ip saddr 127.0.0.11 counter name "rejected_spoof" goto refuse`,
-		`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th sport 53 counter name "rejected_spoof" goto refuse`,
-		"meta skuid 0 meta l4proto { tcp, udp } th dport 53 accept",
-		`exthdr rt exists counter name "rejected_routing" drop`,
-		"ct state established,related accept",
-		"ct state invalid drop",
-		"icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit } ip6 hoplimit 255 accept",
-		"icmpv6 type { mld-listener-report, mld2-listener-report } ip6 hoplimit 1 accept",
-		"ip daddr 127.0.0.1 udp dport 53 accept",
-		"ip daddr 127.0.0.1 tcp dport 53 accept",
-		"meta skuid 5353 ip daddr @upstream_v4 meta l4proto { tcp, udp } accept",
-		"meta skuid 5353 ip6 daddr @upstream_v6 meta l4proto { tcp, udp } accept",
-		`oif "lo" accept`,
-		"ip daddr @cidr_v4_443 tcp dport 443 accept",
-		"ip6 daddr @cidr_v6_443 tcp dport 443 accept",
-		"ip daddr @cidr_v4_5432 tcp dport 5432 accept",
-		"ip6 daddr @cidr_v6_5432 tcp dport 5432 accept",
-		"ip daddr @cidr_v4_8443 tcp dport 8443 accept",
-		`ip daddr @special_v4 counter name "rejected_special" goto refuse`,
-		`ip6 daddr @special_v6 counter name "rejected_special" goto refuse`,
-		"ip daddr @allow_v4_22 tcp dport 22 accept",
-		"ip6 daddr @allow_v6_22 tcp dport 22 accept",
-		"ip daddr @allow_v4_80 tcp dport 80 accept",
-		"ip6 daddr @allow_v6_80 tcp dport 80 accept",
-		"ip daddr @allow_v4_443 tcp dport 443 accept",
-		"ip6 daddr @allow_v6_443 tcp dport 443 accept",
-		"ip daddr @allow_v4_8443 tcp dport 8443 accept",
-		"ip6 daddr @allow_v6_8443 tcp dport 8443 accept",
-		`counter name "rejected_other" goto refuse`,
-	}
-	if !slices.Equal(got, wantRules) {
-		t.Errorf("output chain:\n got %q\nwant %q", got, wantRules)
+	if !slices.Equal(got, richOutput) {
+		t.Errorf("output chain:\n got %q\nwant %q", got, richOutput)
 	}
 
 	for _, want := range []string{
@@ -265,167 +269,5 @@ func TestRenderDnsmasq(t *testing.T) {
 	// server= line here would forward names with no allow sets.
 	if regexp.MustCompile(`(?m)^server=`).MatchString(conf) {
 		t.Errorf("dnsmasq.conf has a server= line")
-	}
-}
-
-// TestEntrypointConstants has bash read the constants block and the names
-// of the rendered entrypoint back: each is the Go constant, quoted.
-func TestEntrypointConstants(t *testing.T) {
-	var vars strings.Builder
-	want := map[string]string{
-		"PROG": "agentbox-egress", "RULES": RulesPath, "DNSMASQ_CONF": DnsmasqPath,
-		"RESOLV_CONF": resolvConf, "RUN_DIR": runDir, "LOCK": lockFile, "READY": readyFile,
-		"SERVERS": serversFile, "PID_FILE": pidFile, "FILTER_ADDR": filterAddr,
-		"DNS_PORT": fmt.Sprint(dnsPort), "DNS_MIN_PORT": fmt.Sprint(DNSMinPort),
-		"TABLE": table, "OUTPUT_CHAIN": outputChain, "INPUT_CHAIN": inputChain,
-		"UPSTREAM_V4": upstreamV4, "UPSTREAM_V6": upstreamV6, "COUNTER_PREFIX": counterPrefix,
-	}
-	var keys []string
-	for k := range want {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		fmt.Fprintf(&vars, "printf '%%s=%%s\\n' %s \"$%s\"\n", k, k)
-	}
-	vars.WriteString(`printf 'NAMES=%s\n' "${NAMES[*]}"`)
-	got := strings.Split(strings.TrimSpace(sourceEntrypoint(t, vars.String())), "\n")
-	var names []string
-	for _, d := range policies["rich"].Domains {
-		names = append(names, d.Name)
-	}
-	var wantLines []string
-	for _, k := range keys {
-		wantLines = append(wantLines, k+"="+want[k])
-	}
-	wantLines = append(wantLines, "NAMES="+strings.Join(names, " "))
-	if !slices.Equal(got, wantLines) {
-		t.Errorf("the entrypoint's constants:\n got %q\nwant %q", got, wantLines)
-	}
-}
-
-// TestEntrypointHasNoCopies checks that the entrypoint's template holds no
-// literal copy of a value that Go renders into it.
-func TestEntrypointHasNoCopies(t *testing.T) {
-	src, err := templateFS.ReadFile("templates/entrypoint.sh.tmpl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []string{
-		RulesPath, DnsmasqPath, EntrypointPath, "agentbox-egress", resolvConf, runDir,
-		filterAddr, fmt.Sprint(DNSMinPort), fmt.Sprint(DNSUID), DNSUser, table,
-		upstreamV4, upstreamV6, counterPrefix, "nftset=/",
-	} {
-		if strings.Contains(string(src), c) {
-			t.Errorf("templates/entrypoint.sh.tmpl holds a copy of %q", c)
-		}
-	}
-}
-
-func TestRenderRejects(t *testing.T) {
-	domain := func(name string, ports ...uint16) Policy {
-		if ports == nil {
-			ports = []uint16{443}
-		}
-		return Policy{Domains: []Domain{{Name: name, Ports: ports, Sources: []string{"test"}}}}
-	}
-	cidr := func(p netip.Prefix) Policy {
-		return Policy{CIDRs: []CIDR{{Prefix: p, Ports: []uint16{443}}}}
-	}
-	for name, tc := range map[string]struct {
-		p    Policy
-		want string
-	}{
-		"semicolon":          {domain("a.com;flush ruleset"), "character ';' is not allowed"},
-		"command":            {domain("$(x).example.com"), "character '$' is not allowed"},
-		"newline":            {domain("a.com\nserver=/#/1.2.3.4"), "character '\\n' is not allowed"},
-		"space":              {domain("a .com"), "character ' ' is not allowed"},
-		"slash":              {domain("a.com/#"), "character '/' is not allowed"},
-		"hash":               {domain("a#.com"), "character '#' is not allowed"},
-		"upper case":         {domain("Example.com"), "not normalized"},
-		"wildcard":           {domain("*.example.com"), "not normalized"},
-		"trailing dot":       {domain("example.com."), "not normalized"},
-		"leading hyphen":     {domain("-a.com"), "label \"-a\" must start and end with a letter or digit"},
-		"empty label":        {domain("a..com"), "empty label"},
-		"long label":         {domain(strings.Repeat("a", 64) + ".com"), "is longer than 63 characters"},
-		"long name":          {domain(strings.Repeat("a.", 127) + "com"), "longer than 253"},
-		"single label":       {domain("com"), "at least two labels"},
-		"numeric":            {domain("10.0.0.1"), "looks like an IP address"},
-		"empty name":         {domain(""), "empty name"},
-		"port 0":             {domain("a.com", 443, 0), "invalid port 0"},
-		"no ports":           {Policy{Domains: []Domain{{Name: "a.com"}}}, "no ports"},
-		"duplicate port":     {domain("a.com", 443, 443), "port 443 listed twice"},
-		"duplicate domain":   {Policy{Domains: []Domain{domain("a.com").Domains[0], domain("a.com").Domains[0]}}, "listed twice"},
-		"source newline":     {Policy{Domains: []Domain{{Name: "a.com", Ports: []uint16{443}, Sources: []string{"x\nserver=/#/1.1.1.1"}}}}, "printable ASCII"},
-		"unmasked prefix":    {cidr(netip.MustParsePrefix("10.1.2.3/8")), "host bits are set; did you mean \"10.0.0.0/8\"?"},
-		"unmasked v6 prefix": {cidr(netip.MustParsePrefix("2001:2::1/48")), "host bits are set"},
-		"invalid prefix":     {cidr(netip.Prefix{}), "invalid prefix"},
-		"4in6 prefix":        {cidr(netip.MustParsePrefix("::ffff:10.0.0.0/104")), "IPv4-mapped"},
-		"cidr port 0":        {Policy{CIDRs: []CIDR{{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Ports: []uint16{0}}}}, "invalid port 0"},
-		"duplicate prefix": {Policy{CIDRs: []CIDR{
-			{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Ports: []uint16{443}},
-			{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Ports: []uint16{80}},
-		}}, "listed twice"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			files, err := Render(tc.p)
-			if err == nil {
-				t.Fatalf("Render succeeded, want an error containing %q; rules.nft:\n%s", tc.want, files[rulesFile])
-			}
-			if files != nil {
-				t.Errorf("Render returned files with an error")
-			}
-			if !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error %q does not contain %q", err, tc.want)
-			}
-		})
-	}
-}
-
-func TestRenderAccepts(t *testing.T) {
-	for _, name := range []string{"a.co", "xn--bcher-kva.example", "a-b.c-d.example", "1password.com", strings.Repeat("a", 63) + ".com"} {
-		if _, err := Render(Policy{Domains: []Domain{{Name: name, Ports: []uint16{1, 65535}}}}); err != nil {
-			t.Errorf("Render(%q): %v", name, err)
-		}
-	}
-	for _, p := range []string{"10.0.0.0/8", "fd00::/8", "192.0.2.1/32", "0.0.0.0/1"} {
-		if _, err := Render(Policy{CIDRs: []CIDR{{Prefix: netip.MustParsePrefix(p), Ports: []uint16{443}}}}); err != nil {
-			t.Errorf("Render(%s): %v", p, err)
-		}
-	}
-	// A /0 would turn the firewall off: refused here as in agentbox.yaml.
-	for _, p := range []string{"0.0.0.0/0", "::/0"} {
-		if _, err := Render(Policy{CIDRs: []CIDR{{Prefix: netip.MustParsePrefix(p), Ports: []uint16{443}}}}); err == nil {
-			t.Errorf("Render(%s) succeeded", p)
-		}
-	}
-}
-
-// TestSpecialEmbeddedIPv4 checks that IPv6 addresses embedding a special
-// IPv4 address are special too, in each form, and that NAT64 of a public
-// address is not.
-func TestSpecialEmbeddedIPv4(t *testing.T) {
-	special := func(a string) bool {
-		ip := netip.MustParseAddr(a)
-		for _, s := range specialV6 {
-			if netip.MustParsePrefix(s.prefix).Contains(ip) {
-				return true
-			}
-		}
-		return false
-	}
-	for _, a := range []string{
-		"64:ff9b::10.99.0.5", "64:ff9b::169.254.169.254", "64:ff9b::127.0.0.1", "64:ff9b::192.168.1.1", "64:ff9b::100.64.0.1",
-		"2002:a63:5::1", "2002:a9fe:a9fe::", "2002:c0a8:101:1::1",
-		"::10.99.0.5", "::8.8.8.8", "::", "::1",
-	} {
-		if !special(a) {
-			t.Errorf("%s is not in the special IPv6 ranges", a)
-		}
-	}
-	for _, a := range []string{"64:ff9b::198.18.0.21", "64:ff9b::8.8.8.8", "2002:c612:15::1", "2001:2::1"} {
-		if special(a) {
-			t.Errorf("%s is in the special IPv6 ranges", a)
-		}
 	}
 }
