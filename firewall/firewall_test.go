@@ -180,6 +180,31 @@ var richOutput = []string{
 	`counter name "rejected_other" goto refuse`,
 }
 
+// richSnippets are parts of rules.nft for the rich policy, verbatim.
+var richSnippets = []string{
+	// The names behind each port, with their sources, one per line.
+	"\t# TCP port 443 to these names and every name below them; dnsmasq adds\n" +
+		"\t# their addresses when it answers a query:\n" +
+		"\t#   api.github.com      network.domains, service github\n" +
+		"\t#   example.test        network.domains\n" +
+		"\t#   github.com          service github\n" +
+		"\t#   registry.acme.test  agent claude, network.domains\n" +
+		"\tset allow_v4_443 {\n",
+	// One CIDR per line, sorted, with its source.
+	"\t\telements = {\n" +
+		"\t\t\t10.1.0.0/16,  # network.cidrs\n" +
+		"\t\t\t10.1.2.0/24,  # network.cidrs\n" +
+		"\t\t}\n",
+	"\t\t\t169.254.0.0/16,  # link-local, includes cloud metadata at 169.254.169.254\n",
+	"\t\tmeta skuid 5353 return",
+	// dnsmasq's flows to the upstreams in a conntrack zone of their own.
+	"\tchain zone_out {\n\t\ttype filter hook output priority raw; policy accept;\n\t\tmeta skuid 5353 ip daddr @upstream_v4 ct zone set 1\n",
+	"\tchain zone_in {\n\t\ttype filter hook prerouting priority raw; policy accept;\n",
+	"\t\ttype nat hook output priority -110; policy accept;\n",
+	"\t\tudp dport 53 redirect to :53\n\t\ttcp dport 53 redirect to :53\n",
+	"table inet agentbox\ndelete table inet agentbox\n\ntable inet agentbox {\n",
+}
+
 // TestRenderRules checks the structure of rules.nft for the rich policy:
 // the sets by port, the order of the output rules and the sources.
 func TestRenderRules(t *testing.T) {
@@ -207,29 +232,7 @@ func TestRenderRules(t *testing.T) {
 		t.Errorf("output chain:\n got %q\nwant %q", got, richOutput)
 	}
 
-	for _, want := range []string{
-		// The names behind each port, with their sources, one per line.
-		"\t# TCP port 443 to these names and every name below them; dnsmasq adds\n" +
-			"\t# their addresses when it answers a query:\n" +
-			"\t#   api.github.com      network.domains, service github\n" +
-			"\t#   example.test        network.domains\n" +
-			"\t#   github.com          service github\n" +
-			"\t#   registry.acme.test  agent claude, network.domains\n" +
-			"\tset allow_v4_443 {\n",
-		// One CIDR per line, sorted, with its source.
-		"\t\telements = {\n" +
-			"\t\t\t10.1.0.0/16,  # network.cidrs\n" +
-			"\t\t\t10.1.2.0/24,  # network.cidrs\n" +
-			"\t\t}\n",
-		"\t\t\t169.254.0.0/16,  # link-local, includes cloud metadata at 169.254.169.254\n",
-		"\t\tmeta skuid 5353 return",
-		// dnsmasq's flows to the upstreams in a conntrack zone of their own.
-		"\tchain zone_out {\n\t\ttype filter hook output priority raw; policy accept;\n\t\tmeta skuid 5353 ip daddr @upstream_v4 ct zone set 1\n",
-		"\tchain zone_in {\n\t\ttype filter hook prerouting priority raw; policy accept;\n",
-		"\t\ttype nat hook output priority -110; policy accept;\n",
-		"\t\tudp dport 53 redirect to :53\n\t\ttcp dport 53 redirect to :53\n",
-		"table inet agentbox\ndelete table inet agentbox\n\ntable inet agentbox {\n",
-	} {
+	for _, want := range richSnippets {
 		if !strings.Contains(rules, want) {
 			t.Errorf("rules.nft lacks:\n%s", want)
 		}

@@ -167,17 +167,7 @@ func newLab(t testing.TB) *lab {
 		"addr add "+sandboxV6+"/64 dev eth0 nodad",
 		"route add default via "+gatewayV4,
 		"route add ::/0 via "+gatewayV6)
-	hosts := []string{
-		"addr add " + gatewayV4 + "/24 dev eth0",
-		"addr add " + gatewayV6 + "/64 dev eth0 nodad",
-	}
-	for _, a := range append([]string{upstream, rogue, allowedV4, wildV4, unlistedV4, cidrHost, cidrHost2, outsideV4, privateV4, metadataV4, cgnatV4, mixedV4}, rotating...) {
-		hosts = append(hosts, "addr add "+a+"/32 dev lo")
-	}
-	for _, a := range []string{allowedV6, "2001:2::20", unlistedV6, v6Only, rogueV6, ulaV6, nat64V6, sixTo4V6, compatV6, publicNAT64V6, routedV6} {
-		hosts = append(hosts, "addr add "+a+"/128 dev lo nodad")
-	}
-	l.lab.IP(l.net, hosts...)
+	l.lab.IP(l.net, internetAddrs()...)
 	// The internet follows segment routing headers (RFC 8754) and counts
 	// the packets routedV6 sends: its answers to anything that reached it.
 	// (The last segment is delivered without passing the input hook again.)
@@ -219,6 +209,22 @@ func newLab(t testing.TB) *lab {
 		t.Fatal(err)
 	}
 	return l
+}
+
+// internetAddrs are the ip(8) commands that give the internet's namespace
+// its addresses: the gateway's, and every test host's on loopback.
+func internetAddrs() []string {
+	hosts := []string{
+		"addr add " + gatewayV4 + "/24 dev eth0",
+		"addr add " + gatewayV6 + "/64 dev eth0 nodad",
+	}
+	for _, a := range append([]string{upstream, rogue, allowedV4, wildV4, unlistedV4, cidrHost, cidrHost2, outsideV4, privateV4, metadataV4, cgnatV4, mixedV4}, rotating...) {
+		hosts = append(hosts, "addr add "+a+"/32 dev lo")
+	}
+	for _, a := range []string{allowedV6, "2001:2::20", unlistedV6, v6Only, rogueV6, ulaV6, nat64V6, sixTo4V6, compatV6, publicNAT64V6, routedV6} {
+		hosts = append(hosts, "addr add "+a+"/128 dev lo nodad")
+	}
+	return hosts
 }
 
 func (l *lab) serve(h *netlab.Helper, cfg *netlab.ServerConfig) {
