@@ -1,6 +1,9 @@
 package firewall
 
-import "path"
+import (
+	"path"
+	"strings"
+)
 
 // Run-time paths and addresses of the entrypoint, shared with dnsmasq.conf.
 const (
@@ -21,7 +24,8 @@ type entrypointView struct {
 	RunDir, LockFile, ReadyFile, ServersFile, PidFile string
 	FilterAddr, TableFamily, TableName                string
 	OutputChain, InputChain, UpstreamV4, UpstreamV6   string
-	CounterPrefix                                     string
+	CounterPrefix, HealthArg                          string
+	PortStart, PortStartProc, PortStartWant           string
 	DNSPort, DNSMinPort                               int
 	Names                                             []string // sorted
 }
@@ -48,6 +52,10 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 		UpstreamV4:    upstreamV4,
 		UpstreamV6:    upstreamV6,
 		CounterPrefix: counterPrefix,
+		HealthArg:     healthArg,
+		PortStart:     portStart.Key,
+		PortStartProc: "/proc/sys/" + strings.ReplaceAll(portStart.Key, ".", "/"),
+		PortStartWant: portStart.Value,
 		DNSPort:       dnsPort,
 		DNSMinPort:    DNSMinPort,
 	}

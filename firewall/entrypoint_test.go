@@ -18,6 +18,8 @@ func TestEntrypointConstants(t *testing.T) {
 		"DNS_PORT": fmt.Sprint(dnsPort), "DNS_MIN_PORT": fmt.Sprint(DNSMinPort),
 		"TABLE": table, "OUTPUT_CHAIN": outputChain, "INPUT_CHAIN": inputChain,
 		"UPSTREAM_V4": upstreamV4, "UPSTREAM_V6": upstreamV6, "COUNTER_PREFIX": counterPrefix,
+		"HEALTH_ARG": HealthCommand[1], "PORT_START": Sysctls[0].Key, "PORT_START_WANT": Sysctls[0].Value,
+		"PORT_START_PROC": "/proc/sys/net/ipv4/ip_unprivileged_port_start",
 	}
 	var keys []string
 	for k := range want {
@@ -53,7 +55,7 @@ func TestEntrypointHasNoCopies(t *testing.T) {
 	for _, c := range []string{
 		RulesPath, DnsmasqPath, EntrypointPath, "agentbox-egress", resolvConf, runDir,
 		filterAddr, fmt.Sprint(DNSMinPort), fmt.Sprint(DNSUID), DNSUser, table,
-		upstreamV4, upstreamV6, counterPrefix, "nftset=/",
+		upstreamV4, upstreamV6, counterPrefix, "nftset=/", portStart.Key, "ip_unprivileged_port_start",
 	} {
 		if strings.Contains(string(src), c) {
 			t.Errorf("templates/entrypoint.sh.tmpl holds a copy of %q", c)

@@ -40,6 +40,10 @@ readonly INPUT_CHAIN=input
 readonly UPSTREAM_V4=upstream_v4
 readonly UPSTREAM_V6=upstream_v6
 readonly COUNTER_PREFIX=rejected_
+readonly HEALTH_ARG=health # the compose healthcheck runs "$PROG $HEALTH_ARG"
+readonly PORT_START=net.ipv4.ip_unprivileged_port_start # a sysctl of the egress service in compose
+readonly PORT_START_PROC=/proc/sys/net/ipv4/ip_unprivileged_port_start
+readonly PORT_START_WANT=1024
 
 # The allowed names, one nftset= line each in dnsmasq.conf: the servers file
 # sends them, and every name below them, to the upstream resolvers.
@@ -56,7 +60,7 @@ readonly -a NAMES=(
 log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 
 usage() {
-	printf 'usage: %s [run|health]\n' "${0##*/}" >&2
+	printf 'usage: %s [run|%s]\n' "${0##*/}" "$HEALTH_ARG" >&2
 	exit 2
 }
 
@@ -304,9 +308,9 @@ warn_port_range() {
 # firewall refuses its packets from there all the same).
 warn_low_ports() {
 	local start
-	read -r start 2>/dev/null </proc/sys/net/ipv4/ip_unprivileged_port_start || return 0
+	read -r start 2>/dev/null <"$PORT_START_PROC" || return 0
 	if [[ $start =~ ^[0-9]+$ ]] && ((start <= DNS_PORT)); then
-		log "warning: net.ipv4.ip_unprivileged_port_start is $start: every uid may bind port $DNS_PORT; set it to 1024 (sysctls of the egress service)"
+		log "warning: $PORT_START is $start: every uid may bind port $DNS_PORT; set it to $PORT_START_WANT (sysctls of the egress service)"
 	fi
 }
 
@@ -364,7 +368,7 @@ health() {
 if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
 	case "$#:${1-}" in
 	0: | 1:run) run ;;
-	1:health) health ;;
+	"1:$HEALTH_ARG") health ;;
 	*) usage ;;
 	esac
 fi
