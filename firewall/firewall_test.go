@@ -2,7 +2,6 @@ package firewall
 
 import (
 	"bytes"
-	"fmt"
 	"net/netip"
 	"path/filepath"
 	"regexp"
@@ -49,7 +48,7 @@ func mustRender(t *testing.T, p Policy) map[string][]byte {
 
 // TestGolden compares the rendered rules.nft and dnsmasq.conf with
 // testdata/golden/<policy>/ (go test ./firewall -update rewrites them). The
-// entrypoint is static and left out.
+// entrypoint is left out: the generator's golden cases hold it.
 func TestGolden(t *testing.T) {
 	for name, p := range policies {
 		t.Run(name, func(t *testing.T) {
@@ -130,6 +129,82 @@ func TestRenderHeader(t *testing.T) {
 	}
 }
 
+// richSets are the sets of rules.nft for the rich policy, in order.
+var richSets = []string{
+	"upstream_v4", "upstream_v6",
+	"allow_v4_22", "allow_v6_22", "allow_v4_80", "allow_v6_80",
+	"allow_v4_443", "allow_v6_443", "allow_v4_8443", "allow_v6_8443",
+	"cidr_v4_443", "cidr_v6_443", "cidr_v4_5432", "cidr_v6_5432", "cidr_v4_8443",
+	"special_v4", "special_v6",
+}
+
+// richOutput are the rules of the output chain for the rich policy, in
+// order, without comments.
+var richOutput = []string{
+	`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 th sport 61000-65535 counter name "rejected_dns" goto refuse`,
+	`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 ip daddr != 127.0.0.1 counter name "rejected_dns" goto refuse`,
+	`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 meta nfproto ipv6 counter name "rejected_dns" goto refuse`,
+	`meta skuid != { 0, 5353 } ip daddr @upstream_v4 counter name "rejected_dns" goto refuse`,
+	`meta skuid != { 0, 5353 } ip6 daddr @upstream_v6 counter name "rejected_dns" goto refuse`,
+	`meta skuid != { 0, 5353 } ip daddr 127.0.0.11 counter name "rejected_docker_dns" goto refuse`,
+	`meta skuid != { 0, 5353 } ip saddr @upstream_v4 counter name "rejected_spoof" goto refuse`,
+	`meta skuid != { 0, 5353 } ip6 saddr @upstream_v6 counter name "rejected_spoof" goto refuse`,
+	`meta skuid != { 0, 5353 } ip saddr 127.0.0.11 counter name "rejected_spoof" goto refuse`,
+	`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th sport 53 counter name "rejected_spoof" goto refuse`,
+	"meta skuid 0 meta l4proto { tcp, udp } th dport 53 accept",
+	`exthdr rt exists counter name "rejected_routing" drop`,
+	"ct state established,related accept",
+	"ct state invalid drop",
+	"icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit } ip6 hoplimit 255 accept",
+	"icmpv6 type { mld-listener-report, mld2-listener-report } ip6 hoplimit 1 accept",
+	"ip daddr 127.0.0.1 udp dport 53 accept",
+	"ip daddr 127.0.0.1 tcp dport 53 accept",
+	"meta skuid 5353 ip daddr @upstream_v4 meta l4proto { tcp, udp } accept",
+	"meta skuid 5353 ip6 daddr @upstream_v6 meta l4proto { tcp, udp } accept",
+	`oif "lo" accept`,
+	"ip daddr @cidr_v4_443 tcp dport 443 accept",
+	"ip6 daddr @cidr_v6_443 tcp dport 443 accept",
+	"ip daddr @cidr_v4_5432 tcp dport 5432 accept",
+	"ip6 daddr @cidr_v6_5432 tcp dport 5432 accept",
+	"ip daddr @cidr_v4_8443 tcp dport 8443 accept",
+	`ip daddr @special_v4 counter name "rejected_special" goto refuse`,
+	`ip6 daddr @special_v6 counter name "rejected_special" goto refuse`,
+	"ip daddr @allow_v4_22 tcp dport 22 accept",
+	"ip6 daddr @allow_v6_22 tcp dport 22 accept",
+	"ip daddr @allow_v4_80 tcp dport 80 accept",
+	"ip6 daddr @allow_v6_80 tcp dport 80 accept",
+	"ip daddr @allow_v4_443 tcp dport 443 accept",
+	"ip6 daddr @allow_v6_443 tcp dport 443 accept",
+	"ip daddr @allow_v4_8443 tcp dport 8443 accept",
+	"ip6 daddr @allow_v6_8443 tcp dport 8443 accept",
+	`counter name "rejected_other" goto refuse`,
+}
+
+// richSnippets are parts of rules.nft for the rich policy, verbatim.
+var richSnippets = []string{
+	// The names behind each port, with their sources, one per line.
+	"\t# TCP port 443 to these names and every name below them; dnsmasq adds\n" +
+		"\t# their addresses when it answers a query:\n" +
+		"\t#   api.github.com      network.domains, service github\n" +
+		"\t#   example.test        network.domains\n" +
+		"\t#   github.com          service github\n" +
+		"\t#   registry.acme.test  agent claude, network.domains\n" +
+		"\tset allow_v4_443 {\n",
+	// One CIDR per line, sorted, with its source.
+	"\t\telements = {\n" +
+		"\t\t\t10.1.0.0/16,  # network.cidrs\n" +
+		"\t\t\t10.1.2.0/24,  # network.cidrs\n" +
+		"\t\t}\n",
+	"\t\t\t169.254.0.0/16,  # link-local, includes cloud metadata at 169.254.169.254\n",
+	"\t\tmeta skuid 5353 return",
+	// dnsmasq's flows to the upstreams in a conntrack zone of their own.
+	"\tchain zone_out {\n\t\ttype filter hook output priority raw; policy accept;\n\t\tmeta skuid 5353 ip daddr @upstream_v4 ct zone set 1\n",
+	"\tchain zone_in {\n\t\ttype filter hook prerouting priority raw; policy accept;\n",
+	"\t\ttype nat hook output priority -110; policy accept;\n",
+	"\t\tudp dport 53 redirect to :53\n\t\ttcp dport 53 redirect to :53\n",
+	"table inet agentbox\ndelete table inet agentbox\n\ntable inet agentbox {\n",
+}
+
 // TestRenderRules checks the structure of rules.nft for the rich policy:
 // the sets by port, the order of the output rules and the sources.
 func TestRenderRules(t *testing.T) {
@@ -140,15 +215,8 @@ func TestRenderRules(t *testing.T) {
 	for _, m := range sets {
 		names = append(names, m[1])
 	}
-	want := []string{
-		"upstream_v4", "upstream_v6",
-		"allow_v4_22", "allow_v6_22", "allow_v4_80", "allow_v6_80",
-		"allow_v4_443", "allow_v6_443", "allow_v4_8443", "allow_v6_8443",
-		"cidr_v4_443", "cidr_v6_443", "cidr_v4_5432", "cidr_v6_5432", "cidr_v4_8443",
-		"special_v4", "special_v6",
-	}
-	if !slices.Equal(names, want) {
-		t.Errorf("sets:\n got %q\nwant %q", names, want)
+	if !slices.Equal(names, richSets) {
+		t.Errorf("sets:\n got %q\nwant %q", names, richSets)
 	}
 
 	// The rules of the output chain, in order, without comments.
@@ -160,72 +228,11 @@ func TestRenderRules(t *testing.T) {
 			got = append(got, line)
 		}
 	}
-	wantRules := []string{
-		`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 th sport 61000-65535 counter name "rejected_dns" goto refuse`,
-		`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 ip daddr != 127.0.0.1 counter name "rejected_dns" goto refuse`,
-		`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 meta nfproto ipv6 counter name "rejected_dns" goto refuse`,
-		`meta skuid != { 0, 5353 } ip daddr @upstream_v4 counter name "rejected_dns" goto refuse`,
-		`meta skuid != { 0, 5353 } ip6 daddr @upstream_v6 counter name "rejected_dns" goto refuse`,
-		`meta skuid != { 0, 5353 } ip daddr 127.0.0.11 counter name "rejected_docker_dns" goto refuse`,
-		`meta skuid != { 0, 5353 } ip saddr @upstream_v4 counter name "rejected_spoof" goto refuse`,
-		`meta skuid != { 0, 5353 } ip6 saddr @upstream_v6 counter name "rejected_spoof" goto refuse`,
-		`meta skuid != { 0, 5353 } ip saddr 127.0.0.11 counter name "rejected_spoof" goto refuse`,
-		`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th sport 53 counter name "rejected_spoof" goto refuse`,
-		"meta skuid 0 meta l4proto { tcp, udp } th dport 53 accept",
-		`exthdr rt exists counter name "rejected_routing" drop`,
-		"ct state established,related accept",
-		"ct state invalid drop",
-		"icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit } ip6 hoplimit 255 accept",
-		"icmpv6 type { mld-listener-report, mld2-listener-report } ip6 hoplimit 1 accept",
-		"ip daddr 127.0.0.1 udp dport 53 accept",
-		"ip daddr 127.0.0.1 tcp dport 53 accept",
-		"meta skuid 5353 ip daddr @upstream_v4 meta l4proto { tcp, udp } accept",
-		"meta skuid 5353 ip6 daddr @upstream_v6 meta l4proto { tcp, udp } accept",
-		`oif "lo" accept`,
-		"ip daddr @cidr_v4_443 tcp dport 443 accept",
-		"ip6 daddr @cidr_v6_443 tcp dport 443 accept",
-		"ip daddr @cidr_v4_5432 tcp dport 5432 accept",
-		"ip6 daddr @cidr_v6_5432 tcp dport 5432 accept",
-		"ip daddr @cidr_v4_8443 tcp dport 8443 accept",
-		`ip daddr @special_v4 counter name "rejected_special" goto refuse`,
-		`ip6 daddr @special_v6 counter name "rejected_special" goto refuse`,
-		"ip daddr @allow_v4_22 tcp dport 22 accept",
-		"ip6 daddr @allow_v6_22 tcp dport 22 accept",
-		"ip daddr @allow_v4_80 tcp dport 80 accept",
-		"ip6 daddr @allow_v6_80 tcp dport 80 accept",
-		"ip daddr @allow_v4_443 tcp dport 443 accept",
-		"ip6 daddr @allow_v6_443 tcp dport 443 accept",
-		"ip daddr @allow_v4_8443 tcp dport 8443 accept",
-		"ip6 daddr @allow_v6_8443 tcp dport 8443 accept",
-		`counter name "rejected_other" goto refuse`,
-	}
-	if !slices.Equal(got, wantRules) {
-		t.Errorf("output chain:\n got %q\nwant %q", got, wantRules)
+	if !slices.Equal(got, richOutput) {
+		t.Errorf("output chain:\n got %q\nwant %q", got, richOutput)
 	}
 
-	for _, want := range []string{
-		// The names behind each port, with their sources, one per line.
-		"\t# TCP port 443 to these names and every name below them; dnsmasq adds\n" +
-			"\t# their addresses when it answers a query:\n" +
-			"\t#   api.github.com      network.domains, service github\n" +
-			"\t#   example.test        network.domains\n" +
-			"\t#   github.com          service github\n" +
-			"\t#   registry.acme.test  agent claude, network.domains\n" +
-			"\tset allow_v4_443 {\n",
-		// One CIDR per line, sorted, with its source.
-		"\t\telements = {\n" +
-			"\t\t\t10.1.0.0/16,  # network.cidrs\n" +
-			"\t\t\t10.1.2.0/24,  # network.cidrs\n" +
-			"\t\t}\n",
-		"\t\t\t169.254.0.0/16,  # link-local, includes cloud metadata at 169.254.169.254\n",
-		"\t\tmeta skuid 5353 return",
-		// dnsmasq's flows to the upstreams in a conntrack zone of their own.
-		"\tchain zone_out {\n\t\ttype filter hook output priority raw; policy accept;\n\t\tmeta skuid 5353 ip daddr @upstream_v4 ct zone set 1\n",
-		"\tchain zone_in {\n\t\ttype filter hook prerouting priority raw; policy accept;\n",
-		"\t\ttype nat hook output priority -110; policy accept;\n",
-		"\t\tudp dport 53 redirect to :53\n\t\ttcp dport 53 redirect to :53\n",
-		"table inet agentbox\ndelete table inet agentbox\n\ntable inet agentbox {\n",
-	} {
+	for _, want := range richSnippets {
 		if !strings.Contains(rules, want) {
 			t.Errorf("rules.nft lacks:\n%s", want)
 		}
@@ -265,162 +272,5 @@ func TestRenderDnsmasq(t *testing.T) {
 	// server= line here would forward names with no allow sets.
 	if regexp.MustCompile(`(?m)^server=`).MatchString(conf) {
 		t.Errorf("dnsmasq.conf has a server= line")
-	}
-}
-
-// TestEntrypointAgrees checks what the static entrypoint and the rendered
-// files must agree on: paths, and the pattern the entrypoint reads the
-// allowed names with (one nftset= line per name).
-func TestEntrypointAgrees(t *testing.T) {
-	files := mustRender(t, policies["rich"])
-	script := string(files[entrypointFile])
-	for _, want := range []string{
-		"readonly RULES=" + RulesPath + "\n",
-		"readonly DNSMASQ_CONF=" + DnsmasqPath + "\n",
-		"readonly RUN_DIR=" + runDir + "\n",
-		"readonly SERVERS=$RUN_DIR/servers.conf\n",
-		"readonly PID_FILE=$RUN_DIR/dnsmasq.pid ",
-	} {
-		if !strings.Contains(script, want) {
-			t.Errorf("entrypoint.sh lacks %q", want)
-		}
-	}
-	if runDir+"/servers.conf" != serversFile || runDir+"/dnsmasq.pid" != pidFile {
-		t.Errorf("run-time paths disagree")
-	}
-
-	m := regexp.MustCompile(`(?m)^readonly NAME_RE='([^']*)'$`).FindStringSubmatch(script)
-	if m == nil {
-		t.Fatal("entrypoint.sh has no NAME_RE")
-	}
-	nameRe := regexp.MustCompile(m[1]) // a POSIX ERE that Go's syntax accepts as well
-	var names []string
-	for _, line := range strings.Split(string(files[dnsmasqFile]), "\n") {
-		if m := nameRe.FindStringSubmatch(line); m != nil {
-			names = append(names, m[1])
-		}
-	}
-	var want []string
-	for _, d := range policies["rich"].Domains {
-		want = append(want, d.Name)
-	}
-	if !slices.Equal(names, want) {
-		t.Errorf("names the entrypoint reads from dnsmasq.conf: %q, want %q", names, want)
-	}
-}
-
-func TestRenderRejects(t *testing.T) {
-	domain := func(name string, ports ...uint16) Policy {
-		if ports == nil {
-			ports = []uint16{443}
-		}
-		return Policy{Domains: []Domain{{Name: name, Ports: ports, Sources: []string{"test"}}}}
-	}
-	cidr := func(p netip.Prefix) Policy {
-		return Policy{CIDRs: []CIDR{{Prefix: p, Ports: []uint16{443}}}}
-	}
-	for name, tc := range map[string]struct {
-		p    Policy
-		want string
-	}{
-		"semicolon":          {domain("a.com;flush ruleset"), "character ';' is not allowed"},
-		"command":            {domain("$(x).example.com"), "character '$' is not allowed"},
-		"newline":            {domain("a.com\nserver=/#/1.2.3.4"), "character '\\n' is not allowed"},
-		"space":              {domain("a .com"), "character ' ' is not allowed"},
-		"slash":              {domain("a.com/#"), "character '/' is not allowed"},
-		"hash":               {domain("a#.com"), "character '#' is not allowed"},
-		"upper case":         {domain("Example.com"), "not normalized"},
-		"wildcard":           {domain("*.example.com"), "not normalized"},
-		"trailing dot":       {domain("example.com."), "not normalized"},
-		"leading hyphen":     {domain("-a.com"), "label \"-a\" must start and end with a letter or digit"},
-		"empty label":        {domain("a..com"), "empty label"},
-		"long label":         {domain(strings.Repeat("a", 64) + ".com"), "is longer than 63 characters"},
-		"long name":          {domain(strings.Repeat("a.", 127) + "com"), "longer than 253"},
-		"single label":       {domain("com"), "at least two labels"},
-		"numeric":            {domain("10.0.0.1"), "looks like an IP address"},
-		"empty name":         {domain(""), "empty name"},
-		"port 0":             {domain("a.com", 443, 0), "invalid port 0"},
-		"no ports":           {Policy{Domains: []Domain{{Name: "a.com"}}}, "no ports"},
-		"duplicate port":     {domain("a.com", 443, 443), "port 443 listed twice"},
-		"duplicate domain":   {Policy{Domains: []Domain{domain("a.com").Domains[0], domain("a.com").Domains[0]}}, "listed twice"},
-		"source newline":     {Policy{Domains: []Domain{{Name: "a.com", Ports: []uint16{443}, Sources: []string{"x\nserver=/#/1.1.1.1"}}}}, "printable ASCII"},
-		"unmasked prefix":    {cidr(netip.MustParsePrefix("10.1.2.3/8")), "host bits are set; did you mean \"10.0.0.0/8\"?"},
-		"unmasked v6 prefix": {cidr(netip.MustParsePrefix("2001:2::1/48")), "host bits are set"},
-		"invalid prefix":     {cidr(netip.Prefix{}), "invalid prefix"},
-		"4in6 prefix":        {cidr(netip.MustParsePrefix("::ffff:10.0.0.0/104")), "IPv4-mapped"},
-		"cidr port 0":        {Policy{CIDRs: []CIDR{{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Ports: []uint16{0}}}}, "invalid port 0"},
-		"duplicate prefix": {Policy{CIDRs: []CIDR{
-			{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Ports: []uint16{443}},
-			{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Ports: []uint16{80}},
-		}}, "listed twice"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			files, err := Render(tc.p)
-			if err == nil {
-				t.Fatalf("Render succeeded, want an error containing %q; rules.nft:\n%s", tc.want, files[rulesFile])
-			}
-			if files != nil {
-				t.Errorf("Render returned files with an error")
-			}
-			if !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error %q does not contain %q", err, tc.want)
-			}
-		})
-	}
-}
-
-func TestRenderAccepts(t *testing.T) {
-	for _, name := range []string{"a.co", "xn--bcher-kva.example", "a-b.c-d.example", "1password.com", strings.Repeat("a", 63) + ".com"} {
-		if _, err := Render(Policy{Domains: []Domain{{Name: name, Ports: []uint16{1, 65535}}}}); err != nil {
-			t.Errorf("Render(%q): %v", name, err)
-		}
-	}
-	for _, p := range []string{"10.0.0.0/8", "fd00::/8", "192.0.2.1/32", "0.0.0.0/1"} {
-		if _, err := Render(Policy{CIDRs: []CIDR{{Prefix: netip.MustParsePrefix(p), Ports: []uint16{443}}}}); err != nil {
-			t.Errorf("Render(%s): %v", p, err)
-		}
-	}
-	// A /0 would turn the firewall off: refused here as in agentbox.yaml.
-	for _, p := range []string{"0.0.0.0/0", "::/0"} {
-		if _, err := Render(Policy{CIDRs: []CIDR{{Prefix: netip.MustParsePrefix(p), Ports: []uint16{443}}}}); err == nil {
-			t.Errorf("Render(%s) succeeded", p)
-		}
-	}
-}
-
-// TestEntrypointKnowsDNSPorts keeps the entrypoint's copy of dnsmasq's first
-// source port in step with the ruleset's.
-func TestEntrypointKnowsDNSPorts(t *testing.T) {
-	if want := fmt.Sprintf("readonly DNS_MIN_PORT=%d\n", DNSMinPort); !strings.Contains(entrypoint, want) {
-		t.Errorf("entrypoint.sh lacks %q", want)
-	}
-}
-
-// TestSpecialEmbeddedIPv4 checks that IPv6 addresses embedding a special
-// IPv4 address are special too, in each form, and that NAT64 of a public
-// address is not.
-func TestSpecialEmbeddedIPv4(t *testing.T) {
-	special := func(a string) bool {
-		ip := netip.MustParseAddr(a)
-		for _, s := range specialV6 {
-			if netip.MustParsePrefix(s.prefix).Contains(ip) {
-				return true
-			}
-		}
-		return false
-	}
-	for _, a := range []string{
-		"64:ff9b::10.99.0.5", "64:ff9b::169.254.169.254", "64:ff9b::127.0.0.1", "64:ff9b::192.168.1.1", "64:ff9b::100.64.0.1",
-		"2002:a63:5::1", "2002:a9fe:a9fe::", "2002:c0a8:101:1::1",
-		"::10.99.0.5", "::8.8.8.8", "::", "::1",
-	} {
-		if !special(a) {
-			t.Errorf("%s is not in the special IPv6 ranges", a)
-		}
-	}
-	for _, a := range []string{"64:ff9b::198.18.0.21", "64:ff9b::8.8.8.8", "2002:c612:15::1", "2001:2::1"} {
-		if special(a) {
-			t.Errorf("%s is in the special IPv6 ranges", a)
-		}
 	}
 }

@@ -67,110 +67,126 @@ func (l *lab) assertClosed() {
 // TestLabFailClosed checks that whenever the firewall cannot run, or stops,
 // nothing gets out, and that a second copy changes nothing.
 func TestLabFailClosed(t *testing.T) {
-	t.Run("DnsmasqCannotStart", func(t *testing.T) {
-		l := newLab(t)
-		l.open()
-		spec := l.egressSpec()
-		// An image without the agentbox-dns user: dnsmasq exits at once.
-		spec.Files["/etc/passwd"] = netlab.File{Data: withUser(t, "/etc/passwd", ""), Mode: 0o644}
-		spec.Files["/etc/group"] = netlab.File{Data: withUser(t, "/etc/group", ""), Mode: 0o644}
-		p := l.start(spec)
-		if code, err := p.Wait(10 * time.Second); err != nil || code == 0 {
-			t.Fatalf("the entrypoint exited with %d (%v), want a failure; output:\n%s", code, err, p.Output())
-		}
-		for _, want := range []string{"unknown user or group: " + firewall.DNSUser, "error: dnsmasq exited during start", "egress closed"} {
-			if !strings.Contains(p.Output(), want) {
-				t.Errorf("the output lacks %q:\n%s", want, p.Output())
-			}
-		}
-		l.assertClosed()
-	})
-	t.Run("RulesetFailsToLoad", func(t *testing.T) {
-		l := newLab(t)
-		l.open()
-		spec := l.egressSpec()
-		spec.Files[firewall.RulesPath] = netlab.File{Data: append(slices.Clone(l.files["rules.nft"]), "this is not nftables\n"...), Mode: 0o644}
-		p := l.start(spec)
-		if code, err := p.Wait(10 * time.Second); err != nil || code == 0 {
-			t.Fatalf("the entrypoint exited with %d (%v), want a failure; output:\n%s", code, err, p.Output())
-		}
-		for _, want := range []string{"error: loading " + firewall.RulesPath + " failed", "lockdown table loaded"} {
-			if !strings.Contains(p.Output(), want) {
-				t.Errorf("the output lacks %q:\n%s", want, p.Output())
-			}
-		}
-		if strings.Contains(p.Output(), "dnsmasq[") {
-			t.Errorf("dnsmasq started:\n%s", p.Output())
-		}
-		l.assertClosed()
-	})
-	t.Run("DnsmasqKilled", func(t *testing.T) {
-		l := newLab(t)
-		p := l.startReady()
-		l.resolve("allowed.test", "A")
-		if r := l.do(netlab.Request{Op: "open", ID: "held", Addr: addr(allowedV4, 443)}); !r.OK {
-			t.Fatalf("connecting to allowed.test: %v", r)
-		}
-		if r := l.do(netlab.Request{Op: "echo", ID: "held", Line: "before"}); r.Data != "before" {
-			t.Fatalf("echo over the connection: %v", r)
-		}
-		pid := l.dnsmasqPid(p)
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		if code, err := p.Wait(10 * time.Second); err != nil || code == 0 {
-			t.Fatalf("the entrypoint exited with %d (%v) after dnsmasq died, want a failure; output:\n%s", code, err, p.Output())
-		}
-		for _, want := range []string{"error: dnsmasq exited (status 137)", "egress closed: every packet out is dropped"} {
-			if !strings.Contains(p.Output(), want) {
-				t.Errorf("the output lacks %q:\n%s", want, p.Output())
-			}
-		}
-		// The established connection is cut too.
-		if r := l.do(netlab.Request{Op: "echo", ID: "held", Line: "after", Timeout: 300 * time.Millisecond}); r.OK || r.Errno != "timeout" {
-			t.Errorf("echo over the connection after dnsmasq died: %v, want no answer", r)
-		}
-		l.assertClosed()
-	})
-	t.Run("RunTwice", func(t *testing.T) {
-		l := newLab(t)
-		p := l.startReady()
-		table := l.table()
-		pid := l.dnsmasqPid(p)
-		l.healthy(p)
+	t.Run("DnsmasqCannotStart", testDnsmasqCannotStart)
+	t.Run("RulesetFailsToLoad", testRulesetFailsToLoad)
+	t.Run("DnsmasqKilled", testDnsmasqKilled)
+	t.Run("RunTwice", testRunTwice)
+}
 
-		// A second copy in the same container (docker compose exec egress
-		// agentbox-egress) changes nothing.
-		argv := append(netlab.CapArgv(egressCaps), firewall.EntrypointPath, "run")
-		out, code, err := p.Enter(argv...)
-		if err != nil || code != 1 || !strings.Contains(out, "already running (lock /run/agentbox/lock is held); nothing changed") {
-			t.Errorf("a second run: exit %d (%v), output %q; want exit 1, already running", code, err, out)
+// testDnsmasqCannotStart: in an image without dnsmasq's user, dnsmasq exits
+// at once; the entrypoint fails and egress stays closed.
+func testDnsmasqCannotStart(t *testing.T) {
+	l := newLab(t)
+	l.open()
+	spec := l.egressSpec()
+	// An image without the agentbox-dns user: dnsmasq exits at once.
+	spec.Files["/etc/passwd"] = netlab.File{Data: withUser(t, "/etc/passwd", ""), Mode: 0o644}
+	spec.Files["/etc/group"] = netlab.File{Data: withUser(t, "/etc/group", ""), Mode: 0o644}
+	p := l.start(spec)
+	if code, err := p.Wait(10 * time.Second); err != nil || code == 0 {
+		t.Fatalf("the entrypoint exited with %d (%v), want a failure; output:\n%s", code, err, p.Output())
+	}
+	for _, want := range []string{"unknown user or group: " + firewall.DNSUser, "error: dnsmasq exited during start", "egress closed"} {
+		if !strings.Contains(p.Output(), want) {
+			t.Errorf("the output lacks %q:\n%s", want, p.Output())
 		}
-		if got := l.table(); got != table {
-			t.Errorf("the table changed:\n%s\nwas:\n%s", got, table)
-		}
-		if got := l.dnsmasqPid(p); got != pid {
-			t.Errorf("dnsmasq's pid changed from %d to %d", pid, got)
-		}
-		l.healthy(p)
-		l.works()
+	}
+	l.assertClosed()
+}
 
-		// Stopped, then started again (a container restart): the new run
-		// replaces the table, there is one.
-		if code := p.Stop(5 * time.Second); code != 0 {
-			t.Errorf("the entrypoint exited with %d on SIGTERM, want 0", code)
+// testRulesetFailsToLoad: a ruleset nft refuses leaves the lockdown table
+// loaded, and dnsmasq never starts.
+func testRulesetFailsToLoad(t *testing.T) {
+	l := newLab(t)
+	l.open()
+	spec := l.egressSpec()
+	spec.Files[firewall.RulesPath] = netlab.File{Data: append(slices.Clone(l.files["rules.nft"]), "this is not nftables\n"...), Mode: 0o644}
+	p := l.start(spec)
+	if code, err := p.Wait(10 * time.Second); err != nil || code == 0 {
+		t.Fatalf("the entrypoint exited with %d (%v), want a failure; output:\n%s", code, err, p.Output())
+	}
+	for _, want := range []string{"error: loading " + firewall.RulesPath + " failed", "lockdown table loaded"} {
+		if !strings.Contains(p.Output(), want) {
+			t.Errorf("the output lacks %q:\n%s", want, p.Output())
 		}
-		if !strings.Contains(p.Output(), "egress closed: every packet out is dropped") {
-			t.Errorf("no \"egress closed\" on SIGTERM:\n%s", p.Output())
+	}
+	if strings.Contains(p.Output(), "dnsmasq[") {
+		t.Errorf("dnsmasq started:\n%s", p.Output())
+	}
+	l.assertClosed()
+}
+
+// testDnsmasqKilled: when dnsmasq dies the entrypoint exits and closes
+// egress, established connections included.
+func testDnsmasqKilled(t *testing.T) {
+	l := newLab(t)
+	p := l.startReady()
+	l.resolve("allowed.test", "A")
+	if r := l.do(netlab.Request{Op: "open", ID: "held", Addr: addr(allowedV4, 443)}); !r.OK {
+		t.Fatalf("connecting to allowed.test: %v", r)
+	}
+	if r := l.do(netlab.Request{Op: "echo", ID: "held", Line: "before"}); r.Data != "before" {
+		t.Fatalf("echo over the connection: %v", r)
+	}
+	pid := l.dnsmasqPid(p)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := p.Wait(10 * time.Second); err != nil || code == 0 {
+		t.Fatalf("the entrypoint exited with %d (%v) after dnsmasq died, want a failure; output:\n%s", code, err, p.Output())
+	}
+	for _, want := range []string{"error: dnsmasq exited (status 137)", "egress closed: every packet out is dropped"} {
+		if !strings.Contains(p.Output(), want) {
+			t.Errorf("the output lacks %q:\n%s", want, p.Output())
 		}
-		l.assertClosed()
-		p = l.startReady()
-		if n := strings.Count(l.nft("list", "tables"), "table inet agentbox"); n != 1 {
-			t.Errorf("%d tables inet agentbox after a restart, want 1", n)
-		}
-		l.healthy(p)
-		l.works()
-	})
+	}
+	// The established connection is cut too.
+	if r := l.do(netlab.Request{Op: "echo", ID: "held", Line: "after", Timeout: 300 * time.Millisecond}); r.OK || r.Errno != "timeout" {
+		t.Errorf("echo over the connection after dnsmasq died: %v, want no answer", r)
+	}
+	l.assertClosed()
+}
+
+// testRunTwice: a second copy changes nothing, and a restart replaces the
+// table.
+func testRunTwice(t *testing.T) {
+	l := newLab(t)
+	p := l.startReady()
+	table := l.table()
+	pid := l.dnsmasqPid(p)
+	l.healthy(p)
+
+	// A second copy in the same container (docker compose exec egress
+	// agentbox-egress) changes nothing.
+	argv := append(netlab.CapArgv(egressCaps), firewall.EntrypointPath, "run")
+	out, code, err := p.Enter(argv...)
+	if err != nil || code != 1 || !strings.Contains(out, "already running (lock /run/agentbox/lock is held); nothing changed") {
+		t.Errorf("a second run: exit %d (%v), output %q; want exit 1, already running", code, err, out)
+	}
+	if got := l.table(); got != table {
+		t.Errorf("the table changed:\n%s\nwas:\n%s", got, table)
+	}
+	if got := l.dnsmasqPid(p); got != pid {
+		t.Errorf("dnsmasq's pid changed from %d to %d", pid, got)
+	}
+	l.healthy(p)
+	l.works()
+
+	// Stopped, then started again (a container restart): the new run
+	// replaces the table, there is one.
+	if code := p.Stop(5 * time.Second); code != 0 {
+		t.Errorf("the entrypoint exited with %d on SIGTERM, want 0", code)
+	}
+	if !strings.Contains(p.Output(), "egress closed: every packet out is dropped") {
+		t.Errorf("no \"egress closed\" on SIGTERM:\n%s", p.Output())
+	}
+	l.assertClosed()
+	p = l.startReady()
+	if n := strings.Count(l.nft("list", "tables"), "table inet agentbox"); n != 1 {
+		t.Errorf("%d tables inet agentbox after a restart, want 1", n)
+	}
+	l.healthy(p)
+	l.works()
 }
 
 // table lists the table without its counters' values: the kernel's own

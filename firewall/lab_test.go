@@ -13,8 +13,6 @@ package firewall_test
 import (
 	"fmt"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,62 +27,6 @@ import (
 // TestLabHelper is the entry point of the lab's helper processes (the fake
 // internet, the agent); in a normal run it does nothing.
 func TestLabHelper(t *testing.T) { netlab.HelperMain() }
-
-// The agent's uid, as in the agent container (not firewall.DNSUID).
-const agentUID = 1000
-
-// Addresses of the lab.
-const (
-	sandboxV4 = "172.30.0.2"
-	gatewayV4 = "172.30.0.1"
-	sandboxV6 = "fd00:ab::2"
-	gatewayV6 = "fd00:ab::1"
-
-	upstream   = "198.18.0.53" // the egress container's resolver (resolv.conf)
-	rogue      = "198.18.0.99" // another resolver, with its own answers
-	rogueV6    = "2001:2::99"
-	rogueV4Ans = "198.18.0.66" // what the rogue resolver answers for every name
-
-	allowedV4  = "198.18.0.10" // allowed.test
-	allowedV6  = "2001:2::10"
-	wildV4     = "198.18.0.20" // wild.test and below
-	v6Only     = "2001:2::60"  // v6.test
-	unlistedV4 = "198.18.0.11" // what the upstream answers for any other name
-	unlistedV6 = "2001:2::11"
-	cidrHost   = "198.19.0.5"   // in the policy's CIDR 198.19.0.0/24 (port 8443)
-	cidrHost2  = "198.19.0.200" // another one
-	outsideV4  = "198.19.1.5"   // next to it, not listed
-	privateV4  = "10.1.2.3"
-	mixedV4    = "198.18.0.30" // mixed.private.test, with privateV4
-	metadataV4 = "169.254.169.254"
-	cgnatV4    = "100.64.0.1"
-	ulaV6      = "fd00:1::1"
-
-	// 10.99.0.5 embedded in IPv6 addresses: on a network with a translator
-	// (NAT64) or relay (6to4), or a tunnel for IPv4-compatible addresses,
-	// they reach the private IPv4 address. Here they are hosts of their
-	// own, as reachable as any other.
-	nat64V6  = "64:ff9b::a63:5"
-	sixTo4V6 = "2002:a63:5::1"
-	compatV6 = "::a63:5"
-	// 198.18.0.21, a public address, through NAT64: allowed.
-	publicNAT64V6 = "64:ff9b::c612:15"
-
-	// An unlisted host that the agent tries to reach through an allowed
-	// one with an IPv6 segment routing header, which the internet follows.
-	routedV6 = "2001:2::70"
-
-	dockerDNS = "127.0.0.11:5301" // where Docker's embedded DNS really listens
-
-	poseTarget = "127.0.0.1:61000" // a source port of dnsmasq's queries
-)
-
-// rotating are the addresses the upstream gives rotate.test, one per lookup.
-var rotating = []string{"198.18.1.1", "198.18.1.2", "198.18.1.3", "198.18.1.4", "198.18.1.5", "198.18.1.6", "198.18.1.7", "198.18.1.8"}
-
-// egressCaps are the capabilities of the egress container
-// (.agentbox/docker-compose.yml: cap_drop ALL, cap_add these).
-var egressCaps = []string{"kill", "net_admin", "net_bind_service", "setgid", "setuid"}
 
 func requireLab(t testing.TB) {
 	t.Helper()
@@ -113,34 +55,6 @@ func generated(t testing.TB) map[string][]byte {
 	return out
 }
 
-// upstreamRecords are the fake upstream's answers. Every other name gets
-// addresses that no allowed name has, so that a query that leaks past the
-// filter shows.
-var upstreamRecords = []netlab.Record{
-	{Name: "allowed.test", Type: "A", Values: []string{allowedV4}, TTL: 60},
-	{Name: "allowed.test", Type: "AAAA", Values: []string{allowedV6}, TTL: 60},
-	{Name: "allowed.test", Type: "TXT", Values: []string{"allowed.test text"}, TTL: 60},
-	{Name: "nat64.wild.test", Type: "AAAA", Values: []string{publicNAT64V6}, TTL: 60}, // before wild.test, which matches it too
-	{Name: "wild.test", Type: "A", Values: []string{wildV4}, TTL: 60},
-	{Name: "wild.test", Type: "AAAA", Values: []string{"2001:2::20"}, TTL: 60},
-	{Name: "rotate.test", Type: "A", Values: rotating, Rotate: true, TTL: 0},
-	{Name: "v6.test", Type: "AAAA", Values: []string{v6Only}, TTL: 60},
-	{Name: "ten.private.test", Type: "A", Values: []string{privateV4}, TTL: 60},
-	{Name: "meta.private.test", Type: "A", Values: []string{metadataV4}, TTL: 60},
-	{Name: "lo.private.test", Type: "A", Values: []string{"127.0.0.2"}, TTL: 60},
-	{Name: "cgnat.private.test", Type: "A", Values: []string{cgnatV4}, TTL: 60},
-	{Name: "gw.private.test", Type: "A", Values: []string{gatewayV4}, TTL: 60},
-	{Name: "ula.private.test", Type: "AAAA", Values: []string{ulaV6}, TTL: 60},
-	{Name: "ll.private.test", Type: "AAAA", Values: []string{"fe80::1"}, TTL: 60},
-	{Name: "mixed.private.test", Type: "A", Values: []string{mixedV4, privateV4}, TTL: 60},
-	{Name: "nat64.private.test", Type: "AAAA", Values: []string{nat64V6}, TTL: 60},
-	{Name: "6to4.private.test", Type: "AAAA", Values: []string{sixTo4V6}, TTL: 60},
-	{Name: "compat.private.test", Type: "AAAA", Values: []string{compatV6}, TTL: 60},
-	{Name: "*", Type: "A", Values: []string{unlistedV4}, TTL: 60},
-	{Name: "*", Type: "AAAA", Values: []string{unlistedV6}, TTL: 60},
-	{Name: "*", Type: "TXT", Values: []string{"upstream text"}, TTL: 60},
-}
-
 // lab is a running firewall lab.
 type lab struct {
 	t        testing.TB
@@ -167,17 +81,7 @@ func newLab(t testing.TB) *lab {
 		"addr add "+sandboxV6+"/64 dev eth0 nodad",
 		"route add default via "+gatewayV4,
 		"route add ::/0 via "+gatewayV6)
-	hosts := []string{
-		"addr add " + gatewayV4 + "/24 dev eth0",
-		"addr add " + gatewayV6 + "/64 dev eth0 nodad",
-	}
-	for _, a := range append([]string{upstream, rogue, allowedV4, wildV4, unlistedV4, cidrHost, cidrHost2, outsideV4, privateV4, metadataV4, cgnatV4, mixedV4}, rotating...) {
-		hosts = append(hosts, "addr add "+a+"/32 dev lo")
-	}
-	for _, a := range []string{allowedV6, "2001:2::20", unlistedV6, v6Only, rogueV6, ulaV6, nat64V6, sixTo4V6, compatV6, publicNAT64V6, routedV6} {
-		hosts = append(hosts, "addr add "+a+"/128 dev lo nodad")
-	}
-	l.lab.IP(l.net, hosts...)
+	l.lab.IP(l.net, internetAddrs()...)
 	// The internet follows segment routing headers (RFC 8754) and counts
 	// the packets routedV6 sends: its answers to anything that reached it.
 	// (The last segment is delivered without passing the input hook again.)
@@ -219,6 +123,22 @@ func newLab(t testing.TB) *lab {
 		t.Fatal(err)
 	}
 	return l
+}
+
+// internetAddrs are the ip(8) commands that give the internet's namespace
+// its addresses: the gateway's, and every test host's on loopback.
+func internetAddrs() []string {
+	hosts := []string{
+		"addr add " + gatewayV4 + "/24 dev eth0",
+		"addr add " + gatewayV6 + "/64 dev eth0 nodad",
+	}
+	for _, a := range append([]string{upstream, rogue, allowedV4, wildV4, unlistedV4, cidrHost, cidrHost2, outsideV4, privateV4, metadataV4, cgnatV4, mixedV4}, rotating...) {
+		hosts = append(hosts, "addr add "+a+"/32 dev lo")
+	}
+	for _, a := range []string{allowedV6, "2001:2::20", unlistedV6, v6Only, rogueV6, ulaV6, nat64V6, sixTo4V6, compatV6, publicNAT64V6, routedV6} {
+		hosts = append(hosts, "addr add "+a+"/128 dev lo nodad")
+	}
+	return hosts
 }
 
 func (l *lab) serve(h *netlab.Helper, cfg *netlab.ServerConfig) {
@@ -305,84 +225,6 @@ func (l *lab) startReady() *netlab.Proc {
 	p := l.start(l.egressSpec())
 	l.ready(p)
 	return p
-}
-
-// do makes the agent attempt req.
-func (l *lab) do(req netlab.Request) netlab.Response {
-	l.t.Helper()
-	r, err := l.agent.Call(req)
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	if r.OK && r.Tries > 1 {
-		l.t.Logf("%s: answered at try %d", describe(req), r.Tries)
-	}
-	return r
-}
-
-// nft runs nft as root in the sandbox namespace (as `docker compose exec
-// egress nft ...` would).
-func (l *lab) nft(args ...string) string {
-	l.t.Helper()
-	out, err := l.lab.Exec(l.sbx, append([]string{"nft"}, args...)...)
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	return out
-}
-
-var counterRE = regexp.MustCompile(`counter (\w+) \{[^}]*?packets (\d+) bytes`)
-
-// counters returns the packets of each named counter of the table.
-func (l *lab) counters() map[string]int {
-	l.t.Helper()
-	m := map[string]int{}
-	for _, c := range counterRE.FindAllStringSubmatch(l.nft("list", "counters", "table", "inet", "agentbox"), -1) {
-		m[c[1]], _ = strconv.Atoi(c[2])
-	}
-	return m
-}
-
-// setHas reports whether a set of the table holds addr.
-func (l *lab) setHas(set, addr string) bool {
-	l.t.Helper()
-	_, err := l.lab.Exec(l.sbx, "nft", "get", "element", "inet", "agentbox", set, "{ "+addr+" }")
-	return err == nil
-}
-
-// routedPackets returns how many packets routedV6 sent: none unless
-// something reached it.
-func (l *lab) routedPackets() int {
-	l.t.Helper()
-	out, err := l.lab.Exec(l.net, "nft", "list", "chain", "ip6", "netlab", "output")
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	m := regexp.MustCompile(`counter packets (\d+)`).FindStringSubmatch(out)
-	if m == nil {
-		l.t.Fatalf("no counter in:\n%s", out)
-	}
-	n, _ := strconv.Atoi(m[1])
-	return n
-}
-
-// events returns what the internet's servers saw from number since on.
-func (l *lab) events(since int) []netlab.Event {
-	l.t.Helper()
-	r, err := l.internet.Call(netlab.Request{Op: "events", Since: since})
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	return r.Events
-}
-
-func (l *lab) eventCount() int { return len(l.events(0)) }
-
-func addr(host string, port int) string {
-	if strings.Contains(host, ":") {
-		return fmt.Sprintf("[%s]:%d", host, port)
-	}
-	return fmt.Sprintf("%s:%d", host, port)
 }
 
 // agentResolver is the agent container's resolver: Docker's embedded DNS,

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -65,14 +64,29 @@ func TestNftAcceptsRules(t *testing.T) {
 }
 
 // TestNftAcceptsLockdown checks the table the entrypoint loads when it has to
-// fail closed without the rules.
+// fail closed without the rules: its lockdown function, run with an nft that
+// prints its input, must print a ruleset that nft accepts.
 func TestNftAcceptsLockdown(t *testing.T) {
 	nft := requireTool(t, "nft", true)
-	m := regexp.MustCompile(`(?s)lockdown\(\) \{\n\tnft -f - <<'EOF'\n(.*?)\nEOF\n`).FindStringSubmatch(entrypoint)
-	if m == nil {
-		t.Fatal("entrypoint.sh has no lockdown table")
+	out := sourceEntrypoint(t, "nft() { cat; }\nlockdown")
+	if !strings.Contains(out, "policy drop;") {
+		t.Fatalf("lockdown printed %q", out)
 	}
-	run(t, m[1], nft, "-c", "-f", "-")
+	run(t, out, nft, "-c", "-f", "-")
+}
+
+// sourceEntrypoint sources the entrypoint rendered for the rich policy in
+// bash, runs script after it and returns its output.
+func sourceEntrypoint(t *testing.T, script string) string {
+	t.Helper()
+	bash := requireTool(t, "bash", false)
+	dir := writeFiles(t, mustRender(t, policies["rich"]))
+	src := fmt.Sprintf("source %q\nset +e\n%s\n", filepath.Join(dir, entrypointFile), script)
+	out, err := exec.Command(bash, "-c", src).CombinedOutput()
+	if err != nil {
+		t.Fatalf("bash: %v\n%s", err, out)
+	}
+	return string(out)
 }
 
 func TestDnsmasqAcceptsConf(t *testing.T) {
@@ -104,7 +118,7 @@ func TestBashParsesEntrypoint(t *testing.T) {
 
 func TestEntrypointUsage(t *testing.T) {
 	bash := requireTool(t, "bash", false)
-	dir := writeFiles(t, map[string][]byte{entrypointFile: []byte(entrypoint)})
+	dir := writeFiles(t, mustRender(t, policies["small"]))
 	for _, args := range [][]string{{"bogus"}, {"run", "extra"}, {"health", "x"}} {
 		cmd := exec.Command(bash, append([]string{filepath.Join(dir, entrypointFile)}, args...)...)
 		out, err := cmd.CombinedOutput()
@@ -117,8 +131,6 @@ func TestEntrypointUsage(t *testing.T) {
 // TestEntrypointValidators runs the entrypoint's checks of nameserver
 // addresses, which decide what reaches nft and dnsmasq.
 func TestEntrypointValidators(t *testing.T) {
-	bash := requireTool(t, "bash", false)
-	dir := writeFiles(t, map[string][]byte{entrypointFile: []byte(entrypoint)})
 	cases := []struct {
 		fn, arg string
 		ok      bool
@@ -154,14 +166,10 @@ func TestEntrypointValidators(t *testing.T) {
 		{"is_ipv6", "", false},
 	}
 	var script strings.Builder
-	fmt.Fprintf(&script, "source %q\nset +e\n", filepath.Join(dir, entrypointFile))
 	for i, c := range cases {
 		fmt.Fprintf(&script, "%s %q; echo \"%d $?\"\n", c.fn, c.arg, i)
 	}
-	out, err := exec.Command(bash, "-c", script.String()).CombinedOutput()
-	if err != nil {
-		t.Fatalf("bash: %v\n%s", err, out)
-	}
+	out := sourceEntrypoint(t, script.String())
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if len(lines) != len(cases) {
 		t.Fatalf("bash printed %q", out)

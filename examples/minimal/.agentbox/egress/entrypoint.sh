@@ -4,34 +4,64 @@
 # agentbox-egress: the entrypoint of the egress container, which owns the
 # network namespace that the agent container joins.
 #
-#   agentbox-egress [run]   load the firewall (/etc/agentbox/rules.nft), start
-#                           the filter resolver (dnsmasq) in the foreground and
-#                           stay until it exits or SIGTERM/SIGINT arrives
+#   agentbox-egress [run]   load the firewall (rules.nft), start the filter
+#                           resolver (dnsmasq) in the foreground and stay
+#                           until it exits or SIGTERM/SIGINT arrives
 #   agentbox-egress health  exit 0 if the firewall is up (compose healthcheck)
 #
 # It fails closed: whenever it stops, or anything goes wrong after it took
 # the lock, it leaves the namespace with every packet out dropped.
 #
-# This script is the same for every agentbox.yaml: the policy lives in
-# rules.nft and dnsmasq.conf. Nothing read at run time reaches nft or dnsmasq
-# unvalidated.
+# The policy lives in rules.nft and dnsmasq.conf; this script only needs the
+# allowed names, listed below. Nothing read at run time reaches nft or
+# dnsmasq unvalidated.
 
 set -euo pipefail
 export LC_ALL=C
 
+# Paths, ports and names that rules.nft and dnsmasq.conf use too.
+readonly PROG=agentbox-egress
 readonly RULES=/etc/agentbox/rules.nft
 readonly DNSMASQ_CONF=/etc/agentbox/dnsmasq.conf
 readonly RESOLV_CONF=/etc/resolv.conf
 readonly RUN_DIR=/run/agentbox
-readonly LOCK=$RUN_DIR/lock
-readonly READY=$RUN_DIR/ready
-readonly SERVERS=$RUN_DIR/servers.conf
-readonly PID_FILE=$RUN_DIR/dnsmasq.pid # written by dnsmasq (pid-file= in dnsmasq.conf)
+readonly LOCK=/run/agentbox/lock
+readonly READY=/run/agentbox/ready
+readonly SERVERS=/run/agentbox/servers.conf # --servers-file=, written at start
+readonly PID_FILE=/run/agentbox/dnsmasq.pid # written by dnsmasq (pid-file=)
+readonly FILTER_ADDR=127.0.0.1 # dnsmasq's listen-address=
+readonly DNS_PORT=53
+readonly DNS_MIN_PORT=61000 # dnsmasq's first source port (min-port=)
+readonly TABLE_FAMILY=inet
+readonly TABLE_NAME=agentbox
+readonly TABLE="$TABLE_FAMILY $TABLE_NAME"
+readonly OUTPUT_CHAIN=output
+readonly INPUT_CHAIN=input
+readonly UPSTREAM_V4=upstream_v4
+readonly UPSTREAM_V6=upstream_v6
+readonly COUNTER_PREFIX=rejected_
+readonly HEALTH_ARG=health # the compose healthcheck runs "$PROG $HEALTH_ARG"
+readonly PORT_START=net.ipv4.ip_unprivileged_port_start # a sysctl of the egress service in compose
+readonly PORT_START_PROC=/proc/sys/net/ipv4/ip_unprivileged_port_start
+readonly PORT_START_WANT=1024
 
-log() { printf 'agentbox-egress: %s\n' "$*" >&2; }
+# The allowed names, one nftset= line each in dnsmasq.conf: the servers file
+# sends them, and every name below them, to the upstream resolvers.
+readonly -a NAMES=(
+	anthropic.com
+	claude.ai
+	claude.com
+	main.vscode-cdn.net
+	marketplace.visualstudio.com
+	mobile.events.data.microsoft.com
+	update.code.visualstudio.com
+	vsassets.io
+)
+
+log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 
 usage() {
-	printf 'usage: %s [run|health]\n' "${0##*/}" >&2
+	printf 'usage: %s [run|%s]\n' "${0##*/}" "$HEALTH_ARG" >&2
 	exit 2
 }
 
@@ -40,7 +70,6 @@ usage() {
 
 readonly OCTET='(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])'
 readonly IPV4_RE="^$OCTET\\.$OCTET\\.$OCTET\\.$OCTET\$"
-readonly NAME_RE='^nftset=/([a-z0-9.-]+)/'
 
 is_ipv4() { [[ $1 =~ $IPV4_RE ]]; }
 
@@ -70,13 +99,13 @@ is_ipv6() {
 	fi
 }
 
-# read_upstreams fills upstream_v4 and upstream_v6 from the nameserver lines
-# of /etc/resolv.conf.
+# read_upstreams fills upstream4 and upstream6 from the nameserver lines
+# of $RESOLV_CONF.
 read_upstreams() {
 	local key value rest
 	declare -gA seen=()
-	upstream_v4=()
-	upstream_v6=()
+	upstream4=()
+	upstream6=()
 	[[ -r $RESOLV_CONF ]] || { log "error: cannot read $RESOLV_CONF"; return 1; }
 	while read -r key value rest || [[ -n $key ]]; do
 		[[ $key == nameserver ]] || continue
@@ -85,34 +114,22 @@ read_upstreams() {
 			continue
 		elif [[ -n ${seen[$value]-} ]]; then
 			continue
-		elif [[ $value == 127.0.0.1 || $value == 0.0.0.0 ]]; then
+		elif [[ $value == "$FILTER_ADDR" || $value == 0.0.0.0 ]]; then
 			log "ignoring nameserver $value in $RESOLV_CONF: that is the filter resolver itself"
 		elif is_ipv4 "$value"; then
-			upstream_v4+=("$value")
+			upstream4+=("$value")
 		elif is_ipv6 "$value"; then
-			upstream_v6+=("$value")
+			upstream6+=("$value")
 		else
 			log "ignoring nameserver ${value@Q} in $RESOLV_CONF: not a plain IPv4 or IPv6 address"
 		fi
 		seen[$value]=1
 	done <"$RESOLV_CONF"
-	upstreams=("${upstream_v4[@]}" "${upstream_v6[@]}")
+	upstreams=("${upstream4[@]}" "${upstream6[@]}")
 	if ((${#upstreams[@]} == 0)); then
 		log "error: no usable nameserver in $RESOLV_CONF"
 		return 1
 	fi
-}
-
-# read_names fills names with the allowed names: one nftset= line each in
-# dnsmasq.conf.
-read_names() {
-	local line
-	names=()
-	while IFS= read -r line; do
-		if [[ $line =~ $NAME_RE ]]; then
-			names+=("${BASH_REMATCH[1]}")
-		fi
-	done <"$DNSMASQ_CONF"
 }
 
 # ---------------------------------------------------------------------------
@@ -122,25 +139,25 @@ read_names() {
 load_rules() {
 	local ip cmds
 	cmds="include \"$RULES\""$'\n'
-	for ip in "${upstream_v4[@]}"; do
-		cmds+="add element inet agentbox upstream_v4 { $ip }"$'\n'
+	for ip in "${upstream4[@]}"; do
+		cmds+="add element $TABLE $UPSTREAM_V4 { $ip }"$'\n'
 	done
-	for ip in "${upstream_v6[@]}"; do
-		cmds+="add element inet agentbox upstream_v6 { $ip }"$'\n'
+	for ip in "${upstream6[@]}"; do
+		cmds+="add element $TABLE $UPSTREAM_V6 { $ip }"$'\n'
 	done
 	nft -f - <<<"$cmds"
 }
 
 # lockdown replaces the table with one that drops every packet in and out.
 lockdown() {
-	nft -f - <<'EOF'
-table inet agentbox
-delete table inet agentbox
-table inet agentbox {
-	chain output {
+	nft -f - <<EOF
+table $TABLE
+delete table $TABLE
+table $TABLE {
+	chain $OUTPUT_CHAIN {
 		type filter hook output priority filter; policy drop;
 	}
-	chain input {
+	chain $INPUT_CHAIN {
 		type filter hook input priority filter; policy drop;
 	}
 }
@@ -152,7 +169,7 @@ EOF
 # it loads the lockdown table instead.
 close_egress() {
 	rm -f "$READY"
-	if ((rules_loaded)) && nft flush chain inet agentbox output 2>/dev/null; then
+	if ((rules_loaded)) && nft flush chain "$TABLE_FAMILY" "$TABLE_NAME" "$OUTPUT_CHAIN" 2>/dev/null; then
 		log "egress closed: every packet out is dropped"
 	elif lockdown; then
 		log "egress closed: lockdown table loaded, every packet is dropped"
@@ -169,10 +186,10 @@ print_counters() {
 		if [[ $line =~ ^[[:space:]]*counter[[:space:]]+([a-z_]+)[[:space:]]*\{ ]]; then
 			name=${BASH_REMATCH[1]}
 		elif [[ -n $name && $line =~ packets[[:space:]]+([0-9]+) ]]; then
-			summary+=" ${name#rejected_}=${BASH_REMATCH[1]}"
+			summary+=" ${name#"$COUNTER_PREFIX"}=${BASH_REMATCH[1]}"
 			name=""
 		fi
-	done < <(nft list counters table inet agentbox 2>/dev/null || true)
+	done < <(nft list counters table "$TABLE_FAMILY" "$TABLE_NAME" 2>/dev/null || true)
 	if [[ -n $summary ]]; then
 		log "rejected packets:$summary"
 	fi
@@ -181,14 +198,14 @@ print_counters() {
 # ---------------------------------------------------------------------------
 # The filter resolver.
 
-# probe_dns asks 127.0.0.1:53 over TCP for agentbox-probe.invalid (type A,
+# probe_dns asks the filter resolver over TCP for agentbox-probe.invalid (type A,
 # ID 0x6162, "ab") and succeeds if the answer carries that ID and NXDOMAIN,
 # which dnsmasq gives from address=/#/ without asking upstream. TCP, because
 # bash reads a socket one byte per read(2), which truncates a UDP datagram.
 # The answer's first bytes are its length (0, 40), the ID and the flags;
 # read -d '' stops at NUL bytes.
 probe_dns() (
-	exec 3<>/dev/tcp/127.0.0.1/53 || exit 1
+	exec 3<>"/dev/tcp/$FILTER_ADDR/$DNS_PORT" || exit 1
 	printf '\x00\x28\x61\x62\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x0eagentbox-probe\x07invalid\x00\x00\x01\x00\x01' >&3
 	local first reply flags
 	IFS= read -r -d '' -t 1 -u 3 first  # the length's high byte, 0
@@ -209,7 +226,7 @@ alive() {
 }
 
 # dnsmasq_ready tells whether our dnsmasq answers: it runs, it wrote its pid
-# file (which it does only after binding 127.0.0.1:53) and a query succeeds.
+# file (which it does only after binding its address) and a query succeeds.
 dnsmasq_ready() {
 	local pid
 	read -r pid 2>/dev/null <"$PID_FILE" || return 1
@@ -221,12 +238,12 @@ dnsmasq_ready() {
 start_dnsmasq() {
 	local i name ip
 	if probe_dns 2>/dev/null; then
-		log "error: something else already answers DNS on 127.0.0.1:53"
+		log "error: something else already answers DNS on $FILTER_ADDR:$DNS_PORT"
 		return 1
 	fi
 	{
-		printf '# Written by agentbox-egress at start: the allowed names go to the upstream resolvers.\n'
-		for name in "${names[@]}"; do
+		printf '# Written by %s at start: the allowed names go to the upstream resolvers.\n' "$PROG"
+		for name in "${NAMES[@]}"; do
 			for ip in "${upstreams[@]}"; do
 				printf 'server=/%s/%s\n' "$name" "$ip"
 			done
@@ -245,7 +262,7 @@ start_dnsmasq() {
 		fi
 		sleep 0.01
 	done
-	log "error: dnsmasq did not answer on 127.0.0.1:53 within 5 s"
+	log "error: dnsmasq did not answer on $FILTER_ADDR:$DNS_PORT within 5 s"
 	return 1
 }
 
@@ -275,12 +292,9 @@ on_exit() {
 	exit "$status"
 }
 
-# dnsmasq queries from ports DNS_MIN_PORT and up (min-port= in dnsmasq.conf;
-# firewall.DNSMinPort), and the firewall refuses other uids' DNS from them.
-readonly DNS_MIN_PORT=61000
-
-# warn_port_range says so when the kernel's ephemeral ports reach dnsmasq's:
-# the agent's lookups from those ports would be refused.
+# warn_port_range says so when the kernel's ephemeral ports reach dnsmasq's
+# source ports: the firewall refuses other uids' DNS from them, so the
+# agent's lookups from those ports would be refused.
 warn_port_range() {
 	local low high
 	read -r low high 2>/dev/null </proc/sys/net/ipv4/ip_local_port_range || return 0
@@ -295,9 +309,9 @@ warn_port_range() {
 # firewall refuses its packets from there all the same).
 warn_low_ports() {
 	local start
-	read -r start 2>/dev/null </proc/sys/net/ipv4/ip_unprivileged_port_start || return 0
-	if [[ $start =~ ^[0-9]+$ ]] && ((start <= 53)); then
-		log "warning: net.ipv4.ip_unprivileged_port_start is $start: every uid may bind port 53; set it to 1024 (sysctls of the egress service)"
+	read -r start 2>/dev/null <"$PORT_START_PROC" || return 0
+	if [[ $start =~ ^[0-9]+$ ]] && ((start <= DNS_PORT)); then
+		log "warning: $PORT_START is $start: every uid may bind port $DNS_PORT; set it to $PORT_START_WANT (sysctls of the egress service)"
 	fi
 }
 
@@ -321,7 +335,6 @@ run() {
 	rm -f "$READY"
 
 	read_upstreams
-	read_names
 	if ! load_rules; then
 		log "error: loading $RULES failed"
 		exit 1
@@ -331,7 +344,7 @@ run() {
 	start_dnsmasq
 	: >"$READY"
 	took=$(((${EPOCHREALTIME/./} - ${start/./}) / 1000))
-	log "ready (${#names[@]} names, upstream ${upstreams[*]}, ${took} ms)"
+	log "ready (${#NAMES[@]} names, upstream ${upstreams[*]}, ${took} ms)"
 
 	wait "$dns_pid" || status=$?
 	dns_pid=""
@@ -349,14 +362,14 @@ health() {
 	[[ $pid =~ ^[0-9]+$ ]] || { echo "unhealthy: bad pid in $PID_FILE"; exit 1; }
 	read -r comm 2>/dev/null <"/proc/$pid/comm" || comm=""
 	[[ $comm == dnsmasq ]] && alive "$pid" || { echo "unhealthy: dnsmasq (pid $pid) is not running"; exit 1; }
-	nft list table inet agentbox >/dev/null 2>&1 || { echo "unhealthy: table inet agentbox is not loaded"; exit 1; }
+	nft list table "$TABLE_FAMILY" "$TABLE_NAME" >/dev/null 2>&1 || { echo "unhealthy: table $TABLE is not loaded"; exit 1; }
 }
 
 # Tests source this file to check the functions above; only a run executes.
 if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
 	case "$#:${1-}" in
 	0: | 1:run) run ;;
-	1:health) health ;;
+	"1:$HEALTH_ARG") health ;;
 	*) usage ;;
 	esac
 fi

@@ -1,0 +1,64 @@
+package firewall
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestEntrypointConstants has bash read the constants block and the names
+// of the rendered entrypoint back: each is the Go constant, quoted.
+func TestEntrypointConstants(t *testing.T) {
+	var vars strings.Builder
+	want := map[string]string{
+		"PROG": "agentbox-egress", "RULES": RulesPath, "DNSMASQ_CONF": DnsmasqPath,
+		"RESOLV_CONF": resolvConf, "RUN_DIR": runDir, "LOCK": lockFile, "READY": readyFile,
+		"SERVERS": serversFile, "PID_FILE": pidFile, "FILTER_ADDR": filterAddr,
+		"DNS_PORT": fmt.Sprint(dnsPort), "DNS_MIN_PORT": fmt.Sprint(DNSMinPort),
+		"TABLE": table, "OUTPUT_CHAIN": outputChain, "INPUT_CHAIN": inputChain,
+		"UPSTREAM_V4": upstreamV4, "UPSTREAM_V6": upstreamV6, "COUNTER_PREFIX": counterPrefix,
+		"HEALTH_ARG": HealthCommand[1], "PORT_START": Sysctls[0].Key, "PORT_START_WANT": Sysctls[0].Value,
+		"PORT_START_PROC": "/proc/sys/net/ipv4/ip_unprivileged_port_start",
+	}
+	var keys []string
+	for k := range want {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&vars, "printf '%%s=%%s\\n' %s \"$%s\"\n", k, k)
+	}
+	vars.WriteString(`printf 'NAMES=%s\n' "${NAMES[*]}"`)
+	got := strings.Split(strings.TrimSpace(sourceEntrypoint(t, vars.String())), "\n")
+	var names []string
+	for _, d := range policies["rich"].Domains {
+		names = append(names, d.Name)
+	}
+	var wantLines []string
+	for _, k := range keys {
+		wantLines = append(wantLines, k+"="+want[k])
+	}
+	wantLines = append(wantLines, "NAMES="+strings.Join(names, " "))
+	if !slices.Equal(got, wantLines) {
+		t.Errorf("the entrypoint's constants:\n got %q\nwant %q", got, wantLines)
+	}
+}
+
+// TestEntrypointHasNoCopies checks that the entrypoint's template holds no
+// literal copy of a value that Go renders into it.
+func TestEntrypointHasNoCopies(t *testing.T) {
+	src, err := templateFS.ReadFile("templates/entrypoint.sh.tmpl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{
+		RulesPath, DnsmasqPath, EntrypointPath, "agentbox-egress", resolvConf, runDir,
+		filterAddr, fmt.Sprint(DNSMinPort), fmt.Sprint(DNSUID), DNSUser, table,
+		upstreamV4, upstreamV6, counterPrefix, "nftset=/", portStart.Key, "ip_unprivileged_port_start",
+	} {
+		if strings.Contains(string(src), c) {
+			t.Errorf("templates/entrypoint.sh.tmpl holds a copy of %q", c)
+		}
+	}
+}
