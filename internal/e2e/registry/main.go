@@ -111,16 +111,11 @@ func run(args []string, stdout io.Writer) error {
 
 	var lines []string
 	if *addr != "" {
-		// -v logs every request (logRequests); the registry's own log
-		// would repeat them.
-		opts := []registry.Option{registry.Logger(log.New(io.Discard, "", 0))}
-		if *blobsDir != "" {
-			if err := os.MkdirAll(*blobsDir, 0o755); err != nil {
-				return err
-			}
-			opts = append(opts, registry.WithBlobHandler(registry.NewDiskBlobHandler(*blobsDir)))
+		h, err := registryHandler(*blobsDir)
+		if err != nil {
+			return err
 		}
-		a, err := serve("registry", *addr, registry.New(opts...))
+		a, err := serve("registry", *addr, h)
 		if err != nil {
 			return err
 		}
@@ -138,6 +133,26 @@ func run(args []string, stdout io.Writer) error {
 		fmt.Fprintln(stdout, l)
 	}
 
+	return serveUntilSignal(servers, errc)
+}
+
+// registryHandler is the container registry, its blobs in memory or in
+// blobsDir. -v logs every request (logRequests); the registry's own log
+// would repeat them.
+func registryHandler(blobsDir string) (http.Handler, error) {
+	opts := []registry.Option{registry.Logger(log.New(io.Discard, "", 0))}
+	if blobsDir != "" {
+		if err := os.MkdirAll(blobsDir, 0o755); err != nil {
+			return nil, err
+		}
+		opts = append(opts, registry.WithBlobHandler(registry.NewDiskBlobHandler(blobsDir)))
+	}
+	return registry.New(opts...), nil
+}
+
+// serveUntilSignal waits for SIGINT or SIGTERM, or a server's failure, and
+// then shuts the servers down.
+func serveUntilSignal(servers []*http.Server, errc <-chan error) error {
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
 	var err error
