@@ -13,7 +13,7 @@ import "fmt"
 // list renderEntrypoint writes into it) and upstream resolver.
 func renderDnsmasq(p Policy) ([]byte, error) {
 	v := dnsmasqView{
-		Header:         header,
+		Header:         Header,
 		EntrypointPath: EntrypointPath,
 		ServersFile:    serversFile,
 		PidFile:        pidFile,

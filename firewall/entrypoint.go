@@ -34,7 +34,7 @@ type entrypointView struct {
 // normalized policy. The policy reaches it as the list of allowed names.
 func renderEntrypoint(p Policy) ([]byte, error) {
 	v := entrypointView{
-		Header:        header,
+		Header:        Header,
 		Prog:          path.Base(EntrypointPath),
 		RulesPath:     RulesPath,
 		DnsmasqPath:   DnsmasqPath,

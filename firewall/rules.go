@@ -100,7 +100,7 @@ type row struct{ Cell, Note string }
 func renderRules(p Policy) ([]byte, error) {
 	r := newRuleset(p)
 	return execute("rules.nft.tmpl", rulesView{
-		Header:         header,
+		Header:         Header,
 		EntrypointPath: EntrypointPath,
 		DNSUser:        DNSUser,
 		ResolvConf:     resolvConf,

@@ -70,7 +70,11 @@ const (
 var DefaultHidden = []string{".env", ".env.*", "!.env.example", "!.env.sample", "!.env.template"}
 
 // DefaultPorts are the TCP ports of a domain or CIDR that names none.
-var DefaultPorts = []uint16{443}
+var DefaultPorts = []uint16{HTTPSPort}
+
+// HTTPSPort is the port of every catalog domain, and the default port of
+// the user's domains and CIDRs.
+const HTTPSPort uint16 = 443
 
 // IDEs are the valid values of devcontainer.ide.
 var IDEs = []string{"none", "vscode"}

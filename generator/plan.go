@@ -68,7 +68,7 @@ func (m Mount) Rel() string {
 var basePackages = []string{"ca-certificates", "git"}
 
 // catalogPorts are the ports of catalog domains (agents, services, IDE).
-var catalogPorts = []uint16{443}
+var catalogPorts = []uint16{HTTPSPort}
 
 // plan applies defaults, expands catalogs and pins images from lock (nil
 // when there is no lock file). Problems are recorded in errs.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/validate"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
 
@@ -59,13 +60,12 @@ func schemaConstraints() map[string]schemaNode {
 	ports := schemaNode{"minItems": 1} // an empty list would allow nothing
 	port := schemaNode{"minimum": 1, "maximum": 65535, "not": schemaNode{"const": dnsPort}}
 	id := schemaNode{"minimum": 1, "maximum": 65534}
-	segment := `[A-Za-z0-9._@+-]+`
-	globSegment := `[A-Za-z0-9._@+*?\[\]!^-]+`
+	segment, globSegment := validate.PathSegmentGrammar, validate.GlobSegmentGrammar
 	return map[string]schemaNode{
 		"version":          {"enum": []any{1}},
-		"name":             {"pattern": `^[a-z0-9][a-z0-9_-]*$`, "maxLength": 63},
+		"name":             {"pattern": "^" + validate.ProjectNameGrammar + "$", "maxLength": 63},
 		"agent":            {"enum": anys(images.AgentNames())},
-		"image.packages[]": {"pattern": `^[a-z0-9][a-z0-9+.-]+(=[0-9][A-Za-z0-9.+~:-]*)?$`, "maxLength": 200},
+		"image.packages[]": {"pattern": "^" + validate.DebianPackageGrammar + "(=" + validate.DebianVersionGrammar + ")?$", "maxLength": 200},
 		"image.user.uid":   merged(id, schemaNode{"not": schemaNode{"const": firewall.DNSUID}}),
 		"image.user.gid":   id,
 
@@ -83,7 +83,7 @@ func schemaConstraints() map[string]schemaNode {
 		"resources.memory": {"pattern": "^[0-9]+[kmgKMG][bB]?$"},
 		"resources.pids":   {"minimum": 16, "maximum": 4194304},
 
-		"env": {"propertyNames": schemaNode{"pattern": `^[A-Za-z_][A-Za-z0-9_]*$`}},
+		"env": {"propertyNames": schemaNode{"pattern": "^" + validate.EnvNameGrammar + "$"}},
 
 		"workspace.path":       {"pattern": `^(/` + segment + `)+$`},
 		"workspace.readonly[]": {"pattern": `^` + segment + `(/` + segment + `)*$`},
@@ -91,7 +91,7 @@ func schemaConstraints() map[string]schemaNode {
 		"workspace.hidden[]":   {"pattern": `^!?` + globSegment + `(/` + globSegment + `)*$`},
 
 		"devcontainer.ide":          {"enum": anys(IDEs)},
-		"devcontainer.extensions[]": {"pattern": `^[A-Za-z0-9][A-Za-z0-9-]*\.[A-Za-z0-9][A-Za-z0-9-]*$`, "maxLength": 200},
+		"devcontainer.extensions[]": {"pattern": "^" + validate.ExtensionGrammar + "$", "maxLength": 200},
 	}
 }
 

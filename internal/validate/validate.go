@@ -14,15 +14,29 @@ import (
 	"unicode/utf8"
 )
 
+// The grammars, unanchored: the validators below and the JSON Schema
+// (generator/schema.go) are both built from them.
+const (
+	DebianPackageGrammar = `[a-z0-9][a-z0-9+.-]+`
+	DebianVersionGrammar = `[0-9][A-Za-z0-9.+~:-]*`
+	EnvNameGrammar       = `[A-Za-z_][A-Za-z0-9_]*`
+	ExtensionGrammar     = `[A-Za-z0-9][A-Za-z0-9-]*\.[A-Za-z0-9][A-Za-z0-9-]*`
+	ProjectNameGrammar   = `[a-z0-9][a-z0-9_-]*`
+	PathSegmentGrammar   = `[A-Za-z0-9._@+-]+`
+	GlobSegmentGrammar   = `[A-Za-z0-9._@+*?\[\]!^-]+`
+)
+
+func anchored(grammar string) *regexp.Regexp { return regexp.MustCompile("^" + grammar + "$") }
+
 var (
 	labelRe   = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
-	debPkgRe  = regexp.MustCompile(`^[a-z0-9][a-z0-9+.-]+$`)
-	debVerRe  = regexp.MustCompile(`^[0-9][A-Za-z0-9.+~:-]*$`)
-	envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	extRe     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*\.[A-Za-z0-9][A-Za-z0-9-]*$`)
-	projectRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+	debPkgRe  = anchored(DebianPackageGrammar)
+	debVerRe  = anchored(DebianVersionGrammar)
+	envNameRe = anchored(EnvNameGrammar)
+	extRe     = anchored(ExtensionGrammar)
+	projectRe = anchored(ProjectNameGrammar)
 	memoryRe  = regexp.MustCompile(`^([0-9]+)([kmg])b?$`)
-	segmentRe = regexp.MustCompile(`^[A-Za-z0-9._@+-]+$`)
+	segmentRe = anchored(PathSegmentGrammar)
 )
 
 // Domain checks a domain name, optionally written "*.name", and returns it
@@ -286,7 +300,7 @@ func PathPattern(s string) error {
 	return nil
 }
 
-var patternSegmentRe = regexp.MustCompile(`^[A-Za-z0-9._@+*?\[\]!^-]+$`)
+var patternSegmentRe = anchored(GlobSegmentGrammar)
 
 // LowerASCII lower-cases the ASCII letters of s and leaves every other byte
 // as it is. Unlike strings.ToLower it never turns a non-ASCII character into
