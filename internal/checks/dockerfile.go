@@ -4,26 +4,26 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/distribution/reference"
 	"github.com/moby/buildkit/frontend/dockerfile/command"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
 )
 
-// pinnedRef matches name:tag@sha256:<64 lowercase hex>, with the name
-// grammar of github.com/distribution/reference: an optional registry host
-// (DNS name, IPv4 or [IPv6], optional :port) then lowercase path components.
-var pinnedRef = func() *regexp.Regexp {
-	label := `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])`
-	host := `(?:` + label + `(?:\.` + label + `)*|\[[a-fA-F0-9:]+\])`
-	domain := host + `(?::[0-9]+)?`
-	component := `[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*`
-	name := `(?:` + domain + `/)?` + component + `(?:/` + component + `)*`
-	tag := `[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}`
-	return regexp.MustCompile(`^` + name + `:` + tag + `@sha256:[a-f0-9]{64}$`)
-}()
+// pinned reports whether s is name:tag@sha256:<64 hex>, exactly as
+// github.com/distribution/reference (Docker's own grammar) parses and
+// prints it.
+func pinned(s string) bool {
+	r, err := reference.Parse(s)
+	if err != nil {
+		return false
+	}
+	t, tagged := r.(reference.Tagged)
+	d, digested := r.(reference.Digested)
+	return tagged && digested && t.Tag() != "" && d.Digest().Algorithm() == "sha256" && r.String() == s
+}
 
 // Dockerfile parses data with buildkit's Dockerfile parser and requires:
 // no parse warnings; only known instructions (the parser itself skips
@@ -118,7 +118,7 @@ func checkFrom(n *parser.Node, stages map[string]bool) (string, error) {
 	if stages[strings.ToLower(image)] {
 		return alias, nil
 	}
-	if !pinnedRef.MatchString(image) {
+	if !pinned(image) {
 		return "", fmt.Errorf("dockerfile line %d: FROM %q is not pinned as name:tag@sha256:<digest>", n.StartLine, image)
 	}
 	return alias, nil
@@ -133,7 +133,7 @@ func checkSource(line int, what, src string, stages map[string]bool, nstages int
 	if i, err := strconv.Atoi(src); err == nil && i >= 0 && i < nstages {
 		return nil
 	}
-	if !pinnedRef.MatchString(src) {
+	if !pinned(src) {
 		return fmt.Errorf("dockerfile line %d: %s %q is neither an earlier stage nor pinned as name:tag@sha256:<digest>", line, what, src)
 	}
 	return nil

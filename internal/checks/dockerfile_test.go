@@ -93,14 +93,16 @@ func TestPinnedRef(t *testing.T) {
 		"-host/x:1@" + digest,
 		"debian:12 @" + digest,
 		"de--bian:12@" + digest + "\n",
+		"debian:12@sha256:" + strings.Repeat("A", 64),
+		"Debian:12@" + digest,
 	}
 	for _, s := range good {
-		if !pinnedRef.MatchString(s) {
+		if !pinned(s) {
 			t.Errorf("%q: not matched, want matched", s)
 		}
 	}
 	for _, s := range bad {
-		if pinnedRef.MatchString(s) {
+		if pinned(s) {
 			t.Errorf("%q: matched, want not matched", s)
 		}
 	}
