@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbox-dev/agentbox/internal/golden"
+	"github.com/agentbox-dev/agentbox/internal/testing/golden"
 )
 
 // policies are the cases rendered by the golden, determinism and tool tests.

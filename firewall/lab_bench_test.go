@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/firewall"
-	"github.com/agentbox-dev/agentbox/internal/netlab"
+	"github.com/agentbox-dev/agentbox/internal/testing/netlab"
 )
 
 // The figures of the firewall lab (go test -run '^$' -bench Lab ./firewall/).

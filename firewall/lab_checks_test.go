@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentbox-dev/agentbox/internal/netlab"
+	"github.com/agentbox-dev/agentbox/internal/testing/netlab"
 )
 
 // The checks and requests of the bypass battery (lab_blocked_test.go).

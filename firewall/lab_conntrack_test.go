@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/firewall"
-	"github.com/agentbox-dev/agentbox/internal/netlab"
+	"github.com/agentbox-dev/agentbox/internal/testing/netlab"
 )
 
 // TestLabConntrack covers two bypasses the lab found in an earlier firewall,

@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
-	"github.com/agentbox-dev/agentbox/internal/netlab"
+	"github.com/agentbox-dev/agentbox/internal/testing/netlab"
 	"go.yaml.in/yaml/v3"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/firewall"
-	"github.com/agentbox-dev/agentbox/internal/netlab"
+	"github.com/agentbox-dev/agentbox/internal/testing/netlab"
 )
 
 // closedProbes are attempts that each succeed while the firewall runs (or

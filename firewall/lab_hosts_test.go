@@ -1,6 +1,6 @@
 package firewall_test
 
-import "github.com/agentbox-dev/agentbox/internal/netlab"
+import "github.com/agentbox-dev/agentbox/internal/testing/netlab"
 
 // The lab's uids, addresses and the fake upstream's records; the diagram
 // at the top of lab_test.go shows where each one lives.

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentbox-dev/agentbox/internal/netlab"
+	"github.com/agentbox-dev/agentbox/internal/testing/netlab"
 )
 
 // What the lab's tests ask of it: the agent's attempts, and what the

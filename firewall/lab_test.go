@@ -19,9 +19,9 @@ import (
 
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
-	_ "github.com/agentbox-dev/agentbox/internal/golden" // the shared -update flag
-	"github.com/agentbox-dev/agentbox/internal/netlab"
-	"github.com/agentbox-dev/agentbox/internal/testenv"
+	_ "github.com/agentbox-dev/agentbox/internal/testing/golden" // the shared -update flag
+	"github.com/agentbox-dev/agentbox/internal/testing/netlab"
+	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 )
 
 // TestLabHelper is the entry point of the lab's helper processes (the fake

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/agentbox-dev/agentbox/internal/testenv"
+	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 )
 
 // requireTool returns the path of an external tool a test runs. When the

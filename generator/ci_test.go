@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/internal/checks"
-	"github.com/agentbox-dev/agentbox/internal/golden"
-	"github.com/agentbox-dev/agentbox/internal/testenv"
+	"github.com/agentbox-dev/agentbox/internal/testing/golden"
+	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 	"github.com/rhysd/actionlint"
 	"go.yaml.in/yaml/v3"
 )

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/images"
-	_ "github.com/agentbox-dev/agentbox/internal/golden"
+	_ "github.com/agentbox-dev/agentbox/internal/testing/golden"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
 

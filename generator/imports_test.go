@@ -12,15 +12,18 @@ import (
 
 // TestImportDirection enforces the one direction of imports written in the
 // README: cmd/agentbox -> generator -> (firewall, images, templates), with
-// internal/ helpers usable by all and importing none of them.
+// internal/ helpers usable by all and importing none of them; and no code
+// that ships imports internal/testing/, the test-only packages.
 func TestImportDirection(t *testing.T) {
 	const mod = "github.com/agentbox-dev/agentbox/"
 	forbidden := map[string][]string{
-		"generator":  {"cmd/"},
-		"firewall":   {"cmd/", "generator", "images", "templates"},
-		"images":     {"cmd/", "generator", "firewall", "templates"},
-		"templates":  {"cmd/", "generator", "firewall", "images", "internal/"},
-		"internal/*": {"cmd/", "generator", "firewall", "images", "templates"},
+		"cmd/*":              {"internal/testing/"},
+		"generator":          {"cmd/", "internal/testing/"},
+		"firewall":           {"cmd/", "generator", "images", "templates", "internal/testing/"},
+		"images":             {"cmd/", "generator", "firewall", "templates", "internal/testing/"},
+		"templates":          {"cmd/", "generator", "firewall", "images", "internal/"},
+		"internal/*":         {"cmd/", "generator", "firewall", "images", "templates", "internal/testing/"},
+		"internal/testing/*": {"cmd/", "generator", "firewall", "images", "templates"},
 	}
 	for pkg, bad := range forbidden {
 		dirs, _ := filepath.Glob(filepath.Join("..", pkg))
@@ -45,7 +48,7 @@ func TestImportDirection(t *testing.T) {
 			}
 		}
 	}
-	if _, err := os.Stat("../internal/golden"); err != nil {
+	if _, err := os.Stat("../internal/testing/golden"); err != nil {
 		t.Fatal("run from the generator directory")
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentbox-dev/agentbox/images"
-	"github.com/agentbox-dev/agentbox/internal/golden"
+	"github.com/agentbox-dev/agentbox/internal/testing/golden"
 	"github.com/agentbox-dev/agentbox/internal/validate"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"

@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/atomicfile"
-	"github.com/agentbox-dev/agentbox/internal/golden"
+	"github.com/agentbox-dev/agentbox/internal/testing/golden"
 )
 
 // writeProject is a project of the agent-claude golden case, generated

@@ -18,7 +18,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/images"
-	"github.com/agentbox-dev/agentbox/internal/golden"
+	"github.com/agentbox-dev/agentbox/internal/testing/golden"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"

@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/atomicfile"
-	"github.com/agentbox-dev/agentbox/internal/testenv"
+	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 )
 
 // ciRepo makes a git repository (a .git directory is enough) holding a

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/agentbox-dev/agentbox/internal/golden"
+	"github.com/agentbox-dev/agentbox/internal/testing/golden"
 	"os"
 	"path/filepath"
 	"sort"

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/generator"
-	"github.com/agentbox-dev/agentbox/internal/golden"
+	"github.com/agentbox-dev/agentbox/internal/testing/golden"
 )
 
 const diffDir = "../../testdata/diff"

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/generator"
-	"github.com/agentbox-dev/agentbox/internal/testenv"
+	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 )
 
 // gitHome points HOME and git's global configuration at throwaway files.

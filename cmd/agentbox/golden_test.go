@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbox-dev/agentbox/internal/golden"
-	"github.com/agentbox-dev/agentbox/internal/testenv"
+	"github.com/agentbox-dev/agentbox/internal/testing/golden"
+	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 )
 
 const goldenDir = "../../testdata/golden"

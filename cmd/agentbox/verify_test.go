@@ -13,7 +13,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/checks"
-	"github.com/agentbox-dev/agentbox/internal/testenv"
+	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 )
 
 func TestParseProbes(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbox-dev/agentbox/internal/golden"
+	"github.com/agentbox-dev/agentbox/internal/testing/golden"
 )
 
 func tree(t *testing.T, root string) map[string]string { return golden.Snapshot(t, root) }

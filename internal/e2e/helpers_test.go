@@ -24,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbox-dev/agentbox/internal/testenv"
+	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 )
 
 // The fake internet: a Docker network of the test's own, with a fake

@@ -4,7 +4,7 @@ import (
 	"os/exec"
 	"testing"
 
-	_ "github.com/agentbox-dev/agentbox/internal/golden"
+	_ "github.com/agentbox-dev/agentbox/internal/testing/golden"
 )
 
 // TestWordRoundTrip has the shell itself read each quoted word back.

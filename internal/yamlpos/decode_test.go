@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/agentbox-dev/agentbox/internal/golden"
+	_ "github.com/agentbox-dev/agentbox/internal/testing/golden"
 )
 
 type testDoc struct {

@@ -31,7 +31,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentbox-dev/agentbox/internal/dnswire"
+	"github.com/agentbox-dev/agentbox/internal/testing/dnswire"
 )
 
 func main() {

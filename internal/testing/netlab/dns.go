@@ -1,6 +1,6 @@
 package netlab
 
-import "github.com/agentbox-dev/agentbox/internal/dnswire"
+import "github.com/agentbox-dev/agentbox/internal/testing/dnswire"
 
 // The lab's DNS messages are internal/dnswire's, the one codec of the test
 // infrastructure; these names keep the lab's code short.

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/agentbox-dev/agentbox/internal/netlab"
+	"github.com/agentbox-dev/agentbox/internal/testing/netlab"
 )
 
 // TestSpoofAndRouting checks the agent's attempts that pose as another host

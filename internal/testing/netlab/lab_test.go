@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbox-dev/agentbox/internal/netlab"
-	"github.com/agentbox-dev/agentbox/internal/testenv"
+	"github.com/agentbox-dev/agentbox/internal/testing/netlab"
+	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 )
 
 // TestNetlabHelper is the helper processes' entry point; in a normal run it

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentbox-dev/agentbox/internal/dnswire"
+	"github.com/agentbox-dev/agentbox/internal/testing/dnswire"
 )
 
 // ServerConfig is what a server helper serves. Addresses are host:port; a

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	_ "github.com/agentbox-dev/agentbox/internal/golden" // the shared -update flag
+	_ "github.com/agentbox-dev/agentbox/internal/testing/golden" // the shared -update flag
 )
 
 func TestServerAnswer(t *testing.T) {
