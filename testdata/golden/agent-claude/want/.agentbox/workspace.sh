@@ -11,11 +11,17 @@ workspace=/workspace
 origin=/run/agentbox/origin
 # A clone from an earlier start must be of this project: two projects that
 # share a compose project name (neither sets name:) share its volumes too.
+# A clone that has the project's HEAD has all its history: one object
+# lookup. Only when the project moved on since (or this is another project)
+# does the first commit decide, at the price of a walk of the history.
 if [ -e "$workspace/.git" ]; then
-	first=$(git -C "$origin" rev-list --max-parents=0 HEAD 2>/dev/null | head -n 1) || first=
-	if [ -n "$first" ] && ! git -C "$workspace" cat-file -e "$first^{commit}" 2>/dev/null; then
-		echo "agentbox-workspace: the workspace volume holds a clone of another repository (it lacks this project's first commit $first): two projects share one compose project name; give each its own name in agentbox.yaml" >&2
-		exit 1
+	head=$(git -C "$origin" rev-parse -q --verify "HEAD^{commit}" 2>/dev/null) || head=
+	if [ -n "$head" ] && ! git -C "$workspace" cat-file -e "$head^{commit}" 2>/dev/null; then
+		first=$(git -C "$origin" rev-list --max-parents=0 HEAD 2>/dev/null | head -n 1) || first=
+		if [ -n "$first" ] && ! git -C "$workspace" cat-file -e "$first^{commit}" 2>/dev/null; then
+			echo "agentbox-workspace: the workspace volume holds a clone of another repository (it lacks this project's first commit $first): two projects share one compose project name; give each its own name in agentbox.yaml" >&2
+			exit 1
+		fi
 	fi
 else
 	if [ ! -f "$origin/HEAD" ]; then
