@@ -71,8 +71,8 @@ func (s *Server) Add(ts, suite, arch string, pkgs ...Package) {
 	}
 }
 
-// SetRaw makes the index of suite and arch at ts the gzip of data, in place
-// of the packages added there.
+// SetRaw makes data, served as is, the Packages.gz of suite and arch at ts,
+// in place of the packages added there (see Gzip).
 func (s *Server) SetRaw(ts, suite, arch string, data []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -175,14 +175,19 @@ func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, k key) {
 			http.NotFound(w, r)
 			return
 		}
-		data = render(pkgs)
+		data = Gzip(render(pkgs))
 	}
+	w.Header().Set("Content-Type", "application/gzip")
+	w.Write(data)
+}
+
+// Gzip returns data compressed with gzip.
+func Gzip(data []byte) []byte {
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
 	zw.Write(data)
 	zw.Close()
-	w.Header().Set("Content-Type", "application/gzip")
-	w.Write(buf.Bytes())
+	return buf.Bytes()
 }
 
 // render writes packages as a Packages index, sorted by name and version.
