@@ -2,9 +2,11 @@ package debian
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -112,5 +114,38 @@ func TestSnapshotCancelled(t *testing.T) {
 	a.RetryWait = time.Hour
 	if _, err := a.Snapshot(ctx, mustTime(t, at)); err == nil {
 		t.Fatal("a cancelled context gave no error")
+	}
+}
+
+func TestRetriesDroppedConnections(t *testing.T) {
+	srv := fakedebian.New(t)
+	srv.Add(ts1, "bookworm", "amd64", fakedebian.Package{Name: "git", Version: "1"})
+	srv.Add(ts1, "bookworm-security", "amd64", fakedebian.Package{Name: "git", Version: "1"})
+	srv.Fail("/debian/", 0, 0)
+	a := newArchive(srv)
+	// Without keep-alives, net/http never retries by itself: only Archive does.
+	a.Client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	if _, err := a.Snapshot(context.Background(), mustTime(t, at)); err != nil {
+		t.Fatalf("after two dropped connections: %v", err)
+	}
+	if n := len(srv.Requests()); n != 4 {
+		t.Errorf("%d requests, want 4", n)
+	}
+}
+
+func TestRequestTimeout(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	a := &Archive{Base: srv.URL, Client: srv.Client(), Timeout: 20 * time.Millisecond, RetryWait: time.Millisecond}
+	_, err := a.Snapshot(context.Background(), mustTime(t, at))
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "after 3 attempts") {
+		t.Errorf("error %v, want a deadline after 3 attempts", err)
+	}
+	if n := calls.Load(); n != 3 {
+		t.Errorf("%d requests, want 3", n)
 	}
 }
