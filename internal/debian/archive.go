@@ -123,11 +123,11 @@ func (a *Archive) get(ctx context.Context, url string, follow bool, limit int64)
 		if err == nil && resp.status != http.StatusTooManyRequests && resp.status < 500 {
 			return resp, nil
 		}
-		if errors.Is(err, ErrIndexTooLarge) || ctx.Err() != nil {
-			return nil, err
-		}
 		if err == nil {
 			err = fmt.Errorf("GET %s: %s", url, resp.statusText)
+		}
+		if errors.Is(err, ErrIndexTooLarge) || ctx.Err() != nil {
+			return nil, err
 		}
 		last = err
 	}

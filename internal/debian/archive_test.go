@@ -149,3 +149,29 @@ func TestRequestTimeout(t *testing.T) {
 		t.Errorf("%d requests, want 3", n)
 	}
 }
+
+func TestCancelledDuringFailure(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	// The context ends once the 503 has arrived, before any retry.
+	client := &http.Client{Transport: cancelAfter{srv.Client().Transport, cancel}}
+	a := &Archive{Base: srv.URL, Client: client, RetryWait: time.Hour}
+	if _, err := a.Snapshot(ctx, mustTime(t, at)); err == nil {
+		t.Fatal("no error")
+	}
+}
+
+// cancelAfter calls cancel after each round trip.
+type cancelAfter struct {
+	rt     http.RoundTripper
+	cancel func()
+}
+
+func (c cancelAfter) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.rt.RoundTrip(r)
+	c.cancel()
+	return resp, err
+}
