@@ -1,7 +1,7 @@
 // Package imagestest holds map-backed fakes of the images package's
-// collaborators (Resolver, NPM) for tests. They never reach a network, and
-// they fail loudly: a reference or package missing from the map is an error
-// that names it and the keys the fake knows.
+// collaborators (Resolver, NPM, OSReleaser) for tests. They never reach a
+// network, and they fail loudly: a reference or package missing from the map
+// is an error that names it and the keys the fake knows.
 package imagestest
 
 import (
@@ -52,4 +52,23 @@ func (n NPM) Latest(ctx context.Context, pkg string) (string, error) {
 		return "", fmt.Errorf("imagestest.NPM: unknown package %q; known packages are %q", pkg, slices.Sorted(maps.Keys(n)))
 	}
 	return v, nil
+}
+
+// OSReleases answers each pinned image's os-release from a map keyed by
+// Ref.Key() + "@" + digest ("index.docker.io/library/debian:bookworm-slim@sha256:...").
+type OSReleases map[string]images.OSRelease
+
+var _ images.OSReleaser = OSReleases(nil)
+
+// OSRelease implements images.OSReleaser.
+func (o OSReleases) OSRelease(ctx context.Context, ref images.Ref, digest string) (images.OSRelease, error) {
+	if err := ctx.Err(); err != nil {
+		return images.OSRelease{}, err
+	}
+	key := ref.Key() + "@" + digest
+	r, ok := o[key]
+	if !ok {
+		return images.OSRelease{}, fmt.Errorf("imagestest.OSReleases: unknown image %q (key %q); known keys are %q", ref.WithDigest(digest), key, slices.Sorted(maps.Keys(o)))
+	}
+	return r, nil
 }

@@ -38,9 +38,19 @@ func TestFakesFailLoudly(t *testing.T) {
 	if _, err := n.Latest(ctx, "left-pad"); err == nil || !strings.Contains(err.Error(), `unknown package "left-pad"`) {
 		t.Errorf("an unknown package: %v", err)
 	}
+	o := OSReleases{"index.docker.io/library/debian:bookworm-slim@" + d: {ID: "debian", VersionCodename: "bookworm"}}
+	if got, err := o.OSRelease(ctx, ref, d); err != nil || got.VersionCodename != "bookworm" {
+		t.Errorf("OSRelease = %+v, %v", got, err)
+	}
+	if _, err := o.OSRelease(ctx, ref, "sha256:"+strings.Repeat("f", 64)); err == nil || !strings.Contains(err.Error(), "unknown image") {
+		t.Errorf("an unknown digest: %v", err)
+	}
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
 	if _, err := r.Resolve(canceled, ref); err == nil {
 		t.Error("Resolve ignored a canceled context")
+	}
+	if _, err := o.OSRelease(canceled, ref, d); err == nil {
+		t.Error("OSRelease ignored a canceled context")
 	}
 }
