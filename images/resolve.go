@@ -80,43 +80,16 @@ func NewRegistryResolver(o RegistryOptions) *RegistryResolver {
 		o.Attempts = defaultAttempts
 	}
 	p, err := remote.NewPuller(
-		remote.WithTransport(o.Transport),
+		remote.WithTransport(&retrying{inner: o.Transport, attempts: o.Attempts, first: firstBackoff}),
 		remote.WithAuthFromKeychain(o.Keychain),
 		remote.WithUserAgent("agentbox"),
-		remote.WithRetryBackoff(remote.Backoff{Duration: firstBackoff, Factor: 2, Jitter: 0.2, Steps: o.Attempts}),
-		remote.WithRetryPredicate(retryable),
-		remote.WithRetryStatusCodes(retryStatusCodes...),
+		// One attempt per request in go-containerregistry, whose backoff
+		// sleeps through a cancelled context: retrying repeats them.
+		remote.WithRetryBackoff(remote.Backoff{Steps: 1}),
+		remote.WithRetryPredicate(func(error) bool { return false }),
+		remote.WithRetryStatusCodes(),
 	)
 	return &RegistryResolver{puller: p, err: err, timeout: o.Timeout, attempts: o.Attempts}
-}
-
-// retryStatusCodes are the answers worth asking again: 429 and every 5xx
-// except 501 Not Implemented, which will not change.
-var retryStatusCodes = func() []int {
-	codes := []int{http.StatusTooManyRequests}
-	for c := 500; c < 600; c++ {
-		if c != http.StatusNotImplemented {
-			codes = append(codes, c)
-		}
-	}
-	return codes
-}()
-
-func retryStatus(code int) bool { return slices.Contains(retryStatusCodes, code) }
-
-// retryable reports whether a failed attempt is worth repeating: a status in
-// retryStatusCodes (go-containerregistry reports those as temporary errors)
-// or a connection the server dropped. Timeouts, refused connections and
-// other 4xx are final.
-func retryable(err error) bool {
-	if err == nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return false
-	}
-	var terr *transport.Error
-	if errors.As(err, &terr) {
-		return terr.Temporary()
-	}
-	return droppedConnection(err)
 }
 
 // Resolve implements Resolver.
