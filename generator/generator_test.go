@@ -34,12 +34,12 @@ func goldenInputs(t testing.TB) []string {
 // same bytes each time (map iteration order differs between runs).
 func TestDeterministic(t *testing.T) {
 	for _, dir := range goldenInputs(t) {
-		first, err := Build(dir)
+		first, err := generate(dir)
 		if err != nil {
 			t.Fatalf("%s: %v", dir, err)
 		}
 		for range 10 {
-			again, err := Build(dir)
+			again, err := generate(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,7 +61,7 @@ func TestEveryFileHasHeader(t *testing.T) {
 	abs, _ := filepath.Abs(goldenDir)
 	host, _ := os.Hostname()
 	for _, dir := range goldenInputs(t) {
-		files, err := Build(dir)
+		files, err := generate(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
