@@ -3,6 +3,8 @@ package generator
 import (
 	"go/parser"
 	"go/token"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -87,4 +89,117 @@ func projectImports(t *testing.T, pkg, mod string) []projectImport {
 		}
 	}
 	return out
+}
+
+// TestReadmeDrawsImports checks the README's drawing of who imports whom
+// against the code: every package with code that ships, and exactly its
+// project imports.
+func TestReadmeDrawsImports(t *testing.T) {
+	const mod = "github.com/agentbox-dev/agentbox/"
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drawn := readmeImports(t, string(readme))
+	for _, pkg := range packageDirs(t) {
+		got := map[string]bool{}
+		for _, imp := range projectImports(t, pkg, mod) {
+			got[imp.path] = true
+		}
+		want, ok := drawn[pkg]
+		if !ok {
+			t.Errorf("the README's drawing of imports has no %s", pkg)
+			continue
+		}
+		if g, w := slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)); !slices.Equal(g, w) {
+			t.Errorf("the README draws %s -> %v; the code imports %v", pkg, w, g)
+		}
+		delete(drawn, pkg)
+	}
+	for pkg := range drawn {
+		t.Errorf("the README draws %s, a package with no code", pkg)
+	}
+}
+
+// readmeImports parses the drawing that follows "Who imports whom": lines
+// "a, b -> c, d" (either side may go on over the next lines; "(nothing)"
+// for none), into package -> imports.
+func readmeImports(t *testing.T, readme string) map[string]map[string]bool {
+	t.Helper()
+	_, rest, ok := strings.Cut(readme, "Who imports whom")
+	if !ok {
+		t.Fatal("the README has no \"Who imports whom\"")
+	}
+	_, rest, _ = strings.Cut(rest, "```\n")
+	block, _, _ := strings.Cut(rest, "```")
+	out := map[string]map[string]bool{}
+	var left, right []string
+	arrow := false // the entry being read has its "->"
+	flush := func() {
+		for _, p := range left {
+			out[p] = map[string]bool{}
+			for _, imp := range right {
+				out[p][imp] = true
+			}
+		}
+		left, right, arrow = nil, nil, false
+	}
+	list := func(s string) []string {
+		var l []string
+		for f := range strings.SplitSeq(s, ",") {
+			if f = strings.TrimSpace(f); f != "" && f != "(nothing)" {
+				l = append(l, f)
+			}
+		}
+		return l
+	}
+	for line := range strings.SplitSeq(block, "\n") {
+		l, r, hasArrow := strings.Cut(line, "->")
+		switch {
+		case strings.TrimSpace(line) == "" || strings.HasSuffix(line, ":"):
+			flush()
+		case hasArrow:
+			if arrow {
+				flush()
+			}
+			left = append(left, list(l)...)
+			right, arrow = list(r), true
+		case arrow && strings.HasPrefix(line, " "):
+			right = append(right, list(line)...)
+		default:
+			if arrow {
+				flush()
+			}
+			left = append(left, list(line)...)
+		}
+	}
+	flush()
+	return out
+}
+
+// packageDirs returns the directories, relative to the module root, of the
+// packages with code that ships or that tests import (testdata left out).
+func packageDirs(t *testing.T) []string {
+	t.Helper()
+	var dirs []string
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != ".." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel("..", filepath.Dir(path))
+		if rel = filepath.ToSlash(rel); !slices.Contains(dirs, rel) {
+			dirs = append(dirs, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dirs
 }
