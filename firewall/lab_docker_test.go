@@ -195,7 +195,7 @@ func TestLabNoLowPorts(t *testing.T) {
 // file that `agentbox generate` writes for testdata/lab.
 func composeSysctls(t *testing.T) map[string]string {
 	t.Helper()
-	files, err := generator.Build("testdata/lab")
+	c, err := generator.Compile("testdata/lab", generator.CompileOptions{CheckMounts: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func composeSysctls(t *testing.T) map[string]string {
 			Sysctls map[string]any `yaml:"sysctls"`
 		} `yaml:"services"`
 	}
-	if err := yaml.Unmarshal(files[generator.ComposeFile], &compose); err != nil {
+	if err := yaml.Unmarshal(c.Files[generator.ComposeFile], &compose); err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]string{}

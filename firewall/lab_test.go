@@ -40,15 +40,15 @@ func requireLab(t testing.TB) {
 // testdata/lab, keyed rules.nft, dnsmasq.conf and entrypoint.sh.
 func generated(t testing.TB) map[string][]byte {
 	t.Helper()
-	files, err := generator.Build("testdata/lab")
+	c, err := generator.Compile("testdata/lab", generator.CompileOptions{CheckMounts: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string][]byte{}
 	for _, name := range []string{"rules.nft", "dnsmasq.conf", "entrypoint.sh"} {
-		data, ok := files[generator.EgressDir+"/"+name]
+		data, ok := c.Files[generator.EgressDir+"/"+name]
 		if !ok {
-			t.Fatalf("generator.Build wrote no %s/%s", generator.EgressDir, name)
+			t.Fatalf("generator.Compile rendered no %s/%s", generator.EgressDir, name)
 		}
 		out[name] = data
 	}

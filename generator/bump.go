@@ -49,11 +49,13 @@ type BumpResult struct {
 // resolved and rendered. A reference pinned in agentbox.yaml is checked to
 // exist and left as written.
 func Bump(ctx context.Context, dir string, o BumpOptions) (*BumpResult, error) {
-	cfg, old, err := loadProject(dir)
+	loaded, err := Compile(dir, CompileOptions{Until: Loaded, CheckMounts: true})
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckMounts(dir, cfg); err != nil {
+	cfg := loaded.Config
+	old, err := readLock(dir)
+	if err != nil {
 		return nil, err
 	}
 	var refs []images.Ref
@@ -89,11 +91,36 @@ func Bump(ctx context.Context, dir string, o BumpOptions) (*BumpResult, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	if err := pinImages(refs, digests, old, lock, res); err != nil {
+		return nil, err
+	}
+	res.lock = lock.Marshal()
+	parsed, err := images.ParseLock(images.LockFile, res.lock)
+	if err != nil {
+		return nil, fmt.Errorf("internal error: the new lock does not parse: %w", err)
+	}
+	compiled, err := Compile(dir, CompileOptions{Config: cfg, Lock: parsed})
+	if err != nil {
+		return nil, err
+	}
+	res.files = compiled.Files
+	for _, c := range res.Images {
+		res.Changed = res.Changed || c.Changed
+	}
+	for _, c := range res.Packages {
+		res.Changed = res.Changed || c.Changed
+	}
+	return res, nil
+}
+
+// pinImages records in lock and res the digest each reference resolved to;
+// one pinned in agentbox.yaml must have resolved to its own digest.
+func pinImages(refs []images.Ref, digests map[string]string, old, lock *images.Lock, res *BumpResult) error {
 	for _, r := range refs {
 		d := digests[r.String()]
 		if r.Pinned() {
 			if d != r.Digest {
-				return nil, fmt.Errorf("resolving %s: the registry returned %s", r, d)
+				return fmt.Errorf("resolving %s: the registry returned %s", r, d)
 			}
 			res.Images = append(res.Images, ImageChange{Reference: r.Tagged(), Old: d, New: d, InConfig: true})
 			continue
@@ -102,21 +129,7 @@ func Bump(ctx context.Context, dir string, o BumpOptions) (*BumpResult, error) {
 		lock.Images[r.Tagged()] = d
 		res.Images = append(res.Images, ImageChange{Reference: r.Tagged(), Old: prev, New: d, Changed: prev != d})
 	}
-	res.lock = lock.Marshal()
-	parsed, err := images.ParseLock(images.LockFile, res.lock)
-	if err != nil {
-		return nil, fmt.Errorf("internal error: the new lock does not parse: %w", err)
-	}
-	if res.files, err = compile(dir, cfg, parsed); err != nil {
-		return nil, err
-	}
-	for _, c := range res.Images {
-		res.Changed = res.Changed || c.Changed
-	}
-	for _, c := range res.Packages {
-		res.Changed = res.Changed || c.Changed
-	}
-	return res, nil
+	return nil
 }
 
 // WriteBump writes the new lock and the generated files, only those that

@@ -3,6 +3,7 @@ package generator
 import (
 	"net/netip"
 
+	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
@@ -11,7 +12,7 @@ import (
 // values are safe; defaults are applied by plan, not here.
 type Config struct {
 	Name        string
-	Agent       images.Agent
+	Agent       catalog.Agent
 	AgentPos    yamlpos.Pos
 	Base        *images.Ref // nil: the agent's catalog image
 	BasePos     yamlpos.Pos
@@ -26,7 +27,7 @@ type Config struct {
 	CPUs        float64  // 0: no limit
 	Memory      string
 	Pids        int
-	Env         []images.EnvVar // as written, sorted by name
+	Env         []catalog.EnvVar // as written, sorted by name
 	Workspace   string
 	ReadOnly    []string
 	ReadOnlyPos []yamlpos.Pos // where each ReadOnly entry is written

@@ -2,5 +2,6 @@
 // a pipeline of small stages: load (strict YAML into wire structs) ->
 // validate (into a Config) -> plan (defaults, catalogs, lock) -> render (pure,
 // path -> bytes) -> check (every output through its ecosystem's parser) ->
-// write or diff. It never prints and never touches the network.
+// write or diff. Compile is its one entry point; CompileOptions says where it
+// stops and what it reads. It never prints and never touches the network.
 package generator

@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -109,44 +110,14 @@ var AlwaysRefused = []string{
 	"IPv4 and IPv6 addresses outside the allow sets, and IPv6 packets with a routing header",
 }
 
-// Explain compiles dir/agentbox.yaml and dir/agentbox.lock as generate does
-// and describes the result.
-func Explain(dir string) (*Sandbox, error) {
-	cfg, pos, err := loadConfig(dir)
-	if err != nil {
-		return nil, err
+// Explain describes the compiled sandbox; c must have been compiled to
+// Planned or further.
+func (c *Compiled) Explain() (*Sandbox, error) {
+	if c.plan == nil {
+		return nil, errors.New("internal error: explaining a sandbox that was not planned")
 	}
-	lock, err := readLock(dir)
-	if err != nil {
-		return nil, err
-	}
-	return explainPlanned(displayPath(dir, ConfigFile), cfg, pos, lock)
-}
-
-// ExplainBytes is Explain for an agentbox.yaml and agentbox.lock held in
-// memory (lock nil when there is none): nothing on disk is read. file names
-// the configuration in messages.
-func ExplainBytes(file string, config, lockData []byte) (*Sandbox, error) {
-	cfg, pos, err := decodeConfig(file, config, ".")
-	if err != nil {
-		return nil, err
-	}
-	var lock *images.Lock
-	if lockData != nil {
-		if lock, err = images.ParseLock(strings.TrimSuffix(file, ConfigFile)+images.LockFile, lockData); err != nil {
-			return nil, err
-		}
-	}
-	return explainPlanned(file, cfg, pos, lock)
-}
-
-func explainPlanned(file string, cfg *Config, pos yamlpos.Positions, lock *images.Lock) (*Sandbox, error) {
-	errs := &yamlpos.Errors{File: file}
-	p := plan(cfg, lock, errs)
-	if err := errs.Err(); err != nil {
-		return nil, err
-	}
-	o := origins{cfg: cfg, pos: pos}
+	p := c.plan
+	o := origins{cfg: c.Config, pos: c.pos}
 	return &Sandbox{
 		Name:       p.Name,
 		Agent:      p.Agent.Name,
@@ -154,7 +125,7 @@ func explainPlanned(file string, cfg *Config, pos yamlpos.Positions, lock *image
 		Filesystem: o.filesystem(p),
 		Privileges: o.privileges(p),
 		Pins:       o.pins(p),
-		lines:      lines(pos),
+		lines:      lines(c.pos),
 	}, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
@@ -88,7 +89,7 @@ func fakeLock(cfg *Config) *images.Lock {
 		}
 	}
 	l.Images[cfg.Agent.BaseImage] = d
-	l.Images[images.DefaultEgressImage] = d
+	l.Images[catalog.DefaultEgressImage] = d
 	if cfg.Agent.Package != "" {
 		l.NPM[cfg.Agent.Package] = "1.0.0"
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/images"
 	_ "github.com/agentbox-dev/agentbox/internal/testing/golden"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
@@ -33,12 +34,12 @@ func goldenInputs(t testing.TB) []string {
 // same bytes each time (map iteration order differs between runs).
 func TestDeterministic(t *testing.T) {
 	for _, dir := range goldenInputs(t) {
-		first, err := Build(dir)
+		first, err := generate(dir)
 		if err != nil {
 			t.Fatalf("%s: %v", dir, err)
 		}
 		for range 10 {
-			again, err := Build(dir)
+			again, err := generate(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +61,7 @@ func TestEveryFileHasHeader(t *testing.T) {
 	abs, _ := filepath.Abs(goldenDir)
 	host, _ := os.Hostname()
 	for _, dir := range goldenInputs(t) {
-		files, err := Build(dir)
+		files, err := generate(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +154,7 @@ network:
 // TestCatalogIsValid checks every catalog entry with the validators that
 // user input passes.
 func TestCatalogIsValid(t *testing.T) {
-	for _, a := range images.Agents() {
+	for _, a := range catalog.Agents() {
 		if _, err := images.ParseRef(a.BaseImage); err != nil {
 			t.Errorf("agent %s: %v", a.Name, err)
 		}
@@ -172,7 +173,7 @@ func TestCatalogIsValid(t *testing.T) {
 			}
 		}
 	}
-	for _, s := range images.Services() {
+	for _, s := range catalog.Services() {
 		for _, d := range s.Domains {
 			if _, err := loadString(t, "network: {domains: [\""+d+"\"]}"); err != nil {
 				t.Errorf("service %s: %v", s.Name, err)

@@ -5,23 +5,23 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/internal/validate"
 )
 
 // InitFile renders the commented agentbox.yaml that `agentbox init` writes
 // for the project name, agent and IDE, and checks that it loads.
 func InitFile(dir, name, agent, ide string) ([]byte, error) {
-	a, ok := images.LookupAgent(agent)
+	a, ok := catalog.LookupAgent(agent)
 	if !ok {
-		return nil, fmt.Errorf("%s", enumError("agent", agent, images.AgentNames()))
+		return nil, fmt.Errorf("%s", enumError("agent", agent, catalog.AgentNames()))
 	}
 	data, err := executeTemplate("agentbox.yaml.tmpl", map[string]string{
 		"Name":     name,
 		"Agent":    a.Name,
-		"Agents":   strings.Join(images.AgentNames(), ", "),
+		"Agents":   strings.Join(catalog.AgentNames(), ", "),
 		"Base":     a.BaseImage,
-		"Services": strings.Join(images.ServiceNames(), ", "),
+		"Services": strings.Join(catalog.ServiceNames(), ", "),
 		"IDE":      ide,
 	})
 	if err != nil {

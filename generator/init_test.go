@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
 
@@ -13,7 +13,7 @@ import (
 // names only the agent and the IDE (init's flags).
 func TestInitFileShowsDefaults(t *testing.T) {
 	dir := t.TempDir()
-	for _, agent := range images.AgentNames() {
+	for _, agent := range catalog.AgentNames() {
 		for _, ide := range IDEs {
 			t.Run(agent+"-"+ide, func(t *testing.T) {
 				data, err := InitFile(dir, "my-project", agent, ide)

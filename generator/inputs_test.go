@@ -45,7 +45,7 @@ func TestFilesDependOnInputsOnly(t *testing.T) {
 		}
 		os.WriteFile(filepath.Join(dir, ConfigFile), yaml, 0o644)
 		os.WriteFile(filepath.Join(dir, images.LockFile), lock.Marshal(), 0o644)
-		files, err := Build(dir)
+		files, err := generate(dir)
 		if err != nil {
 			t.Fatalf("%s (.git %s): %v", c.folder, c.git, err)
 		}

@@ -15,14 +15,9 @@ import (
 // The load stage: agentbox.yaml and agentbox.lock read, decoded strictly
 // and validated into a Config.
 
-// Load reads and validates dir/agentbox.yaml. Error messages name the file
-// as dir/agentbox.yaml, so dir should be the path as the user wrote it.
-func Load(dir string) (*Config, error) {
-	cfg, _, err := loadConfig(dir)
-	return cfg, err
-}
-
-// loadConfig is Load, also returning where each key is written.
+// loadConfig reads and validates dir/agentbox.yaml, and returns where each
+// key is written. Error messages name the file as dir/agentbox.yaml, so dir
+// should be the path as the user wrote it.
 func loadConfig(dir string) (*Config, yamlpos.Positions, error) {
 	file := displayPath(dir, ConfigFile)
 	data, err := readConfig(filepath.Join(dir, ConfigFile))
@@ -69,26 +64,7 @@ func decodeConfig(file string, data []byte, dir string) (*Config, yamlpos.Positi
 	return cfg, pos, nil
 }
 
-// Validate loads dir/agentbox.yaml and checks that every path the sandbox
-// mounts stays inside the project (CheckMounts).
-func Validate(dir string) (*Config, error) {
-	cfg, err := Load(dir)
-	if err != nil {
-		return nil, err
-	}
-	return cfg, CheckMounts(dir, cfg)
-}
-
-// loadProject reads agentbox.yaml and, when there is one, agentbox.lock.
-func loadProject(dir string) (*Config, *images.Lock, error) {
-	cfg, err := Load(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	lock, err := readLock(dir)
-	return cfg, lock, err
-}
-
+// readLock reads dir/agentbox.lock; nil when there is none.
 func readLock(dir string) (*images.Lock, error) {
 	file := displayPath(dir, images.LockFile)
 	data, err := os.ReadFile(filepath.Join(dir, images.LockFile))

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/validate"
@@ -18,7 +19,7 @@ import (
 // sets sorted and de-duplicated, images pinned from the lock.
 type Plan struct {
 	Name             string
-	Agent            images.Agent
+	Agent            catalog.Agent
 	AgentImage       images.Ref
 	AgentVersion     string
 	NPMSpec          string // package@version
@@ -27,7 +28,7 @@ type Plan struct {
 	UID, GID         int
 	Home             string
 	OwnedDirs        []string
-	Env              []images.EnvVar
+	Env              []catalog.EnvVar
 	Workspace        string
 	Mounts           []Mount
 	StateVolume      string
@@ -78,7 +79,7 @@ func plan(cfg *Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
 		Agent:     cfg.Agent,
 		UID:       cfg.UID,
 		GID:       cfg.GID,
-		Home:      images.Home,
+		Home:      catalog.Home,
 		Workspace: cfg.Workspace,
 		Memory:    cfg.Memory,
 		Pids:      cfg.Pids,
@@ -100,7 +101,7 @@ func plan(cfg *Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
 	if cfg.CPUs > 0 {
 		p.CPUs = strconv.FormatFloat(cfg.CPUs, 'f', -1, 64)
 	}
-	p.OwnedDirs = []string{images.Home, cfg.Workspace}
+	p.OwnedDirs = []string{catalog.Home, cfg.Workspace}
 	if cfg.Agent.StateDir != "" {
 		p.StateVolume = "agent-state"
 		p.OwnedDirs = append(p.OwnedDirs, cfg.Agent.StateDir)
@@ -147,7 +148,7 @@ func imageSpecs(cfg *Config) []imageSpec {
 	return []imageSpec{
 		spec(cfg.Base, cfg.BasePos, "image.base", cfg.Agent.BaseImage,
 			fmt.Sprintf("the default base image of agent %s", cfg.Agent.Name), agentPos, agentPath),
-		spec(cfg.Egress, cfg.EgressPos, "egress.image", images.DefaultEgressImage,
+		spec(cfg.Egress, cfg.EgressPos, "egress.image", catalog.DefaultEgressImage,
 			"the default egress image", fileStart, ""),
 	}
 }
@@ -198,17 +199,17 @@ func mounts(cfg *Config, stateVolume string) []Mount {
 	return ms
 }
 
-func mergeEnv(catalog, user []images.EnvVar) []images.EnvVar {
+func mergeEnv(fromCatalog, user []catalog.EnvVar) []catalog.EnvVar {
 	byName := map[string]string{}
-	for _, e := range catalog {
+	for _, e := range fromCatalog {
 		byName[e.Name] = e.Value
 	}
 	for _, e := range user {
 		byName[e.Name] = e.Value
 	}
-	out := make([]images.EnvVar, 0, len(byName))
+	out := make([]catalog.EnvVar, 0, len(byName))
 	for _, name := range slices.Sorted(maps.Keys(byName)) {
-		out = append(out, images.EnvVar{Name: name, Value: byName[name]})
+		out = append(out, catalog.EnvVar{Name: name, Value: byName[name]})
 	}
 	return out
 }

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/firewall"
-	"github.com/agentbox-dev/agentbox/images"
 )
 
 // policy builds the egress policy. A domain admits itself and every name
@@ -37,11 +37,11 @@ func policy(cfg *Config) firewall.Policy {
 	}
 	addAll(cfg.Agent.Domains, "agent "+cfg.Agent.Name)
 	for _, s := range cfg.Services {
-		svc, _ := images.LookupService(s)
+		svc, _ := catalog.LookupService(s)
 		addAll(svc.Domains, "service "+s)
 	}
 	if cfg.IDE == "vscode" {
-		svc, _ := images.LookupService("vscode")
+		svc, _ := catalog.LookupService("vscode")
 		addAll(svc.Domains, "ide vscode")
 	}
 	for _, d := range cfg.Domains {

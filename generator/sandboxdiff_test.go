@@ -8,7 +8,7 @@ import (
 // today (agentbox never grants a capability or turns no_new_privs off, and
 // its mounts do not depend on the file): they must still be classified.
 func TestDiffSandboxesPrivileges(t *testing.T) {
-	base, err := ExplainBytes(ConfigFile, []byte("agent: none\n"), []byte(testLock))
+	base, err := explainSource("agent: none\n", testLock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestDiffSandboxesPrivileges(t *testing.T) {
 
 // TestExplainMatchesPlan: explain reads the plan that render renders.
 func TestExplainMatchesPlan(t *testing.T) {
-	s, err := ExplainBytes(ConfigFile, []byte("agent: claude\nnetwork:\n  domains: [{host: x.example.com, ports: [8443]}]\nresources: {memory: 512m, pids: 64}\n"), []byte(testLock))
+	s, err := explainSource("agent: claude\nnetwork:\n  domains: [{host: x.example.com, ports: [8443]}]\nresources: {memory: 512m, pids: 64}\n", testLock)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,8 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/firewall"
-	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/validate"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
@@ -64,12 +64,12 @@ func schemaConstraints() map[string]schemaNode {
 	return map[string]schemaNode{
 		"version":          {"enum": []any{1}},
 		"name":             {"pattern": "^" + validate.ProjectNameGrammar + "$", "maxLength": 63},
-		"agent":            {"enum": anys(images.AgentNames())},
+		"agent":            {"enum": anys(catalog.AgentNames())},
 		"image.packages[]": {"pattern": "^" + validate.DebianPackageGrammar + "(=" + validate.DebianVersionGrammar + ")?$", "maxLength": 200},
 		"image.user.uid":   merged(id, schemaNode{"not": schemaNode{"const": firewall.DNSUID}}),
 		"image.user.gid":   id,
 
-		"network.services[]":        {"enum": anys(images.ServiceNames())},
+		"network.services[]":        {"enum": anys(catalog.ServiceNames())},
 		"network.domains[].host":    {"minLength": 1},
 		"network.domains[].ports":   ports,
 		"network.domains[].ports[]": port,

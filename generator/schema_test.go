@@ -12,7 +12,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/internal/testing/golden"
 	"github.com/agentbox-dev/agentbox/internal/validate"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -140,7 +140,7 @@ func TestJSONSchemaFixtures(t *testing.T) {
 // TestJSONSchemaInitFile: the file `agentbox init` writes passes the schema.
 func TestJSONSchemaInitFile(t *testing.T) {
 	sch := schemaCompile(t)
-	for _, agent := range images.AgentNames() {
+	for _, agent := range catalog.AgentNames() {
 		for _, ide := range IDEs {
 			t.Run(agent+"-"+ide, func(t *testing.T) {
 				data, err := InitFile(t.TempDir(), "my-project", agent, ide)
@@ -172,7 +172,7 @@ func TestJSONSchemaNotStricter(t *testing.T) {
 		"network: {domains: [{host: a.example.com, ports: ~}], cidrs: [{cidr: 198.18.0.0/24, ports: ~}]}\n",
 		"network:\n  domains: [example.com, '*.example.org', EXAMPLE.net., {host: a.example.com}, {host: b.example.com, ports: ~}]\n" +
 			"  cidrs: [10.0.0.0/8, 2001:db8::/32, 203.0.113.7, {cidr: 198.18.0.0/15, ports: [1, 65535]}]\n",
-		"network: {services: [" + strings.Join(images.ServiceNames(), ", ") + "], ports: [1, 65535, 1]}\n",
+		"network: {services: [" + strings.Join(catalog.ServiceNames(), ", ") + "], ports: [1, 65535, 1]}\n",
 		"env: {A: 1, B: true, C: 1.5, D: '', _x9: 0x10}\n",
 		"version: 0x1\nimage: {user: {uid: 1, gid: 65534}}\n",
 		"image: {user: {uid: 65534, gid: 1}}\n",

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
@@ -45,13 +46,13 @@ func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, di
 			c.fail("name", err)
 		}
 	}
-	cfg.Agent, _ = images.LookupAgent("none")
+	cfg.Agent, _ = catalog.LookupAgent("none")
 	if w.Agent != nil {
 		cfg.AgentPos = pos["agent"]
-		if a, ok := images.LookupAgent(*w.Agent); ok {
+		if a, ok := catalog.LookupAgent(*w.Agent); ok {
 			cfg.Agent = a
 		} else {
-			c.failf("agent", "%s", enumError("agent", *w.Agent, images.AgentNames()))
+			c.failf("agent", "%s", enumError("agent", *w.Agent, catalog.AgentNames()))
 		}
 	}
 	cfg.Base, cfg.BasePos = c.ref("image.base", w.Image.Base)
@@ -154,8 +155,8 @@ func (c *checker) network(w *wireFile, cfg *Config) {
 	n := w.Network
 	for i, s := range entries(c, "network.services", n.Services) {
 		path := fmt.Sprintf("network.services[%d]", i)
-		if _, ok := images.LookupService(s); !ok {
-			c.failf(path, "%s", enumError("service", s, images.ServiceNames()))
+		if _, ok := catalog.LookupService(s); !ok {
+			c.failf(path, "%s", enumError("service", s, catalog.ServiceNames()))
 			continue
 		}
 		cfg.Services = append(cfg.Services, s)
@@ -308,6 +309,6 @@ func (c *checker) env(env map[string]string, cfg *Config) {
 		} else if n := len(name) + len("=") + len(value) + 1; n > MaxEnvString {
 			c.failf(path, "%s=… with its terminating NUL is %d bytes; Linux takes at most %d (128 KiB) in one environment string", name, n, MaxEnvString)
 		}
-		cfg.Env = append(cfg.Env, images.EnvVar{Name: name, Value: value})
+		cfg.Env = append(cfg.Env, catalog.EnvVar{Name: name, Value: value})
 	}
 }

@@ -18,11 +18,11 @@ func workspaceScript(t *testing.T, yaml, origin string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := compile(t.TempDir(), cfg, fakeLock(cfg))
+	c, err := Compile(t.TempDir(), CompileOptions{Config: cfg, Lock: fakeLock(cfg)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	script := string(files[WorkspaceScript])
+	script := string(c.Files[WorkspaceScript])
 	line := "origin=" + OriginDir + "\n"
 	if !strings.Contains(script, line) {
 		t.Fatalf("the script has no line %q:\n%s", line, script)

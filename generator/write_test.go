@@ -14,7 +14,7 @@ import (
 )
 
 // writeProject is a project of the agent-claude golden case, generated
-// (with initial, or with what Build returns when initial is nil), then
+// (with initial, or with what generate returns when initial is nil), then
 // changed so that the next write creates, updates and removes files: the
 // policy changes (rules.nft, dnsmasq.conf), .devcontainer/ is gone, a stale
 // file was generated before, and entrypoint.sh lost its mode. It returns
@@ -34,7 +34,7 @@ func writeProject(t *testing.T, initial map[string][]byte) (string, map[string][
 	}
 	if initial == nil {
 		var err error
-		if initial, err = Build(dir); err != nil {
+		if initial, err = generate(dir); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -81,25 +81,22 @@ func newLock(t *testing.T, dir string) []byte {
 func writeCase(t *testing.T, dir string, bump bool) (lock []byte, files map[string][]byte) {
 	t.Helper()
 	if !bump {
-		files, err := Build(dir)
+		files, err := generate(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return nil, files
 	}
 	lock = newLock(t, dir)
-	cfg, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	parsed, err := images.ParseLock(images.LockFile, lock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if files, err = compile(dir, cfg, parsed); err != nil {
+	c, err := Compile(dir, CompileOptions{Lock: parsed})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return lock, files
+	return lock, c.Files
 }
 
 // TestWriteIsAllOrNothing fails each step of generate's write, and of

@@ -1,5 +1,6 @@
-// Package images owns everything agentbox knows about container images and
-// agent CLIs: parsing image references (tag and digest kept together), the
-// agentbox.lock file that pins them, and the catalog of agents and services
-// with their packages, base images and egress domains.
+// Package images owns everything agentbox knows about pinning container
+// images and agent CLIs: parsing image references (tag and digest kept
+// together), the agentbox.lock file that pins them, and the clients that
+// resolve tags to digests and npm versions. The catalog of agents and
+// services is package catalog.
 package images

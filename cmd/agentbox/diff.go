@@ -72,7 +72,7 @@ Exit codes: 0, 1 (error), 2 (usage), 3 (--fail-on widen and something widens).`,
 // sandboxDiff compiles the sandbox at base and in the working tree and
 // compares them.
 func sandboxDiff(c *cobra.Command, dir, base string) (*diffReport, error) {
-	head, err := generator.Explain(dir)
+	head, err := explain(dir, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func sandboxDiff(c *cobra.Command, dir, base string) (*diffReport, error) {
 	var old *generator.Sandbox
 	if files[0] != nil {
 		name := fmt.Sprintf("%s:%s", base, filepath.ToSlash(filepath.Join(dir, generator.ConfigFile)))
-		if old, err = generator.ExplainBytes(name, files[0], files[1]); err != nil {
+		if old, err = explain(".", &generator.Source{File: name, Config: files[0], Lock: files[1]}); err != nil {
 			return nil, fmt.Errorf("agentbox.yaml at %s does not load: %s", base, firstErrorLine(err))
 		}
 	}

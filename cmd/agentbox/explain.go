@@ -47,7 +47,7 @@ renders.`,
 			if err := checkFormat(format); err != nil {
 				return err
 			}
-			s, err := generator.Explain(*dir)
+			s, err := explain(*dir, nil)
 			if err != nil {
 				return err
 			}
@@ -106,4 +106,14 @@ func change(r generator.DiffRow) string {
 		return fmt.Sprintf("%s %s -> %s", from[:i], from[i+1:], to[j+1:])
 	}
 	return fmt.Sprintf("%s -> %s", from, to)
+}
+
+// explain compiles the sandbox as far as its plan and describes it: the
+// project in dir, or src when not nil (diff's base, read from git).
+func explain(dir string, src *generator.Source) (*generator.Sandbox, error) {
+	c, err := generator.Compile(dir, generator.CompileOptions{Until: generator.Planned, Source: src})
+	if err != nil {
+		return nil, err
+	}
+	return c.Explain()
 }

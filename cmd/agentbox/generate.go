@@ -47,10 +47,11 @@ missing, changed and extra files and exits 3 if there is any.`,
 }
 
 func (o *generateOptions) run(stdout, stderr io.Writer) error {
-	files, err := generator.Build(o.dir)
+	c, err := generator.Compile(o.dir, generator.CompileOptions{CheckMounts: true})
 	if err != nil {
 		return err
 	}
+	files := c.Files
 	if o.check {
 		diff, err := generator.Diff(o.dir, files)
 		if err != nil {

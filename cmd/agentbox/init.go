@@ -11,6 +11,7 @@ import (
 	"slices"
 	"syscall"
 
+	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/atomicfile"
@@ -42,17 +43,17 @@ init refuses to overwrite an existing file unless --force is given.`,
 			return o.run(stdout, stderr)
 		},
 	}
-	c.Flags().StringVar(&o.agent, "agent", "none", "the agent: "+yamlpos.Quoted(images.AgentNames()))
+	c.Flags().StringVar(&o.agent, "agent", "none", "the agent: "+yamlpos.Quoted(catalog.AgentNames()))
 	c.Flags().StringVar(&o.ide, "ide", generator.DefaultIDE, "the IDE of the Dev Container: vscode or none")
 	c.Flags().BoolVar(&o.force, "force", false, "overwrite an existing agentbox.yaml")
-	_ = c.RegisterFlagCompletionFunc("agent", completeFrom(images.AgentNames()))
+	_ = c.RegisterFlagCompletionFunc("agent", completeFrom(catalog.AgentNames()))
 	_ = c.RegisterFlagCompletionFunc("ide", completeFrom(generator.IDEs))
 	return c
 }
 
 func (o *initOptions) run(stdout, stderr io.Writer) error {
-	if _, ok := images.LookupAgent(o.agent); !ok {
-		return usageErrorf("invalid --agent %q; valid values are %s", o.agent, yamlpos.Quoted(images.AgentNames()))
+	if _, ok := catalog.LookupAgent(o.agent); !ok {
+		return usageErrorf("invalid --agent %q; valid values are %s", o.agent, yamlpos.Quoted(catalog.AgentNames()))
 	}
 	if !slices.Contains(generator.IDEs, o.ide) {
 		return usageErrorf("invalid --ide %q; valid values are %s", o.ide, yamlpos.Quoted(generator.IDEs))

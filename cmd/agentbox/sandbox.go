@@ -33,16 +33,12 @@ type sandboxOptions struct {
 // shell and logs pass false, so that the sandbox can always be stopped,
 // whatever the agent did to the project.
 func (o *sandboxOptions) compose(ctx context.Context, starts bool) ([]string, *generator.Config, error) {
-	cfg, files, err := generator.Compile(o.dir)
+	c, err := generator.Compile(o.dir, generator.CompileOptions{CheckMounts: starts})
 	if err != nil {
 		return nil, nil, err
 	}
-	if starts {
-		if err := generator.CheckMounts(o.dir, cfg); err != nil {
-			return nil, nil, err
-		}
-	}
-	if diff, err := generator.Diff(o.dir, files); err != nil {
+	cfg := c.Config
+	if diff, err := generator.Diff(o.dir, c.Files); err != nil {
 		return nil, nil, err
 	} else if diff != "" {
 		return nil, nil, errors.New("the generated files are out of date (agentbox generate --check fails); run \"agentbox generate\" and review the diff first")

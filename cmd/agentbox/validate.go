@@ -20,7 +20,7 @@ its way.`,
   agentbox validate -C path/to/project`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			if _, err := generator.Validate(*dir); err != nil {
+			if _, err := generator.Compile(*dir, generator.CompileOptions{Until: generator.Loaded, CheckMounts: true}); err != nil {
 				return err
 			}
 			fmt.Fprintln(stderr, "agentbox: agentbox.yaml is valid")

@@ -1,4 +1,8 @@
-package images
+// Package catalog owns the facts agentbox knows about agent CLIs and
+// egress services: each agent's npm package, base image, state directory,
+// environment and domains, and the named groups of domains a sandbox may
+// reach. It imports nothing else from the project.
+package catalog
 
 import "sort"
 
