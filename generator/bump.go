@@ -1,18 +1,33 @@
 package generator
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"sync"
+	"time"
 
 	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/debian"
+	"github.com/agentbox-dev/agentbox/internal/npm"
 )
+
+// DebianArchive reads a snapshot archive of Debian (internal/debian.Archive).
+type DebianArchive interface {
+	Snapshot(ctx context.Context, at time.Time) (debian.Snapshot, error)
+	Resolve(ctx context.Context, snap debian.Snapshot, release, arch string, names []string) (debian.Resolution, error)
+}
 
 // BumpOptions are the collaborators of Bump.
 type BumpOptions struct {
 	Resolver images.Resolver
+	OS       images.OSReleaser
 	NPM      images.NPM
+	Debian   DebianArchive
+	Now      func() time.Time // nil: time.Now
 	// Progress, if set, hears of each image reference as it resolves.
 	Progress func(ref images.Ref, digest string, err error)
 }
@@ -26,9 +41,21 @@ type ImageChange struct {
 	InConfig  bool   `json:"pinned_in_config,omitempty"` // pinned in agentbox.yaml: checked, never rewritten
 }
 
-// PackageChange is one npm package of a bump.
+// PackageChange is one npm package of a bump, with its dependency tree.
 type PackageChange struct {
-	Package string `json:"package"`
+	Package     string `json:"package"`
+	Old         string `json:"old"`
+	New         string `json:"new"`
+	Changed     bool   `json:"changed"`
+	TreeSize    int    `json:"tree_size"`    // packages in the new tree, the CLI included
+	TreeChanged int    `json:"tree_changed"` // packages added, removed or at another version
+}
+
+// DebianChange is one Debian package of one release and architecture.
+type DebianChange struct {
+	Release string `json:"release"`
+	Arch    string `json:"arch"`
+	Package string `json:"package"` // "(dependencies)": the closure of what the named packages need
 	Old     string `json:"old"`
 	New     string `json:"new"`
 	Changed bool   `json:"changed"`
@@ -39,15 +66,19 @@ type BumpResult struct {
 	Changed  bool            `json:"changed"`
 	Images   []ImageChange   `json:"images"`
 	Packages []PackageChange `json:"packages"`
+	Debian   []DebianChange  `json:"debian"`
+	Snapshot string          `json:"debian_snapshot"` // the snapshot the new lock pins
 	lock     []byte
 	files    map[string][]byte
 }
 
 // Bump resolves every image reference of dir/agentbox.yaml to its current
-// digest and the agent CLI to its latest version, and renders the sandbox
-// with the new lock. It writes nothing: WriteBump does, once everything has
-// resolved and rendered. A reference pinned in agentbox.yaml is checked to
-// exist and left as written.
+// digest, the agent CLI to its latest version and its whole dependency
+// tree, and every Debian package of both images to its version in the
+// archive's latest snapshot, and renders the sandbox with the new lock. It
+// writes nothing: WriteBump does, once everything has resolved and
+// rendered. A reference pinned in agentbox.yaml is checked to exist and left
+// as written. Debian pins keep their snapshot while no version changed.
 func Bump(ctx context.Context, dir string, o BumpOptions) (*BumpResult, error) {
 	loaded, err := Compile(dir, CompileOptions{Until: Loaded, CheckMounts: true})
 	if err != nil {
@@ -58,40 +89,31 @@ func Bump(ctx context.Context, dir string, o BumpOptions) (*BumpResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	var refs []images.Ref
-	for _, s := range imageSpecs(cfg) {
-		if !slices.Contains(refs, s.Ref) {
-			refs = append(refs, s.Ref)
-		}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
-	type answer struct {
-		version string
-		err     error
-	}
-	npm := make(chan answer, 1)
+	var tree *npm.Tree
+	var npmErr error
+	var wg sync.WaitGroup
 	if pkg := cfg.Agent.Package; pkg != "" {
+		wg.Add(1)
 		go func() {
-			v, err := o.NPM.Latest(ctx, pkg)
-			npm <- answer{v, err}
+			defer wg.Done()
+			tree, npmErr = resolveCLI(ctx, o.NPM, pkg)
 		}()
 	}
-	digests, errs := images.ResolveAll(ctx, o.Resolver, refs, o.Progress)
 	res := &BumpResult{}
-	lock := &images.Lock{Images: map[string]string{}, NPM: map[string]string{}}
-	if pkg := cfg.Agent.Package; pkg != "" {
-		a := <-npm
-		if a.err != nil {
-			errs = append(errs, a.err)
-		} else {
-			prev, _ := old.Version(pkg)
-			lock.NPM[pkg] = a.version
-			res.Packages = append(res.Packages, PackageChange{pkg, prev, a.version, prev != a.version})
-		}
+	lock := &images.Lock{Images: map[string]string{}, NPM: map[string]*npm.Tree{}}
+	pinned, err := bumpImages(ctx, cfg, old, o, lock, res)
+	wg.Wait()
+	if err = errors.Join(err, npmErr); err != nil {
+		return nil, err
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	if tree != nil {
+		lock.NPM[tree.Name] = tree
+		res.Packages = append(res.Packages, treeChange(old, tree))
 	}
-	if err := pinImages(refs, digests, old, lock, res); err != nil {
+	if lock.Debian, err = bumpDebian(ctx, cfg, old, o, pinned, res); err != nil {
 		return nil, err
 	}
 	res.lock = lock.Marshal()
@@ -104,32 +126,17 @@ func Bump(ctx context.Context, dir string, o BumpOptions) (*BumpResult, error) {
 		return nil, err
 	}
 	res.files = compiled.Files
+	res.Changed = old == nil || old.FormatVersion != images.LockVersion
 	for _, c := range res.Images {
 		res.Changed = res.Changed || c.Changed
 	}
 	for _, c := range res.Packages {
+		res.Changed = res.Changed || c.Changed || c.TreeChanged > 0
+	}
+	for _, c := range res.Debian {
 		res.Changed = res.Changed || c.Changed
 	}
 	return res, nil
-}
-
-// pinImages records in lock and res the digest each reference resolved to;
-// one pinned in agentbox.yaml must have resolved to its own digest.
-func pinImages(refs []images.Ref, digests map[string]string, old, lock *images.Lock, res *BumpResult) error {
-	for _, r := range refs {
-		d := digests[r.String()]
-		if r.Pinned() {
-			if d != r.Digest {
-				return fmt.Errorf("resolving %s: the registry returned %s", r, d)
-			}
-			res.Images = append(res.Images, ImageChange{Reference: r.Tagged(), Old: d, New: d, InConfig: true})
-			continue
-		}
-		prev, _ := old.Digest(r)
-		lock.Images[r.Tagged()] = d
-		res.Images = append(res.Images, ImageChange{Reference: r.Tagged(), Old: prev, New: d, Changed: prev != d})
-	}
-	return nil
 }
 
 // WriteBump writes the new lock and the generated files, only those that
@@ -138,3 +145,87 @@ func pinImages(refs []images.Ref, digests map[string]string, old, lock *images.L
 func WriteBump(dir string, res *BumpResult) ([]Change, error) {
 	return writeAll(dir, res.lock, res.files, nil)
 }
+
+// bumpImages resolves the image references into lock and res, and returns
+// every image spec with its digest.
+func bumpImages(ctx context.Context, cfg *Config, old *images.Lock, o BumpOptions, lock *images.Lock, res *BumpResult) ([]imageSpec, error) {
+	specs := imageSpecs(cfg)
+	var refs []images.Ref
+	for _, s := range specs {
+		if !slices.Contains(refs, s.Ref) {
+			refs = append(refs, s.Ref)
+		}
+	}
+	digests, errs := images.ResolveAll(ctx, o.Resolver, refs, o.Progress)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	for _, r := range refs {
+		d := digests[r.String()]
+		if r.Pinned() {
+			if d != r.Digest {
+				return nil, fmt.Errorf("resolving %s: the registry returned %s", r, d)
+			}
+			res.Images = append(res.Images, ImageChange{Reference: r.Tagged(), Old: d, New: d, InConfig: true})
+			continue
+		}
+		prev, _ := old.Digest(r)
+		lock.Images[r.Tagged()] = d
+		res.Images = append(res.Images, ImageChange{Reference: r.Tagged(), Old: prev, New: d, Changed: prev != d})
+	}
+	for i := range specs {
+		specs[i].Ref = specs[i].Ref.WithDigest(digests[specs[i].Ref.String()])
+	}
+	return specs, nil
+}
+
+// resolveCLI resolves the CLI's latest version and its dependency tree.
+func resolveCLI(ctx context.Context, reg images.NPM, pkg string) (*npm.Tree, error) {
+	v, err := reg.Latest(ctx, pkg)
+	if err != nil {
+		return nil, err
+	}
+	t, err := npm.Resolve(ctx, reg, pkg, v)
+	if err != nil {
+		return nil, fmt.Errorf("resolving the dependency tree of %s@%s: %w", pkg, v, err)
+	}
+	return t, nil
+}
+
+func treeChange(old *images.Lock, t *npm.Tree) PackageChange {
+	c := PackageChange{Package: t.Name, New: t.Version, TreeSize: len(t.Packages)}
+	c.Old, _ = old.Version(t.Name)
+	c.Changed = c.Old != c.New
+	prev, _ := old.Tree(t.Name)
+	var before map[string]npm.Entry
+	if prev != nil {
+		before = prev.Packages
+	}
+	for p := range joinKeys(before, t.Packages) {
+		a, inOld := before[p]
+		b, inNew := t.Packages[p]
+		if inOld != inNew || !bytes.Equal(entryBytes(a), entryBytes(b)) {
+			c.TreeChanged++
+		}
+	}
+	return c
+}
+
+func entryBytes(e npm.Entry) []byte {
+	t := &npm.Tree{Packages: map[string]npm.Entry{"x": e}}
+	return t.PackageLock("")
+}
+
+func joinKeys[V any](a, b map[string]V) map[string]bool {
+	out := map[string]bool{}
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -17,6 +17,7 @@ type Config struct {
 	Base        *images.Ref // nil: the agent's catalog image
 	BasePos     yamlpos.Pos
 	Packages    []string
+	PackagesPos []yamlpos.Pos // where each of Packages is written
 	UID, GID    int
 	Egress      *images.Ref // nil: the default egress image
 	EgressPos   yamlpos.Pos

@@ -4,12 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/npm"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
 
@@ -82,16 +84,34 @@ var placed = regexp.MustCompile(`^` + regexp.QuoteMeta(ConfigFile) + `:[1-9][0-9
 // fakeLock pins every image and package cfg needs.
 func fakeLock(cfg *Config) *images.Lock {
 	const d = "sha256:" + "abababababababababababababababababababababababababababababababab"
-	l := &images.Lock{Images: map[string]string{}, NPM: map[string]string{}}
+	l := &images.Lock{FormatVersion: images.LockVersion, Images: map[string]string{}, NPM: map[string]*npm.Tree{},
+		Debian: &images.Debian{Snapshot: "20261101T000000Z", SecuritySnapshot: "20261101T060000Z",
+			Releases: map[string]string{}, Pins: map[string]map[string]images.ArchPins{"bookworm": {}}}}
 	for _, r := range []*images.Ref{cfg.Base, cfg.Egress} {
 		if r != nil {
 			l.Images[r.Tagged()] = d
+			l.Debian.Releases[r.Tagged()] = "bookworm"
 		}
 	}
 	l.Images[cfg.Agent.BaseImage] = d
 	l.Images[catalog.DefaultEgressImage] = d
-	if cfg.Agent.Package != "" {
-		l.NPM[cfg.Agent.Package] = "1.0.0"
+	l.Debian.Releases[cfg.Agent.BaseImage] = "bookworm"
+	l.Debian.Releases[catalog.DefaultEgressImage] = "bookworm"
+	agent, node, egress := DebianNames(cfg)
+	versions := map[string]string{}
+	for _, n := range slices.Concat(agent, node, egress) {
+		name, v, _ := strings.Cut(n, "=")
+		if v == "" {
+			v = "1.0-1"
+		}
+		versions[name] = v
+	}
+	for _, arch := range images.Architectures {
+		l.Debian.Pins["bookworm"][arch] = images.ArchPins{Closure: "sha256:" + strings.Repeat("cd", 32), Versions: versions}
+	}
+	if pkg := cfg.Agent.Package; pkg != "" {
+		l.NPM[pkg] = &npm.Tree{Name: pkg, Version: "1.0.0", Packages: map[string]npm.Entry{
+			"node_modules/" + pkg: {Version: "1.0.0", Integrity: "sha512-" + strings.Repeat("A", 86) + "==", Bin: map[string]string{"cli": "cli.js"}}}}
 	}
 	return l
 }

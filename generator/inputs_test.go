@@ -3,7 +3,6 @@ package generator
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/images"
@@ -15,14 +14,11 @@ import (
 // nor of the state of .git (a directory, a worktree's file, or none yet).
 func TestFilesDependOnInputsOnly(t *testing.T) {
 	yaml := []byte("agent: claude\n")
-	lock := images.Lock{Images: map[string]string{}, NPM: map[string]string{"@anthropic-ai/claude-code": "1.0.0"}}
 	cfg, _, err := decodeConfig(ConfigFile, yaml, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range imageSpecs(cfg) {
-		lock.Images[s.Ref.Tagged()] = "sha256:" + strings.Repeat("cd", 32)
-	}
+	lock := fakeLock(cfg)
 	var want map[string][]byte
 	var wantFrom string
 	for _, c := range []struct{ folder, git string }{

@@ -11,6 +11,7 @@ import (
 	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/npm"
 	"github.com/agentbox-dev/agentbox/internal/validate"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
@@ -23,6 +24,11 @@ type Plan struct {
 	AgentImage       images.Ref
 	AgentVersion     string
 	NPMSpec          string // package@version
+	NPMTree          *npm.Tree
+	NPMBins          []string // the CLI's executables, linked into /usr/local/bin
+	NPMDir           string
+	AgentApt         *AptPlan
+	EgressApt        *AptPlan
 	EgressImage      images.Ref
 	Packages         []string
 	UID, GID         int
@@ -95,7 +101,18 @@ func plan(cfg *Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
 			errs.Add(cfg.AgentPos, "agent", "npm package %q has no version in %s; run \"agentbox bump\"", pkg, images.LockFile)
 		}
 		p.AgentVersion, p.NPMSpec = v, pkg+"@"+v
+		if t, hasTree := lock.Tree(pkg); hasTree {
+			p.NPMTree, p.NPMDir = t, NPMDir
+			p.NPMBins = slices.Sorted(maps.Keys(t.Packages["node_modules/"+pkg].Bin))
+			if len(p.NPMBins) == 0 {
+				errs.Add(cfg.AgentPos, "agent", "%s as pinned in %s has no executable (\"bin\")", p.NPMSpec, images.LockFile)
+			}
+		} else if ok {
+			errs.Add(cfg.AgentPos, "agent", "%s pins %s but not its dependency tree (an older agentbox wrote it); run \"agentbox bump\"", images.LockFile, p.NPMSpec)
+		}
 	}
+	p.AgentApt = aptPlan(specs[0], agentPackages(cfg, specs[0]), cfg.Agent.Package != "", lock, errs)
+	p.EgressApt = aptPlan(specs[1], egressPackages(specs[1]), false, lock, errs)
 	p.Packages = sortedUnique(append(slices.Clone(basePackages), cfg.Packages...)) // no two versions of one: validateConfig
 	p.Env = mergeEnv(cfg.Agent.Env, cfg.Env)
 	if cfg.CPUs > 0 {

@@ -93,6 +93,10 @@ func render(p *Plan) (map[string][]byte, error) {
 		}
 		files[path] = b.Bytes()
 	}
+	if p.NPMTree != nil {
+		files[NPMPackageFile] = p.NPMTree.PackageJSON(Header)
+		files[NPMLockFile] = p.NPMTree.PackageLock(Header)
+	}
 	fw, err := firewall.Render(p.Policy)
 	if err != nil {
 		return nil, fmt.Errorf("rendering the firewall: %w", err)

@@ -1,6 +1,8 @@
 package generator
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -62,10 +64,12 @@ func TestExplainMatchesPlan(t *testing.T) {
 	}
 }
 
-const testLock = `version: 1
-images:
-  "debian:bookworm-slim": "sha256:1111111111111111111111111111111111111111111111111111111111111111"
-  "node:24-bookworm-slim": "sha256:2222222222222222222222222222222222222222222222222222222222222222"
-npm:
-  "@anthropic-ai/claude-code": "2.0.14"
-`
+// testLock pins what the golden case agent-claude needs, and so any
+// configuration with claude or no agent and no extra packages.
+var testLock = func() string {
+	b, err := os.ReadFile(filepath.Join(goldenDir, "agent-claude", "agentbox.lock"))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()

@@ -61,6 +61,9 @@ func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, di
 		c.packages(w.Image.Packages)
 	}
 	cfg.Packages = w.Image.Packages
+	for i := range cfg.Packages {
+		cfg.PackagesPos = append(cfg.PackagesPos, pos[fmt.Sprintf("image.packages[%d]", i)])
+	}
 	cfg.UID = c.id("image.user.uid", w.Image.User.UID, DefaultUID)
 	if cfg.UID == firewall.DNSUID {
 		c.failf("image.user.uid", "uid %d is reserved for the filter resolver, whose traffic the firewall exempts", cfg.UID)

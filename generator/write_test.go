@@ -69,7 +69,7 @@ func newLock(t *testing.T, dir string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lock := strings.Replace(string(old), `"2.0.14"`, `"2.1.0"`, 1)
+	lock := strings.ReplaceAll(string(old), `"2.0.14"`, `"2.1.0"`)
 	if lock == string(old) {
 		t.Fatal("the golden lock has no 2.0.14")
 	}

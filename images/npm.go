@@ -15,7 +15,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/agentbox-dev/agentbox/internal/npm"
 )
 
 // NPM reads package versions from an npm registry.
@@ -23,6 +26,9 @@ type NPM interface {
 	// Latest returns the package's "latest" dist-tag, validated with
 	// ValidNPMVersion.
 	Latest(ctx context.Context, pkg string) (string, error)
+	// Packument returns the package's document: its versions, their
+	// dependencies and tarball integrities.
+	npm.Registry
 }
 
 // NPMOptions configures an NPMClient.
@@ -51,7 +57,8 @@ const maxPackageDocument = 64 << 20
 
 // NPMClient reads the abbreviated package metadata of an npm registry.
 type NPMClient struct {
-	registry string // without trailing slash
+	mu       sync.Mutex // guards registry and host, set on first use
+	registry string     // without trailing slash
 	host     string
 	client   *http.Client
 	timeout  time.Duration
@@ -99,24 +106,9 @@ func (c *NPMClient) setRegistry(reg string) {
 
 // Latest implements NPM.
 func (c *NPMClient) Latest(ctx context.Context, pkg string) (string, error) {
-	fail := func(err error, msg string) error {
-		return &describedError{msg: fmt.Sprintf("reading npm package %q from %s: %s", pkg, c.host, msg), err: err}
-	}
-	if !ValidNPMName(pkg) {
-		return "", fail(nil, "invalid npm package name")
-	}
-	if c.registry == "" {
-		reg, err := c.configGet(ctx)
-		if err != nil || !strings.HasPrefix(reg, "http") {
-			return "", &describedError{msg: fmt.Sprintf("reading npm package %q: no npm registry configured (set NPM_CONFIG_REGISTRY or registry= in .npmrc), and npm could not say its default", pkg), err: err}
-		}
-		c.setRegistry(reg)
-	}
-	rctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	body, err := c.get(rctx, c.registry+"/"+strings.Replace(pkg, "/", "%2f", 1))
+	body, fail, err := c.document(ctx, pkg)
 	if err != nil {
-		return "", fail(err, c.describe(ctx, err))
+		return "", err
 	}
 	var doc struct {
 		DistTags map[string]json.RawMessage `json:"dist-tags"`
@@ -133,6 +125,51 @@ func (c *NPMClient) Latest(ctx context.Context, pkg string) (string, error) {
 		return "", fail(err, fmt.Sprintf("malformed response: dist-tags.latest is %s, not an exact version such as 1.2.3", oneLine(string(raw))))
 	}
 	return latest, nil
+}
+
+// Packument implements NPM.
+func (c *NPMClient) Packument(ctx context.Context, pkg string) (*npm.Packument, error) {
+	body, fail, err := c.document(ctx, pkg)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := npm.ParsePackument(pkg, body)
+	if err != nil {
+		return nil, fail(err, "malformed response: "+err.Error())
+	}
+	return doc, nil
+}
+
+// document reads a package's abbreviated document; fail describes a
+// problem with it.
+func (c *NPMClient) document(ctx context.Context, pkg string) ([]byte, func(error, string) error, error) {
+	fail := func(err error, msg string) error {
+		c.mu.Lock()
+		host := c.host
+		c.mu.Unlock()
+		return &describedError{msg: fmt.Sprintf("reading npm package %q from %s: %s", pkg, host, msg), err: err}
+	}
+	if !ValidNPMName(pkg) {
+		return nil, fail, fail(nil, "invalid npm package name")
+	}
+	c.mu.Lock()
+	if c.registry == "" {
+		reg, err := c.configGet(ctx)
+		if err != nil || !strings.HasPrefix(reg, "http") {
+			c.mu.Unlock()
+			return nil, fail, &describedError{msg: fmt.Sprintf("reading npm package %q: no npm registry configured (set NPM_CONFIG_REGISTRY or registry= in .npmrc), and npm could not say its default", pkg), err: err}
+		}
+		c.setRegistry(reg)
+	}
+	registry := c.registry
+	c.mu.Unlock()
+	rctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	body, err := c.get(rctx, registry+"/"+strings.Replace(pkg, "/", "%2f", 1))
+	if err != nil {
+		return nil, fail, fail(err, c.describe(ctx, err))
+	}
+	return body, fail, nil
 }
 
 // describe says in one line why a request failed.

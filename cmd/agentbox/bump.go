@@ -59,7 +59,9 @@ would change.`,
 }
 
 func (o *bumpOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
-	deps := generator.BumpOptions{Resolver: o.deps.resolver(), NPM: o.deps.npm(o.dir)}
+	reg := o.deps.resolver()
+	deps := generator.BumpOptions{Resolver: reg, OS: reg, NPM: o.deps.npm(o.dir),
+		Debian: o.deps.debian(os.Getenv), Now: o.deps.now}
 	if isTerminal(stderr) {
 		var mu sync.Mutex
 		deps.Progress = func(ref images.Ref, digest string, err error) {

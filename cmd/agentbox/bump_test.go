@@ -18,8 +18,11 @@ import (
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/images/imagestest"
+	"github.com/agentbox-dev/agentbox/internal/debian"
 	"github.com/agentbox-dev/agentbox/internal/testing/golden"
 	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/crane"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -36,6 +39,7 @@ type fakeHub struct {
 	transport http.RoundTripper
 	npmURL    string
 	latest    map[string]string
+	debian    *imagestest.Debian
 	registry  atomic.Value // http.Handler, swappable to simulate faults
 }
 
@@ -49,7 +53,11 @@ func (r rewrite) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func newFakeHub(t *testing.T) *fakeHub {
-	h := &fakeHub{t: t, latest: map[string]string{"@anthropic-ai/claude-code": "2.1.0", "@openai/codex": "0.60.1"}}
+	h := &fakeHub{t: t, latest: map[string]string{"@anthropic-ai/claude-code": "2.1.0", "@openai/codex": "0.60.1"},
+		debian: &imagestest.Debian{State: debian.Snapshot{Debian: "20261101T000000Z", Security: "20261101T060000Z"},
+			Versions: map[string]string{"ca-certificates": "20230311", "git": "1:2.39.5-0+deb12u2",
+				"nodejs": "18.19.0+dfsg-6~deb12u2", "npm": "9.2.0~ds1-1", "dnsmasq-base": "2.90-4~deb12u1",
+				"nftables": "1.0.6-2+deb12u2", "jq": "1.6-2.1"}}}
 	h.registry.Store(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	reg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.registry.Load().(http.Handler).ServeHTTP(w, r)
@@ -64,7 +72,8 @@ func newFakeHub(t *testing.T) *fakeHub {
 			http.NotFound(w, r)
 			return
 		}
-		json.NewEncoder(w).Encode(map[string]any{"name": pkg, "dist-tags": map[string]string{"latest": v}})
+		doc, _ := imagestest.NPM{pkg: v}.Packument(r.Context(), pkg)
+		json.NewEncoder(w).Encode(doc)
 	}))
 	t.Cleanup(npm.Close)
 	h.npmURL = npm.URL
@@ -74,12 +83,13 @@ func newFakeHub(t *testing.T) *fakeHub {
 // deps are the collaborators of a bump against h.
 func (h *fakeHub) deps() deps {
 	d := testDeps()
-	d.resolver = func() images.Resolver {
+	d.resolver = func() imageRegistry {
 		return images.NewRegistryResolver(images.RegistryOptions{Transport: h.transport, Attempts: 2, Keychain: authn.NewMultiKeychain()})
 	}
 	d.npm = func(string) images.NPM {
 		return images.NewNPMClient(images.NPMOptions{Registry: h.npmURL, Transport: http.DefaultTransport, Attempts: 2})
 	}
+	d.debian = func(func(string) string) generator.DebianArchive { return h.debian }
 	return d
 }
 
@@ -97,9 +107,16 @@ func (h *fakeHub) push(ref, seed string, multiArch bool) string {
 	if err != nil {
 		h.t.Fatal(err)
 	}
+	osRelease, err := crane.Layer(map[string][]byte{"etc/os-release": []byte("PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\nVERSION_CODENAME=bookworm\n")})
+	if err != nil {
+		h.t.Fatal(err)
+	}
 	img := func(arch string) v1.Image {
 		i, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{Architecture: arch, OS: "linux", Author: seed})
 		if err != nil {
+			h.t.Fatal(err)
+		}
+		if i, err = mutate.AppendLayers(i, osRelease); err != nil {
 			h.t.Fatal(err)
 		}
 		return i
@@ -300,7 +317,7 @@ func TestBumpKeepsConfigPins(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var res generator.BumpResult
-	if err := json.Unmarshal([]byte(stdout), &res); err != nil || len(res.Images) != 1 || !res.Images[0].InConfig || res.Changed {
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil || len(res.Images) != 1 || !res.Images[0].InConfig || !res.Changed {
 		t.Errorf("result %+v (%v)", res, err)
 	}
 }

@@ -1,12 +1,14 @@
 package main
 
 import (
-	"github.com/agentbox-dev/agentbox/internal/testing/golden"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/agentbox-dev/agentbox/internal/testing/golden"
 )
 
 // project makes a generated copy of a golden case and returns its directory.
@@ -291,7 +293,11 @@ func TestInitRoundTrip(t *testing.T) {
 				if _, stderr, code := runIn(t, dir, "validate"); code != exitOK {
 					t.Fatalf("validate: %d %s", code, stderr)
 				}
-				l := string(lock) + "  \"@openai/codex\": \"1.0.0\"\n  \"@github/copilot\": \"1.0.0\"\n  \"@google/gemini-cli\": \"1.0.0\"\n  \"opencode-ai\": \"1.0.0\"\n"
+				l := string(lock)
+				for pkg, bin := range map[string]string{"@openai/codex": "codex", "@github/copilot": "copilot", "@google/gemini-cli": "gemini", "opencode-ai": "opencode"} {
+					l += fmt.Sprintf("  %q:\n    version: \"1.0.0\"\n    packages:\n      \"node_modules/%s\": {version: \"1.0.0\", integrity: \"sha512-%s==\", bin: {%q: \"cli.js\"}}\n",
+						pkg, pkg, strings.Repeat("A", 86), bin)
+				}
 				writeFile(t, filepath.Join(dir, "agentbox.lock"), []byte(l))
 				if _, stderr, code := runIn(t, dir, "generate"); code != exitOK {
 					t.Fatalf("generate: %d %s", code, stderr)

@@ -2,9 +2,18 @@ package main
 
 import (
 	"os"
+	"time"
 
+	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/debian"
 )
+
+// imageRegistry resolves image tags and reads an image's os-release.
+type imageRegistry interface {
+	images.Resolver
+	images.OSReleaser
+}
 
 // deps are the collaborators the commands reach the world through: the
 // registries bump asks, and the sandbox fetch takes the agent's branches
@@ -12,9 +21,13 @@ import (
 // tests never share a package variable and can run in parallel.
 type deps struct {
 	// resolver returns the image resolver of a bump.
-	resolver func() images.Resolver
+	resolver func() imageRegistry
 	// npm returns the npm registry client of a bump of the project in dir.
 	npm func(dir string) images.NPM
+	// debian returns Debian's snapshot archive, or the copy getenv names.
+	debian func(getenv func(string) string) generator.DebianArchive
+	// now is the time bump asks the snapshot archive for.
+	now func() time.Time
 	// bundle writes a git bundle of the agent's branches (fetch).
 	bundle bundleSource
 }
@@ -23,10 +36,25 @@ type deps struct {
 // named by the Docker and npm configurations, and the running sandbox.
 func realDeps() deps {
 	return deps{
-		resolver: func() images.Resolver { return images.NewRegistryResolver(images.RegistryOptions{}) },
+		resolver: func() imageRegistry { return images.NewRegistryResolver(images.RegistryOptions{}) },
 		npm: func(dir string) images.NPM {
 			return images.NewNPMClient(images.NPMOptions{Registry: images.NPMRegistryFromConfig(dir, os.Getenv)})
 		},
+		debian: func(getenv func(string) string) generator.DebianArchive {
+			return &debian.Archive{Base: debianArchive(getenv)}
+		},
+		now:    time.Now,
 		bundle: composeBundle,
 	}
+}
+
+// debianArchiveEnv names a copy of Debian's snapshot archive, for bump and
+// for builds (the compose file passes it to both Dockerfiles).
+const debianArchiveEnv = "AGENTBOX_DEBIAN_ARCHIVE"
+
+func debianArchive(getenv func(string) string) string {
+	if v := getenv(debianArchiveEnv); v != "" {
+		return v
+	}
+	return images.DebianArchive
 }

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"io"
 	"testing"
+	"time"
+
+	"github.com/agentbox-dev/agentbox/generator"
 
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/images/imagestest"
@@ -15,10 +18,18 @@ import (
 // that fetch replace with a fake docker on PATH.
 func testDeps() deps {
 	return deps{
-		resolver: func() images.Resolver { return imagestest.Resolver{} },
+		resolver: func() imageRegistry { return fakeImages{} },
 		npm:      func(string) images.NPM { return imagestest.NPM{} },
+		debian:   func(func(string) string) generator.DebianArchive { return &imagestest.Debian{} },
+		now:      time.Now,
 		bundle:   composeBundle,
 	}
+}
+
+// fakeImages are an image registry from maps.
+type fakeImages struct {
+	imagestest.Resolver
+	imagestest.OSReleases
 }
 
 // runArgs runs the CLI in-process with testDeps.

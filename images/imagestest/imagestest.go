@@ -6,11 +6,19 @@ package imagestest
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/debian"
+	"github.com/agentbox-dev/agentbox/internal/npm"
 )
 
 // Resolver resolves image references from a map of Ref.Key() ("repo:tag",
@@ -71,4 +79,53 @@ func (o OSReleases) OSRelease(ctx context.Context, ref images.Ref, digest string
 		return images.OSRelease{}, fmt.Errorf("imagestest.OSReleases: unknown image %q (key %q); known keys are %q", ref.WithDigest(digest), key, slices.Sorted(maps.Keys(o)))
 	}
 	return r, nil
+}
+
+// Packument implements images.NPM: the package at its one version, with an
+// executable named after it, no dependencies, and an integrity made from
+// its name and version.
+func (n NPM) Packument(ctx context.Context, pkg string) (*npm.Packument, error) {
+	v, err := n.Latest(ctx, pkg)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha512.Sum512([]byte(pkg + "@" + v))
+	m := npm.Manifest{Name: pkg, Version: v, Bin: json.RawMessage(`"cli.js"`),
+		Dist: npm.Dist{Integrity: "sha512-" + base64.StdEncoding.EncodeToString(sum[:])}}
+	return &npm.Packument{Name: pkg, DistTags: map[string]string{"latest": v}, Versions: map[string]npm.Manifest{v: m}}, nil
+}
+
+// Debian is a snapshot archive that has one version of each package in
+// Versions, on every release and architecture, at the snapshot State.
+type Debian struct {
+	State    debian.Snapshot
+	Versions map[string]string
+}
+
+// Snapshot implements generator.DebianArchive.
+func (d *Debian) Snapshot(ctx context.Context, at time.Time) (debian.Snapshot, error) {
+	return d.State, ctx.Err()
+}
+
+// Resolve implements generator.DebianArchive: the closure is the named
+// packages alone.
+func (d *Debian) Resolve(ctx context.Context, snap debian.Snapshot, release, arch string, names []string) (debian.Resolution, error) {
+	if snap != d.State {
+		return debian.Resolution{}, fmt.Errorf("imagestest.Debian: snapshot %v, the archive has %v", snap, d.State)
+	}
+	r := debian.Resolution{Versions: map[string]string{}}
+	var lines []string
+	for _, n := range names {
+		name, pinned, _ := strings.Cut(n, "=")
+		v, ok := d.Versions[name]
+		if !ok || pinned != "" && pinned != v {
+			return debian.Resolution{}, fmt.Errorf("imagestest.Debian: no package %q; known packages are %q", n, slices.Sorted(maps.Keys(d.Versions)))
+		}
+		r.Versions[name] = v
+		lines = append(lines, name+"="+v+"\n")
+	}
+	slices.Sort(lines)
+	r.Closure = fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(strings.Join(lines, ""))))
+	r.ClosureSize = len(lines)
+	return r, ctx.Err()
 }

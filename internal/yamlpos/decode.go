@@ -209,13 +209,20 @@ func (d *Decoder) decodeMap(n *yaml.Node, path string, v reflect.Value) {
 		d.Errorf(n, path, "expected a mapping, got %s", Describe(n))
 		return
 	}
-	if v.Type().Key().Kind() != reflect.String || v.Type().Elem().Kind() != reflect.String {
+	if v.Type().Key().Kind() != reflect.String {
 		panic(fmt.Sprintf("yamlpos: unsupported map type %s at %s", v.Type(), path))
 	}
 	m := reflect.MakeMap(v.Type())
 	d.EachKey(n, path, func(key string, k, val *yaml.Node) {
 		p := Join(path, key)
 		d.pos[p] = Pos{val.Line, val.Column}
+		if v.Type().Elem().Kind() != reflect.String {
+			// A map of sections: each value decodes like any other.
+			elem := reflect.New(v.Type().Elem()).Elem()
+			d.decode(val, p, elem)
+			m.SetMapIndex(reflect.ValueOf(key), elem)
+			return
+		}
 		switch val.Tag {
 		case "!!str", "!!int", "!!float", "!!bool": // written as text, as in the file
 		case "!!null":

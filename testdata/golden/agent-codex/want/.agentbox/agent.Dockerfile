@@ -8,10 +8,32 @@ ARG DEBIAN_FRONTEND=noninteractive
 # npm's default). The compose file passes it from the environment.
 ARG NPM_CONFIG_REGISTRY
 
-RUN apt-get update \
- && apt-get install -y --no-install-recommends ca-certificates git \
- && if ! command -v npm >/dev/null; then apt-get install -y --no-install-recommends nodejs npm; fi \
- && rm -rf /var/lib/apt/lists/*
+# Debian packages come from the archive as it was at agentbox.lock's snapshot,
+# at the lock's exact versions, whatever the day of the build. The archive is
+# Debian's snapshot service unless AGENTBOX_DEBIAN_ARCHIVE names a copy of it
+# (the same layout); apt checks every file against Debian's keys either way.
+ARG AGENTBOX_DEBIAN_ARCHIVE
+RUN set -eu; \
+    archive="${AGENTBOX_DEBIAN_ARCHIVE:-https://snapshot.debian.org/archive}"; \
+    case "$archive" in http://*|https://*) ;; *) echo "agentbox: AGENTBOX_DEBIAN_ARCHIVE must be an http:// or https:// URL" >&2; exit 1 ;; esac; \
+    case "$archive" in *[!A-Za-z0-9._~:/%@+-]*) echo "agentbox: AGENTBOX_DEBIAN_ARCHIVE has a character no URL of an archive needs" >&2; exit 1 ;; esac; \
+    . /etc/os-release; \
+    if [ "${ID:-}" != debian ] || [ "${VERSION_CODENAME:-}" != bookworm ]; then \
+      echo "agentbox: agentbox.lock pins packages of Debian bookworm, but the base image is ${PRETTY_NAME:-not Debian}: run agentbox bump" >&2; exit 1; \
+    fi; \
+    arch="$(dpkg --print-architecture)"; \
+    case "$arch" in \
+      amd64) pins='ca-certificates=20230311 git=1:2.39.5-0+deb12u2'; node='nodejs=18.19.0+dfsg-6~deb12u2 npm=9.2.0~ds1-1' ;; \
+      arm64) pins='ca-certificates=20230311 git=1:2.39.5-0+deb12u2'; node='nodejs=18.19.0+dfsg-6~deb12u2 npm=9.2.0~ds1-1' ;; \
+      *) echo "agentbox: agentbox.lock pins no packages for $arch (agentbox bump pins amd64 arm64)" >&2; exit 1 ;; \
+    esac; \
+    rm -f /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; \
+    { printf 'deb [check-valid-until=no] %s/debian/%s %s main\n' "$archive" 20261101T000000Z bookworm "$archive" 20261101T000000Z bookworm-updates; \
+      printf 'deb [check-valid-until=no] %s/debian-security/%s %s main\n' "$archive" 20261101T060000Z bookworm-security; } >/etc/apt/sources.list; \
+    apt-get update; \
+    apt-get install -y --no-install-recommends $pins; \
+    if ! command -v npm >/dev/null; then apt-get install -y --no-install-recommends $node; fi; \
+    rm -rf /var/lib/apt/lists/*
 
 # Replace whatever user the base image has at 1000 with "agent".
 RUN set -eu; \
@@ -22,8 +44,14 @@ RUN set -eu; \
     mkdir -p /home/agent /home/agent/.codex /workspace; \
     chown -R 1000:1000 /home/agent /home/agent/.codex /workspace
 
+# The agent CLI and its whole dependency tree, as agentbox.lock pins them:
+# npm ci installs exactly npm/package-lock.json and checks every tarball
+# against its integrity. The files are root's; the agent cannot change them.
+COPY npm/package.json npm/package-lock.json /opt/agentbox/npm/
 RUN if [ -z "${NPM_CONFIG_REGISTRY:-}" ]; then unset NPM_CONFIG_REGISTRY; fi \
- && npm install --global --no-fund --no-audit --no-update-notifier @openai/codex@0.58.0 \
+ && cd /opt/agentbox/npm \
+ && npm ci --omit=dev --no-fund --no-audit --no-update-notifier \
+ && ln -s /opt/agentbox/npm/node_modules/.bin/codex /usr/local/bin/codex \
  && npm cache clean --force
 
 # The entrypoint clones the project into the workspace volume on first start,

@@ -5,9 +5,31 @@
 FROM debian:bookworm-slim@sha256:1111111111111111111111111111111111111111111111111111111111111111
 
 ARG DEBIAN_FRONTEND=noninteractive
-RUN apt-get update \
- && apt-get install -y --no-install-recommends dnsmasq-base nftables \
- && rm -rf /var/lib/apt/lists/*
+# Debian packages come from the archive as it was at agentbox.lock's snapshot,
+# at the lock's exact versions, whatever the day of the build. The archive is
+# Debian's snapshot service unless AGENTBOX_DEBIAN_ARCHIVE names a copy of it
+# (the same layout); apt checks every file against Debian's keys either way.
+ARG AGENTBOX_DEBIAN_ARCHIVE
+RUN set -eu; \
+    archive="${AGENTBOX_DEBIAN_ARCHIVE:-https://snapshot.debian.org/archive}"; \
+    case "$archive" in http://*|https://*) ;; *) echo "agentbox: AGENTBOX_DEBIAN_ARCHIVE must be an http:// or https:// URL" >&2; exit 1 ;; esac; \
+    case "$archive" in *[!A-Za-z0-9._~:/%@+-]*) echo "agentbox: AGENTBOX_DEBIAN_ARCHIVE has a character no URL of an archive needs" >&2; exit 1 ;; esac; \
+    . /etc/os-release; \
+    if [ "${ID:-}" != debian ] || [ "${VERSION_CODENAME:-}" != bookworm ]; then \
+      echo "agentbox: agentbox.lock pins packages of Debian bookworm, but the base image is ${PRETTY_NAME:-not Debian}: run agentbox bump" >&2; exit 1; \
+    fi; \
+    arch="$(dpkg --print-architecture)"; \
+    case "$arch" in \
+      amd64) pins='dnsmasq-base=2.90-4~deb12u1 nftables=1.0.6-2+deb12u2' ;; \
+      arm64) pins='dnsmasq-base=2.90-4~deb12u1 nftables=1.0.6-2+deb12u2' ;; \
+      *) echo "agentbox: agentbox.lock pins no packages for $arch (agentbox bump pins amd64 arm64)" >&2; exit 1 ;; \
+    esac; \
+    rm -f /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; \
+    { printf 'deb [check-valid-until=no] %s/debian/%s %s main\n' "$archive" 20261101T000000Z bookworm "$archive" 20261101T000000Z bookworm-updates; \
+      printf 'deb [check-valid-until=no] %s/debian-security/%s %s main\n' "$archive" 20261101T060000Z bookworm-security; } >/etc/apt/sources.list; \
+    apt-get update; \
+    apt-get install -y --no-install-recommends $pins; \
+    rm -rf /var/lib/apt/lists/*
 
 # The filter resolver runs as its own user; the firewall exempts only its uid
 # from the DNS redirect, and only towards the upstream resolver.

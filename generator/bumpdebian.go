@@ -1,0 +1,114 @@
+package generator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+
+	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/debian"
+)
+
+// closureRow names the dependency closure in a bump's Debian changes.
+const closureRow = "(dependencies)"
+
+// bumpDebian finds each image's Debian release, resolves the packages it
+// installs in the archive's latest snapshot, for every architecture, and
+// keeps the old lock's snapshot when nothing it pins changed.
+func bumpDebian(ctx context.Context, cfg *Config, old *images.Lock, o BumpOptions, specs []imageSpec, res *BumpResult) (*images.Debian, error) {
+	agent, node, egress := DebianNames(cfg)
+	names := [][]string{append(agent, node...), egress}
+	d := &images.Debian{Releases: map[string]string{}, Pins: map[string]map[string]images.ArchPins{}}
+	want := map[string][]string{}
+	for i, s := range specs {
+		rel, err := o.OS.OSRelease(ctx, s.Ref, s.Ref.Digest)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.What, err)
+		}
+		if rel.ID != "debian" || !images.ValidCodename(rel.VersionCodename) {
+			return nil, fmt.Errorf("%s is not Debian (its os-release says ID=%q VERSION_CODENAME=%q): agentbox pins packages from Debian's snapshot archive, so its images must be Debian-based", s.What, rel.ID, rel.VersionCodename)
+		}
+		d.Releases[s.Ref.Tagged()] = rel.VersionCodename
+		want[rel.VersionCodename] = sortedUnique(append(want[rel.VersionCodename], names[i]...))
+	}
+	snap, err := o.Debian.Snapshot(ctx, o.Now())
+	if err != nil {
+		return nil, fmt.Errorf("reading Debian's snapshot archive: %w", err)
+	}
+	if err := resolveDebian(ctx, o.Debian, snap, want, d); err != nil {
+		return nil, err
+	}
+	d.Snapshot, d.SecuritySnapshot = snap.Debian, snap.Security
+	if old != nil && old.Debian != nil && samePins(old.Debian, d) {
+		d.Snapshot, d.SecuritySnapshot = old.Debian.Snapshot, old.Debian.SecuritySnapshot
+	}
+	res.Snapshot = d.Snapshot
+	res.Debian = debianChanges(old, d)
+	return d, nil
+}
+
+// resolveDebian resolves every release on every architecture at once.
+func resolveDebian(ctx context.Context, a DebianArchive, snap debian.Snapshot, want map[string][]string, d *images.Debian) error {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var errs []error
+	for rel, names := range want {
+		d.Pins[rel] = map[string]images.ArchPins{}
+		for _, arch := range images.Architectures {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r, err := a.Resolve(ctx, snap, rel, arch, names)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					errs = append(errs, fmt.Errorf("Debian %s (%s): %w", rel, arch, err))
+					return
+				}
+				d.Pins[rel][arch] = images.ArchPins{Closure: r.Closure, Versions: r.Versions}
+			}()
+		}
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// samePins reports whether two locks pin the same releases and versions.
+func samePins(a, b *images.Debian) bool {
+	if !maps.Equal(a.Releases, b.Releases) || len(a.Pins) != len(b.Pins) {
+		return false
+	}
+	for rel, arches := range b.Pins {
+		if len(a.Pins[rel]) != len(arches) {
+			return false
+		}
+		for arch, p := range arches {
+			q, ok := a.Pins[rel][arch]
+			if !ok || q.Closure != p.Closure || !maps.Equal(q.Versions, p.Versions) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// debianChanges lists every pinned package, old and new, and each closure.
+func debianChanges(old *images.Lock, d *images.Debian) []DebianChange {
+	var prev map[string]map[string]images.ArchPins
+	if old != nil && old.Debian != nil {
+		prev = old.Debian.Pins
+	}
+	var out []DebianChange
+	for _, rel := range sortedKeys(joinKeys(prev, d.Pins)) {
+		for _, arch := range sortedKeys(joinKeys(prev[rel], d.Pins[rel])) {
+			a, b := prev[rel][arch], d.Pins[rel][arch]
+			for _, name := range sortedKeys(joinKeys(a.Versions, b.Versions)) {
+				out = append(out, DebianChange{rel, arch, name, a.Versions[name], b.Versions[name], a.Versions[name] != b.Versions[name]})
+			}
+			out = append(out, DebianChange{rel, arch, closureRow, a.Closure, b.Closure, a.Closure != b.Closure})
+		}
+	}
+	return out
+}
