@@ -76,7 +76,7 @@ func imageOf(t *testing.T, arch string, layers ...v1.Layer) v1.Image {
 
 const (
 	bookworm = "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nNAME=\"Debian GNU/Linux\"\nVERSION_ID=\"12\"\n" +
-		"VERSION=\"12 (bookworm)\"\nVERSION_CODENAME=bookworm\nID=debian\nHOME_URL=\"https://www.debian.org/\"\n"
+		"VERSION=\"12 (bookworm)\"\nVERSION_CODENAME=bookworm\nID=debian\nHOME_URL=\"https://www.example.test/\"\n"
 	trixieFile = "# a comment\nID='debian'\nVERSION_CODENAME=\"trixie\"\n"
 )
 
