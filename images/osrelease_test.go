@@ -76,8 +76,8 @@ func imageOf(t *testing.T, arch string, layers ...v1.Layer) v1.Image {
 
 const (
 	bookworm = "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nNAME=\"Debian GNU/Linux\"\nVERSION_ID=\"12\"\n" +
-		"VERSION=\"12 (bookworm)\"\nVERSION_CODENAME=bookworm\nID=debian\nHOME_URL=\"https://www.debian.org/\"\n"
-	trixie = "# a comment\nID='debian'\nVERSION_CODENAME=\"trixie\"\n"
+		"VERSION=\"12 (bookworm)\"\nVERSION_CODENAME=bookworm\nID=debian\nHOME_URL=\"https://www.example.test/\"\n"
+	trixieFile = "# a comment\nID='debian'\nVERSION_CODENAME=\"trixie\"\n"
 )
 
 func osRelease(t *testing.T, f *fixture, ref, digest string) (OSRelease, error) {
@@ -85,73 +85,28 @@ func osRelease(t *testing.T, f *fixture, ref, digest string) (OSRelease, error) 
 	return f.resolver(RegistryOptions{Attempts: 1}).OSRelease(context.Background(), mustRef(t, ref), digest)
 }
 
-func TestOSReleaseImage(t *testing.T) {
-	base := func(t *testing.T) v1.Layer {
-		return layer(t, dir("etc"), dir("usr"), dir("usr/lib"),
-			file("usr/lib/os-release", bookworm), symlink("etc/os-release", "../usr/lib/os-release"))
-	}
-	debian := OSRelease{ID: "debian", VersionCodename: "bookworm"}
-	tests := []struct {
-		name   string
-		layers func(t *testing.T) []v1.Layer
-		want   OSRelease
-		err    string // a part of the error; "" for none
-	}{
-		{"plain file", func(t *testing.T) []v1.Layer {
-			return []v1.Layer{layer(t, dir("etc"), file("etc/os-release", trixie))}
-		}, OSRelease{ID: "debian", VersionCodename: "trixie"}, ""},
-		{"file with ./ names", func(t *testing.T) []v1.Layer {
-			return []v1.Layer{layer(t, dir("./etc"), file("./etc/os-release", trixie))}
-		}, OSRelease{ID: "debian", VersionCodename: "trixie"}, ""},
-		{"debian's relative symlink", func(t *testing.T) []v1.Layer {
-			return []v1.Layer{base(t), layer(t, dir("app"), file("app/x", "y"))}
-		}, debian, ""},
-		{"absolute symlink", func(t *testing.T) []v1.Layer {
-			return []v1.Layer{layer(t, file("usr/lib/os-release", bookworm), symlink("etc/os-release", "/usr/lib/os-release"))}
-		}, debian, ""},
-		{"symlink target in a lower layer", func(t *testing.T) []v1.Layer {
-			return []v1.Layer{layer(t, file("usr/lib/os-release", bookworm)), layer(t, symlink("etc/os-release", "../usr/lib/os-release"))}
-		}, debian, ""},
-		{"upper layer replaces the file", func(t *testing.T) []v1.Layer {
-			return []v1.Layer{base(t), layer(t, file("etc/os-release", trixie))}
-		}, OSRelease{ID: "debian", VersionCodename: "trixie"}, ""},
-		{"upper layer replaces the target", func(t *testing.T) []v1.Layer {
-			return []v1.Layer{base(t), layer(t, file("usr/lib/os-release", trixie))}
-		}, OSRelease{ID: "debian", VersionCodename: "trixie"}, ""},
-		{"whiteout of the link", func(t *testing.T) []v1.Layer {
-			return []v1.Layer{base(t), layer(t, file("etc/.wh.os-release", ""))}
-		}, OSRelease{}, "no etc/os-release"},
-		{"whiteout of the target", func(t *testing.T) []v1.Layer {
-			return []v1.Layer{base(t), layer(t, file("usr/lib/.wh.os-release", ""))}
-		}, OSRelease{}, "no etc/os-release"},
-		{"whiteout of a parent directory", func(t *testing.T) []v1.Layer {
-			return []v1.Layer{base(t), layer(t, file(".wh.etc", ""))}
-		}, OSRelease{}, "no etc/os-release"},
-		{"opaque directory", func(t *testing.T) []v1.Layer {
-			return []v1.Layer{base(t), layer(t, dir("usr/lib"), file("usr/lib/.wh..wh..opq", ""))}
-		}, OSRelease{}, "no etc/os-release"},
-		{"opaque directory with a new file", func(t *testing.T) []v1.Layer {
-			return []v1.Layer{base(t), layer(t, file("etc/os-release", trixie), file("etc/.wh..wh..opq", ""))}
-		}, OSRelease{ID: "debian", VersionCodename: "trixie"}, ""},
-		{"whiteout below the file is ignored", func(t *testing.T) []v1.Layer {
-			return []v1.Layer{layer(t, file("etc/.wh.os-release", "")), layer(t, file("etc/os-release", trixie))}
-		}, OSRelease{ID: "debian", VersionCodename: "trixie"}, ""},
-		{"missing", func(t *testing.T) []v1.Layer {
-			return []v1.Layer{layer(t, dir("etc"), file("etc/hostname", "x"))}
-		}, OSRelease{}, "no etc/os-release"},
-		{"dangling symlink", func(t *testing.T) []v1.Layer {
-			return []v1.Layer{layer(t, symlink("etc/os-release", "../usr/lib/os-release"))}
-		}, OSRelease{}, "no etc/os-release"},
-		{"symlink loop", func(t *testing.T) []v1.Layer {
-			return []v1.Layer{layer(t, symlink("etc/os-release", "os-release2"), symlink("etc/os-release2", "os-release"))}
-		}, OSRelease{}, "too many symlinks"},
-		{"oversize", func(t *testing.T) []v1.Layer {
-			return []v1.Layer{layer(t, file("etc/os-release", "ID=debian\n"+strings.Repeat("#\n", 40<<10)))}
-		}, OSRelease{}, "larger than 64 KiB"},
-		{"a directory", func(t *testing.T) []v1.Layer {
-			return []v1.Layer{layer(t, dir("etc/os-release"))}
-		}, OSRelease{}, "not a regular file"},
-	}
+// osCase is an image of layers (bottom first) and what OSRelease finds.
+type osCase struct {
+	name   string
+	layers func(t *testing.T) []v1.Layer
+	want   OSRelease
+	err    string // a part of the error; "" for none
+}
+
+var (
+	bookwormRelease = OSRelease{ID: "debian", VersionCodename: "bookworm"}
+	trixie          = OSRelease{ID: "debian", VersionCodename: "trixie"}
+)
+
+// debianBase is a layer with Debian's os-release: a file in usr/lib and a
+// relative symlink to it in etc.
+func debianBase(t *testing.T) v1.Layer {
+	return layer(t, dir("etc"), dir("usr"), dir("usr/lib"),
+		file("usr/lib/os-release", bookworm), symlink("etc/os-release", "../usr/lib/os-release"))
+}
+
+func runOSCases(t *testing.T, tests []osCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, nil)
@@ -173,12 +128,81 @@ func TestOSReleaseImage(t *testing.T) {
 	}
 }
 
+func TestOSReleaseLayers(t *testing.T) {
+	runOSCases(t, []osCase{
+		{"plain file", func(t *testing.T) []v1.Layer {
+			return []v1.Layer{layer(t, dir("etc"), file("etc/os-release", trixieFile))}
+		}, trixie, ""},
+		{"file with ./ names", func(t *testing.T) []v1.Layer {
+			return []v1.Layer{layer(t, dir("./etc"), file("./etc/os-release", trixieFile))}
+		}, trixie, ""},
+		{"debian's relative symlink", func(t *testing.T) []v1.Layer {
+			return []v1.Layer{debianBase(t), layer(t, dir("app"), file("app/x", "y"))}
+		}, bookwormRelease, ""},
+		{"absolute symlink", func(t *testing.T) []v1.Layer {
+			return []v1.Layer{layer(t, file("usr/lib/os-release", bookworm), symlink("etc/os-release", "/usr/lib/os-release"))}
+		}, bookwormRelease, ""},
+		{"symlink target in a lower layer", func(t *testing.T) []v1.Layer {
+			return []v1.Layer{layer(t, file("usr/lib/os-release", bookworm)), layer(t, symlink("etc/os-release", "../usr/lib/os-release"))}
+		}, bookwormRelease, ""},
+		{"upper layer replaces the file", func(t *testing.T) []v1.Layer {
+			return []v1.Layer{debianBase(t), layer(t, file("etc/os-release", trixieFile))}
+		}, trixie, ""},
+		{"upper layer replaces the target", func(t *testing.T) []v1.Layer {
+			return []v1.Layer{debianBase(t), layer(t, file("usr/lib/os-release", trixieFile))}
+		}, trixie, ""},
+	})
+}
+
+func TestOSReleaseWhiteouts(t *testing.T) {
+	runOSCases(t, []osCase{
+		{"whiteout of the link", func(t *testing.T) []v1.Layer {
+			return []v1.Layer{debianBase(t), layer(t, file("etc/.wh.os-release", ""))}
+		}, OSRelease{}, "no etc/os-release"},
+		{"whiteout of the target", func(t *testing.T) []v1.Layer {
+			return []v1.Layer{debianBase(t), layer(t, file("usr/lib/.wh.os-release", ""))}
+		}, OSRelease{}, "no etc/os-release"},
+		{"whiteout of a parent directory", func(t *testing.T) []v1.Layer {
+			return []v1.Layer{debianBase(t), layer(t, file(".wh.etc", ""))}
+		}, OSRelease{}, "no etc/os-release"},
+		{"opaque directory", func(t *testing.T) []v1.Layer {
+			return []v1.Layer{debianBase(t), layer(t, dir("usr/lib"), file("usr/lib/.wh..wh..opq", ""))}
+		}, OSRelease{}, "no etc/os-release"},
+		{"opaque directory with a new file", func(t *testing.T) []v1.Layer {
+			return []v1.Layer{debianBase(t), layer(t, file("etc/os-release", trixieFile), file("etc/.wh..wh..opq", ""))}
+		}, trixie, ""},
+		{"whiteout below the file is ignored", func(t *testing.T) []v1.Layer {
+			return []v1.Layer{layer(t, file("etc/.wh.os-release", "")), layer(t, file("etc/os-release", trixieFile))}
+		}, trixie, ""},
+	})
+}
+
+func TestOSReleaseBadFiles(t *testing.T) {
+	runOSCases(t, []osCase{
+		{"missing", func(t *testing.T) []v1.Layer {
+			return []v1.Layer{layer(t, dir("etc"), file("etc/hostname", "x"))}
+		}, OSRelease{}, "no etc/os-release"},
+		{"dangling symlink", func(t *testing.T) []v1.Layer {
+			return []v1.Layer{layer(t, symlink("etc/os-release", "../usr/lib/os-release"))}
+		}, OSRelease{}, "no etc/os-release in the image (it links to usr/lib/os-release, which is missing)"},
+		{"symlink loop", func(t *testing.T) []v1.Layer {
+			return []v1.Layer{layer(t, symlink("etc/os-release", "os-release2"), symlink("etc/os-release2", "os-release"))}
+		}, OSRelease{}, "too many symlinks"},
+		{"oversize", func(t *testing.T) []v1.Layer {
+			return []v1.Layer{layer(t, file("etc/os-release", "ID=debian\n"+strings.Repeat("#\n", 40<<10)))}
+		}, OSRelease{}, "larger than 64 KiB"},
+		{"a directory", func(t *testing.T) []v1.Layer {
+			return []v1.Layer{layer(t, dir("etc/os-release"))}
+		}, OSRelease{}, "not a regular file"},
+	})
+}
+
 // TestOSReleaseStopsOnceFound checks that layers below the one holding the
 // file are not downloaded.
 func TestOSReleaseStopsOnceFound(t *testing.T) {
 	f := newFixture(t, nil)
 	below := layer(t, file("etc/os-release", bookworm))
-	img := imageOf(t, "amd64", below, layer(t, file("etc/os-release", trixie)))
+	img := imageOf(t, "amd64", below, layer(t, file("etc/os-release", trixieFile)))
 	f.write("ghcr.io/o/base:1", img)
 	got, err := osRelease(t, f, "ghcr.io/o/base:1", digestOf(t, img))
 	if err != nil || got.VersionCodename != "trixie" {
@@ -269,7 +293,7 @@ func TestParseOSRelease(t *testing.T) {
 		want OSRelease
 	}{
 		{bookworm, OSRelease{ID: "debian", VersionCodename: "bookworm"}},
-		{trixie, OSRelease{ID: "debian", VersionCodename: "trixie"}},
+		{trixieFile, trixie},
 		{"ID=ubuntu\nVERSION_CODENAME=noble\n", OSRelease{ID: "ubuntu", VersionCodename: "noble"}},
 		{"NAME=x\n", OSRelease{ID: "linux"}},
 		{`ID="a\"b\\c\$d"` + "\n", OSRelease{ID: `a"b\c$d`}},

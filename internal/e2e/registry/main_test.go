@@ -38,7 +38,7 @@ func TestNPMPackage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(pkg)
+	srv := httptest.NewServer(newNPMRegistry(pkg))
 	defer srv.Close()
 
 	var doc struct {
