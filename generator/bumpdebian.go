@@ -11,8 +11,8 @@ import (
 	"github.com/agentbox-dev/agentbox/internal/debian"
 )
 
-// closureRow names the dependency closure in a bump's Debian changes.
-const closureRow = "(dependencies)"
+// ClosureRow names the dependency closure in a bump's Debian changes.
+const ClosureRow = "(dependencies)"
 
 // bumpDebian finds each image's Debian release, resolves the packages it
 // installs in the archive's latest snapshot, for every architecture, and
@@ -107,7 +107,7 @@ func debianChanges(old *images.Lock, d *images.Debian) []DebianChange {
 			for _, name := range sortedKeys(joinKeys(a.Versions, b.Versions)) {
 				out = append(out, DebianChange{rel, arch, name, a.Versions[name], b.Versions[name], a.Versions[name] != b.Versions[name]})
 			}
-			out = append(out, DebianChange{rel, arch, closureRow, a.Closure, b.Closure, a.Closure != b.Closure})
+			out = append(out, DebianChange{rel, arch, ClosureRow, a.Closure, b.Closure, a.Closure != b.Closure})
 		}
 	}
 	return out

@@ -27,13 +27,18 @@ func newBumpCmd(dir *string, d deps, stdout, stderr io.Writer) *cobra.Command {
 	o := &bumpOptions{deps: d}
 	c := &cobra.Command{
 		Use:   "bump",
-		Short: "Re-pin every image digest and the agent CLI version, then regenerate",
+		Short: "Re-pin every image digest, the agent CLI's npm tree and the Debian packages, then regenerate",
 		Long: `Resolve every image tag of agentbox.yaml to the digest it points to now (the
 multi-arch index digest, through the registry API: HEAD first, so no pull
 quota is spent; credentials from the Docker config and its credential
-helpers), and the agent CLI to the npm registry's "latest" version (the
-registry follows npm's configuration: NPM_CONFIG_REGISTRY or registry= in
-.npmrc). Then rewrite agentbox.lock and regenerate.
+helpers); the agent CLI to the npm registry's "latest" version and its whole
+dependency tree, each package with its tarball's integrity (the registry
+follows npm's configuration: NPM_CONFIG_REGISTRY or registry= in .npmrc);
+and every Debian package the images install to its version in the latest
+snapshot of Debian's archive, for amd64 and arm64 (AGENTBOX_DEBIAN_ARCHIVE
+names a copy of the snapshot service). Then rewrite agentbox.lock and
+regenerate. The Debian snapshot stays as it was while no pinned version and
+no dependency of theirs changed.
 
 All references resolve concurrently. Nothing is written unless every
 reference resolved and the sandbox rendered; the lock and the files are
@@ -45,7 +50,7 @@ stderr gets one progress line per reference when it is a terminal.
 With --check nothing is written and the exit code is 3 when something
 would change.`,
 		Example: `  agentbox bump
-  agentbox bump --check          # in CI: exit 3 when a newer digest or version exists
+  agentbox bump --check          # in CI: exit 3 when a digest, the CLI's tree or a Debian package moved
   agentbox bump --json > bump.json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -94,7 +99,7 @@ func (o *bumpOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	case o.check && res.Changed:
 		return &exitErr{exitDrift, fmt.Errorf("agentbox: newer digests or versions exist; run \"agentbox bump\"")}
 	case o.check:
-		fmt.Fprintln(stderr, "agentbox: every image and the agent CLI are current")
+		fmt.Fprintln(stderr, "agentbox: every image, the agent CLI's tree and the Debian packages are current")
 		return nil
 	}
 	changes, err := generator.WriteBump(o.dir, res)
@@ -102,7 +107,7 @@ func (o *bumpOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "%-6s %s\n", ch.Kind, ch.Path)
 	}
 	if err == nil && !res.Changed {
-		fmt.Fprintln(stderr, "agentbox: every image and the agent CLI are current")
+		fmt.Fprintln(stderr, "agentbox: every image, the agent CLI's tree and the Debian packages are current")
 	}
 	return err
 }
@@ -123,16 +128,39 @@ func printBumpTable(w io.Writer, res *generator.BumpResult) {
 	}
 	header = false
 	for _, c := range res.Packages {
-		if !c.Changed {
+		if !c.Changed && c.TreeChanged == 0 {
 			continue
 		}
 		if !header {
 			fmt.Fprintln(tw, "PACKAGE\tOLD\tNEW")
 			header = true
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Package, orNone(c.Old), c.New)
+		fmt.Fprintf(tw, "%s\t%s\t%s (%s)\n", c.Package, orNone(c.Old), c.New, treeNote(c))
+	}
+	header = false
+	for _, c := range res.Debian {
+		if !c.Changed {
+			continue
+		}
+		if !header {
+			fmt.Fprintf(tw, "DEBIAN (snapshot %s)\tOLD\tNEW\n", res.Snapshot)
+			header = true
+		}
+		old, cur := c.Old, c.New
+		if c.Package == generator.ClosureRow {
+			old, cur = shortDigest(old), shortDigest(cur)
+		}
+		fmt.Fprintf(tw, "%s/%s %s\t%s\t%s\n", c.Release, c.Arch, c.Package, orNone(old), orNone(cur))
 	}
 	tw.Flush()
+}
+
+// treeNote says how much of a CLI's dependency tree changed.
+func treeNote(c generator.PackageChange) string {
+	if c.TreeChanged == 0 {
+		return fmt.Sprintf("tree of %d packages unchanged", c.TreeSize)
+	}
+	return fmt.Sprintf("%d of %d packages of its tree changed", c.TreeChanged, c.TreeSize)
 }
 
 // shortDigest abbreviates a digest to its first 12 hex digits, as docker does.

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -40,6 +41,7 @@ type fakeHub struct {
 	npmURL    string
 	latest    map[string]string
 	debian    *imagestest.Debian
+	osRelease string // the os-release of the images push makes
 	registry  atomic.Value // http.Handler, swappable to simulate faults
 }
 
@@ -107,7 +109,10 @@ func (h *fakeHub) push(ref, seed string, multiArch bool) string {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	osRelease, err := crane.Layer(map[string][]byte{"etc/os-release": []byte("PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\nVERSION_CODENAME=bookworm\n")})
+	if h.osRelease == "" {
+		h.osRelease = "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\nVERSION_CODENAME=bookworm\n"
+	}
+	osRelease, err := crane.Layer(map[string][]byte{"etc/os-release": []byte(h.osRelease)})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -355,5 +360,83 @@ func TestBumpCanceled(t *testing.T) {
 	}
 	if !sameTree(before, readAll(t, dir)) {
 		t.Error("a canceled bump changed files")
+	}
+}
+
+// TestBumpDebianDrift: bump --check reports a newer Debian package, and a
+// newer dependency of one, like a moved digest (exit 3, nothing written);
+// a new snapshot with the same versions is no change, and the lock keeps
+// its snapshot.
+func TestBumpDebianDrift(t *testing.T) {
+	t.Parallel()
+	h := newFakeHub(t)
+	h.push("node:24-bookworm-slim", "node-1", true)
+	h.push("debian:bookworm-slim", "debian-1", true)
+	h.debian.Deps = map[string]string{"libc6": "2.36-9+deb12u9"}
+	dir := bumpProject(t, "agent: claude\nimage: {packages: [jq]}\n", "")
+	if _, stderr, code := h.run(t, dir, "bump"); code != exitOK {
+		t.Fatalf("bump: %d %s", code, stderr)
+	}
+	lock := readFile(t, filepath.Join(dir, "agentbox.lock"))
+	for _, want := range []string{`snapshot: "20261101T000000Z"`, `"jq": "1.6-2.1"`, `"nftables": "1.0.6-2+deb12u2"`, `"arm64":`} {
+		if !strings.Contains(lock, want) {
+			t.Fatalf("the lock lacks %s:\n%s", want, lock)
+		}
+	}
+	df := readFile(t, filepath.Join(dir, ".agentbox/agent.Dockerfile"))
+	if !strings.Contains(df, "jq=1.6-2.1") || !strings.Contains(df, "/debian/%s %s main") {
+		t.Fatalf("the agent Dockerfile does not install the pins from the snapshot:\n%s", df)
+	}
+
+	// A later snapshot, the same versions: nothing to do.
+	h.debian.State = debian.Snapshot{Debian: "20261102T000000Z", Security: "20261102T060000Z"}
+	if stdout, stderr, code := h.run(t, dir, "bump", "--check"); code != exitOK || stdout != "" {
+		t.Fatalf("bump --check with an unchanged archive: exit %d %q %s", code, stdout, stderr)
+	}
+
+	for _, tc := range []struct {
+		name, want string
+		move       func()
+	}{
+		{"a package", `bookworm/amd64 jq\s+1\.6-2\.1\s+1\.7\.1-3\n`, func() { h.debian.Versions["jq"] = "1.7.1-3" }},
+		{"a dependency", `bookworm/arm64 \(dependencies\)\s+sha256:`, func() { h.debian.Deps["libc6"] = "2.36-9+deb12u10" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.move()
+			before := readAll(t, dir)
+			stdout, stderr, code := h.run(t, dir, "bump", "--check")
+			if code != exitDrift || !regexp.MustCompile(tc.want).MatchString(stdout) {
+				t.Fatalf("bump --check: exit %d, stdout:\n%s\nstderr: %s", code, stdout, stderr)
+			}
+			if !sameTree(before, readAll(t, dir)) {
+				t.Error("bump --check wrote files")
+			}
+			if _, stderr, code := h.run(t, dir, "bump"); code != exitOK {
+				t.Fatalf("bump: %d %s", code, stderr)
+			}
+			if lock := readFile(t, filepath.Join(dir, "agentbox.lock")); !strings.Contains(lock, `snapshot: "20261102T000000Z"`) {
+				t.Errorf("the lock does not pin the new snapshot:\n%s", lock)
+			}
+		})
+	}
+}
+
+// TestBumpRefusesNonDebian: an image that is not Debian cannot have its
+// packages pinned; bump says so and writes nothing.
+func TestBumpRefusesNonDebian(t *testing.T) {
+	t.Parallel()
+	h := newFakeHub(t)
+	h.push("node:24-bookworm-slim", "node-1", true)
+	h.push("debian:bookworm-slim", "debian-1", true)
+	h.osRelease = "ID=alpine\nVERSION_ID=3.20\n"
+	h.push("ghcr.io/acme/alpine:1", "alpine-1", false)
+	dir := bumpProject(t, "agent: claude\negress: {image: \"ghcr.io/acme/alpine:1\"}\n", "")
+	before := readAll(t, dir)
+	_, stderr, code := h.run(t, dir, "bump")
+	if code != exitError || !strings.Contains(stderr, `is not Debian (its os-release says ID="alpine"`) {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	if !sameTree(before, readAll(t, dir)) {
+		t.Error("files changed")
 	}
 }

@@ -96,10 +96,12 @@ func (n NPM) Packument(ctx context.Context, pkg string) (*npm.Packument, error) 
 }
 
 // Debian is a snapshot archive that has one version of each package in
-// Versions, on every release and architecture, at the snapshot State.
+// Versions, on every release and architecture, at the snapshot State;
+// every package depends on all of Deps.
 type Debian struct {
 	State    debian.Snapshot
 	Versions map[string]string
+	Deps     map[string]string
 }
 
 // Snapshot implements generator.DebianArchive.
@@ -108,7 +110,7 @@ func (d *Debian) Snapshot(ctx context.Context, at time.Time) (debian.Snapshot, e
 }
 
 // Resolve implements generator.DebianArchive: the closure is the named
-// packages alone.
+// packages and Deps.
 func (d *Debian) Resolve(ctx context.Context, snap debian.Snapshot, release, arch string, names []string) (debian.Resolution, error) {
 	if snap != d.State {
 		return debian.Resolution{}, fmt.Errorf("imagestest.Debian: snapshot %v, the archive has %v", snap, d.State)
@@ -122,6 +124,9 @@ func (d *Debian) Resolve(ctx context.Context, snap debian.Snapshot, release, arc
 			return debian.Resolution{}, fmt.Errorf("imagestest.Debian: no package %q; known packages are %q", n, slices.Sorted(maps.Keys(d.Versions)))
 		}
 		r.Versions[name] = v
+		lines = append(lines, name+"="+v+"\n")
+	}
+	for name, v := range d.Deps {
 		lines = append(lines, name+"="+v+"\n")
 	}
 	slices.Sort(lines)
