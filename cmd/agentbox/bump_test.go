@@ -41,7 +41,7 @@ type fakeHub struct {
 	npmURL    string
 	latest    map[string]string
 	debian    *imagestest.Debian
-	osRelease string // the os-release of the images push makes
+	osRelease string       // the os-release of the images push makes
 	registry  atomic.Value // http.Handler, swappable to simulate faults
 }
 
