@@ -18,12 +18,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbox-dev/agentbox/images"
 )
 
 func TestEndToEnd(t *testing.T) {
@@ -103,6 +106,76 @@ func coldBuild(e *env, p *project, env []string) {
 		e.t.Fatalf("docker compose build --no-cache: %s", r)
 	}
 	e.timed("build without cache ("+p.what+"): docker compose build --no-cache", r.took)
+}
+
+// checkPinned: the image holds what agentbox.lock pins and nothing else.
+// The CLI's tree is the lock's (a nested b for a, the newest b in a's
+// range, the win32 package left out), and the Debian packages are at the
+// lock's versions.
+func checkPinned(e *env, p *project, version string) {
+	t := e.t
+	data, err := os.ReadFile(filepath.Join(p.dir, images.LockFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := images.ParseLock(images.LockFile, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, ok := lock.Tree(npmPackage)
+	if !ok || tree.Packages["node_modules/agentbox-e2e-a/node_modules/agentbox-e2e-b"].Version != "1.2.0" ||
+		!tree.Packages["node_modules/agentbox-e2e-win32"].Optional {
+		t.Fatalf("agentbox.lock does not pin the fake registry's tree:\n%s", data)
+	}
+	if want := "tree: a 1.1.0, b 2.1.3, a's b 1.2.0"; !strings.Contains(version, want) {
+		t.Errorf("the CLI in the sandbox does not run on the pinned tree (want %q): %s", want, version)
+	}
+	r := p.mustAgentbox(nil, "shell", "--", "sh", "-c",
+		"dpkg --print-architecture; dpkg-query -W -f '${Package}=${Version}\\n' ca-certificates git nodejs npm; test ! -e /opt/agentbox/npm/node_modules/agentbox-e2e-win32 && echo no-win32")
+	lines := strings.Fields(r.stdout)
+	if len(lines) != 6 || lines[5] != "no-win32" {
+		t.Fatalf("the sandbox's packages: %s", r)
+	}
+	rel, _ := lock.Debian.Release(mustRef(t, e.baseTag))
+	pins := lock.Debian.Pins[rel][lines[0]].Versions
+	for _, l := range lines[1:5] {
+		name, v, _ := strings.Cut(l, "=")
+		if pins[name] != v {
+			t.Errorf("%s is at %s in the sandbox; agentbox.lock pins %q for %s/%s", name, v, pins[name], rel, lines[0])
+		}
+	}
+	t.Logf("installed as pinned at snapshot %s: %s", lock.Debian.Snapshot, strings.Join(lines[1:5], " "))
+}
+
+// checkTamperRefused: the registry now serves other bytes for a's b; npm ci
+// in the built agent image, from the generated files, must refuse them. It
+// runs last: the registry stays changed.
+func checkTamperRefused(e *env, p *project) {
+	t := e.t
+	resp, err := http.Post(e.npmURL+"-/agentbox-e2e/tamper?pkg=agentbox-e2e-b@1.2.0", "text/plain", nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("tampering with the fake registry: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	image := strings.TrimSpace(e.run(runOpt{}, "docker", "image", "ls", "-q", p.name+"-agent").stdout)
+	if image == "" {
+		t.Fatalf("no image %s-agent", p.name)
+	}
+	r := e.run(runOpt{}, "docker", "run", "--rm", "--network", "bridge", "--user", "0", "--entrypoint", "sh",
+		"-e", "NPM_CONFIG_REGISTRY="+e.npmURL, "-v", filepath.Join(p.dir, ".agentbox/npm")+":/src:ro", image, "-c",
+		"cp -r /src /tmp/p && cd /tmp/p && npm ci --fetch-retries=0 --no-audit --no-fund")
+	e.timed("npm ci in the agent image against a changed tarball", r.took)
+	if !r.failed() || !strings.Contains(r.stdout+r.stderr, "EINTEGRITY") {
+		t.Errorf("npm ci installed a tarball whose bytes changed after the bump: %s", r)
+	}
+}
+
+func mustRef(t *testing.T, s string) images.Ref {
+	r, err := images.ParseRef(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // healthyStart checks that the egress is healthy and the agent runs, and
@@ -510,6 +583,7 @@ func testNPMAgent(e *env) {
 	if !strings.Contains(r.stdout, npmVersion+" (agentbox e2e stand-in)") {
 		t.Fatalf("claude --version in the sandbox: %s", r)
 	}
+	checkPinned(e, p, r.stdout)
 	tarball := regexp.MustCompile(`npm: (\d+\.\d+\.\d+\.\d+):\d+ GET /` + regexp.QuoteMeta(npmPackage) + `/-/\S+\.tgz -> 200`)
 	m := tarball.FindStringSubmatch(e.regLog.String())
 	if m == nil {
@@ -541,4 +615,5 @@ func testNPMAgent(e *env) {
 		t.Errorf("the state volume lost its file across down and up: %s", r)
 	}
 	p.mustAgentbox(nil, "down")
+	checkTamperRefused(e, p)
 }

@@ -66,7 +66,10 @@ type env struct {
 	baseRef  string // baseTag@sha256:...
 	bridgeGW string // the docker0 gateway, where build containers reach the host
 	npmURL   string // http://GATEWAY:PORT/
-	regLog   *syncBuffer
+	// debianURL is the stand-in of Debian's snapshot archive (a proxy of the
+	// machine's own apt mirror), on the gateway: bump and every build use it.
+	debianURL string
+	regLog    *syncBuffer
 
 	netName   string // the fake internet's Docker network
 	fakeImage string
@@ -189,7 +192,11 @@ func (e *env) run(o runOpt, name string, args ...string) result {
 	}
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = o.dir
-	cmd.Env = append(os.Environ(), o.env...)
+	cmd.Env = os.Environ()
+	if e.debianURL != "" {
+		cmd.Env = append(cmd.Env, "AGENTBOX_DEBIAN_ARCHIVE="+e.debianURL)
+	}
+	cmd.Env = append(cmd.Env, o.env...)
 	cmd.Stdin = strings.NewReader(o.stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -401,7 +408,8 @@ func (e *env) startRegistries() {
 		ln.Close()
 	}
 	cmd := exec.Command(bin, "-v", "-addr", addr, "-blobs-dir", filepath.Join(e.work, "blobs"),
-		"-npm-addr", net.JoinHostPort(e.bridgeGW, "0"), "-npm-package", npmPackage+"="+npmVersion)
+		"-npm-addr", net.JoinHostPort(e.bridgeGW, "0"), "-npm-package", npmPackage+"="+npmVersion, "-npm-tree",
+		"-debian-addr", net.JoinHostPort(e.bridgeGW, "0"))
 	// Stopped at the end; killed with the test process if that dies first.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	stdout, err := cmd.StdoutPipe()
@@ -436,7 +444,7 @@ func (e *env) startRegistries() {
 		close(lines)
 	}()
 	timeout := time.After(60 * time.Second)
-	for e.registry == "" || e.npmURL == "" {
+	for e.registry == "" || e.npmURL == "" || e.debianURL == "" {
 		select {
 		case l, ok := <-lines:
 			if !ok {
@@ -446,6 +454,8 @@ func (e *env) startRegistries() {
 				e.registry = a
 			} else if u, ok := strings.CutPrefix(l, "npm "); ok {
 				e.npmURL = u
+			} else if u, ok := strings.CutPrefix(l, "debian "); ok {
+				e.debianURL = strings.TrimSuffix(u, "/")
 			}
 		case <-timeout:
 			t.Fatalf("the registry did not start within 60 s: %s", e.regLog)
@@ -455,7 +465,7 @@ func (e *env) startRegistries() {
 		for range lines {
 		}
 	}()
-	t.Logf("container registry %s, fake npm %s", e.registry, e.npmURL)
+	t.Logf("container registry %s, fake npm %s, Debian snapshot stand-in %s", e.registry, e.npmURL, e.debianURL)
 }
 
 // bridgeAddress returns the host's IPv4 address on Docker's default bridge,
