@@ -3,8 +3,10 @@
 # every generated ruleset), dnsmasq-base (dnsmasq --test of every generated
 # configuration), and for the firewall's network lab iproute2 (namespaces,
 # veth), util-linux (setpriv, unshare, nsenter, flock) and mount; shellcheck
-# (actionlint runs it on the scripts of the CI workflow). Without root it installs nothing and says so; the
-# tests that need these then skip, except under CI=true, where they fail.
+# (actionlint runs it on the scripts of the CI workflow); npm (the real npm ci
+# installs the package-lock.json that agentbox renders). Without root it installs
+# nothing and says so; the tests that need these then skip, except under CI=true,
+# where they fail.
 set -euo pipefail
 
 need=()
@@ -16,6 +18,7 @@ for tool in setpriv unshare nsenter flock; do
 done
 command -v mount >/dev/null 2>&1 || need+=(mount)
 command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
+command -v npm >/dev/null 2>&1 || need+=(npm)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
