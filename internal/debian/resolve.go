@@ -8,10 +8,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/ulikunitz/xz"
 )
 
 var (
@@ -137,19 +140,28 @@ func (a *Archive) packages(ctx context.Context, s suite, arch string) ([]Package
 	if limit <= 0 {
 		limit = DefaultMaxIndexSize
 	}
-	url := a.url(s.archive, s.ts, "dists/"+s.name+"/main/binary-"+arch+"/Packages.gz")
-	resp, err := a.get(ctx, url, true, limit)
-	if err != nil {
-		return nil, err
+	// Debian's -updates and -security suites publish Packages.xz only;
+	// a copy of the archive may have Packages.gz only.
+	var url string
+	var resp *response
+	var err error
+	for _, ext := range []string{"xz", "gz"} {
+		url = a.url(s.archive, s.ts, "dists/"+s.name+"/main/binary-"+arch+"/Packages."+ext)
+		if resp, err = a.get(ctx, url, true, limit); err != nil {
+			return nil, err
+		}
+		if resp.status != http.StatusNotFound {
+			break
+		}
 	}
 	switch resp.status {
 	case http.StatusOK:
 	case http.StatusNotFound:
-		return nil, fmt.Errorf("suite %s (%s) is not in the archive: GET %s: %s", s.name, arch, url, resp.statusText)
+		return nil, fmt.Errorf("suite %s (%s) is not in the archive: GET %s (and Packages.xz): %s", s.name, arch, url, resp.statusText)
 	default:
 		return nil, fmt.Errorf("GET %s: %s", url, resp.statusText)
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(resp.body))
+	zr, err := decompress(url, resp.body)
 	if err != nil {
 		return nil, fmt.Errorf("decompressing %s: %w", url, err)
 	}
@@ -158,4 +170,12 @@ func (a *Archive) packages(ctx context.Context, s suite, arch string) ([]Package
 		return nil, fmt.Errorf("%s: %w", url, err)
 	}
 	return pkgs, nil
+}
+
+// decompress opens an index by its extension.
+func decompress(url string, body []byte) (io.Reader, error) {
+	if strings.HasSuffix(url, ".xz") {
+		return xz.NewReader(bytes.NewReader(body))
+	}
+	return gzip.NewReader(bytes.NewReader(body))
 }

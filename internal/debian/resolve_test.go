@@ -47,6 +47,7 @@ func resolve(t *testing.T, srv *fakedebian.Server, ts string, names ...string) (
 
 func TestResolve(t *testing.T) {
 	srv := fakedebian.New(t)
+	srv.XZ = true // as Debian serves its -updates and -security suites
 	addBookworm(srv, ts1, "2.36-9+deb12u9")
 	got, err := resolve(t, srv, ts1, "git", "ca-certificates", "openssl", "tzdata")
 	if err != nil {
@@ -70,9 +71,9 @@ func TestResolve(t *testing.T) {
 		t.Errorf("Closure = %q, want sha256:<hex>", got.Closure)
 	}
 	wantReqs := []string{
-		"/archive/debian/" + ts1 + "/dists/bookworm/main/binary-amd64/Packages.gz",
-		"/archive/debian/" + ts1 + "/dists/bookworm-updates/main/binary-amd64/Packages.gz",
-		"/archive/debian-security/" + ts1 + "/dists/bookworm-security/main/binary-amd64/Packages.gz",
+		"/archive/debian/" + ts1 + "/dists/bookworm/main/binary-amd64/Packages.xz",
+		"/archive/debian/" + ts1 + "/dists/bookworm-updates/main/binary-amd64/Packages.xz",
+		"/archive/debian-security/" + ts1 + "/dists/bookworm-security/main/binary-amd64/Packages.xz",
 	}
 	reqs := srv.Requests()
 	if len(reqs) != 3 || !sameSet(reqs, wantReqs) {
@@ -212,8 +213,31 @@ func TestClosureDrift(t *testing.T) {
 	}
 }
 
+// TestResolveGzipOnly: a copy of the archive with Packages.gz only is
+// read after its Packages.xz is not found.
+func TestResolveGzipOnly(t *testing.T) {
+	srv := fakedebian.New(t)
+	addBookworm(srv, ts1, "2.36-9+deb12u9")
+	got, err := resolve(t, srv, ts1, "git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Versions["git"] != "1:2.39.5-0+deb12u2" {
+		t.Errorf("git %q", got.Versions["git"])
+	}
+	var gz, xz int
+	for _, r := range srv.Requests() {
+		gz += strings.Count(r, ".gz")
+		xz += strings.Count(r, ".xz")
+	}
+	if gz != 3 || xz != 3 {
+		t.Errorf("requests %q: want each suite's .xz, then its .gz", srv.Requests())
+	}
+}
+
 func TestResolveRetries(t *testing.T) {
 	srv := fakedebian.New(t)
+	srv.XZ = true
 	addBookworm(srv, ts1, "2.36-9+deb12u9")
 	srv.Fail("bookworm-updates", 503, 0)
 	if _, err := resolve(t, srv, ts1, "git"); err != nil {

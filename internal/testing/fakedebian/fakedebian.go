@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ulikunitz/xz"
 )
 
 // Package is one stanza of a fake Packages index. An empty Architecture is
@@ -32,6 +34,10 @@ type Server struct {
 	// Redirect makes a snapshot's root answer with a redirect to the
 	// timestamp of the state that serves it.
 	Redirect bool
+	// XZ serves every index as Packages.xz and none as Packages.gz, as
+	// Debian's -updates and -security suites are; by default only
+	// Packages.gz is served.
+	XZ bool
 
 	srv      *httptest.Server
 	mu       sync.Mutex
@@ -102,7 +108,7 @@ func newKey(ts, suite, arch string) key {
 	return key{archive, ts, suite, arch}
 }
 
-var route = regexp.MustCompile(`^/archive/(debian|debian-security)/([0-9]{8}T[0-9]{6}Z)/(?:dists/([^/]+)/main/binary-([^/]+)/Packages\.gz)?$`)
+var route = regexp.MustCompile(`^/archive/(debian|debian-security)/([0-9]{8}T[0-9]{6}Z)/(?:dists/([^/]+)/main/binary-([^/]+)/Packages\.(gz|xz))?$`)
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
@@ -117,6 +123,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	archive, ts, suite, arch := m[1], m[2], m[3], m[4]
+	if suite != "" && (m[5] == "xz") != s.XZ {
+		http.NotFound(w, r)
+		return
+	}
 	state := s.stateAt(archive, ts)
 	switch {
 	case state == "":
@@ -176,9 +186,23 @@ func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, k key) {
 			return
 		}
 		data = Gzip(render(pkgs))
+		if s.XZ {
+			data = XZ(render(pkgs))
+		}
 	}
-	w.Header().Set("Content-Type", "application/gzip")
 	w.Write(data)
+}
+
+// XZ returns data compressed with xz.
+func XZ(data []byte) []byte {
+	var buf bytes.Buffer
+	zw, err := xz.NewWriter(&buf)
+	if err != nil {
+		panic(err)
+	}
+	zw.Write(data)
+	zw.Close()
+	return buf.Bytes()
 }
 
 // Gzip returns data compressed with gzip.
