@@ -1,6 +1,8 @@
 package generator
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -89,12 +91,15 @@ type Privileges struct {
 	keys         map[string]Origin // where uid, gid, memory, pids, cpus and agent are set
 }
 
-// Pin is one pinned input: an image (tag and digest) or an npm package.
+// Pin is one pinned input: an image (tag and digest), the agent CLI (its
+// version, and its dependency tree's digest), a Debian package (its
+// version in a release) or the Debian snapshot.
 type Pin struct {
-	What   string `json:"what"`   // "agent image", "egress image", "agent CLI"
-	Name   string `json:"name"`   // repo or package
-	Tag    string `json:"tag"`    // image tag or "" for a package
-	Digest string `json:"digest"` // image digest, or the package's version
+	Kind   string `json:"kind"`   // image, package, tree, debian or snapshot
+	What   string `json:"what"`   // "agent image", "egress image", "agent CLI", "agent CLI tree", "Debian package", ...
+	Name   string `json:"name"`   // repo, package, or archive
+	Tag    string `json:"tag"`    // image tag, Debian release, or ""
+	Digest string `json:"digest"` // image digest, version, the tree's digest or the snapshot's timestamp
 	Origin
 }
 
@@ -275,11 +280,62 @@ func (o origins) pins(p *Plan) []Pin {
 		if s.Path == "" {
 			orig = Origin{Key: "egress.image"}
 		}
-		return Pin{What: what, Name: r.Repo, Tag: r.Tag, Digest: r.Digest, Origin: orig}
+		return Pin{Kind: "image", What: what, Name: r.Repo, Tag: r.Tag, Digest: r.Digest, Origin: orig}
 	}
 	pins := []Pin{pin("agent image", p.AgentImage, specs[0]), pin("egress image", p.EgressImage, specs[1])}
 	if pkg := p.Agent.Package; pkg != "" {
-		pins = append(pins, Pin{What: "agent CLI", Name: pkg, Digest: p.AgentVersion, Origin: o.at("agent")})
+		pins = append(pins, Pin{Kind: "package", What: "agent CLI", Name: pkg, Digest: p.AgentVersion, Origin: o.at("agent")})
+	}
+	if t := p.NPMTree; t != nil {
+		sum := sha256.Sum256(t.PackageLock(""))
+		n := fmt.Sprintf("%d packages", len(t.Packages))
+		if len(t.Packages) == 1 {
+			n = "1 package"
+		}
+		pins = append(pins, Pin{Kind: "tree", What: "agent CLI tree", Name: t.Name,
+			Digest: "sha256:" + hex.EncodeToString(sum[:]) + " (" + n + ")", Origin: o.at("agent")})
+	}
+	return append(pins, o.debianPins(p)...)
+}
+
+// debianPins are the snapshot and each package's version (amd64's; arm64's
+// too where it differs).
+func (o origins) debianPins(p *Plan) []Pin {
+	if p.AgentApt == nil || p.EgressApt == nil {
+		return nil
+	}
+	pins := []Pin{
+		{Kind: "snapshot", What: "Debian snapshot", Name: "debian", Digest: p.AgentApt.Snapshot},
+		{Kind: "snapshot", What: "Debian security snapshot", Name: "debian-security", Digest: p.AgentApt.SecuritySnapshot},
+	}
+	userKeys := map[string]string{}
+	for i, pkg := range o.cfg.Packages {
+		name, _, _ := strings.Cut(pkg, "=")
+		userKeys[name] = fmt.Sprintf("image.packages[%d]", i)
+	}
+	seen := map[string]bool{}
+	for _, ap := range []*AptPlan{p.AgentApt, p.EgressApt} {
+		byArch := map[string]map[string]string{}
+		for _, a := range ap.Arches {
+			byArch[a.Arch] = map[string]string{}
+			for _, pv := range slices.Concat(a.Pins, a.Node) {
+				name, v, _ := strings.Cut(pv, "=")
+				byArch[a.Arch][name] = v
+			}
+		}
+		for _, name := range sortedKeys(byArch[images.Architectures[0]]) {
+			if seen[ap.Release+" "+name] {
+				continue
+			}
+			seen[ap.Release+" "+name] = true
+			v := byArch[images.Architectures[0]][name]
+			for _, arch := range images.Architectures[1:] {
+				if w, ok := byArch[arch][name]; ok && w != v {
+					v += " (" + arch + ": " + w + ")"
+				}
+			}
+			pins = append(pins, Pin{Kind: "debian", What: "Debian package", Name: name, Tag: ap.Release, Digest: v, Origin: o.at(userKeys[name])})
+		}
 	}
 	return pins
 }

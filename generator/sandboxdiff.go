@@ -181,11 +181,14 @@ func facts(s *Sandbox) []fact {
 	add("gid", "agent", strconv.Itoa(pr.GID), pr.keys["gid"])
 	add("agent", "agent", s.Agent, pr.keys["agent"])
 	for _, p := range s.Pins {
-		what, v := "image", p.Name+":"+p.Tag+"@"+p.Digest
-		if p.Tag == "" {
-			what, v = "package", p.Name+"@"+p.Digest
+		what, subject, v := p.Kind, p.What, p.Name+"@"+p.Digest
+		switch p.Kind {
+		case "image":
+			v = p.Name + ":" + p.Tag + "@" + p.Digest
+		case "debian":
+			subject = p.Tag + " " + p.Name
 		}
-		add(what, p.What, v, p.Origin)
+		add(what, subject, v, p.Origin)
 	}
 	return fs
 }
@@ -256,7 +259,7 @@ func changed(from, to fact) string {
 		if strings.HasPrefix(to.value, "ro") && strings.HasPrefix(from.value, "rw") {
 			return Narrows
 		}
-	case "image", "package":
+	case "image", "package", "tree", "debian", "snapshot":
 		if before(from.value, "@") == before(to.value, "@") {
 			return Pinned
 		}

@@ -566,7 +566,7 @@ func testNPMAgent(e *env) {
 	npm := []string{"NPM_CONFIG_REGISTRY=" + e.npmURL}
 	bump(e, p, npm)
 	lock, _ := os.ReadFile(filepath.Join(p.dir, "agentbox.lock"))
-	if !regexp.MustCompile(`"` + regexp.QuoteMeta(npmPackage) + `":\s*"` + regexp.QuoteMeta(npmVersion) + `"`).Match(lock) {
+	if !regexp.MustCompile(`"` + regexp.QuoteMeta(npmPackage) + `":\s*version: "` + regexp.QuoteMeta(npmVersion) + `"`).Match(lock) {
 		t.Fatalf("agentbox.lock does not pin %s@%s from the fake npm:\n%s", npmPackage, npmVersion, lock)
 	}
 
