@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/internal/neterr"
 	"github.com/agentbox-dev/agentbox/internal/npm"
 )
 
@@ -122,7 +123,7 @@ func (c *NPMClient) Latest(ctx context.Context, pkg string) (string, error) {
 	}
 	var latest string
 	if err := json.Unmarshal(raw, &latest); err != nil || !ValidNPMVersion(latest) {
-		return "", fail(err, fmt.Sprintf("malformed response: dist-tags.latest is %s, not an exact version such as 1.2.3", oneLine(string(raw))))
+		return "", fail(err, fmt.Sprintf("malformed response: dist-tags.latest is %s, not an exact version such as 1.2.3", neterr.OneLine(string(raw))))
 	}
 	return latest, nil
 }
@@ -147,7 +148,7 @@ func (c *NPMClient) document(ctx context.Context, pkg string) ([]byte, func(erro
 		c.mu.Lock()
 		host := c.host
 		c.mu.Unlock()
-		return &describedError{msg: fmt.Sprintf("reading npm package %q from %s: %s", pkg, host, msg), err: err}
+		return &neterr.DescribedError{Msg: fmt.Sprintf("reading npm package %q from %s: %s", pkg, host, msg), Err: err}
 	}
 	if !ValidNPMName(pkg) {
 		return nil, fail, fail(nil, "invalid npm package name")
@@ -157,7 +158,7 @@ func (c *NPMClient) document(ctx context.Context, pkg string) ([]byte, func(erro
 		reg, err := c.configGet(ctx)
 		if err != nil || !strings.HasPrefix(reg, "http") {
 			c.mu.Unlock()
-			return nil, fail, &describedError{msg: fmt.Sprintf("reading npm package %q: no npm registry configured (set NPM_CONFIG_REGISTRY or registry= in .npmrc), and npm could not say its default", pkg), err: err}
+			return nil, fail, &neterr.DescribedError{Msg: fmt.Sprintf("reading npm package %q: no npm registry configured (set NPM_CONFIG_REGISTRY or registry= in .npmrc), and npm could not say its default", pkg), Err: err}
 		}
 		c.setRegistry(reg)
 	}
@@ -174,26 +175,26 @@ func (c *NPMClient) document(ctx context.Context, pkg string) ([]byte, func(erro
 
 // describe says in one line why a request failed.
 func (c *NPMClient) describe(parent context.Context, err error) string {
-	if s := contextError(parent, err, c.timeout); s != "" {
+	if s := neterr.ContextError(parent, err, c.timeout); s != "" {
 		return s
 	}
 	var serr *statusErr
 	if errors.As(err, &serr) {
 		switch serr.code {
 		case http.StatusNotFound:
-			return fmt.Sprintf("package not found (%s)", status(serr.code))
+			return fmt.Sprintf("package not found (%s)", neterr.Status(serr.code))
 		case http.StatusUnauthorized, http.StatusForbidden:
-			return fmt.Sprintf("authentication refused (%s)", status(serr.code))
+			return fmt.Sprintf("authentication refused (%s)", neterr.Status(serr.code))
 		}
-		return statusError(serr.code, c.attempts)
+		return neterr.StatusError(serr.code, c.attempts)
 	}
-	return describeNetwork(err, c.attempts)
+	return neterr.DescribeNetwork(err, c.attempts)
 }
 
 // statusErr is an npm registry's answer other than 200.
 type statusErr struct{ code int }
 
-func (e *statusErr) Error() string { return status(e.code) }
+func (e *statusErr) Error() string { return neterr.Status(e.code) }
 
 // get fetches u with the abbreviated-metadata Accept header, retrying 429,
 // 5xx and dropped connections with exponential backoff within ctx.
@@ -219,9 +220,9 @@ func (c *NPMClient) get(ctx context.Context, u string) ([]byte, error) {
 func npmRetryable(err error) bool {
 	var serr *statusErr
 	if errors.As(err, &serr) {
-		return retryStatus(serr.code)
+		return neterr.RetryStatus(serr.code)
 	}
-	return !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && droppedConnection(err)
+	return !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && neterr.DroppedConnection(err)
 }
 
 func (c *NPMClient) getOnce(ctx context.Context, u string) ([]byte, error) {

@@ -9,6 +9,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/agentbox-dev/agentbox/internal/neterr"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
@@ -55,10 +56,10 @@ func (r *RegistryResolver) OSRelease(ctx context.Context, ref Ref, digest string
 	}
 	host := nref.Context().RegistryStr()
 	fail := func(msg string, err error) error {
-		return &describedError{msg: fmt.Sprintf("reading the os-release of %q on %s: %s", pinned.String(), host, msg), err: err}
+		return &neterr.DescribedError{Msg: fmt.Sprintf("reading the os-release of %q on %s: %s", pinned.String(), host, msg), Err: err}
 	}
 	if r.err != nil {
-		return OSRelease{}, fail(oneLine(r.err.Error()), r.err)
+		return OSRelease{}, fail(neterr.OneLine(r.err.Error()), r.err)
 	}
 	timeout := layerTimeScale * r.timeout
 	rctx, cancel := context.WithTimeout(ctx, timeout)
@@ -74,8 +75,8 @@ func (r *RegistryResolver) OSRelease(ctx context.Context, ref Ref, digest string
 		return parseOSRelease(body), nil
 	case errors.As(err, &ce):
 		return OSRelease{}, fail(ce.Error(), err)
-	case contextError(ctx, err, timeout) != "":
-		return OSRelease{}, fail(contextError(ctx, err, timeout), err)
+	case neterr.ContextError(ctx, err, timeout) != "":
+		return OSRelease{}, fail(neterr.ContextError(ctx, err, timeout), err)
 	}
 	return OSRelease{}, fail(r.describe(ctx, pinned, nref, err), err)
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/internal/neterr"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -101,9 +102,9 @@ func (r *RegistryResolver) Resolve(ctx context.Context, ref Ref) (string, error)
 	defer cancel()
 	digest, err := r.resolve(rctx, nref)
 	if err != nil {
-		return "", &describedError{
-			msg: fmt.Sprintf("resolving %q on %s: %s", ref.String(), host, r.describe(ctx, ref, nref, err)),
-			err: err,
+		return "", &neterr.DescribedError{
+			Msg: fmt.Sprintf("resolving %q on %s: %s", ref.String(), host, r.describe(ctx, ref, nref, err)),
+			Err: err,
 		}
 	}
 	return digest, nil
@@ -164,7 +165,7 @@ func headFallback(err error) bool {
 		return false
 	}
 	var uerr interface{ Timeout() bool }
-	if errors.As(err, &uerr) || droppedConnection(err) || netError(err) != "" {
+	if errors.As(err, &uerr) || neterr.DroppedConnection(err) || neterr.NetError(err) != "" {
 		return false
 	}
 	// What is left: a 200 without Docker-Content-Digest, Content-Type or

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/internal/neterr"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -448,7 +449,7 @@ func TestResolveAuthenticationRefused(t *testing.T) {
 			})
 		})
 		_, err := resolve(t, f.resolver(RegistryOptions{}), "ghcr.io/o/private:v1")
-		checkErr(t, err, "ghcr.io/o/private:v1", "ghcr.io", fmt.Sprintf("authentication refused (%s)", status(code)))
+		checkErr(t, err, "ghcr.io/o/private:v1", "ghcr.io", fmt.Sprintf("authentication refused (%s)", neterr.Status(code)))
 		// 401 answers the ping with a challenge, then the HEAD; 403 stops
 		// at the ping. Either way nothing is asked twice.
 		seen := map[string]bool{}

@@ -5,14 +5,14 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"slices"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/internal/neterr"
 	"github.com/agentbox-dev/agentbox/internal/retry"
 )
 
 // retrying is the resolver's http.RoundTripper: it repeats a request whose
-// answer is in retryStatusCodes or whose connection the server dropped,
+// answer neterr.RetryStatus accepts or whose connection the server dropped,
 // with retry.Do's backoff, and gives up when the request's context ends.
 // After the last attempt it returns the last answer as it came, so that
 // go-containerregistry reports the registry's own error.
@@ -22,21 +22,7 @@ type retrying struct {
 	first    time.Duration
 }
 
-// retryStatusCodes are the answers worth asking again: 429 and every 5xx
-// except 501 Not Implemented, which will not change.
-var retryStatusCodes = func() []int {
-	codes := []int{http.StatusTooManyRequests}
-	for c := 500; c < 600; c++ {
-		if c != http.StatusNotImplemented {
-			codes = append(codes, c)
-		}
-	}
-	return codes
-}()
-
-func retryStatus(code int) bool { return slices.Contains(retryStatusCodes, code) }
-
-// errRetryStatus marks an answer in retryStatusCodes.
+// errRetryStatus marks an answer neterr.RetryStatus accepts.
 var errRetryStatus = errors.New("retryable status")
 
 // RoundTrip implements http.RoundTripper.
@@ -56,7 +42,7 @@ func (t *retrying) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		sent++
 		resp, err = t.inner.RoundTrip(r)
-		if err == nil && retryStatus(resp.StatusCode) {
+		if err == nil && neterr.RetryStatus(resp.StatusCode) {
 			return errRetryStatus
 		}
 		return err
@@ -86,13 +72,13 @@ func resend(req *http.Request, sent int) (*http.Request, error) {
 }
 
 // retryableAttempt reports whether a failed attempt is worth repeating: an
-// answer in retryStatusCodes or a connection the server dropped. Timeouts,
+// answer neterr.RetryStatus accepts or a connection the server dropped. Timeouts,
 // refused connections and every other answer are final.
 func retryableAttempt(err error) bool {
 	if errors.Is(err, errRetryStatus) {
 		return true
 	}
-	return !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && droppedConnection(err)
+	return !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && neterr.DroppedConnection(err)
 }
 
 // discard reads and closes an answer that will not be returned, so that its
