@@ -25,7 +25,7 @@ type DebianArchive interface {
 type BumpOptions struct {
 	Resolver images.Resolver
 	OS       images.OSReleaser
-	NPM      images.NPM
+	NPM      npm.Source
 	Debian   DebianArchive
 	Now      func() time.Time // nil: time.Now
 	// Progress, if set, hears of each image reference as it resolves.
@@ -180,7 +180,7 @@ func bumpImages(ctx context.Context, cfg *Config, old *images.Lock, o BumpOption
 }
 
 // resolveCLI resolves the CLI's latest version and its dependency tree.
-func resolveCLI(ctx context.Context, reg images.NPM, pkg string) (*npm.Tree, error) {
+func resolveCLI(ctx context.Context, reg npm.Source, pkg string) (*npm.Tree, error) {
 	v, err := reg.Latest(ctx, pkg)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/npm"
 	_ "github.com/agentbox-dev/agentbox/internal/testing/golden"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
@@ -158,7 +159,7 @@ func TestCatalogIsValid(t *testing.T) {
 		if _, err := images.ParseRef(a.BaseImage); err != nil {
 			t.Errorf("agent %s: %v", a.Name, err)
 		}
-		if a.Package != "" && !images.ValidNPMName(a.Package) {
+		if a.Package != "" && !npm.ValidNewName(a.Package) {
 			t.Errorf("agent %s: bad npm name %q", a.Name, a.Package)
 		}
 		if a.Extension != "" {

@@ -64,18 +64,10 @@ func (d *Debian) Release(r Ref) (string, bool) {
 var Architectures = []string{"amd64", "arm64"}
 
 var (
-	npmNameRe    = regexp.MustCompile(`^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$`)
-	npmVersionRe = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
-	timestampRe  = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z$`)
-	codenameRe   = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
-	closureRe    = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+	timestampRe = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z$`)
+	codenameRe  = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
+	closureRe   = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 )
-
-// ValidNPMName reports whether s is a valid npm package name.
-func ValidNPMName(s string) bool { return len(s) <= 214 && npmNameRe.MatchString(s) }
-
-// ValidNPMVersion reports whether s is an exact semantic version.
-func ValidNPMVersion(s string) bool { return len(s) <= 64 && npmVersionRe.MatchString(s) }
 
 // ValidCodename reports whether s can be a Debian release codename.
 func ValidCodename(s string) bool { return codenameRe.MatchString(s) }
@@ -190,11 +182,11 @@ func parseNPM(l *Lock, pkgs map[string]lockNPMPackage, pos yamlpos.Positions, er
 	for _, k := range slices.Sorted(maps.Keys(pkgs)) {
 		path := yamlpos.Join("npm", k)
 		w := pkgs[k]
-		if !ValidNPMName(k) {
+		if !npm.ValidNewName(k) {
 			errs.Add(pos[path], path, "invalid npm package name %q", k)
 			continue
 		}
-		if !ValidNPMVersion(w.Version) {
+		if !npm.ValidVersion(w.Version) {
 			errs.Add(pos[path], path, "invalid version %q: want an exact version such as 1.2.3", w.Version)
 			continue
 		}

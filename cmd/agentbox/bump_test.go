@@ -21,6 +21,7 @@ import (
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/images/imagestest"
 	"github.com/agentbox-dev/agentbox/internal/debian"
+	"github.com/agentbox-dev/agentbox/internal/npm"
 	"github.com/agentbox-dev/agentbox/internal/testing/golden"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/crane"
@@ -88,8 +89,8 @@ func (h *fakeHub) deps() deps {
 	d.resolver = func() imageRegistry {
 		return images.NewRegistryResolver(images.RegistryOptions{Transport: h.transport, Attempts: 2, Keychain: authn.NewMultiKeychain()})
 	}
-	d.npm = func(string) images.NPM {
-		return images.NewNPMClient(images.NPMOptions{Registry: h.npmURL, Transport: http.DefaultTransport, Attempts: 2})
+	d.npm = func(string) npm.Source {
+		return npm.NewClient(npm.Options{Registry: h.npmURL, Transport: http.DefaultTransport, Attempts: 2})
 	}
 	d.debian = func(func(string) string) generator.DebianArchive { return h.debian }
 	return d

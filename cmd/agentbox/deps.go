@@ -7,6 +7,7 @@ import (
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/debian"
+	"github.com/agentbox-dev/agentbox/internal/npm"
 )
 
 // imageRegistry resolves image tags and reads an image's os-release.
@@ -23,7 +24,7 @@ type deps struct {
 	// resolver returns the image resolver of a bump.
 	resolver func() imageRegistry
 	// npm returns the npm registry client of a bump of the project in dir.
-	npm func(dir string) images.NPM
+	npm func(dir string) npm.Source
 	// debian returns Debian's snapshot archive, or the copy getenv names.
 	debian func(getenv func(string) string) generator.DebianArchive
 	// now is the time bump asks the snapshot archive for.
@@ -37,8 +38,8 @@ type deps struct {
 func realDeps() deps {
 	return deps{
 		resolver: func() imageRegistry { return images.NewRegistryResolver(images.RegistryOptions{}) },
-		npm: func(dir string) images.NPM {
-			return images.NewNPMClient(images.NPMOptions{Registry: images.NPMRegistryFromConfig(dir, os.Getenv)})
+		npm: func(dir string) npm.Source {
+			return npm.NewClient(npm.Options{Registry: npm.RegistryFromConfig(dir, os.Getenv)})
 		},
 		debian: func(getenv func(string) string) generator.DebianArchive {
 			return &debian.Archive{Base: debianArchive(getenv)}

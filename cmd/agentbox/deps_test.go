@@ -7,9 +7,8 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/generator"
-
-	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/images/imagestest"
+	"github.com/agentbox-dev/agentbox/internal/npm"
 )
 
 // testDeps are the collaborators of a test that names none: registries that
@@ -19,7 +18,7 @@ import (
 func testDeps() deps {
 	return deps{
 		resolver: func() imageRegistry { return fakeImages{} },
-		npm:      func(string) images.NPM { return imagestest.NPM{} },
+		npm:      func(string) npm.Source { return imagestest.NPM{} },
 		debian:   func(func(string) string) generator.DebianArchive { return &imagestest.Debian{} },
 		now:      time.Now,
 		bundle:   composeBundle,

@@ -1,5 +1,6 @@
-// Package imagestest holds map-backed fakes of the images package's
-// collaborators (Resolver, NPM, OSReleaser) for tests. They never reach a
+// Package imagestest holds map-backed fakes of bump's collaborators for
+// tests: the image registry (images.Resolver, images.OSReleaser), the npm
+// registry (npm.Source) and Debian's snapshot archive. They never reach a
 // network, and they fail loudly: a reference or package missing from the map
 // is an error that names it and the keys the fake knows.
 package imagestest
@@ -48,9 +49,9 @@ func (r Resolver) Resolve(ctx context.Context, ref images.Ref) (string, error) {
 // version.
 type NPM map[string]string
 
-var _ images.NPM = NPM(nil)
+var _ npm.Source = NPM(nil)
 
-// Latest implements images.NPM.
+// Latest implements npm.Source.
 func (n NPM) Latest(ctx context.Context, pkg string) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -81,7 +82,7 @@ func (o OSReleases) OSRelease(ctx context.Context, ref images.Ref, digest string
 	return r, nil
 }
 
-// Packument implements images.NPM: the package at its one version, with an
+// Packument implements npm.Registry: the package at its one version, with an
 // executable named after it, no dependencies, and an integrity made from
 // its name and version.
 func (n NPM) Packument(ctx context.Context, pkg string) (*npm.Packument, error) {

@@ -1,6 +1,8 @@
-// Package npm resolves an npm package's whole dependency tree from a
-// registry and renders it as the package-lock.json that `npm ci` installs
-// with every tarball checked against its integrity.
+// Package npm reads an npm registry (Client, configured by the caller: the
+// package reads no environment; RegistryFromConfig follows .npmrc with the
+// getenv it is given), resolves a package's whole dependency tree from it,
+// and renders the package-lock.json that `npm ci` installs with every
+// tarball checked against its integrity.
 package npm
 
 import (

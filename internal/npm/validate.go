@@ -9,6 +9,7 @@ import (
 
 var (
 	nameRe    = regexp.MustCompile(`^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9_][a-z0-9._~-]*$`)
+	newNameRe = regexp.MustCompile(`^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$`)
 	versionRe = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
 	tagRe     = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9._-]{0,63}$`)
 	specRe    = regexp.MustCompile(`^[0-9A-Za-z.*^~<>=| _+-]*$`)
@@ -21,6 +22,11 @@ var (
 // ValidName reports whether s is a valid npm package name (the registry's
 // rules for new packages, and lower-case underscores of old ones).
 func ValidName(s string) bool { return len(s) <= 214 && nameRe.MatchString(s) }
+
+// ValidNewName reports whether s is a package name as the registry's rules
+// for new packages have it: ValidName without the leading underscore of
+// old ones. A lock's CLI package and the client's requests are held to it.
+func ValidNewName(s string) bool { return len(s) <= 214 && newNameRe.MatchString(s) }
 
 // ValidVersion reports whether s is an exact version as a lock writes it.
 func ValidVersion(s string) bool { return len(s) <= 64 && versionRe.MatchString(s) }

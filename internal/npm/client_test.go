@@ -1,12 +1,10 @@
-package images
+package npm
 
 import (
 	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -74,9 +72,9 @@ func newNPMServer(t *testing.T) (*npmServer, *httptest.Server) {
 	return s, srv
 }
 
-func TestNPMLatest(t *testing.T) {
+func TestClientLatest(t *testing.T) {
 	s, srv := newNPMServer(t)
-	c := NewNPMClient(NPMOptions{Registry: srv.URL + "/"})
+	c := NewClient(Options{Registry: srv.URL + "/"})
 	for pkg, want := range map[string]string{"@openai/codex": "0.41.0", "opencode-ai": "1.2.3", "flaky": "4.5.6"} {
 		got, err := c.Latest(context.Background(), pkg)
 		if err != nil || got != want {
@@ -96,20 +94,20 @@ func TestNPMLatest(t *testing.T) {
 	}
 }
 
-func TestNPMRegistryWithPathPrefix(t *testing.T) {
+func TestClientRegistryWithPathPrefix(t *testing.T) {
 	_, srv := newNPMServer(t)
 	for _, reg := range []string{srv.URL + "/npm", srv.URL + "/npm/", srv.URL + "/npm//"} {
-		got, err := NewNPMClient(NPMOptions{Registry: reg}).Latest(context.Background(), "@google/gemini-cli")
+		got, err := NewClient(Options{Registry: reg}).Latest(context.Background(), "@google/gemini-cli")
 		if err != nil || got != "2.0.0-rc.1" {
 			t.Errorf("registry %s: Latest = %q, %v; want 2.0.0-rc.1", reg, got, err)
 		}
 	}
 }
 
-func TestNPMErrors(t *testing.T) {
+func TestClientErrors(t *testing.T) {
 	s, srv := newNPMServer(t)
 	host := strings.TrimPrefix(srv.URL, "http://")
-	c := NewNPMClient(NPMOptions{Registry: srv.URL, Attempts: 3})
+	c := NewClient(Options{Registry: srv.URL, Attempts: 3})
 	cases := map[string]string{
 		"@nobody/nothing": "package not found (http 404 not found)",
 		"broken":          "malformed response: the package document is not valid json",
@@ -144,7 +142,7 @@ func TestNPMErrors(t *testing.T) {
 	}
 }
 
-func TestNPMTimeout(t *testing.T) {
+func TestClientTimeout(t *testing.T) {
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -155,7 +153,7 @@ func TestNPMTimeout(t *testing.T) {
 	t.Cleanup(srv.Close)
 	defer close(release)
 	start := time.Now()
-	_, err := NewNPMClient(NPMOptions{Registry: srv.URL, Timeout: 200 * time.Millisecond}).Latest(context.Background(), "slow")
+	_, err := NewClient(Options{Registry: srv.URL, Timeout: 200 * time.Millisecond}).Latest(context.Background(), "slow")
 	if err == nil || !strings.Contains(err.Error(), "timed out after 200ms") || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("err = %v, want a timeout", err)
 	}
@@ -164,75 +162,60 @@ func TestNPMTimeout(t *testing.T) {
 	}
 }
 
-func writeFile(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestNPMRegistryFromConfig(t *testing.T) {
-	root := t.TempDir()
-	project := filepath.Join(root, "project")
-	home := filepath.Join(root, "home")
-	bare := filepath.Join(root, "bare")
-	writeFile(t, filepath.Join(project, ".npmrc"), `
-# a comment
-; another comment
-@myorg:registry=https://scoped.example/
-  registry =  https://project.example/npm/   ; trailing comment
-always-auth=true
-`)
-	writeFile(t, filepath.Join(home, ".npmrc"), "registry=\"https://home.example/\"\n")
-	writeFile(t, filepath.Join(root, "custom.npmrc"), "registry=${MIRROR}/npm/\n")
-	writeFile(t, filepath.Join(bare, ".npmrc"), "# registry=https://commented.example/\n[section]\nregistry=https://in-section.example/\n")
-	if err := os.MkdirAll(filepath.Join(root, "none"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-
-	cases := []struct {
-		name string
-		dir  string
-		env  map[string]string
-		want string
-	}{
-		{"env beats everything", project, map[string]string{"NPM_CONFIG_REGISTRY": "https://env.example/", "HOME": home}, "https://env.example/"},
-		{"lowercase env", project, map[string]string{"npm_config_registry": "https://lower.example/", "HOME": home}, "https://lower.example/"},
-		{"project .npmrc beats home", project, map[string]string{"HOME": home}, "https://project.example/npm/"},
-		{"home .npmrc", filepath.Join(root, "none"), map[string]string{"HOME": home}, "https://home.example/"},
-		{"userconfig replaces home", filepath.Join(root, "none"), map[string]string{"HOME": home, "NPM_CONFIG_USERCONFIG": filepath.Join(root, "custom.npmrc"), "MIRROR": "http://127.0.0.1:4873"}, "http://127.0.0.1:4873/npm/"},
-		{"comments and sections ignored", bare, map[string]string{"HOME": home}, "https://home.example/"},
-		{"default: npm's own", filepath.Join(root, "none"), map[string]string{}, ""},
-		{"no HOME", bare, map[string]string{}, ""},
-	}
-	for _, c := range cases {
-		getenv := func(k string) string { return c.env[k] }
-		if got := NPMRegistryFromConfig(c.dir, getenv); got != c.want {
-			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
-		}
-	}
-}
-
-// TestNPMDefaultRegistryAsksNPM: with no registry configured, the client
+// TestClientDefaultRegistryAsksNPM: with no registry configured, the client
 // asks npm for its default, and says so clearly when npm cannot answer.
-func TestNPMDefaultRegistryAsksNPM(t *testing.T) {
+func TestClientDefaultRegistryAsksNPM(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(`{"dist-tags":{"latest":"1.2.3"}}`))
 	}))
 	defer srv.Close()
-	c := &NPMClient{client: srv.Client(), timeout: time.Second, attempts: 1,
+	c := &Client{client: srv.Client(), timeout: time.Second, attempts: 1,
 		configGet: func(context.Context) (string, error) { return srv.URL + "/", nil }}
 	if v, err := c.Latest(context.Background(), "pkg"); err != nil || v != "1.2.3" {
 		t.Errorf("Latest = %q, %v", v, err)
 	}
 
-	c = &NPMClient{client: srv.Client(), timeout: time.Second, attempts: 1,
+	c = &Client{client: srv.Client(), timeout: time.Second, attempts: 1,
 		configGet: func(context.Context) (string, error) { return "", errors.New("npm: not found") }}
 	if _, err := c.Latest(context.Background(), "pkg"); err == nil || !strings.Contains(err.Error(), "no npm registry configured") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestClientReadsNoEnvironment: an empty Registry is asked of npm, whatever
+// the environment says; only the caller reads the environment
+// (RegistryFromConfig with the getenv it passes).
+func TestClientReadsNoEnvironment(t *testing.T) {
+	_, srv := newNPMServer(t)
+	t.Setenv("NPM_CONFIG_REGISTRY", "http://127.0.0.1:1/from-env")
+	t.Setenv("HOME", t.TempDir())
+	asked := 0
+	c := NewClient(Options{ConfigGet: func(context.Context) (string, error) { asked++; return srv.URL, nil }})
+	if v, err := c.Latest(context.Background(), "opencode-ai"); err != nil || v != "1.2.3" || asked != 1 {
+		t.Errorf("Latest = %q, %v after asking npm %d times; want 1.2.3 from the registry npm names, asked once", v, err, asked)
+	}
+}
+
+// TestClientCancelDuringBackoff: a cancel while the client waits to retry
+// ends the request at once, and says so.
+func TestClientCancelDuringBackoff(t *testing.T) {
+	t.Parallel()
+	s, srv := newNPMServer(t)
+	c := NewClient(Options{Registry: srv.URL, Attempts: 4})
+	c.first = time.Hour
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(50*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := c.Latest(ctx, "down")
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("Latest returned after %s, want soon after the cancel", d)
+	}
+	if err == nil || !strings.HasSuffix(err.Error(), ": canceled") || !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want a cancellation", err)
+	}
+	if n := s.count("/down"); n != 1 {
+		t.Errorf("down: %d requests, want 1 before the cancel", n)
 	}
 }
