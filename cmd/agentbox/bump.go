@@ -66,7 +66,7 @@ would change.`,
 func (o *bumpOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	reg := o.deps.resolver()
 	deps := generator.BumpOptions{Resolver: reg, OS: reg, NPM: o.deps.npm(o.dir),
-		Debian: o.deps.debian(os.Getenv), Now: o.deps.now}
+		Debian: o.deps.debian(), Now: o.deps.now}
 	if isTerminal(stderr) {
 		var mu sync.Mutex
 		deps.Progress = func(ref images.Ref, digest string, err error) {

@@ -92,7 +92,7 @@ func (h *fakeHub) deps() deps {
 	d.npm = func(string) npm.Source {
 		return npm.NewClient(npm.Options{Registry: h.npmURL, Transport: http.DefaultTransport, Attempts: 2})
 	}
-	d.debian = func(func(string) string) generator.DebianArchive { return h.debian }
+	d.debian = func() generator.DebianArchive { return h.debian }
 	return d
 }
 

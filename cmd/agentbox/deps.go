@@ -25,8 +25,9 @@ type deps struct {
 	resolver func() imageRegistry
 	// npm returns the npm registry client of a bump of the project in dir.
 	npm func(dir string) npm.Source
-	// debian returns Debian's snapshot archive, or the copy getenv names.
-	debian func(getenv func(string) string) generator.DebianArchive
+	// debian returns Debian's snapshot archive, or the copy the environment
+	// names (AGENTBOX_DEBIAN_ARCHIVE).
+	debian func() generator.DebianArchive
 	// now is the time bump asks the snapshot archive for.
 	now func() time.Time
 	// bundle writes a git bundle of the agent's branches (fetch).
@@ -41,8 +42,8 @@ func realDeps() deps {
 		npm: func(dir string) npm.Source {
 			return npm.NewClient(npm.Options{Registry: npm.RegistryFromConfig(dir, os.Getenv)})
 		},
-		debian: func(getenv func(string) string) generator.DebianArchive {
-			return &debian.Archive{Base: debianArchive(getenv)}
+		debian: func() generator.DebianArchive {
+			return &debian.Archive{Base: debianArchive(os.Getenv)}
 		},
 		now:    time.Now,
 		bundle: composeBundle,

@@ -19,7 +19,7 @@ func testDeps() deps {
 	return deps{
 		resolver: func() imageRegistry { return fakeImages{} },
 		npm:      func(string) npm.Source { return imagestest.NPM{} },
-		debian:   func(func(string) string) generator.DebianArchive { return &imagestest.Debian{} },
+		debian:   func() generator.DebianArchive { return &imagestest.Debian{} },
 		now:      time.Now,
 		bundle:   composeBundle,
 	}

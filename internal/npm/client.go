@@ -142,7 +142,7 @@ func (c *Client) document(ctx context.Context, pkg string) ([]byte, func(error, 
 		c.mu.Unlock()
 		return &neterr.DescribedError{Msg: fmt.Sprintf("reading npm package %q from %s: %s", pkg, host, msg), Err: err}
 	}
-	if !ValidNewName(pkg) {
+	if !ValidName(pkg) {
 		return nil, fail, fail(nil, "invalid npm package name")
 	}
 	c.mu.Lock()
