@@ -26,7 +26,8 @@ type entrypointView struct {
 	OutputChain, InputChain, UpstreamV4, UpstreamV6   string
 	CounterPrefix, HealthArg                          string
 	PortStart, PortStartProc, PortStartWant           string
-	DNSPort, DNSMinPort                               int
+	DNSPort, DNSMinPort, DNSUID, DeadlineExit         int
+	DeadlineEnv, AgentUIDEnv                          string
 	Names                                             []string // sorted
 }
 
@@ -58,6 +59,10 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 		PortStartWant: portStart.Value,
 		DNSPort:       dnsPort,
 		DNSMinPort:    DNSMinPort,
+		DNSUID:        DNSUID,
+		DeadlineExit:  DeadlineExit,
+		DeadlineEnv:   DeadlineEnv,
+		AgentUIDEnv:   AgentUIDEnv,
 	}
 	for _, d := range p.Domains {
 		v.Names = append(v.Names, d.Name)

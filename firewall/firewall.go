@@ -20,6 +20,17 @@ const (
 	DNSUID  = 5353
 )
 
+// A task of agentbox run has a deadline, which the egress container keeps:
+// the agent shares its pid namespace, and at DeadlineEnv (seconds since the
+// epoch) the entrypoint closes egress, ends every process of AgentUIDEnv's
+// uid, and exits with DeadlineExit, as timeout(1) does. The agent cannot
+// signal, trace or outlive a root process of another container.
+const (
+	DeadlineEnv  = "AGENTBOX_DEADLINE"
+	AgentUIDEnv  = "AGENTBOX_AGENT_UID"
+	DeadlineExit = 124
+)
+
 // dnsmasq sends its queries from source ports in DNSMinPort-DNSMaxPort, above
 // the kernel's ephemeral range (32768-60999): conntrack cannot tell two
 // sockets with the same addresses and ports apart, so the agent's lookups

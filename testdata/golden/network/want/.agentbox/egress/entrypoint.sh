@@ -44,6 +44,12 @@ readonly HEALTH_ARG=health # the compose healthcheck runs "$PROG $HEALTH_ARG"
 readonly PORT_START=net.ipv4.ip_unprivileged_port_start # a sysctl of the egress service in compose
 readonly PORT_START_PROC=/proc/sys/net/ipv4/ip_unprivileged_port_start
 readonly PORT_START_WANT=1024
+readonly DNS_UID=5353 # the resolver's own user
+# A task of agentbox run: its deadline (seconds since the epoch) and the
+# agent's uid come from the environment agentbox run gives this container.
+readonly DEADLINE_ENV=AGENTBOX_DEADLINE
+readonly AGENT_UID_ENV=AGENTBOX_AGENT_UID
+readonly DEADLINE_EXIT=124
 
 # The allowed names, one nftset= line each in dnsmasq.conf: the servers file
 # sends them, and every name below them, to the upstream resolvers.
@@ -291,6 +297,65 @@ on_exit() {
 	exit "$status"
 }
 
+# ---------------------------------------------------------------------------
+# The deadline of a task (agentbox run). The agent shares this container's
+# pid namespace; none of its processes can signal or trace a root process.
+
+# read_deadline sets deadline and agent_uid from the environment, or leaves
+# deadline empty when there is none (agentbox up). A bad value fails closed.
+read_deadline() {
+	deadline=${!DEADLINE_ENV:-}
+	agent_uid=${!AGENT_UID_ENV:-}
+	[[ -z $deadline ]] && return 0
+	if [[ ! $deadline =~ ^[1-9][0-9]{0,11}$ || ! $agent_uid =~ ^[1-9][0-9]{0,9}$ ]] || ((agent_uid == DNS_UID)); then
+		log "error: $DEADLINE_ENV=${deadline@Q} and $AGENT_UID_ENV=${agent_uid@Q}: want seconds since the epoch and the agent's uid (not 0, not $DNS_UID)"
+		exit 1
+	fi
+}
+
+# agent_alive reports whether a process of the agent's uid is left.
+agent_alive() {
+	grep -qsE "^Uid:[[:space:]]+$agent_uid[[:space:]]" /proc/[0-9]*/status
+}
+
+# as_agent_kill sends a signal to every process of the agent's uid at once:
+# kill -1 as that uid reaches all of them in one step, so none that forks
+# outruns it.
+as_agent_kill() {
+	setpriv --reuid="$agent_uid" --regid="$agent_uid" --clear-groups bash -c "kill -$1 -1" 2>/dev/null || true
+}
+
+# end_task runs at the deadline: egress closed first, then SIGTERM to the
+# agent's processes, up to 1 s of grace, then SIGKILL until none is left.
+end_task() {
+	local i
+	trap '' USR1
+	log "deadline reached: egress closed; ending the agent's processes (uid $agent_uid)"
+	close_egress || true
+	as_agent_kill TERM
+	for ((i = 0; i < 10; i++)); do
+		agent_alive || break
+		sleep 0.1
+	done
+	for ((i = 0; i < 100; i++)); do
+		agent_alive || break
+		as_agent_kill KILL
+		sleep 0.02
+	done
+	agent_alive && log "warning: processes of uid $agent_uid are left"
+	exit "$DEADLINE_EXIT"
+}
+
+# deadline_timer sleeps until the deadline (to the microsecond), then tells
+# the main process.
+deadline_timer() {
+	local left=$((deadline * 1000000 - ${EPOCHREALTIME/./}))
+	if ((left > 0)); then
+		sleep "$((left / 1000000)).$(printf '%06d' $((left % 1000000)))"
+	fi
+	kill -USR1 "$$"
+}
+
 # warn_port_range says so when the kernel's ephemeral ports reach dnsmasq's
 # source ports: the firewall refuses other uids' DNS from them, so the
 # agent's lookups from those ports would be refused.
@@ -332,6 +397,13 @@ run() {
 	trap 'log "SIGTERM: stopping"; exit 0' TERM
 	trap 'log "SIGINT: stopping"; exit 0' INT
 	rm -f "$READY"
+	read_deadline
+	if [[ -n $deadline ]]; then
+		trap end_task USR1
+		if ((deadline <= EPOCHSECONDS)); then
+			end_task
+		fi
+	fi
 
 	read_upstreams
 	if ! load_rules; then
@@ -344,8 +416,16 @@ run() {
 	: >"$READY"
 	took=$(((${EPOCHREALTIME/./} - ${start/./}) / 1000))
 	log "ready (${#NAMES[@]} names, upstream ${upstreams[*]}, ${took} ms)"
+	if [[ -n $deadline ]]; then
+		deadline_timer &
+		log "task deadline: $(date -u -d "@$deadline" '+%Y-%m-%dT%H:%M:%SZ')"
+	fi
 
-	wait "$dns_pid" || status=$?
+	while :; do
+		status=0
+		wait "$dns_pid" || status=$?
+		alive "$dns_pid" || break # a signal's trap returns here otherwise
+	done
 	dns_pid=""
 	log "error: dnsmasq exited (status $status)"
 	exit 1
