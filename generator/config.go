@@ -2,6 +2,7 @@ package generator
 
 import (
 	"net/netip"
+	"time"
 
 	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/images"
@@ -37,6 +38,13 @@ type Config struct {
 	IDE         string
 	Extensions  []string
 	Verify      Verify // as written; VerifyTargets applies the defaults
+
+	// The run section, defaults applied; agentbox run alone reads it.
+	RunTimeout       time.Duration // a task's deadline without --timeout
+	RunTimeoutPos    yamlpos.Pos   // zero when run.timeout is not written
+	RunMaxTimeout    time.Duration // the longest --timeout allowed
+	RunMaxTimeoutPos yamlpos.Pos   // zero when run.max_timeout is not written
+	RunEnv           []string      // names passed from the host's environment, sorted
 }
 
 // DomainRule is one entry of network.domains.

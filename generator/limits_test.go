@@ -51,6 +51,8 @@ func atLimits() string {
 	list("  ", "hidden", func(i int) string { return fmt.Sprintf("secret%d.*", i) })
 	b.WriteString("devcontainer:\n")
 	list("  ", "extensions", func(i int) string { return fmt.Sprintf("pub.ext%d", i) })
+	b.WriteString("run:\n  timeout: 168h\n  max_timeout: 168h\n")
+	list("  ", "env", func(i int) string { return fmt.Sprintf("R%d", i) })
 	return b.String()
 }
 
@@ -113,6 +115,7 @@ func TestLimitErrors(t *testing.T) {
 		{"writable", "workspace:\n  " + items("writable", "    ", ".vscode", over), "agentbox.yaml:3:5: workspace.writable: " + tooMany},
 		{"hidden", "workspace:\n  " + items("hidden", "    ", ".env", over), "agentbox.yaml:3:5: workspace.hidden: " + tooMany},
 		{"extensions", "devcontainer:\n  " + items("extensions", "    ", "a.b", over), "agentbox.yaml:3:5: devcontainer.extensions: " + tooMany},
+		{"run env", "run:\n  " + items("env", "    ", "A", over), "agentbox.yaml:3:5: run.env: " + tooMany},
 		{"path", "workspace: {path: /w/" + strings.Repeat("a", 256) + "}\n", "agentbox.yaml:1:19: workspace.path: invalid path \"/w/aaaa"},
 		{"readonly path", "workspace: {readonly: [" + strings.Repeat("a/", 2048) + "a]}\n", "agentbox.yaml:1:24: workspace.readonly[0]: invalid path \"a/a/a"},
 	}

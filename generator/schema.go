@@ -61,6 +61,7 @@ func schemaConstraints() map[string]schemaNode {
 	port := schemaNode{"minimum": 1, "maximum": 65535, "not": schemaNode{"const": dnsPort}}
 	id := schemaNode{"minimum": 1, "maximum": 65534}
 	segment, globSegment := validate.PathSegmentGrammar, validate.GlobSegmentGrammar
+	taskDuration := schemaNode{"pattern": "^" + TaskDurationGrammar + "$", "minLength": 1}
 	return map[string]schemaNode{
 		"version":          {"enum": []any{1}},
 		"name":             {"pattern": "^" + validate.ProjectNameGrammar + "$", "maxLength": 63},
@@ -92,6 +93,10 @@ func schemaConstraints() map[string]schemaNode {
 
 		"devcontainer.ide":          {"enum": anys(IDEs)},
 		"devcontainer.extensions[]": {"pattern": "^" + validate.ExtensionGrammar + "$", "maxLength": 200},
+
+		"run.timeout":     taskDuration,
+		"run.max_timeout": taskDuration,
+		"run.env[]":       {"pattern": "^" + validate.EnvNameGrammar + "$", "not": schemaNode{"pattern": "^" + ReservedEnvPrefix}},
 	}
 }
 

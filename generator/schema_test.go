@@ -30,14 +30,16 @@ const schemaFile = "../schema/agentbox.schema.json"
 // the JSON form cannot show (tabs, anchors, duplicate keys, several or no
 // documents).
 var schemaRejects = map[string][]string{
-	"fail-unknown-keys": {"", "/image"},
-	"fail-wrong-types":  {"/version", "/agent", "/name", "/network/services", "/network/ports/0", "/resources/cpus", "/resources/pids"},
-	"fail-enums":        {"/agent", "/network/services/0", "/network/services/1", "/network/services/2", "/devcontainer/ide"},
-	"fail-bad-ports":    {"/network/ports/0", "/network/ports/1", "/network/domains/0/ports/0", "/network/domains/0/ports/1", "/network/domains/1/ports"},
-	"fail-user-ids":     {"/image", "/image/user/uid", "/resources/cpus"},
-	"fail-bad-cidrs":    {"/network/cidrs/6"},
-	"fail-lookalikes":   {"/resources/memory", "/devcontainer/extensions/0"},
-	"fail-dns-port":     {"/network/ports/1", "/network/domains/0/ports/0", "/network/cidrs/0/ports/1"},
+	"fail-unknown-keys":     {"", "/image"},
+	"fail-wrong-types":      {"/version", "/agent", "/name", "/network/services", "/network/ports/0", "/resources/cpus", "/resources/pids"},
+	"fail-enums":            {"/agent", "/network/services/0", "/network/services/1", "/network/services/2", "/devcontainer/ide"},
+	"fail-bad-ports":        {"/network/ports/0", "/network/ports/1", "/network/domains/0/ports/0", "/network/domains/0/ports/1", "/network/domains/1/ports"},
+	"fail-user-ids":         {"/image", "/image/user/uid", "/resources/cpus"},
+	"fail-bad-cidrs":        {"/network/cidrs/6"},
+	"fail-lookalikes":       {"/resources/memory", "/devcontainer/extensions/0"},
+	"fail-dns-port":         {"/network/ports/1", "/network/domains/0/ports/0", "/network/cidrs/0/ports/1"},
+	"fail-run-bad-duration": {"/run/timeout", "/run/max_timeout"},
+	"fail-run-env":          {"/run/env/1", "/run/env/2", "/run/env/4"},
 	"fail-shell-metacharacters": {
 		"/image/packages/0", "/image/packages/1", "/image/packages/2",
 		"/env/BAD NAME", "/env/X;Y", "/env/1ST",
@@ -184,6 +186,10 @@ func TestJSONSchemaNotStricter(t *testing.T) {
 		"image: {packages: [ab, 'a+b.c-d=1:2.3~rc+1-x', '" + strings.Repeat("a", 200) + "']}\n",
 		"devcontainer: {ide: none, extensions: [a.b, A-1.b-2, '" + strings.Repeat("a", 198) + ".b']}\n",
 		"workspace: {path: /a/b.c/@d+e-f_g, readonly: [x, a/b, .hidden/c]}\n",
+		"run: ~\n",
+		"run: {env: ~}\n",
+		"run: {timeout: 1s, max_timeout: 168h, env: [A, _b9, AGENTBOX]}\n",
+		"run: {timeout: 0h0m1s, max_timeout: 167h59m60s}\n",
 	} {
 		t.Run(src, func(t *testing.T) {
 			if _, _, err := decodeConfig(ConfigFile, []byte(src), t.TempDir()); err != nil {
@@ -209,6 +215,7 @@ func TestJSONSchemaNullScalars(t *testing.T) {
 		"version: ~\n", "name: ~\n", "agent: ~\n", "agent:\n", "image: {base: ~}\n", "image: {user: {uid: ~}}\n",
 		"egress: {image: ~}\n", "resources: {cpus: ~}\n", "resources: {memory: ~}\n", "resources: {pids: ~}\n",
 		"env: {X: ~}\n", "workspace: {path: ~}\n", "devcontainer: {ide: ~}\n", "verify: {allowed: ~}\n",
+		"run: {timeout: ~}\n", "run: {max_timeout: ~}\n",
 	} {
 		if _, _, err := decodeConfig(ConfigFile, []byte(src), t.TempDir()); err == nil {
 			t.Errorf("the loader accepts %q", src)
@@ -248,6 +255,13 @@ func TestJSONSchemaPatternsNotStricter(t *testing.T) {
 		}
 	}
 	memory := func(s string) error { _, err := validate.Memory(s); return err }
+	taskDuration := func(s string) error { _, err := ParseTaskDuration(s); return err }
+	dir := t.TempDir()
+	runEnvName := func(s string) error { // as the loader checks it, reserved names included
+		name, _ := json.Marshal(s)
+		_, _, err := decodeConfig(ConfigFile, []byte(`{"run": {"env": [`+string(name)+`]}}`), dir)
+		return err
+	}
 	tests := []struct {
 		path   string // "[]": an item of the list; "{}": a key of the map
 		base   []string
@@ -260,6 +274,8 @@ func TestJSONSchemaPatternsNotStricter(t *testing.T) {
 		{"workspace.path", []string{"/a/b"}, validate.ContainerPath},
 		{"workspace.readonly[]", []string{"a/b"}, validate.RelPath},
 		{"devcontainer.extensions[]", []string{"a.b"}, validate.Extension},
+		{"run.timeout", []string{"1h2m3s", "5m"}, taskDuration},
+		{"run.env[]", []string{"A_1"}, runEnvName},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {

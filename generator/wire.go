@@ -23,6 +23,13 @@ type wireFile struct {
 	Workspace    wireWorkspace     `yaml:"workspace" jsonschema:"The agent's copy of the project, and what of its work may come back."`
 	Devcontainer wireDevcontainer  `yaml:"devcontainer" jsonschema:"The Dev Container definition."`
 	Verify       wireVerify        `yaml:"verify" jsonschema:"Targets of the network probes of agentbox verify."`
+	Run          wireRun           `yaml:"run" jsonschema:"Tasks of agentbox run, each in its own sandbox. Changes none of the generated files."`
+}
+
+type wireRun struct {
+	Timeout    *string  `yaml:"timeout" jsonschema:"A task's deadline unless agentbox run --timeout names one: whole hours, minutes and seconds such as 30m or 1h30m, at most 168h. Default: 30m (or run.max_timeout if less)."`
+	MaxTimeout *string  `yaml:"max_timeout" jsonschema:"The longest --timeout a task may ask for, same grammar. Default: 4h."`
+	Env        []string `yaml:"env" jsonschema:"Names of environment variables agentbox run passes from the host's environment into each task's agent, read at run time (credentials stay out of the repository). Not AGENTBOX_*, nor a name set in env."`
 }
 
 type wireVerify struct {
