@@ -20,7 +20,7 @@ func TestEntrypointConstants(t *testing.T) {
 		"UPSTREAM_V4": upstreamV4, "UPSTREAM_V6": upstreamV6, "COUNTER_PREFIX": counterPrefix,
 		"HEALTH_ARG": HealthCommand[1], "PORT_START": Sysctls[0].Key, "PORT_START_WANT": Sysctls[0].Value,
 		"PORT_START_PROC": "/proc/sys/net/ipv4/ip_unprivileged_port_start",
-		"DNS_UID": fmt.Sprint(DNSUID), "DEADLINE_EXIT": fmt.Sprint(DeadlineExit),
+		"DNS_UID":         fmt.Sprint(DNSUID), "DEADLINE_EXIT": fmt.Sprint(DeadlineExit),
 		"DEADLINE_ENV": DeadlineEnv, "AGENT_UID_ENV": AgentUIDEnv,
 	}
 	var keys []string

@@ -31,6 +31,11 @@ const (
 	DeadlineExit = 124
 )
 
+// ProbeName is the name the entrypoint asks the filter resolver for to see
+// that it answers (NXDOMAIN): the egress log's only refusal that is not the
+// agent's.
+const ProbeName = "agentbox-probe.invalid"
+
 // dnsmasq sends its queries from source ports in DNSMinPort-DNSMaxPort, above
 // the kernel's ephemeral range (32768-60999): conntrack cannot tell two
 // sockets with the same addresses and ports apart, so the agent's lookups

@@ -220,10 +220,11 @@ func newLogsCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 	o := &sandboxOptions{}
 	var follow bool
 	c := &cobra.Command{
-		Use:   "logs [egress|agent]",
-		Short: "Show the sandbox's logs: the egress log holds every DNS query and what the firewall rejected",
+		Use:   "logs [egress|agent|TASK]",
+		Short: "Show the sandbox's logs (the egress log holds every DNS query and what the firewall rejected), or a task's output",
 		Example: `  agentbox logs egress
-  agentbox logs -f`,
+  agentbox logs -f
+  agentbox logs fix-123   # the output of task fix-123 (agentbox run)`,
 		Args: cobra.MaximumNArgs(1),
 		ValidArgsFunction: func(c *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			if len(args) > 0 {
@@ -239,7 +240,10 @@ func newLogsCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 			}
 			if len(args) == 1 {
 				if !slices.Contains(services, args[0]) {
-					return usageErrorf("unknown service %q; valid services are \"egress\" and \"agent\"", args[0])
+					if isTask(*dir, args[0]) {
+						return taskLogs(c.Context(), *dir, args[0], follow, stdout, stderr)
+					}
+					return usageErrorf("unknown service %q, and no task of that name; valid services are \"egress\" and \"agent\" (agentbox ps lists the tasks)", args[0])
 				}
 				argv = append(argv, args[0])
 			}

@@ -1,0 +1,316 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/spf13/cobra"
+)
+
+// Exit codes of agentbox run besides the command's own.
+const (
+	exitTimedOut = 124 // the deadline came, as timeout(1) says it
+	exitStopped  = 130 // agentbox stop, or Ctrl-C
+)
+
+type runOptions struct {
+	dir     string
+	name    string
+	timeout string
+	ref     string
+	detach  bool
+	json    bool
+	argv    []string
+}
+
+func newRunCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
+	o := &runOptions{}
+	c := &cobra.Command{
+		Use:   "run [--name TASK] [--timeout DURATION] [--ref REF] [--detach] [--json] -- CMD [ARG...]",
+		Short: "Run one task in a fresh sandbox of its own, with a deadline it cannot move",
+		Long: `Run CMD as one task: in a fresh copy of the sandbox (its own compose project,
+so its own network namespace, firewall, workspace and agent state), working in
+its own clone of the repository at --ref (default HEAD) on a new branch
+agentbox/TASK, until CMD exits or the deadline comes (--timeout, default and
+maximum from run: in agentbox.yaml).
+
+The deadline lives with the sandbox: the egress container keeps it, and the
+agent shares its pid namespace. At the deadline egress is closed and every
+process of the agent ends (SIGTERM, 1 s of grace, SIGKILL), even if agentbox
+itself was killed. When the task ends, its branch comes back to the host
+repository as refs/heads/agentbox/TASK, through the same checks as agentbox
+fetch, and a summary follows on stderr (--json: on stdout, and CMD's own
+output goes to stderr).
+
+Exit codes: CMD's own; 124 when the deadline came; 130 when it was stopped
+(Ctrl-C or agentbox stop); 1 when agentbox could not run it; 2 for usage.`,
+		Example: `  agentbox run -- claude -p "fix issue 123"
+  agentbox run --name tests --timeout 45m -- codex exec "write tests for pkg/x"
+  agentbox run --detach --name nightly -- ./scripts/agent-task.sh`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.dir, o.argv = *dir, args
+			return o.run(c.Context(), stdout, stderr)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.name, "name", "", "the task's name (lower-case letters, digits and -); default: t-<time>-<random>")
+	f.StringVar(&o.timeout, "timeout", "", "the task's deadline from now, e.g. 30m or 1h30m (default: run.timeout; at most run.max_timeout)")
+	f.StringVar(&o.ref, "ref", "HEAD", "the commit the task's branch starts from")
+	f.BoolVar(&o.detach, "detach", false, "start the task and return; agentbox ps, logs and stop follow it")
+	f.BoolVar(&o.json, "json", false, "print the summary as JSON on stdout")
+	return c
+}
+
+// prepared is a task ready to start.
+type prepared struct {
+	rec     *taskRecord
+	cfg     *generator.Config
+	docker  string
+	main    []string // docker compose on the sandbox
+	compose []string // docker compose on the task
+	dir     string   // the task's directory
+}
+
+func (o *runOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
+	p, err := o.prepare(ctx)
+	if err != nil {
+		return err
+	}
+	if err := start(ctx, p, stderr); err != nil {
+		return err
+	}
+	if o.detach {
+		fmt.Fprintf(stderr, "agentbox: task %s started; deadline %s (agentbox ps, logs %s, stop %s)\n",
+			p.rec.Name, p.rec.Deadline.Format(time.RFC3339), p.rec.Name, p.rec.Name)
+		return nil
+	}
+	agent, err := serviceState(ctx, p.docker, p.rec.Project, "agent")
+	if err != nil || agent == nil {
+		return fmt.Errorf("task %s: its agent container is missing: %v", p.rec.Name, err)
+	}
+	out := stdout
+	if o.json {
+		out = stderr // stdout is the summary's
+	}
+	stopped := follow(ctx, p, agent.ID, out, stderr)
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+	defer cancel()
+	sum, err := finish(fctx, p, stopped)
+	if err != nil {
+		return err
+	}
+	return reportTask(sum, o.json, stdout, stderr)
+}
+
+// prepare checks everything and makes the task's clone and override;
+// nothing runs yet. On error nothing is left behind.
+func (o *runOptions) prepare(ctx context.Context) (*prepared, error) {
+	if o.name == "" {
+		o.name = defaultTaskName()
+	}
+	if !generator.TaskName.MatchString(o.name) || slices.Contains(services, o.name) {
+		return nil, usageErrorf("invalid task name %q: want lower-case letters, digits and -, starting with a letter or digit, at most 40, and not egress or agent", o.name)
+	}
+	main, cfg, err := (&sandboxOptions{dir: o.dir}).compose(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	timeout, err := taskTimeout(cfg, o.timeout)
+	if err != nil {
+		return nil, err
+	}
+	base, err := resolveCommit(ctx, o.dir, o.ref)
+	if err != nil {
+		return nil, err
+	}
+	branch := "agentbox/" + o.name
+	if _, err := readTask(cfg.Name, o.name); err == nil {
+		return nil, fmt.Errorf("task %s exists; remove it first (agentbox rm %s) or choose another --name", o.name, o.name)
+	}
+	if out, err := gitOut(ctx, o.dir, "rev-parse", "-q", "--verify", "refs/heads/"+branch); err == nil && out != "" {
+		return nil, fmt.Errorf("branch %s exists in the repository; delete it or choose another --name", branch)
+	}
+	dir, err := taskDir(cfg.Name, o.name)
+	if err != nil {
+		return nil, err
+	}
+	p := &prepared{cfg: cfg, docker: main[0], main: main, dir: dir}
+	now := time.Now()
+	p.rec = &taskRecord{Name: o.name, Project: generator.TaskProject(cfg.Name, o.name), Dir: o.dir, Ref: o.ref,
+		Base: base, Branch: branch, Command: o.argv, Started: now, Deadline: now.Add(timeout), State: stateRunning}
+	p.compose = taskCompose(p.docker, o.dir, p.rec.Project, dir)
+	if err := p.makeDir(ctx); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return p, nil
+}
+
+// makeDir makes the task's directory: its bare clone of the repository,
+// whose HEAD is the task's branch at the base commit, its compose override
+// and its record.
+func (p *prepared) makeDir(ctx context.Context) error {
+	if err := os.MkdirAll(filepath.Dir(p.dir), 0o700); err != nil {
+		return err
+	}
+	if err := os.Mkdir(p.dir, 0o700); err != nil {
+		return fmt.Errorf("making the task's directory: %w", err)
+	}
+	origin := filepath.Join(p.dir, "origin.git")
+	for _, args := range [][]string{
+		{"clone", "--bare", "--quiet", "--", p.rec.Dir, origin},
+		{"--git-dir", origin, "update-ref", "refs/heads/" + p.rec.Branch, p.rec.Base},
+		{"--git-dir", origin, "symbolic-ref", "HEAD", "refs/heads/" + p.rec.Branch},
+	} {
+		if _, err := gitOut(ctx, "", args...); err != nil {
+			return fmt.Errorf("making the task's clone: %w", err)
+		}
+	}
+	override, err := generator.TaskOverride(p.cfg, generator.Task{Name: p.rec.Name, Deadline: p.rec.Deadline,
+		Origin: origin, Command: p.rec.Command, Env: p.cfg.RunEnv})
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(p.dir, "compose.yml"), override, 0o600); err != nil {
+		return err
+	}
+	return p.rec.write(p.cfg.Name)
+}
+
+// start builds the sandbox's images if they are missing or older than the
+// generated files, and starts the task: egress healthy, then the agent.
+func start(ctx context.Context, p *prepared, stderr io.Writer) error {
+	if err := ensureImages(ctx, p, stderr); err != nil {
+		return p.fail(err)
+	}
+	var errb strings.Builder
+	// Not --wait: a task may be over before compose would look. depends_on
+	// (condition: service_healthy) starts the agent only once the firewall
+	// is loaded and answering.
+	if err := execCompose(ctx, p.compose, nil, io.Discard, &errb, "up", "--detach", "--no-build"); err != nil {
+		return p.fail(fmt.Errorf("starting task %s: %v\n%s", p.rec.Name, err, strings.TrimSpace(errb.String())))
+	}
+	return nil
+}
+
+// fail removes what start made and records the task as failed.
+func (p *prepared) fail(err error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_ = execCompose(ctx, p.compose, nil, io.Discard, io.Discard, "down", "--volumes", "--timeout", "1")
+	os.RemoveAll(p.dir)
+	return err
+}
+
+// ensureImages builds NAME-egress and NAME-agent when either is missing or
+// older than a file in .agentbox/: a task reuses the images up builds.
+func ensureImages(ctx context.Context, p *prepared, stderr io.Writer) error {
+	newest := time.Time{}
+	_ = filepath.WalkDir(filepath.Join(p.rec.Dir, generator.OutDir), func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil && fi.ModTime().After(newest) {
+				newest = fi.ModTime()
+			}
+		}
+		return nil
+	})
+	for _, img := range []string{p.cfg.Name + "-egress", p.cfg.Name + "-agent"} {
+		out, err := exec.CommandContext(ctx, p.docker, "image", "inspect", "--format", "{{.Created}}", img).Output()
+		created, perr := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(out)))
+		if err != nil || perr != nil || created.Before(newest) {
+			fmt.Fprintf(stderr, "agentbox: building the sandbox's images (docker compose build)\n")
+			return execCompose(ctx, p.main, nil, stderr, stderr, "build")
+		}
+	}
+	return nil
+}
+
+// taskTimeout is --timeout, or run.timeout, checked against run.max_timeout.
+func taskTimeout(cfg *generator.Config, flag string) (time.Duration, error) {
+	if flag == "" {
+		return cfg.RunTimeout, nil
+	}
+	d, err := generator.ParseTaskDuration(flag)
+	if err != nil {
+		return 0, usageErrorf("--timeout %q: %v", flag, err)
+	}
+	if d > cfg.RunMaxTimeout {
+		return 0, usageErrorf("--timeout %s is over run.max_timeout (%s in agentbox.yaml)", flag, cfg.RunMaxTimeout)
+	}
+	return d, nil
+}
+
+// resolveCommit returns the commit ref names in the repository at dir.
+func resolveCommit(ctx context.Context, dir, ref string) (string, error) {
+	if ref == "" || strings.HasPrefix(ref, "-") || strings.ContainsAny(ref, "\x00\n") {
+		return "", usageErrorf("invalid --ref %q", ref)
+	}
+	out, err := gitOut(ctx, dir, "rev-parse", "-q", "--verify", "--end-of-options", ref+"^{commit}")
+	if err != nil || out == "" {
+		return "", fmt.Errorf("--ref %q: no such commit in the repository", ref)
+	}
+	return out, nil
+}
+
+// gitOut runs git (in dir, unless it is "") and returns its trimmed stdout.
+func gitOut(ctx context.Context, dir string, args ...string) (string, error) {
+	if dir != "" {
+		args = append([]string{"-C", dir}, args...)
+	}
+	cmd := exec.CommandContext(ctx, "git", args...)
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func defaultTaskName() string {
+	b := make([]byte, 2)
+	_, _ = rand.Read(b)
+	return "t-" + time.Now().UTC().Format("0102-150405") + "-" + hex.EncodeToString(b)
+}
+
+// follow streams the agent's output until it exits; a canceled ctx
+// (Ctrl-C) stops the task. It reports whether it was stopped.
+func follow(ctx context.Context, p *prepared, id string, stdout, stderr io.Writer) bool {
+	logs := exec.Command(p.docker, "logs", "--follow", id)
+	logs.Stdout, logs.Stderr = stdout, stderr
+	_ = logs.Start()
+	wait := exec.Command(p.docker, "wait", id)
+	done := make(chan error, 1)
+	go func() { done <- wait.Run() }()
+	stopped := false
+	select {
+	case <-done:
+	case <-ctx.Done():
+		stopped = true
+		fmt.Fprintf(stderr, "agentbox: stopping task %s\n", p.rec.Name)
+		sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_ = execCompose(sctx, p.compose, nil, io.Discard, io.Discard, "stop", "--timeout", "1")
+		cancel()
+		<-done
+	}
+	if logs.Process != nil {
+		wd := time.AfterFunc(2*time.Second, func() { _ = logs.Process.Kill() })
+		_ = logs.Wait()
+		wd.Stop()
+	}
+	return stopped
+}
+
+var errNoTask = errors.New("no such task")

@@ -1,0 +1,219 @@
+package main
+
+// How a task of agentbox run ends: what ran is stopped, the task's branch
+// comes back through agentbox fetch's checks, and a summary says what
+// happened.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/internal/gitgate"
+)
+
+// taskSummary is what run prints when a task ends (--json: this shape).
+type taskSummary struct {
+	Task            string         `json:"task"`
+	State           string         `json:"state"` // exited, timed out, stopped
+	ExitCode        int            `json:"exit_code"`
+	DurationSeconds float64        `json:"duration_seconds"`
+	Branch          string         `json:"branch"` // refs/heads/agentbox/TASK on the host
+	BranchStatus    string         `json:"branch_status"`
+	Refusals        []string       `json:"branch_refusals"` // why fetch's checks refused the branch
+	Commits         []string       `json:"commits"`         // "abbrev subject", newest first
+	Diffstat        string         `json:"diffstat"`
+	Uncommitted     []string       `json:"uncommitted"` // git status --porcelain lines in the task's clone
+	RefusedNames    []nameCount    `json:"refused_names"`
+	RejectedPackets map[string]int `json:"rejected_packets"`
+}
+
+type nameCount struct {
+	Name  string `json:"name"`
+	Count int    `json:"count"`
+}
+
+// finish ends the task (what still runs is stopped), collects its branch
+// and writes its record.
+func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error) {
+	eg, err := serviceState(ctx, p.docker, p.rec.Project, "egress")
+	if err != nil {
+		return nil, err
+	}
+	ag, err := serviceState(ctx, p.docker, p.rec.Project, "agent")
+	if err != nil {
+		return nil, err
+	}
+	timedOut := eg != nil && !eg.Running && eg.ExitCode == firewall.DeadlineExit && !time.Now().Before(p.rec.Deadline)
+	_ = execCompose(ctx, p.compose, nil, io.Discard, io.Discard, "stop", "--timeout", "1")
+	sum := &taskSummary{Task: p.rec.Name, Branch: "refs/heads/" + p.rec.Branch, RejectedPackets: map[string]int{}}
+	switch {
+	case timedOut:
+		sum.State, sum.ExitCode = stateTimedOut, exitTimedOut
+	case stopped:
+		sum.State, sum.ExitCode = stateStopped, exitStopped
+	case ag != nil:
+		sum.State, sum.ExitCode = stateExited, ag.ExitCode
+	default:
+		sum.State, sum.ExitCode = stateExited, exitError
+	}
+	if eg != nil {
+		out, _ := exec.CommandContext(ctx, p.docker, "logs", eg.ID).CombinedOutput()
+		sum.RefusedNames, sum.RejectedPackets = egressRefusals(string(out))
+	}
+	collectBranch(ctx, p, sum)
+	p.rec.State, p.rec.Ended = sum.State, time.Now()
+	p.rec.Exit = &sum.ExitCode
+	sum.DurationSeconds = p.rec.Ended.Sub(p.rec.Started).Round(10 * time.Millisecond).Seconds()
+	return sum, p.rec.write(p.cfg.Name)
+}
+
+var (
+	refusedName = regexp.MustCompile(`config (\S+) is NXDOMAIN`)
+	rejected    = regexp.MustCompile(`rejected packets:((?: [a-z0-9_]+=[0-9]+)+)`)
+)
+
+// egressRefusals reads the egress log: each name the filter answered with
+// NXDOMAIN, and the firewall's reject counters at its exit.
+func egressRefusals(log string) ([]nameCount, map[string]int) {
+	counts := map[string]int{}
+	for _, m := range refusedName.FindAllStringSubmatch(log, -1) {
+		if name := strings.ToLower(m[1]); name != firewall.ProbeName {
+			counts[name]++
+		}
+	}
+	var names []nameCount
+	for n, c := range counts {
+		names = append(names, nameCount{n, c})
+	}
+	slices.SortFunc(names, func(a, b nameCount) int {
+		if a.Count != b.Count {
+			return b.Count - a.Count
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	packets := map[string]int{}
+	for _, m := range rejected.FindAllStringSubmatch(log, -1) {
+		for _, kv := range strings.Fields(m[1]) {
+			k, v, _ := strings.Cut(kv, "=")
+			if n, _ := strconv.Atoi(v); n > 0 {
+				packets[k] = n // the last line counts: counters only grow
+			}
+		}
+	}
+	return names, packets
+}
+
+// collectBranch takes the task's branch from its workspace volume (a
+// bundle made by the sandbox's own image, with no network, as the agent's
+// uid) into the host repository through agentbox fetch's checks, and
+// lists what the task left uncommitted.
+func collectBranch(ctx context.Context, p *prepared, sum *taskSummary) {
+	vol := p.rec.Project + "_" + "workspace"
+	helper := []string{"run", "--rm", "--network", "none", "--user", fmt.Sprintf("%d:%d", p.cfg.UID, p.cfg.GID),
+		"-v", vol + ":/workspace:ro", "--entrypoint", "sh", p.cfg.Name + "-agent", "-c"}
+	out, err := exec.CommandContext(ctx, p.docker, append(helper,
+		`git -C /workspace --no-optional-locks status --porcelain=v1 --untracked-files=all`)...).Output()
+	if err == nil {
+		for _, l := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+			if l != "" && len(sum.Uncommitted) < 200 {
+				sum.Uncommitted = append(sum.Uncommitted, printable(l))
+			}
+		}
+	}
+	f, err := os.CreateTemp("", "agentbox-task-*.bundle")
+	if err != nil {
+		sum.BranchStatus = "not collected: " + err.Error()
+		return
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	script := `set -e; git clone -q --bare --single-branch --branch "agentbox/$1" /workspace /tmp/task.git; ` +
+		`git -C /tmp/task.git branch -m "agentbox/$1" "$1"; git -C /tmp/task.git bundle create - "$1"`
+	cmd := exec.CommandContext(ctx, p.docker, append(helper, script, "sh", p.rec.Name)...)
+	lw := &limitWriter{w: f, left: maxBundle}
+	var errb headBuffer
+	cmd.Stdout, cmd.Stderr = lw, &errb
+	if err := cmd.Run(); err != nil || lw.over {
+		sum.BranchStatus = "not collected: the task's clone has no branch " + p.rec.Branch + " (" + printable(firstLine(errb.Bytes(), err)) + ")"
+		return
+	}
+	f.Close()
+	res, err := gitgate.Fetch(ctx, gitgate.FetchOptions{Dir: p.rec.Dir, Bundle: f.Name(), Prefix: "refs/heads/agentbox/",
+		Policy: gitgate.Policy{Writable: p.cfg.Writable, ReadOnly: p.cfg.ReadOnly}})
+	if err != nil || len(res.Branches) != 1 {
+		sum.BranchStatus = fmt.Sprintf("not collected: %v", err)
+		return
+	}
+	b := res.Branches[0]
+	sum.BranchStatus = string(b.Status)
+	for _, r := range b.Reasons {
+		sum.Refusals = append(sum.Refusals, printable(fmt.Sprint(r)))
+	}
+	if b.Status == gitgate.StatusRefused {
+		return
+	}
+	if log, err := gitOut(ctx, p.rec.Dir, "-c", "log.showSignature=false", "log", "--max-count=100", "--format=%h %s",
+		p.rec.Base+".."+sum.Branch, "--"); err == nil && log != "" {
+		for _, l := range strings.Split(log, "\n") {
+			sum.Commits = append(sum.Commits, printable(l))
+		}
+	}
+	sum.Diffstat, _ = gitOut(ctx, p.rec.Dir, "diff", "--no-ext-diff", "--no-textconv", "--stat=100", p.rec.Base, sum.Branch, "--")
+}
+
+// reportTask prints the summary (on stdout with --json) and returns the exit
+// code run must give.
+func reportTask(sum *taskSummary, asJSON bool, stdout, stderr io.Writer) error {
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(sum); err != nil {
+			return err
+		}
+	} else {
+		printSummary(stderr, sum)
+	}
+	if sum.ExitCode == 0 {
+		return nil
+	}
+	return &exitErr{sum.ExitCode, nil}
+}
+
+func printSummary(w io.Writer, s *taskSummary) {
+	state := s.State
+	if s.State == stateExited {
+		state = fmt.Sprintf("exited %d", s.ExitCode)
+	}
+	fmt.Fprintf(w, "agentbox: task %s %s after %.1f s\n", s.Task, state, s.DurationSeconds)
+	fmt.Fprintf(w, "  branch   %s: %s, %d new commits\n", s.Branch, s.BranchStatus, len(s.Commits))
+	for _, r := range s.Refusals {
+		fmt.Fprintf(w, "           refused: %s\n", r)
+	}
+	for _, c := range s.Commits[:min(len(s.Commits), 10)] {
+		fmt.Fprintf(w, "           %s\n", c)
+	}
+	if s.Diffstat != "" {
+		lines := strings.Split(s.Diffstat, "\n")
+		fmt.Fprintf(w, "  changed  %s\n", strings.TrimSpace(lines[len(lines)-1]))
+	}
+	if n := len(s.Uncommitted); n > 0 {
+		fmt.Fprintf(w, "  uncommitted  %d files left in the task's clone (agentbox rm removes them), e.g. %s\n", n, s.Uncommitted[0])
+	}
+	var refused []string
+	for _, n := range s.RefusedNames {
+		refused = append(refused, fmt.Sprintf("%s (%d)", n.Name, n.Count))
+	}
+	if len(refused) > 0 {
+		fmt.Fprintf(w, "  refused  %s\n", strings.Join(refused, ", "))
+	}
+}

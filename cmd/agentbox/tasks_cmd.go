@@ -1,0 +1,264 @@
+package main
+
+// agentbox ps, logs, stop, rm and gc: the tasks of agentbox run.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/spf13/cobra"
+)
+
+// taskOptions are what the task commands share: the sandbox and docker.
+type taskOptions struct {
+	dir    string
+	cfg    *generator.Config
+	docker string
+}
+
+// load reads the sandbox's configuration and finds docker.
+func (o *taskOptions) load(ctx context.Context) error {
+	c, err := generator.Compile(o.dir, generator.CompileOptions{Until: generator.Loaded})
+	if err != nil {
+		return err
+	}
+	o.cfg = c.Config
+	o.docker, err = checkDocker(ctx)
+	return err
+}
+
+// prepared rebuilds run's view of a recorded task.
+func (o *taskOptions) prepared(rec *taskRecord) (*prepared, error) {
+	dir, err := taskDir(o.cfg.Name, rec.Name)
+	if err != nil {
+		return nil, err
+	}
+	return &prepared{rec: rec, cfg: o.cfg, docker: o.docker, dir: dir,
+		compose: taskCompose(o.docker, o.dir, rec.Project, dir)}, nil
+}
+
+// psRow is one task in agentbox ps --json.
+type psRow struct {
+	Task     string    `json:"task"`
+	State    string    `json:"state"`
+	Started  time.Time `json:"started"`
+	Deadline time.Time `json:"deadline"`
+	Ended    time.Time `json:"ended,omitzero"`
+	ExitCode *int      `json:"exit_code"`
+	Branch   string    `json:"branch"`
+	Command  []string  `json:"command"`
+}
+
+// liveState is a recorded task's state as docker sees it now: a task whose
+// run has not finished it (run --detach, or agentbox killed) but whose
+// agent has ended is "ended" until agentbox stop collects it.
+func (o *taskOptions) liveState(ctx context.Context, rec *taskRecord) (string, *int) {
+	if rec.State != stateRunning {
+		return rec.State, rec.Exit
+	}
+	ag, err := serviceState(ctx, o.docker, rec.Project, "agent")
+	if err != nil || ag == nil {
+		return "gone", nil
+	}
+	if ag.Running {
+		return stateRunning, nil
+	}
+	code := ag.ExitCode
+	return "ended (agentbox stop " + rec.Name + " collects it)", &code
+}
+
+func newPsCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "ps [--json]",
+		Short: "List the tasks of agentbox run: state, start, deadline, exit code, branch",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			o := &taskOptions{dir: *dir}
+			if err := o.load(c.Context()); err != nil {
+				return err
+			}
+			recs, err := listTasks(o.cfg.Name)
+			if err != nil {
+				return err
+			}
+			rows := []psRow{}
+			for _, r := range recs {
+				state, exit := o.liveState(c.Context(), r)
+				rows = append(rows, psRow{r.Name, state, r.Started, r.Deadline, r.Ended, exit, "refs/heads/" + r.Branch, r.Command})
+			}
+			if asJSON {
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rows)
+			}
+			printPs(stdout, rows)
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the tasks as JSON")
+	return c
+}
+
+func printPs(w io.Writer, rows []psRow) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TASK\tSTATE\tSTARTED\tDEADLINE\tEXIT\tBRANCH")
+	now := time.Now()
+	for _, r := range rows {
+		deadline := r.Deadline.Format("15:04:05")
+		if r.State == stateRunning {
+			deadline += fmt.Sprintf(" (%s left)", r.Deadline.Sub(now).Round(time.Second))
+		}
+		exit := "-"
+		if r.ExitCode != nil {
+			exit = fmt.Sprint(*r.ExitCode)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Task, r.State, r.Started.Format("2006-01-02 15:04:05"), deadline, exit, r.Branch)
+	}
+	tw.Flush()
+}
+
+// taskCmd makes a command that acts on one recorded task.
+func taskCmd(dir *string, use, short string, act func(ctx context.Context, o *taskOptions, rec *taskRecord) error) *cobra.Command {
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if !generator.TaskName.MatchString(args[0]) {
+				return usageErrorf("invalid task name %q", args[0])
+			}
+			o := &taskOptions{dir: *dir}
+			if err := o.load(c.Context()); err != nil {
+				return err
+			}
+			rec, err := readTask(o.cfg.Name, args[0])
+			if err != nil {
+				return err
+			}
+			return act(c.Context(), o, rec)
+		},
+	}
+}
+
+// isTask reports whether the sandbox in dir has a task called name.
+func isTask(dir, name string) bool {
+	if !generator.TaskName.MatchString(name) {
+		return false
+	}
+	c, err := generator.Compile(dir, generator.CompileOptions{Until: generator.Loaded})
+	if err != nil {
+		return false
+	}
+	_, err = readTask(c.Config.Name, name)
+	return err == nil
+}
+
+// taskLogs shows a task's output: its agent's stdout and stderr.
+func taskLogs(ctx context.Context, dir, name string, follow bool, stdout, stderr io.Writer) error {
+	o := &taskOptions{dir: dir}
+	if err := o.load(ctx); err != nil {
+		return err
+	}
+	rec, err := readTask(o.cfg.Name, name)
+	if err != nil {
+		return err
+	}
+	ag, err := serviceState(ctx, o.docker, rec.Project, "agent")
+	if err != nil || ag == nil {
+		return fmt.Errorf("task %s has no container left (removed?)", rec.Name)
+	}
+	args := []string{"logs"}
+	if follow {
+		args = append(args, "--follow")
+	}
+	cmd := exec.CommandContext(ctx, o.docker, append(args, ag.ID)...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	return cmd.Run()
+}
+
+func newStopCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
+	var asJSON bool
+	c := taskCmd(dir, "stop TASK", "End a task now (its result says stopped, exit 130) and collect its branch", func(ctx context.Context, o *taskOptions, rec *taskRecord) error {
+		if rec.State != stateRunning {
+			return fmt.Errorf("task %s has ended already (%s)", rec.Name, rec.State)
+		}
+		p, err := o.prepared(rec)
+		if err != nil {
+			return err
+		}
+		ag, _ := serviceState(ctx, o.docker, rec.Project, "agent")
+		stopped := ag != nil && ag.Running
+		sum, err := finish(ctx, p, stopped)
+		if err != nil {
+			return err
+		}
+		return reportTask(sum, asJSON, stdout, stderr)
+	})
+	c.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON on stdout")
+	return c
+}
+
+// removeTask removes a task's containers, network, volumes and clone; its
+// branch in the repository stays.
+func removeTask(ctx context.Context, o *taskOptions, rec *taskRecord) error {
+	p, err := o.prepared(rec)
+	if err != nil {
+		return err
+	}
+	if err := execCompose(ctx, p.compose, nil, io.Discard, io.Discard, "down", "--volumes", "--remove-orphans", "--timeout", "1"); err != nil {
+		return fmt.Errorf("removing task %s: %v", rec.Name, err)
+	}
+	return os.RemoveAll(filepath.Clean(p.dir))
+}
+
+func newRmCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
+	return taskCmd(dir, "rm TASK", "Remove an ended task's containers, network, volumes and clone (its branch stays)", func(ctx context.Context, o *taskOptions, rec *taskRecord) error {
+		if state, _ := o.liveState(ctx, rec); state == stateRunning {
+			return fmt.Errorf("task %s is running; agentbox stop %s first", rec.Name, rec.Name)
+		}
+		if err := removeTask(ctx, o, rec); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "agentbox: task %s removed; its branch refs/heads/%s stays\n", rec.Name, rec.Branch)
+		return nil
+	})
+}
+
+func newGcCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "gc",
+		Short: "Remove every ended task's containers, networks, volumes and clones (their branches stay)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			o := &taskOptions{dir: *dir}
+			if err := o.load(c.Context()); err != nil {
+				return err
+			}
+			recs, err := listTasks(o.cfg.Name)
+			if err != nil {
+				return err
+			}
+			n := 0
+			for _, r := range recs {
+				if state, _ := o.liveState(c.Context(), r); state == stateRunning {
+					continue
+				}
+				if err := removeTask(c.Context(), o, r); err != nil {
+					return err
+				}
+				n++
+			}
+			fmt.Fprintf(stderr, "agentbox: %d tasks removed\n", n)
+			return nil
+		},
+	}
+}

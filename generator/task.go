@@ -1,0 +1,93 @@
+package generator
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/agentbox-dev/agentbox/firewall"
+	"go.yaml.in/yaml/v3"
+)
+
+// A task of `agentbox run` is the generated sandbox under its own compose
+// project, with a compose override that changes only what must differ per
+// task: the project (so its own network namespace, firewall, workspace and
+// state volumes), the agent's git database (the task's own clone), its
+// command, its deadline (kept by the egress container, whose pid namespace
+// the agent joins), and labels that say which task it is.
+
+// Labels on a task's containers.
+const (
+	TaskLabel     = "dev.agentbox.task"     // the task's name
+	ProjectLabel  = "dev.agentbox.project"  // the sandbox's compose project
+	DeadlineLabel = "dev.agentbox.deadline" // seconds since the epoch
+)
+
+// TaskName is a task's name: it becomes part of a compose project name and
+// of a branch name.
+var TaskName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
+
+// Task is what differs for one task.
+type Task struct {
+	Name     string
+	Deadline time.Time
+	Origin   string   // the task's bare clone: the agent's read-only git database
+	Command  []string // run in the agent container
+	Env      []string // names passed from the host's environment (run.env)
+}
+
+// TaskProject is the compose project of a task of the sandbox named name.
+func TaskProject(name, task string) string { return name + "-task-" + task }
+
+// TaskOverride renders the compose override of a task of cfg's sandbox.
+// The images are the sandbox's own (agentbox up builds them as
+// NAME-egress and NAME-agent): a task builds nothing.
+func TaskOverride(cfg *Config, t Task) ([]byte, error) {
+	if !TaskName.MatchString(t.Name) {
+		return nil, fmt.Errorf("invalid task name %q: want lower-case letters, digits and -, at most 40", t.Name)
+	}
+	if len(t.Command) == 0 {
+		return nil, fmt.Errorf("a task needs a command")
+	}
+	labels := map[string]string{
+		TaskLabel:     t.Name,
+		ProjectLabel:  cfg.Name,
+		DeadlineLabel: strconv.FormatInt(t.Deadline.Unix(), 10),
+	}
+	env := map[string]any{}
+	for _, name := range t.Env {
+		env[name] = nil // compose takes the value from its own environment
+	}
+	agent := map[string]any{
+		"image":   cfg.Name + "-agent",
+		"pid":     "service:egress",
+		"command": t.Command,
+		"labels":  labels,
+		"volumes": []map[string]any{{"type": "bind", "source": t.Origin, "target": OriginDir, "read_only": true}},
+	}
+	if len(env) > 0 {
+		agent["environment"] = env
+	}
+	doc := map[string]any{
+		"services": map[string]any{
+			"egress": map[string]any{
+				"image":  cfg.Name + "-egress",
+				"labels": labels,
+				"environment": map[string]string{
+					firewall.DeadlineEnv: strconv.FormatInt(t.Deadline.Unix(), 10),
+					firewall.AgentUIDEnv: strconv.Itoa(cfg.UID),
+				},
+				// Checked every 100 ms while it starts: the task's command
+				// waits for a healthy firewall, not for a 1 s tick.
+				"healthcheck": map[string]any{"interval": "100ms"},
+			},
+			"agent": agent,
+		},
+	}
+	out, err := yaml.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte("# "+Header+"\n# The compose override of task "+t.Name+" (agentbox run).\n"), out...), nil
+}
