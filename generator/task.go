@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentbox-dev/agentbox/firewall"
@@ -59,12 +60,18 @@ func TaskOverride(cfg *Config, t Task) ([]byte, error) {
 	for _, name := range t.Env {
 		env[name] = nil // compose takes the value from its own environment
 	}
+	// compose interpolates ${VAR} in every value: the command reaches the
+	// container as written only with each $ doubled.
+	command := make([]string, len(t.Command))
+	for i, a := range t.Command {
+		command[i] = strings.ReplaceAll(a, "$", "$$")
+	}
 	agent := map[string]any{
 		"image":   cfg.Name + "-agent",
 		"pid":     "service:egress",
-		"command": t.Command,
+		"command": command,
 		"labels":  labels,
-		"volumes": []map[string]any{{"type": "bind", "source": t.Origin, "target": OriginDir, "read_only": true}},
+		"volumes": []map[string]any{{"type": "bind", "source": strings.ReplaceAll(t.Origin, "$", "$$"), "target": OriginDir, "read_only": true}},
 	}
 	if len(env) > 0 {
 		agent["environment"] = env

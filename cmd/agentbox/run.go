@@ -123,15 +123,21 @@ func (o *runOptions) prepare(ctx context.Context) (*prepared, error) {
 	if !generator.TaskName.MatchString(o.name) || slices.Contains(services, o.name) {
 		return nil, usageErrorf("invalid task name %q: want lower-case letters, digits and -, starting with a letter or digit, at most 40, and not egress or agent", o.name)
 	}
-	main, cfg, err := (&sandboxOptions{dir: o.dir}).compose(ctx, true)
+	// Everything about the input first: a bad flag is reported before
+	// Docker is asked anything.
+	loaded, err := generator.Compile(o.dir, generator.CompileOptions{Until: generator.Loaded})
 	if err != nil {
 		return nil, err
 	}
-	timeout, err := taskTimeout(cfg, o.timeout)
+	timeout, err := taskTimeout(loaded.Config, o.timeout)
 	if err != nil {
 		return nil, err
 	}
 	base, err := resolveCommit(ctx, o.dir, o.ref)
+	if err != nil {
+		return nil, err
+	}
+	main, cfg, err := (&sandboxOptions{dir: o.dir}).compose(ctx, true)
 	if err != nil {
 		return nil, err
 	}

@@ -50,7 +50,7 @@ echo left > uncommitted.txt
 printf '#!/bin/sh\ntouch /tmp/agentbox-e2e-hook-ran\n' > .git/hooks/post-merge; chmod +x .git/hooks/post-merge
 git config core.fsmonitor "touch /tmp/agentbox-e2e-fsmonitor-ran"
 getent hosts ` + unlistedName + ` || true
-echo task done`
+echo "task done in $HOME"`
 	r := p.agentbox(env, "run", "--name", "commit", "--json", "--", "bash", "-c", script)
 	e.timed("agentbox run (a task that commits)", r.took)
 	var sum runSummary
@@ -163,7 +163,7 @@ func testParallelTasks(e *env, p *project, env []string) {
 		// Each task leaves a file in its workspace and in /tmp, and listens
 		// on TCP port 8080 (perl: the base image has no other listener).
 		script := `echo ` + n + ` > /workspace/mine-` + n + `; echo ` + n + ` > /tmp/mine-` + n + `
-perl -MIO::Socket::INET -e '$s = IO::Socket::INET->new(LocalPort => 8080, Listen => 5, ReuseAddr => 1) or die; while ($c = $s->accept) { print $c "` + n + `\n"; close $c }' &
+perl -MIO::Socket::INET -e '$s = IO::Socket::INET->new(LocalPort => 8080, Listen => 5, ReuseAddr => 1) or die; while ($c = $s->accept) { print $c "` + n + `\n"; close $c }' 2>/tmp/listener.err &
 exec -a agentbox-task-` + n + ` sleep 600`
 		r := p.agentbox(env, "run", "--name", n, "--detach", "--timeout", "5m", "--", "bash", "-c", script)
 		if r.failed() {
@@ -179,7 +179,8 @@ exec -a agentbox-task-` + n + ` sleep 600`
 	for _, n := range names {
 		probe := `for f in /workspace/mine-* /tmp/mine-*; do echo "file $f"; done
 for c in /proc/[0-9]*/cmdline; do tr '\0' ' ' < "$c" 2>/dev/null; echo; done | grep -o "agentbox-task-par-[a-z]" | sort -u | sed "s/^/proc /"
-timeout 2 bash -c 'exec 3<>/dev/tcp/127.0.0.1/8080; head -n 1 <&3' | sed "s/^/self /"`
+timeout 2 bash -c 'exec 3<>/dev/tcp/127.0.0.1/8080; head -n 1 <&3' | sed "s/^/self /"
+cat /tmp/listener.err 2>/dev/null | sed "s/^/listener: /"`
 		for _, m := range names {
 			if m != n {
 				probe += "\ntimeout 2 bash -c 'exec 3<>/dev/tcp/" + addr[m] + "/8080; head -n 1 <&3' 2>/dev/null | sed 's/^/net /'"
@@ -224,7 +225,9 @@ func testTaskCommands(e *env, p *project, env []string) {
 	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 6 {
 		t.Fatalf("agentbox ps --json: %v\n%s", err, r.stdout)
 	}
-	if r := p.agentbox(env, "logs", "commit"); !strings.Contains(r.stdout, "task done") {
+	// The command reached the container as written: compose did not
+	// interpolate its $HOME.
+	if r := p.agentbox(env, "logs", "commit"); !strings.Contains(r.stdout, "task done in /home/agent") {
 		t.Errorf("agentbox logs commit: %s", r)
 	}
 	if r := p.agentbox(env, "rm", "commit"); r.failed() {

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentbox-dev/agentbox/generator"
+)
+
+// TestRunBadInput: a bad name, timeout or ref is a one-line error (exit 2
+// for usage, 1 otherwise), before Docker is asked anything, and nothing is
+// left behind.
+func TestRunBadInput(t *testing.T) {
+	dir := project(t, "agent-none")
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	writeFile(t, filepath.Join(dir, "agentbox.yaml"), append(readBytes(t, filepath.Join(dir, "agentbox.yaml")), "run: {timeout: 10m, max_timeout: 1h}\n"...))
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"name", []string{"--name", "Fix_123"}, exitUsage, `invalid task name "Fix_123"`},
+		{"reserved name", []string{"--name", "egress"}, exitUsage, `invalid task name "egress"`},
+		{"unparsable timeout", []string{"--timeout", "10 minutes"}, exitUsage, `--timeout "10 minutes"`},
+		{"timeout over the maximum", []string{"--timeout", "2h"}, exitUsage, "over run.max_timeout (1h0m0s in agentbox.yaml)"},
+		{"missing ref", []string{"--ref", "no-such-branch"}, exitError, `--ref "no-such-branch": no such commit`},
+		{"option as ref", []string{"--ref", "--output=/tmp/x"}, exitUsage, `invalid --ref`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append(append([]string{"run", "-C", dir}, tc.args...), "--", "true")
+			stdout, stderr, code := runIn(t, dir, args...)
+			if code != tc.code || !strings.Contains(stderr, tc.want) || stdout != "" {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, tc.code, tc.want)
+			}
+			if lines := strings.Count(strings.TrimSpace(strings.TrimSuffix(stderr, "Run 'agentbox --help' for usage.\n")), "\n"); lines > 0 {
+				t.Errorf("the error is not one line: %q", stderr)
+			}
+			if left, _ := filepath.Glob(filepath.Join(state, "*")); len(left) > 0 {
+				t.Errorf("left behind: %v", left)
+			}
+		})
+	}
+}
+
+// TestEgressRefusals reads the egress log's refused names (not the
+// entrypoint's own probe) and its last reject counters.
+func TestEgressRefusals(t *testing.T) {
+	log := `dnsmasq[9]: query[A] evil.example from 172.18.0.2
+dnsmasq[9]: config evil.example is NXDOMAIN
+dnsmasq[9]: config agentbox-probe.invalid is NXDOMAIN
+dnsmasq[9]: config EVIL.example is NXDOMAIN
+dnsmasq[9]: config other.test is NXDOMAIN
+agentbox-egress: rejected packets: dns=1 other=0
+agentbox-egress: rejected packets: dns=2 other=3 special=0
+`
+	names, packets := egressRefusals(log)
+	if len(names) != 2 || names[0] != (nameCount{"evil.example", 2}) || names[1] != (nameCount{"other.test", 1}) {
+		t.Errorf("names %+v", names)
+	}
+	if len(packets) != 2 || packets["dns"] != 2 || packets["other"] != 3 {
+		t.Errorf("packets %v", packets)
+	}
+}
+
+// TestTaskOverride: a task changes only its project's command, git
+// database, pid namespace, labels and deadline; its images are the
+// sandbox's.
+func TestTaskOverride(t *testing.T) {
+	cfg := &generator.Config{Name: "acme", UID: 1000}
+	out, err := generator.TaskOverride(cfg, generator.Task{Name: "fix-1", Origin: "/state/fix-1/origin.git",
+		Command: []string{"bash", "-c", "echo 'quoted' $HOME"}, Env: []string{"API_KEY"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"image: acme-agent", "image: acme-egress", "pid: service:egress",
+		"AGENTBOX_AGENT_UID: \"1000\"", "dev.agentbox.task: fix-1", "source: /state/fix-1/origin.git",
+		"target: /run/agentbox/origin", "read_only: true", "API_KEY: null", `- echo 'quoted' $$HOME`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the override lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := generator.TaskOverride(cfg, generator.Task{Name: "../x", Command: []string{"true"}}); err == nil {
+		t.Error("a bad task name was accepted")
+	}
+}
+
+func readBytes(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
