@@ -81,6 +81,7 @@ type prepared struct {
 	main    []string // docker compose on the sandbox
 	compose []string // docker compose on the task
 	dir     string   // the task's directory
+	times   struct{ prepared, started, commandEnded time.Time }
 }
 
 func (o *runOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
@@ -88,9 +89,11 @@ func (o *runOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	p.times.prepared = time.Now()
 	if err := start(ctx, p, stderr); err != nil {
 		return err
 	}
+	p.times.started = time.Now()
 	if o.detach {
 		fmt.Fprintf(stderr, "agentbox: task %s started; deadline %s (agentbox ps, logs %s, stop %s)\n",
 			p.rec.Name, p.rec.Deadline.Format(time.RFC3339), p.rec.Name, p.rec.Name)
@@ -105,6 +108,7 @@ func (o *runOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		out = stderr // stdout is the summary's
 	}
 	stopped := follow(ctx, p, agent.ID, out, stderr)
+	p.times.commandEnded = time.Now()
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
 	defer cancel()
 	sum, err := finish(fctx, p, stopped)

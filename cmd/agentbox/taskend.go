@@ -35,6 +35,10 @@ type taskSummary struct {
 	Uncommitted     []string       `json:"uncommitted"` // git status --porcelain lines in the task's clone
 	RefusedNames    []nameCount    `json:"refused_names"`
 	RejectedPackets map[string]int `json:"rejected_packets"`
+	// Timings are the seconds each phase took: prepare (checks and the
+	// task's clone), start (until the agent runs, the firewall loaded and
+	// answering), command, and collect (stop, branch, summary).
+	Timings map[string]float64 `json:"timings"`
 }
 
 type nameCount struct {
@@ -54,8 +58,8 @@ func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error
 		return nil, err
 	}
 	timedOut := eg != nil && !eg.Running && eg.ExitCode == firewall.DeadlineExit && !time.Now().Before(p.rec.Deadline)
-	_ = execCompose(ctx, p.compose, nil, io.Discard, io.Discard, "stop", "--timeout", "1")
-	sum := &taskSummary{Task: p.rec.Name, Branch: "refs/heads/" + p.rec.Branch, RejectedPackets: map[string]int{}}
+	sum := &taskSummary{Task: p.rec.Name, Branch: "refs/heads/" + p.rec.Branch, RejectedPackets: map[string]int{},
+		Timings: map[string]float64{}}
 	switch {
 	case timedOut:
 		sum.State, sum.ExitCode = stateTimedOut, exitTimedOut
@@ -66,14 +70,32 @@ func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error
 	default:
 		sum.State, sum.ExitCode = stateExited, exitError
 	}
-	if eg != nil {
-		out, _ := exec.CommandContext(ctx, p.docker, "logs", eg.ID).CombinedOutput()
-		sum.RefusedNames, sum.RejectedPackets = egressRefusals(string(out))
-	}
+	// Stopping egress (which logs its counters as it exits) and taking the
+	// branch from the workspace volume are independent: at once.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = execCompose(ctx, p.compose, nil, io.Discard, io.Discard, "stop", "--timeout", "1")
+		if eg != nil {
+			out, _ := exec.CommandContext(ctx, p.docker, "logs", eg.ID).CombinedOutput()
+			sum.RefusedNames, sum.RejectedPackets = egressRefusals(string(out))
+		}
+	}()
 	collectBranch(ctx, p, sum)
+	<-done
 	p.rec.State, p.rec.Ended = sum.State, time.Now()
 	p.rec.Exit = &sum.ExitCode
 	sum.DurationSeconds = p.rec.Ended.Sub(p.rec.Started).Round(10 * time.Millisecond).Seconds()
+	if !p.times.started.IsZero() && !p.times.commandEnded.IsZero() {
+		for k, d := range map[string]time.Duration{
+			"prepare": p.times.prepared.Sub(p.rec.Started),
+			"start":   p.times.started.Sub(p.times.prepared),
+			"command": p.times.commandEnded.Sub(p.times.started),
+			"collect": p.rec.Ended.Sub(p.times.commandEnded),
+		} {
+			sum.Timings[k] = d.Round(time.Millisecond).Seconds()
+		}
+	}
 	return sum, p.rec.write(p.cfg.Name)
 }
 
@@ -119,17 +141,6 @@ func egressRefusals(log string) ([]nameCount, map[string]int) {
 // lists what the task left uncommitted.
 func collectBranch(ctx context.Context, p *prepared, sum *taskSummary) {
 	vol := p.rec.Project + "_" + "workspace"
-	helper := []string{"run", "--rm", "--network", "none", "--user", fmt.Sprintf("%d:%d", p.cfg.UID, p.cfg.GID),
-		"-v", vol + ":/workspace:ro", "--entrypoint", "sh", p.cfg.Name + "-agent", "-c"}
-	out, err := exec.CommandContext(ctx, p.docker, append(helper,
-		`git -C /workspace --no-optional-locks status --porcelain=v1 --untracked-files=all`)...).Output()
-	if err == nil {
-		for _, l := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
-			if l != "" && len(sum.Uncommitted) < 200 {
-				sum.Uncommitted = append(sum.Uncommitted, printable(l))
-			}
-		}
-	}
 	f, err := os.CreateTemp("", "agentbox-task-*.bundle")
 	if err != nil {
 		sum.BranchStatus = "not collected: " + err.Error()
@@ -137,14 +148,28 @@ func collectBranch(ctx context.Context, p *prepared, sum *taskSummary) {
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
-	script := `set -e; git clone -q --bare --single-branch --branch "agentbox/$1" /workspace /tmp/task.git; ` +
+	// One container: the clone's status on stderr, line by line, then a
+	// bundle of the task's branch (renamed TASK, so that fetch's prefix
+	// makes it agentbox/TASK) on stdout.
+	script := `git -C /workspace --no-optional-locks status --porcelain=v1 --untracked-files=all | sed 's/^/status /' >&2; set -e; ` +
+		`git clone -q --bare --single-branch --branch "agentbox/$1" /workspace /tmp/task.git; ` +
 		`git -C /tmp/task.git branch -m "agentbox/$1" "$1"; git -C /tmp/task.git bundle create - "$1"`
-	cmd := exec.CommandContext(ctx, p.docker, append(helper, script, "sh", p.rec.Name)...)
+	cmd := exec.CommandContext(ctx, p.docker, "run", "--rm", "--network", "none", "--user", fmt.Sprintf("%d:%d", p.cfg.UID, p.cfg.GID),
+		"-v", vol+":/workspace:ro", "--entrypoint", "sh", p.cfg.Name+"-agent", "-c", script, "sh", p.rec.Name)
 	lw := &limitWriter{w: f, left: maxBundle}
 	var errb headBuffer
 	cmd.Stdout, cmd.Stderr = lw, &errb
-	if err := cmd.Run(); err != nil || lw.over {
-		sum.BranchStatus = "not collected: the task's clone has no branch " + p.rec.Branch + " (" + printable(firstLine(errb.Bytes(), err)) + ")"
+	err = cmd.Run()
+	var problems []string
+	for _, l := range strings.Split(errb.String(), "\n") {
+		if st, ok := strings.CutPrefix(l, "status "); ok && len(sum.Uncommitted) < 200 {
+			sum.Uncommitted = append(sum.Uncommitted, printable(st))
+		} else if l != "" {
+			problems = append(problems, l)
+		}
+	}
+	if err != nil || lw.over {
+		sum.BranchStatus = "not collected: the task's clone has no branch " + p.rec.Branch + " (" + printable(firstLine([]byte(strings.Join(problems, "\n")), err)) + ")"
 		return
 	}
 	f.Close()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -75,6 +76,7 @@ echo "task done in $HOME"`
 			t.Errorf("%s exists: something the task planted ran on the host", f)
 		}
 	}
+	benchRun(e, p, env)
 	testDeadline(e, p, env)
 	testParallelTasks(e, p, env)
 	testTaskCommands(e, p, env)
@@ -222,7 +224,7 @@ func testTaskCommands(e *env, p *project, env []string) {
 		State    string `json:"state"`
 		ExitCode *int   `json:"exit_code"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 6 {
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 16 {
 		t.Fatalf("agentbox ps --json: %v\n%s", err, r.stdout)
 	}
 	// The command reached the container as written: compose did not
@@ -233,7 +235,7 @@ func testTaskCommands(e *env, p *project, env []string) {
 	if r := p.agentbox(env, "rm", "commit"); r.failed() {
 		t.Errorf("agentbox rm commit: %s", r)
 	}
-	if r := p.agentbox(env, "gc"); r.failed() || !strings.Contains(r.stderr, "5 tasks removed") {
+	if r := p.agentbox(env, "gc"); r.failed() || !strings.Contains(r.stderr, "15 tasks removed") {
 		t.Errorf("agentbox gc: %s", r)
 	}
 	for _, what := range [][]string{
@@ -251,4 +253,38 @@ func testTaskCommands(e *env, p *project, env []string) {
 	if out := e.must(runOpt{dir: p.dir}, "git", "branch", "--list", "agentbox/*").stdout; !strings.Contains(out, "agentbox/commit") {
 		t.Errorf("the task's branch did not survive gc: %q", out)
 	}
+}
+
+// benchRun times agentbox run -- true, ten times: from start to exit,
+// everything included, with the images built.
+func benchRun(e *env, p *project, env []string) {
+	t := e.t
+	var total []time.Duration
+	phases := map[string][]time.Duration{}
+	for i := range 10 {
+		r := p.agentbox(env, "run", "--name", fmt.Sprintf("bench-%d", i), "--json", "--", "true")
+		var sum struct {
+			Timings map[string]float64 `json:"timings"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || r.code != 0 {
+			t.Fatalf("agentbox run -- true: %s", r)
+		}
+		total = append(total, r.took)
+		for k, v := range sum.Timings {
+			phases[k] = append(phases[k], time.Duration(v*float64(time.Second)))
+		}
+	}
+	e.timed("agentbox run -- true, median of 10 (start to exit, cleanup included)", median(total))
+	for _, k := range []string{"prepare", "start", "command", "collect"} {
+		e.timed("  of which "+k+" (median)", median(phases[k]))
+	}
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
 }
