@@ -31,6 +31,9 @@ const (
 	DeadlineExit = 124
 )
 
+// FilterAddr is where the filter resolver (dnsmasq) listens, on port 53.
+const FilterAddr = filterAddr
+
 // ProbeName is the name the entrypoint asks the filter resolver for to see
 // that it answers (NXDOMAIN): the egress log's only refusal that is not the
 // agent's.

@@ -48,35 +48,39 @@ var tmpl = template.Must(template.New("agentbox").Option("missingkey=error").Fun
 // view is what the templates see: the plan and the firewall's constants.
 type view struct {
 	*Plan
-	EgressPackages []string
-	DNSUID         int
-	DNSUser        string
-	RulesPath      string
-	DnsmasqPath    string
-	EntrypointPath string
-	HealthCommand  []string
-	OriginDir      string
-	WorkspaceEntry string // where the image holds WorkspaceScript
-	Hidden         []string
-	EgressSysctls  []firewall.Sysctl
+	EgressPackages  []string
+	DNSUID          int
+	DNSUser         string
+	RulesPath       string
+	DnsmasqPath     string
+	EntrypointPath  string
+	HealthCommand   []string
+	OriginDir       string
+	WorkspaceEntry  string // where the image holds WorkspaceScript
+	Hidden          []string
+	EgressSysctls   []firewall.Sysctl
+	FilterAddr      string
+	WaitFirewallEnv string
 }
 
 // render turns a plan into file contents. It is pure: the same plan gives
 // the same bytes.
 func render(p *Plan) (map[string][]byte, error) {
 	v := view{
-		Plan:           p,
-		EgressPackages: firewall.Packages,
-		DNSUID:         firewall.DNSUID,
-		DNSUser:        firewall.DNSUser,
-		RulesPath:      firewall.RulesPath,
-		DnsmasqPath:    firewall.DnsmasqPath,
-		EntrypointPath: firewall.EntrypointPath,
-		HealthCommand:  firewall.HealthCommand,
-		OriginDir:      OriginDir,
-		WorkspaceEntry: "/usr/local/bin/agentbox-workspace",
-		Hidden:         p.Hidden,
-		EgressSysctls:  firewall.Sysctls,
+		Plan:            p,
+		EgressPackages:  firewall.Packages,
+		DNSUID:          firewall.DNSUID,
+		DNSUser:         firewall.DNSUser,
+		RulesPath:       firewall.RulesPath,
+		DnsmasqPath:     firewall.DnsmasqPath,
+		EntrypointPath:  firewall.EntrypointPath,
+		HealthCommand:   firewall.HealthCommand,
+		OriginDir:       OriginDir,
+		WorkspaceEntry:  "/usr/local/bin/agentbox-workspace",
+		Hidden:          p.Hidden,
+		EgressSysctls:   firewall.Sysctls,
+		FilterAddr:      firewall.FilterAddr,
+		WaitFirewallEnv: WaitFirewallEnv,
 	}
 	files := map[string][]byte{}
 	for path, name := range map[string]string{

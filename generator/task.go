@@ -25,6 +25,11 @@ const (
 	DeadlineLabel = "dev.agentbox.deadline" // seconds since the epoch
 )
 
+// WaitFirewallEnv, set in a task's agent container, makes its entrypoint
+// wait until the filter resolver answers: a task's agent starts with its
+// egress container, not after compose saw it healthy (half a second less).
+const WaitFirewallEnv = "AGENTBOX_WAIT_FIREWALL"
+
 // TaskName is a task's name: it becomes part of a compose project name and
 // of a branch name.
 var TaskName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
@@ -56,7 +61,7 @@ func TaskOverride(cfg *Config, t Task) ([]byte, error) {
 		ProjectLabel:  cfg.Name,
 		DeadlineLabel: strconv.FormatInt(t.Deadline.Unix(), 10),
 	}
-	env := map[string]any{}
+	env := map[string]any{WaitFirewallEnv: "1"}
 	for _, name := range t.Env {
 		env[name] = nil // compose takes the value from its own environment
 	}
@@ -73,9 +78,9 @@ func TaskOverride(cfg *Config, t Task) ([]byte, error) {
 		"labels":  labels,
 		"volumes": []map[string]any{{"type": "bind", "source": strings.ReplaceAll(t.Origin, "$", "$$"), "target": OriginDir, "read_only": true}},
 	}
-	if len(env) > 0 {
-		agent["environment"] = env
-	}
+	agent["environment"] = env
+	// Started, not healthy: the entrypoint waits for the firewall itself.
+	agent["depends_on"] = map[string]any{"egress": map[string]any{"condition": "service_started", "restart": true}}
 	doc := map[string]any{
 		"services": map[string]any{
 			"egress": map[string]any{
@@ -85,9 +90,6 @@ func TaskOverride(cfg *Config, t Task) ([]byte, error) {
 					firewall.DeadlineEnv: strconv.FormatInt(t.Deadline.Unix(), 10),
 					firewall.AgentUIDEnv: strconv.Itoa(cfg.UID),
 				},
-				// Checked every 100 ms while it starts: the task's command
-				// waits for a healthy firewall, not for a 1 s tick.
-				"healthcheck": map[string]any{"interval": "100ms"},
 			},
 			"agent": agent,
 		},

@@ -159,7 +159,9 @@ func (o *runOptions) prepare(ctx context.Context) (*prepared, error) {
 	p := &prepared{cfg: cfg, docker: main[0], main: main, dir: dir}
 	now := time.Now()
 	p.rec = &taskRecord{Name: o.name, Project: generator.TaskProject(cfg.Name, o.name), Dir: o.dir, Ref: o.ref,
-		Base: base, Branch: branch, Command: o.argv, Started: now, Deadline: now.Add(timeout), State: stateRunning}
+		Base: base, Branch: branch, Command: o.argv, Started: now, State: stateRunning,
+		// Whole seconds, as egress keeps it; rounded up, never earlier.
+		Deadline: now.Add(timeout + time.Second - 1).Truncate(time.Second)}
 	p.compose = taskCompose(p.docker, o.dir, p.rec.Project, dir)
 	if err := p.makeDir(ctx); err != nil {
 		os.RemoveAll(dir)

@@ -145,6 +145,7 @@ type containerState struct {
 	Running  bool
 	ExitCode int
 	Status   string
+	Finished time.Time // zero while it runs
 }
 
 // serviceState inspects the task's container of service, if there is one.
@@ -160,16 +161,19 @@ func serviceState(ctx context.Context, docker, project, service string) (*contai
 		return nil, nil
 	}
 	id, _, _ = strings.Cut(id, "\n")
-	out, err = exec.CommandContext(ctx, docker, "inspect", "--format", "{{.State.Running}} {{.State.ExitCode}} {{.State.Status}}", id).Output()
+	out, err = exec.CommandContext(ctx, docker, "inspect", "--format", "{{.State.Running}} {{.State.ExitCode}} {{.State.Status}} {{.State.FinishedAt}}", id).Output()
 	if err != nil {
 		return nil, fmt.Errorf("docker inspect: %v", err)
 	}
 	var s containerState
 	s.ID = id
-	var running string
-	if _, err := fmt.Sscan(string(out), &running, &s.ExitCode, &s.Status); err != nil {
+	var running, finished string
+	if _, err := fmt.Sscan(string(out), &running, &s.ExitCode, &s.Status, &finished); err != nil {
 		return nil, fmt.Errorf("docker inspect %s: %q", id, out)
 	}
 	s.Running = running == "true"
+	if t, err := time.Parse(time.RFC3339Nano, finished); err == nil && !s.Running && t.Year() > 1 {
+		s.Finished = t
+	}
 	return &s, nil
 }

@@ -46,6 +46,11 @@ type nameCount struct {
 	Count int    `json:"count"`
 }
 
+// deadlineSlack is how much earlier than its deadline an agent may end and
+// still count as ended by it: the clocks of the host and of Docker's
+// records agree to well within it.
+const deadlineSlack = 50 * time.Millisecond
+
 // finish ends the task (what still runs is stopped), collects its branch
 // and writes its record.
 func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error) {
@@ -57,7 +62,11 @@ func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error
 	if err != nil {
 		return nil, err
 	}
-	timedOut := eg != nil && !eg.Running && eg.ExitCode == firewall.DeadlineExit && !time.Now().Before(p.rec.Deadline)
+	// The deadline ended the task when its agent ended at the deadline or
+	// after it (egress ends it within moments of it), not before: a task
+	// that ended on its own and is collected late did not time out.
+	timedOut := ag != nil && !ag.Running && !ag.Finished.IsZero() &&
+		!ag.Finished.Before(p.rec.Deadline.Add(-deadlineSlack))
 	sum := &taskSummary{Task: p.rec.Name, Branch: "refs/heads/" + p.rec.Branch, RejectedPackets: map[string]int{},
 		Timings: map[string]float64{}}
 	switch {
@@ -75,7 +84,16 @@ func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = execCompose(ctx, p.compose, nil, io.Discard, io.Discard, "stop", "--timeout", "1")
+		// docker stop, not compose's: one call, without compose's start-up.
+		var ids []string
+		for _, c := range []*containerState{ag, eg} {
+			if c != nil && c.Running {
+				ids = append(ids, c.ID)
+			}
+		}
+		if len(ids) > 0 {
+			_ = exec.CommandContext(ctx, p.docker, append([]string{"stop", "--time", "1"}, ids...)...).Run()
+		}
 		if eg != nil {
 			out, _ := exec.CommandContext(ctx, p.docker, "logs", eg.ID).CombinedOutput()
 			sum.RefusedNames, sum.RejectedPackets = egressRefusals(string(out))

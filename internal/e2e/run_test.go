@@ -43,7 +43,13 @@ func testRun(e *env, p *project) {
 
 	// A task that commits, leaves a file uncommitted, asks for a name the
 	// policy does not allow, and plants a hook and config in its clone.
-	script := `set -e; cd /workspace
+	// Its first act: reach the host's fake npm registry, which the policy
+	// does not allow. The task starts with its egress container; its
+	// entrypoint must hold it until the firewall is loaded.
+	hostPort := strings.TrimSuffix(strings.TrimPrefix(e.npmURL, "http://"), "/")
+	host, port, _ := strings.Cut(hostPort, ":")
+	script := `if timeout 3 bash -c 'exec 3<>/dev/tcp/` + host + `/` + port + `' 2>/dev/null; then echo "LEAK: reached the host before the firewall"; fi
+set -e; cd /workspace
 git -c user.name=task -c user.email=task@agentbox.invalid commit -q --allow-empty -m "first task commit"
 echo made by the task > made.txt; git add made.txt
 git -c user.name=task -c user.email=task@agentbox.invalid commit -q -m "add made.txt"
@@ -57,6 +63,9 @@ echo "task done in $HOME"`
 	var sum runSummary
 	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || r.code != 0 {
 		t.Fatalf("agentbox run: exit %d, summary %q (%v)\n%s", r.code, r.stdout, err, r.stderr)
+	}
+	if strings.Contains(r.stderr, "LEAK") {
+		t.Errorf("the task reached a host the policy does not allow:\n%s", r.stderr)
 	}
 	if sum.State != "exited" || len(sum.Commits) != 2 || sum.BranchStatus != "new" {
 		t.Errorf("the summary: %+v", sum)
@@ -121,9 +130,10 @@ exec sleep infinity`
 		t.Fatal("the orphan task still runs 15 s after agentbox was killed (deadline 6 s)")
 	}
 	checkEndedByDeadline(e, p, "orphan")
+	e.run(runOpt{}, "docker", "ps", "-a", "--no-trunc", "--filter", "label=com.docker.compose.project="+p.name+"-task-orphan", "--format", "{{.ID}} {{.Label \"com.docker.compose.service\"}} {{.Status}}")
 	r = p.agentbox(env, "stop", "orphan", "--json")
 	if r.code != 124 || !strings.Contains(r.stdout, `"state": "timed out"`) {
-		t.Errorf("agentbox stop orphan (collect it): %s", r)
+		t.Errorf("agentbox stop orphan (collect it): %s\n%s", r, e.run(runOpt{}, "docker", "ps", "-a", "--no-trunc", "--filter", "label=com.docker.compose.project="+p.name+"-task-orphan", "--format", "{{.ID}} {{.Label \"com.docker.compose.service\"}} {{.Status}}").stdout)
 	}
 }
 
@@ -149,7 +159,7 @@ func checkEndedByDeadline(e *env, p *project, task string) {
 		t.Errorf("task %s: the agent ended %v after its deadline; want within 2 s", task, late)
 	}
 	if st := e.state(eg); st.Running || st.ExitCode != 124 {
-		t.Errorf("task %s: egress %+v, want exited 124", task, st)
+		t.Errorf("task %s: egress %+v, want exited 124; its log:\n%s", task, st, tail(e.logsOf(eg), 15))
 	}
 	if log := e.logsOf(eg); !strings.Contains(log, "deadline reached") {
 		t.Errorf("task %s: the egress log does not say the deadline came:\n%s", task, tail(log, 10))

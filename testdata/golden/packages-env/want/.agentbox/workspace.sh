@@ -7,6 +7,22 @@
 # start, clone the project's git database (mounted read-only at
 # /run/agentbox/origin, its config replaced by an empty one); then run the command.
 set -eu
+# A task of agentbox run starts with its egress container rather than after
+# it is healthy: nothing here or of the task runs until the filter resolver
+# answers on 127.0.0.1:53, which it does only once the firewall is loaded
+# (only root and the resolver may bind a port below 1024 there).
+if [ -n "${AGENTBOX_WAIT_FIREWALL:-}" ]; then
+	command -v bash >/dev/null || { echo "agentbox-workspace: a task needs bash in the agent image" >&2; exit 1; }
+	i=0
+	until bash -c 'exec 3<>/dev/tcp/127.0.0.1/53' 2>/dev/null; do
+		i=$((i + 1))
+		if [ "$i" -ge 600 ]; then
+			echo "agentbox-workspace: the firewall did not come up within 30 s; nothing ran" >&2
+			exit 1
+		fi
+		sleep 0.05
+	done
+fi
 workspace=/src/project
 origin=/run/agentbox/origin
 # A clone from an earlier start must be of this project: two projects that

@@ -316,9 +316,17 @@ read_deadline() {
 	fi
 }
 
-# agent_alive reports whether a process of the agent's uid is left.
+# agent_alive reports whether a process of the agent's uid is left; a
+# zombie does not count (it has ended; its parent reaps it).
 agent_alive() {
-	grep -qsE "^Uid:[[:space:]]+$agent_uid[[:space:]]" /proc/[0-9]*/status
+	local f status
+	for f in /proc/[0-9]*/status; do
+		status=$(<"$f") 2>/dev/null || continue
+		if [[ $status =~ Uid:[[:space:]]+$agent_uid[[:space:]] && ! $status =~ State:[[:space:]]+Z ]]; then
+			return 0
+		fi
+	done
+	return 1
 }
 
 # as_agent_kill sends a signal to every process of the agent's uid at once:
