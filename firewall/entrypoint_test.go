@@ -2,6 +2,8 @@ package firewall
 
 import (
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -62,5 +64,26 @@ func TestEntrypointHasNoCopies(t *testing.T) {
 		if strings.Contains(string(src), c) {
 			t.Errorf("templates/entrypoint.sh.tmpl holds a copy of %q", c)
 		}
+	}
+}
+
+// TestAgentAliveSurvivesVanishingProcesses: ending a task scans /proc
+// while processes come and go; a process that exits between the listing
+// and the read must not end the entrypoint (set -e) with status 1 instead
+// of the deadline's 124.
+func TestAgentAliveSurvivesVanishingProcesses(t *testing.T) {
+	bash := requireTool(t, "bash", false)
+	dir := writeFiles(t, mustRender(t, policies["rich"]))
+	src := fmt.Sprintf(`source %q
+set -euo pipefail
+agent_uid=4242424
+for ((n = 0; n < 300; n++)); do
+	sleep 0.001 & sleep 0.001 &
+	if agent_alive; then echo "alive?"; fi
+done
+echo survived`, filepath.Join(dir, entrypointFile))
+	out, err := exec.Command(bash, "-c", src).CombinedOutput()
+	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "survived") || strings.Contains(string(out), "alive?") {
+		t.Fatalf("bash: %v\n%s", err, out)
 	}
 }

@@ -319,7 +319,10 @@ read_deadline() {
 agent_alive() {
 	local f status
 	for f in /proc/[0-9]*/status; do
-		status=$(<"$f") 2>/dev/null || continue
+		status=""
+		# A process may be gone by now: its file then reads as nothing.
+		{ IFS= read -rd '' status <"$f"; } 2>/dev/null || true
+		[[ -n $status ]] || continue
 		if [[ $status =~ Uid:[[:space:]]+$agent_uid[[:space:]] && ! $status =~ State:[[:space:]]+Z ]]; then
 			return 0
 		fi
