@@ -32,6 +32,8 @@ type deps struct {
 	now func() time.Time
 	// bundle writes a git bundle of the agent's branches (fetch).
 	bundle bundleSource
+	// egressLog opens the egress log of the sandbox or of a task (blocked).
+	egressLog egressLogSource
 }
 
 // realDeps are the collaborators of the installed agentbox: the registries
@@ -45,8 +47,9 @@ func realDeps() deps {
 		debian: func() generator.DebianArchive {
 			return &debian.Archive{Base: debianArchive(os.Getenv)}
 		},
-		now:    time.Now,
-		bundle: composeBundle,
+		now:       time.Now,
+		bundle:    composeBundle,
+		egressLog: dockerEgressLog,
 	}
 }
 

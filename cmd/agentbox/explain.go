@@ -28,6 +28,7 @@ var reportTemplates = template.Must(template.New("").Option("missingkey=error").
 	"summary": summary,
 	"change":  change,
 	"negated": func(p string) bool { return strings.HasPrefix(p, "!") },
+	"when":    when,
 }).ParseFS(reportFS, "tmpl/*.tmpl"))
 
 func newExplainCmd(dir *string, stdout io.Writer) *cobra.Command {

@@ -108,6 +108,7 @@ func newRootCmd(d deps, stdout, stderr io.Writer, ran *bool) *cobra.Command {
 		newLogsCmd(dir, stdout, stderr),
 		newVerifyCmd(dir, stdout, stderr),
 		newFetchCmd(dir, d.bundle, stdout, stderr),
+		newBlockedCmd(dir, d, stdout),
 		newRunCmd(dir, stdout, stderr),
 		newPsCmd(dir, stdout, stderr),
 		newStopCmd(dir, stdout, stderr),

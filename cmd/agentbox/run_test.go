@@ -57,7 +57,10 @@ dnsmasq[9]: config other.test is NXDOMAIN
 agentbox-egress: rejected packets: dns=1 other=0
 agentbox-egress: rejected packets: dns=2 other=3 special=0
 `
-	names, packets := egressRefusals(log)
+	names, packets, err := egressRefusals(strings.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(names) != 2 || names[0] != (nameCount{"evil.example", 2}) || names[1] != (nameCount{"other.test", 1}) {
 		t.Errorf("names %+v", names)
 	}

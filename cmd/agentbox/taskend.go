@@ -11,13 +11,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"regexp"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/internal/denials"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
 )
 
@@ -95,8 +93,10 @@ func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error
 			_ = exec.CommandContext(ctx, p.docker, append([]string{"stop", "--time", "1"}, ids...)...).Run()
 		}
 		if eg != nil {
-			out, _ := exec.CommandContext(ctx, p.docker, "logs", eg.ID).CombinedOutput()
-			sum.RefusedNames, sum.RejectedPackets = egressRefusals(string(out))
+			if log, err := startLog(exec.CommandContext(ctx, p.docker, "logs", "--timestamps", eg.ID)); err == nil {
+				sum.RefusedNames, sum.RejectedPackets, _ = egressRefusals(log)
+				log.Close()
+			}
 		}
 	}()
 	collectBranch(ctx, p, sum)
@@ -117,40 +117,19 @@ func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error
 	return sum, p.rec.write(p.cfg.Name)
 }
 
-var (
-	refusedName = regexp.MustCompile(`config (\S+) is NXDOMAIN`)
-	rejected    = regexp.MustCompile(`rejected packets:((?: [a-z0-9_]+=[0-9]+)+)`)
-)
-
 // egressRefusals reads the egress log: each name the filter answered with
-// NXDOMAIN, and the firewall's reject counters at its exit.
-func egressRefusals(log string) ([]nameCount, map[string]int) {
-	counts := map[string]int{}
-	for _, m := range refusedName.FindAllStringSubmatch(log, -1) {
-		if name := strings.ToLower(m[1]); name != firewall.ProbeName {
-			counts[name]++
-		}
+// NXDOMAIN (printable, denials.Printable), but the entrypoint's own probe,
+// and the firewall's reject counters at its exit.
+func egressRefusals(log io.Reader) ([]nameCount, map[string]int, error) {
+	rep, err := denials.Parse(log, denials.Ignore(firewall.ProbeName))
+	if err != nil {
+		return nil, map[string]int{}, err
 	}
 	var names []nameCount
-	for n, c := range counts {
-		names = append(names, nameCount{n, c})
+	for _, r := range rep.Rows {
+		names = append(names, nameCount{denials.Printable(r.Name), r.Count})
 	}
-	slices.SortFunc(names, func(a, b nameCount) int {
-		if a.Count != b.Count {
-			return b.Count - a.Count
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	packets := map[string]int{}
-	for _, m := range rejected.FindAllStringSubmatch(log, -1) {
-		for _, kv := range strings.Fields(m[1]) {
-			k, v, _ := strings.Cut(kv, "=")
-			if n, _ := strconv.Atoi(v); n > 0 {
-				packets[k] = n // the last line counts: counters only grow
-			}
-		}
-	}
-	return names, packets
+	return names, rep.Packets, nil
 }
 
 // collectBranch takes the task's branch from its workspace volume (a

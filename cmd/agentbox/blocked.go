@@ -1,0 +1,245 @@
+package main
+
+// agentbox blocked: what the sandbox refused, from the egress log.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/denials"
+	"github.com/spf13/cobra"
+)
+
+// egressLogSource opens the egress log (with Docker's timestamps) of the
+// sandbox in dir, or of its task when task is not empty, from since on
+// when since is not zero. dockerEgressLog is the real one (realDeps).
+type egressLogSource func(ctx context.Context, dir, task string, since time.Time) (io.ReadCloser, error)
+
+// blockedView is what blocked prints (--json: this shape, documented in
+// README.md). Names are printable (denials.Printable).
+type blockedView struct {
+	Names       []blockedName       `json:"names"`
+	Packets     map[string]int      `json:"rejected_packets"`
+	Dropped     int                 `json:"dropped_refusals"`
+	Skipped     int                 `json:"skipped_lines"`
+	Suggestions []blockedSuggestion `json:"suggestions,omitempty"`
+}
+
+type blockedName struct {
+	Name  string     `json:"name"`
+	Count int        `json:"count"`
+	First *time.Time `json:"first_seen"` // null: the log line had no timestamp
+	Last  *time.Time `json:"last_seen"`
+	Types []string   `json:"types"`
+	Why   string     `json:"why"`
+}
+
+type blockedSuggestion struct {
+	denials.Suggestion
+	Line string `json:"line"`
+}
+
+type blockedOptions struct {
+	dir, task, since string
+	json, suggest    bool
+}
+
+func newBlockedCmd(dir *string, d deps, stdout io.Writer) *cobra.Command {
+	o := &blockedOptions{}
+	c := &cobra.Command{
+		Use:   "blocked",
+		Short: "List what the sandbox refused (names the DNS filter refused, reject counters) and suggest agentbox.yaml lines",
+		Long: `List the names the sandbox's DNS filter refused, one row per name with its
+count, first and last time, and query types, from the egress log; then the
+firewall's reject counters. Refused connections to addresses and ports are
+only counted, not listed yet. --suggest prints the network.domains entries
+that would allow what was refused, leaving out noise (reverse lookups, .local,
+single-label names, search-domain artefacts): review them before you paste.`,
+		Example: `  agentbox blocked
+  agentbox blocked --since 1h --suggest
+  agentbox blocked --task fix-123 --json`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			o.dir = *dir
+			return o.run(c.Context(), d, stdout)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.task, "task", "", "a task of agentbox run instead of the sandbox")
+	f.StringVar(&o.since, "since", "", "only what was refused since: a duration (1h, 30m) or an RFC 3339 time")
+	f.BoolVar(&o.json, "json", false, "print JSON (the shape is in README.md)")
+	f.BoolVar(&o.suggest, "suggest", false, "print the agentbox.yaml lines that would allow what was refused")
+	return c
+}
+
+func (o *blockedOptions) run(ctx context.Context, d deps, stdout io.Writer) error {
+	since, err := parseSince(o.since, d.now())
+	if err != nil {
+		return err
+	}
+	if o.task != "" && !generator.TaskName.MatchString(o.task) {
+		return usageErrorf("invalid --task %q: a task's name is lower-case letters, digits and '-' (agentbox ps lists them)", o.task)
+	}
+	log, err := d.egressLog(ctx, o.dir, o.task, since)
+	if err != nil {
+		return err
+	}
+	opts := []denials.Option{denials.Ignore(firewall.ProbeName)}
+	if !since.IsZero() {
+		opts = append(opts, denials.Since(since))
+	}
+	rep, err := denials.Parse(log, opts...)
+	if cerr := log.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	v := newBlockedView(rep, o.suggest)
+	switch {
+	case o.json:
+		return report(stdout, "blocked", "json", v)
+	case o.suggest:
+		return report(stdout, "blocked", "suggest", v)
+	}
+	return report(stdout, "blocked", "text", v)
+}
+
+// parseSince reads --since: empty (everything), a duration before now, or
+// an RFC 3339 time.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return now.Add(-d), nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, usageErrorf("invalid --since %q: a positive duration (1h, 30m) or an RFC 3339 time (2026-01-02T15:04:05Z)", s)
+}
+
+func newBlockedView(rep *denials.Report, suggest bool) *blockedView {
+	v := &blockedView{Names: []blockedName{}, Packets: rep.Packets, Dropped: rep.Dropped, Skipped: rep.Skipped}
+	for _, r := range rep.Rows {
+		n := blockedName{Name: denials.Printable(r.Name), Count: r.Count, Types: r.Types, Why: r.Why}
+		if n.Types == nil {
+			n.Types = []string{}
+		}
+		if !r.First.IsZero() {
+			first, last := r.First.UTC(), r.Last.UTC()
+			n.First, n.Last = &first, &last
+		}
+		v.Names = append(v.Names, n)
+	}
+	if suggest {
+		v.Suggestions = []blockedSuggestion{}
+		for _, s := range denials.Suggest(rep.Rows) {
+			v.Suggestions = append(v.Suggestions, blockedSuggestion{s, s.Line()})
+		}
+	}
+	return v
+}
+
+// when is a time of blocked's table: UTC to the second, or "-".
+func when(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02T15:04:05Z")
+}
+
+// dockerEgressLog runs docker compose logs egress (the sandbox) or docker
+// logs on the task's egress container. dnsmasq logs on stderr: the log is
+// both streams, as Docker keeps them.
+func dockerEgressLog(ctx context.Context, dir, task string, since time.Time) (io.ReadCloser, error) {
+	var argv []string
+	target := "egress"
+	if task == "" {
+		compose, _, err := (&sandboxOptions{dir: dir}).compose(ctx, false)
+		if err != nil {
+			return nil, err
+		}
+		argv = append(compose, "logs", "--no-color", "--no-log-prefix", "--timestamps")
+	} else {
+		o := &taskOptions{dir: dir}
+		if err := o.load(ctx); err != nil {
+			return nil, err
+		}
+		eg, err := serviceState(ctx, o.docker, generator.TaskProject(o.cfg.Name, task), "egress")
+		if err != nil {
+			return nil, err
+		}
+		if eg == nil {
+			return nil, fmt.Errorf("task %s has no egress container (no such task, or removed: agentbox ps lists the tasks)", task)
+		}
+		argv, target = []string{o.docker, "logs", "--timestamps"}, eg.ID
+	}
+	if !since.IsZero() {
+		argv = append(argv, "--since", since.UTC().Format(time.RFC3339Nano))
+	}
+	return startLog(exec.CommandContext(ctx, argv[0], append(argv[1:], target)...))
+}
+
+// startLog starts cmd and returns its output, stdout and stderr together.
+// Reading ends with an error naming the command's last line when it fails;
+// Close waits for it.
+func startLog(cmd *exec.Cmd) (io.ReadCloser, error) {
+	pr, pw := io.Pipe()
+	// One writer for both: exec gives the command a single pipe, so that
+	// its lines (each one write) do not interleave mid-line.
+	tail := &tailWriter{w: pw}
+	cmd.Stdout, cmd.Stderr = tail, tail
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("running %s: %w", cmd.Args[0], err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := cmd.Wait(); err != nil {
+			pw.CloseWithError(fmt.Errorf("%s %s: %s", filepath.Base(cmd.Args[0]), cmd.Args[1], firstLine(tail.last(), err)))
+			return
+		}
+		pw.Close()
+	}()
+	return &cmdReader{pr, done}, nil
+}
+
+type cmdReader struct {
+	*io.PipeReader
+	done chan struct{}
+}
+
+func (c *cmdReader) Close() error {
+	err := c.PipeReader.Close()
+	<-c.done
+	return err
+}
+
+// tailWriter writes to w and keeps the end of what it wrote.
+type tailWriter struct {
+	w io.Writer
+	b []byte
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > 4096 {
+		t.b = t.b[len(t.b)-4096:]
+	}
+	return t.w.Write(p)
+}
+
+// last is the last non-empty line written.
+func (t *tailWriter) last() []byte {
+	s := strings.TrimSpace(string(t.b))
+	return []byte(s[strings.LastIndexByte(s, '\n')+1:])
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeEgressLogs are egress logs by task ("" is the sandbox); an unknown
+// task fails loudly. since records what each call asked for.
+type fakeEgressLogs struct {
+	logs  map[string]string
+	since *time.Time
+}
+
+func (f fakeEgressLogs) open(_ context.Context, _ string, task string, since time.Time) (io.ReadCloser, error) {
+	log, ok := f.logs[task]
+	if !ok {
+		return nil, fmt.Errorf("fake egress log: unknown task %q", task)
+	}
+	if f.since != nil {
+		*f.since = since
+	}
+	return io.NopCloser(strings.NewReader(log)), nil
+}
+
+const sandboxEgressLog = `2026-11-22T10:00:00.100000000Z dnsmasq[25]: query[A] agentbox-probe.invalid from 127.0.0.1
+2026-11-22T10:00:00.100000001Z dnsmasq[25]: config agentbox-probe.invalid is NXDOMAIN
+2026-11-22T10:00:01.000000000Z dnsmasq[25]: query[A] a.cdn.example.com from 172.18.0.2
+2026-11-22T10:00:01.000000100Z dnsmasq[25]: config a.cdn.example.com is NXDOMAIN
+2026-11-22T10:00:02.000000000Z dnsmasq[25]: query[AAAA] B.cdn.example.com from 172.18.0.2
+2026-11-22T10:00:02.000000100Z dnsmasq[25]: config b.cdn.example.com is NXDOMAIN
+2026-11-22T10:30:00.000000000Z dnsmasq[25]: query[A] api.evil.example from 172.18.0.2
+2026-11-22T10:30:00.000000100Z dnsmasq[25]: config api.evil.example is NXDOMAIN
+2026-11-22T10:31:00.000000000Z dnsmasq[25]: query[AAAA] api.evil.example from 172.18.0.2
+2026-11-22T10:31:00.000000100Z dnsmasq[25]: config api.evil.example is NXDOMAIN
+2026-11-22T10:32:00.000000000Z dnsmasq[25]: query[PTR] 1.0.0.127.in-addr.arpa from 127.0.0.1
+2026-11-22T10:32:00.000000100Z dnsmasq[25]: config 1.0.0.127.in-addr.arpa is NXDOMAIN
+2026-11-22T10:33:00.000000000Z dnsmasq[25]: config ` + "\x1b]0;owned\x07" + `.example is NXDOMAIN
+2026-11-22T10:40:00.000000000Z agentbox-egress: rejected packets: dns=2 docker_dns=0 special=1 other=3 spoof=0 routing=0
+`
+
+func blockedDeps(since *time.Time) deps {
+	d := testDeps()
+	d.now = func() time.Time { return time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC) }
+	d.egressLog = fakeEgressLogs{logs: map[string]string{
+		"":      sandboxEgressLog,
+		"fix-1": "dnsmasq[3]: config task.example is NXDOMAIN\n",
+	}, since: since}.open
+	return d
+}
+
+func TestBlocked(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		want  string
+		since time.Time
+	}{
+		{"table", nil, `NAME                      COUNT  FIRST                 LAST                  TYPES   WHY
+api.evil.example          2      2026-11-22T10:30:00Z  2026-11-22T10:31:00Z  A,AAAA  unlisted name
+"\x1b]0;owned\a.example"  1      2026-11-22T10:33:00Z  2026-11-22T10:33:00Z  -       unlisted name
+1.0.0.127.in-addr.arpa    1      2026-11-22T10:32:00Z  2026-11-22T10:32:00Z  PTR     unlisted name
+a.cdn.example.com         1      2026-11-22T10:00:01Z  2026-11-22T10:00:01Z  A       unlisted name
+b.cdn.example.com         1      2026-11-22T10:00:02Z  2026-11-22T10:00:02Z  AAAA    unlisted name
+rejected packets: dns=2 other=3 special=1 (refused addresses and ports are counted, not listed yet)
+`, time.Time{}},
+		{"suggest", []string{"--suggest"}, `# agentbox blocked --suggest: network.domains entries that would allow what was refused.
+# Review each one before you paste it: an allowed name is a place the agent can send data to.
+# A plain name admits its subdomains too; "*.name" admits only its subdomains.
+# Paste under "network:" / "  domains:" in agentbox.yaml, then run agentbox generate.
+    - "*.cdn.example.com"   # refused 2 times (A, AAAA): a.cdn.example.com, b.cdn.example.com
+    - api.evil.example   # refused 2 times (A, AAAA)
+`, time.Time{}},
+		{"since a duration", []string{"--since", "45m", "--suggest"}, `# agentbox blocked --suggest: network.domains entries that would allow what was refused.
+# Review each one before you paste it: an allowed name is a place the agent can send data to.
+# A plain name admits its subdomains too; "*.name" admits only its subdomains.
+# Paste under "network:" / "  domains:" in agentbox.yaml, then run agentbox generate.
+    - api.evil.example   # refused 2 times (A, AAAA)
+`, time.Date(2026, 11, 22, 10, 15, 0, 0, time.UTC)},
+		{"since a time", []string{"--since", "2026-11-22T10:30:30Z"}, `NAME                      COUNT  FIRST                 LAST                  TYPES  WHY
+"\x1b]0;owned\a.example"  1      2026-11-22T10:33:00Z  2026-11-22T10:33:00Z  -      unlisted name
+1.0.0.127.in-addr.arpa    1      2026-11-22T10:32:00Z  2026-11-22T10:32:00Z  PTR    unlisted name
+api.evil.example          1      2026-11-22T10:31:00Z  2026-11-22T10:31:00Z  AAAA   unlisted name
+rejected packets: dns=2 other=3 special=1 (refused addresses and ports are counted, not listed yet)
+`, time.Date(2026, 11, 22, 10, 30, 30, 0, time.UTC)},
+		{"a task without timestamps", []string{"--task", "fix-1"}, `NAME          COUNT  FIRST  LAST  TYPES  WHY
+task.example  1      -      -     -      unlisted name
+rejected packets: none (refused addresses and ports are counted, not listed yet)
+`, time.Time{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var since time.Time
+			stdout, stderr, code := runDeps(t, blockedDeps(&since), append([]string{"blocked"}, tt.args...)...)
+			if code != 0 || stderr != "" {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if stdout != tt.want {
+				t.Errorf("got\n%s\nwant\n%s", stdout, tt.want)
+			}
+			if !since.Equal(tt.since) {
+				t.Errorf("asked docker for the log since %v, want %v", since, tt.since)
+			}
+		})
+	}
+}
+
+// TestBlockedJSON: the documented shape, names printable, no suggestions
+// unless asked.
+func TestBlockedJSON(t *testing.T) {
+	for _, suggest := range []bool{false, true} {
+		args := []string{"blocked", "--json"}
+		if suggest {
+			args = append(args, "--suggest")
+		}
+		stdout, stderr, code := runDeps(t, blockedDeps(nil), args...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var v map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(stdout), &v); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := v["suggestions"]; ok != suggest {
+			t.Errorf("--suggest %v: suggestions present %v", suggest, ok)
+		}
+		for _, want := range []string{`"name": "api.evil.example"`, `"count": 2`, `"first_seen": "2026-11-22T10:30:00.0000001Z"`,
+			`"types": [`, `"why": "unlisted name"`, `"rejected_packets": {`, `"dns": 2`, `"dropped_refusals": 0`, `"skipped_lines": 0`,
+			`"name": "\"\\x1b]0;owned\\a.example\""`} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("the JSON lacks %s:\n%s", want, stdout)
+			}
+		}
+		if suggest && !strings.Contains(stdout, `"domain": "*.cdn.example.com"`) {
+			t.Errorf("no wildcard suggestion:\n%s", stdout)
+		}
+	}
+}
+
+func TestBlockedUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"blocked", "--since", "yesterday"},
+		{"blocked", "--since", "-1h"},
+		{"blocked", "--task", "../x"},
+		{"blocked", "extra"},
+	} {
+		_, stderr, code := runDeps(t, blockedDeps(nil), args...)
+		if code != exitUsage {
+			t.Errorf("%q: exit %d, want %d: %s", args, code, exitUsage, stderr)
+		}
+	}
+	_, stderr, code := runDeps(t, blockedDeps(nil), "blocked", "--task", "nope")
+	if code != exitError || !strings.Contains(stderr, `unknown task "nope"`) {
+		t.Errorf("an unknown task: exit %d: %s", code, stderr)
+	}
+}
+
+// TestStartLog: the log is stdout and stderr together, and a command that
+// fails ends the reading with its last line.
+func TestStartLog(t *testing.T) {
+	r, err := startLog(exec.CommandContext(t.Context(), "sh", "-c", "echo out; echo err >&2; echo 'no such container: x' >&2; exit 3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(r)
+	if cerr := r.Close(); cerr != nil {
+		t.Error(cerr)
+	}
+	if string(out) != "out\nerr\nno such container: x\n" || err == nil || !strings.Contains(err.Error(), "sh -c: no such container: x") {
+		t.Errorf("read %q, %v", out, err)
+	}
+	r, _ = startLog(exec.CommandContext(t.Context(), "sh", "-c", "yes dnsmasq"))
+	if _, err := r.Read(make([]byte, 10)); err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // before the end: the command ends, Close returns
+}
