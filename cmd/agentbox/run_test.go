@@ -54,6 +54,7 @@ dnsmasq[9]: config evil.example is NXDOMAIN
 dnsmasq[9]: config agentbox-probe.invalid is NXDOMAIN
 dnsmasq[9]: config EVIL.example is NXDOMAIN
 dnsmasq[9]: config other.test is NXDOMAIN
+dnsmasq[9]: config ` + "\x1b" + `[2J.example is NXDOMAIN
 agentbox-egress: rejected packets: dns=1 other=0
 agentbox-egress: rejected packets: dns=2 other=3 special=0
 `
@@ -61,7 +62,8 @@ agentbox-egress: rejected packets: dns=2 other=3 special=0
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(names) != 2 || names[0] != (nameCount{"evil.example", 2}) || names[1] != (nameCount{"other.test", 1}) {
+	if len(names) != 3 || names[0] != (nameCount{"evil.example", 2}) || names[1] != (nameCount{`"\x1b[2j.example"`, 1}) ||
+		names[2] != (nameCount{"other.test", 1}) {
 		t.Errorf("names %+v", names)
 	}
 	if len(packets) != 2 || packets["dns"] != 2 || packets["other"] != 3 {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbox-dev/agentbox/internal/validate"
 )
 
 const t0 = "2026-11-22T10:00:00.000000001Z"
@@ -165,6 +167,9 @@ func FuzzParse(f *testing.F) {
 		for _, s := range Suggest(rep.Rows) {
 			if !strings.HasPrefix(s.Line(), "    - ") || strings.ContainsAny(s.Line(), "\n\r\x1b") {
 				t.Errorf("line %q", s.Line())
+			}
+			if _, _, err := validate.Domain(s.Domain); err != nil {
+				t.Errorf("suggested an invalid domain: %v", err)
 			}
 		}
 	})
