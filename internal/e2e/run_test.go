@@ -80,6 +80,15 @@ echo "task done in $HOME"`
 	if out := e.must(runOpt{dir: p.dir}, "git", "show", "refs/heads/agentbox/commit:made.txt").stdout; out != "made by the task\n" {
 		t.Errorf("the task's branch in the host repository: made.txt is %q", out)
 	}
+	// What the task was refused, and the line that would allow it.
+	r = p.agentbox(env, "blocked", "--task", "commit", "--suggest")
+	if r.failed() || !strings.Contains(r.stdout, "- "+unlistedName) {
+		t.Errorf("agentbox blocked --task commit --suggest does not suggest %s: %s", unlistedName, r)
+	}
+	r = p.agentbox(env, "blocked", "--task", "commit", "--json")
+	if r.failed() || !strings.Contains(r.stdout, `"`+unlistedName+`"`) || strings.Contains(r.stdout, "agentbox-probe") {
+		t.Errorf("agentbox blocked --task commit --json: %s", r)
+	}
 	for _, f := range []string{"/tmp/agentbox-e2e-hook-ran", "/tmp/agentbox-e2e-fsmonitor-ran"} {
 		if _, err := os.Stat(f); err == nil {
 			t.Errorf("%s exists: something the task planted ran on the host", f)
