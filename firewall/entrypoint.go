@@ -28,6 +28,8 @@ type entrypointView struct {
 	PortStart, PortStartProc, PortStartWant           string
 	DNSPort, DNSMinPort, DNSUID, DeadlineExit         int
 	DeadlineEnv, AgentUIDEnv                          string
+	GrantV4, GrantV6                                  string
+	GrantMaxSeconds                                   int
 	Names                                             []string // sorted
 }
 
@@ -35,34 +37,37 @@ type entrypointView struct {
 // normalized policy. The policy reaches it as the list of allowed names.
 func renderEntrypoint(p Policy) ([]byte, error) {
 	v := entrypointView{
-		Header:        Header,
-		Prog:          path.Base(EntrypointPath),
-		RulesPath:     RulesPath,
-		DnsmasqPath:   DnsmasqPath,
-		ResolvConf:    resolvConf,
-		RunDir:        runDir,
-		LockFile:      lockFile,
-		ReadyFile:     readyFile,
-		ServersFile:   serversFile,
-		PidFile:       pidFile,
-		FilterAddr:    filterAddr,
-		TableFamily:   tableFamily,
-		TableName:     tableName,
-		OutputChain:   outputChain,
-		InputChain:    inputChain,
-		UpstreamV4:    upstreamV4,
-		UpstreamV6:    upstreamV6,
-		CounterPrefix: counterPrefix,
-		HealthArg:     healthArg,
-		PortStart:     portStart.Key,
-		PortStartProc: "/proc/sys/" + strings.ReplaceAll(portStart.Key, ".", "/"),
-		PortStartWant: portStart.Value,
-		DNSPort:       dnsPort,
-		DNSMinPort:    DNSMinPort,
-		DNSUID:        DNSUID,
-		DeadlineExit:  DeadlineExit,
-		DeadlineEnv:   DeadlineEnv,
-		AgentUIDEnv:   AgentUIDEnv,
+		Header:          Header,
+		Prog:            path.Base(EntrypointPath),
+		RulesPath:       RulesPath,
+		DnsmasqPath:     DnsmasqPath,
+		ResolvConf:      resolvConf,
+		RunDir:          runDir,
+		LockFile:        lockFile,
+		ReadyFile:       readyFile,
+		ServersFile:     serversFile,
+		PidFile:         pidFile,
+		FilterAddr:      filterAddr,
+		TableFamily:     tableFamily,
+		TableName:       tableName,
+		OutputChain:     outputChain,
+		InputChain:      inputChain,
+		UpstreamV4:      upstreamV4,
+		UpstreamV6:      upstreamV6,
+		CounterPrefix:   counterPrefix,
+		HealthArg:       healthArg,
+		PortStart:       portStart.Key,
+		PortStartProc:   "/proc/sys/" + strings.ReplaceAll(portStart.Key, ".", "/"),
+		PortStartWant:   portStart.Value,
+		DNSPort:         dnsPort,
+		DNSMinPort:      DNSMinPort,
+		DNSUID:          DNSUID,
+		DeadlineExit:    DeadlineExit,
+		DeadlineEnv:     DeadlineEnv,
+		AgentUIDEnv:     AgentUIDEnv,
+		GrantV4:         GrantSetV4,
+		GrantV6:         GrantSetV6,
+		GrantMaxSeconds: GrantMaxSeconds,
 	}
 	for _, d := range p.Domains {
 		v.Names = append(v.Names, d.Name)

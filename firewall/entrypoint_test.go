@@ -24,6 +24,7 @@ func TestEntrypointConstants(t *testing.T) {
 		"PORT_START_PROC": "/proc/sys/net/ipv4/ip_unprivileged_port_start",
 		"DNS_UID":         fmt.Sprint(DNSUID), "DEADLINE_EXIT": fmt.Sprint(DeadlineExit),
 		"DEADLINE_ENV": DeadlineEnv, "AGENT_UID_ENV": AgentUIDEnv,
+		"GRANT_V4": GrantSetV4, "GRANT_V6": GrantSetV6, "GRANT_MAX_SECONDS": fmt.Sprint(GrantMaxSeconds),
 	}
 	var keys []string
 	for k := range want {
@@ -85,5 +86,14 @@ echo survived`, filepath.Join(dir, entrypointFile))
 	out, err := exec.Command(bash, "-c", src).CombinedOutput()
 	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "survived") || strings.Contains(string(out), "alive?") {
 		t.Fatalf("bash: %v\n%s", err, out)
+	}
+}
+
+// TestGrantSeconds reads nft's expiry times ("1h2m3s400ms") as seconds.
+func TestGrantSeconds(t *testing.T) {
+	out := sourceEntrypoint(t, `for d in 1d2h3m4s5ms 29m59s996ms 2s996ms 996ms 1h 10m 59s 1h0m1s; do seconds "$d"; done`)
+	want := "93784\n1799\n2\n0\n3600\n600\n59\n3601\n"
+	if out != want {
+		t.Errorf("seconds: got %q, want %q", out, want)
 	}
 }

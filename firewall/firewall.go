@@ -34,6 +34,15 @@ const (
 // FilterAddr is where the filter resolver (dnsmasq) listens, on port 53.
 const FilterAddr = filterAddr
 
+// The sets of timed grants (agentbox allow): an address range and a TCP
+// port per element, each with a timeout that the kernel enforces.
+const (
+	GrantSetV4 = "grant_v4"
+	GrantSetV6 = "grant_v6"
+	// GrantMaxSeconds is the longest grant the entrypoint takes: 7 days.
+	GrantMaxSeconds = 7 * 24 * 3600
+)
+
 // ProbeName is the name the entrypoint asks the filter resolver for to see
 // that it answers (NXDOMAIN): the egress log's only refusal that is not the
 // agent's.

@@ -135,7 +135,7 @@ var richSets = []string{
 	"allow_v4_22", "allow_v6_22", "allow_v4_80", "allow_v6_80",
 	"allow_v4_443", "allow_v6_443", "allow_v4_8443", "allow_v6_8443",
 	"cidr_v4_443", "cidr_v6_443", "cidr_v4_5432", "cidr_v6_5432", "cidr_v4_8443",
-	"special_v4", "special_v6",
+	"special_v4", "special_v6", "grant_v4", "grant_v6",
 }
 
 // richOutput are the rules of the output chain for the rich policy, in
@@ -153,6 +153,8 @@ var richOutput = []string{
 	`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th sport 53 counter name "rejected_spoof" goto refuse`,
 	"meta skuid 0 meta l4proto { tcp, udp } th dport 53 accept",
 	`exthdr rt exists counter name "rejected_routing" drop`,
+	`ct mark & 0x00000001 == 0x00000001 ip daddr . tcp dport != @grant_v4 counter name "rejected_expired" goto refuse`,
+	`ct mark & 0x00000001 == 0x00000001 ip6 daddr . tcp dport != @grant_v6 counter name "rejected_expired" goto refuse`,
 	"ct state established,related accept",
 	"ct state invalid drop",
 	"icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit } ip6 hoplimit 255 accept",
@@ -169,6 +171,8 @@ var richOutput = []string{
 	"ip daddr @cidr_v4_8443 tcp dport 8443 accept",
 	`ip daddr @special_v4 counter name "rejected_special" goto refuse`,
 	`ip6 daddr @special_v6 counter name "rejected_special" goto refuse`,
+	"ip daddr . tcp dport @grant_v4 ct mark set ct mark | 0x00000001 accept",
+	"ip6 daddr . tcp dport @grant_v6 ct mark set ct mark | 0x00000001 accept",
 	"ip daddr @allow_v4_22 tcp dport 22 accept",
 	"ip6 daddr @allow_v6_22 tcp dport 22 accept",
 	"ip daddr @allow_v4_80 tcp dport 80 accept",

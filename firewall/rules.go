@@ -36,6 +36,8 @@ const (
 	// counterPrefix starts the name of every counter; the entrypoint
 	// leaves it out when it prints them.
 	counterPrefix = "rejected_"
+	// grantMark is the conntrack mark of a connection a grant let through.
+	grantMark = "0x00000001"
 )
 
 // dnsZone is the conntrack zone of the flows between dnsmasq and the
@@ -51,6 +53,7 @@ var counters = []counter{
 	{counterPrefix + "other", "everything else not allowed"},
 	{counterPrefix + "spoof", "other uids than dnsmasq posing as an upstream resolver: from its address, or from port 53"},
 	{counterPrefix + "routing", "IPv6 packets with a routing header, whose destination is only the first hop"},
+	{counterPrefix + "expired", "packets of a connection a grant let through, after the grant expired or was revoked"},
 }
 
 type counter struct{ Name, Comment string }
@@ -63,6 +66,8 @@ type rulesView struct {
 	Zone                            int
 	Table, OutputChain, InputChain  string
 	UpstreamV4, UpstreamV6          string
+	GrantV4, GrantV6, GrantMark     string
+	CounterPrefix                   string
 	Counters                        []counter
 	Upstream                        []nftSet      // the upstream resolvers' sets
 	NameGroups                      []nameGroup   // by port, increasing
@@ -115,6 +120,10 @@ func renderRules(p Policy) ([]byte, error) {
 		UpstreamV4:     upstreamV4,
 		UpstreamV6:     upstreamV6,
 		Counters:       counters,
+		GrantV4:        GrantSetV4,
+		GrantV6:        GrantSetV6,
+		GrantMark:      grantMark,
+		CounterPrefix:  counterPrefix,
 		Upstream:       []nftSet{v4.set(upstreamV4), v6.set(upstreamV6)},
 		NameGroups:     r.nameGroups(),
 		CIDRSets:       r.cidrSets(),

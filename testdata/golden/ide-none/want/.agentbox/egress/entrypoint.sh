@@ -50,6 +50,10 @@ readonly DNS_UID=5353 # the resolver's own user
 readonly DEADLINE_ENV=AGENTBOX_DEADLINE
 readonly AGENT_UID_ENV=AGENTBOX_AGENT_UID
 readonly DEADLINE_EXIT=124
+# Timed grants (agentbox allow): sets whose elements the kernel expires.
+readonly GRANT_V4=grant_v4
+readonly GRANT_V6=grant_v6
+readonly GRANT_MAX_SECONDS=604800
 
 # The allowed names, one nftset= line each in dnsmasq.conf: the servers file
 # sends them, and every name below them, to the upstream resolvers.
@@ -62,7 +66,7 @@ readonly -a NAMES=(
 log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 
 usage() {
-	printf 'usage: %s [run|%s]\n' "${0##*/}" "$HEALTH_ARG" >&2
+	printf 'usage: %s [run|%s]\n       %s grant PREFIX PORTS SECONDS | revoke PREFIX PORTS | grants\n' "${0##*/}" "$HEALTH_ARG" "${0##*/}" >&2
 	exit 2
 }
 
@@ -363,6 +367,119 @@ deadline_timer() {
 	kill -USR1 "$$"
 }
 
+# ---------------------------------------------------------------------------
+# Timed grants: agentbox allow runs these from the host (docker exec, as
+# root); the agent cannot. Each element carries its timeout: the kernel
+# removes it when it expires, whether this script runs or not.
+
+# grant_args checks an address or CIDR and a list of TCP ports, and sets
+# grant_set, grant_elems (PREFIX . PORT, ...) for them.
+grant_args() {
+	local prefix=$1 list=$2 port addr len min max
+	local -a parts
+	addr=${prefix%/*} len=${prefix#"$addr"} len=${len#/}
+	if [[ $prefix == */ ]]; then
+		addr=""
+	fi
+	if is_ipv4 "$addr"; then
+		grant_set=$GRANT_V4 len=${len:-32} min=8 max=32
+	elif is_ipv6 "$addr"; then
+		grant_set=$GRANT_V6 len=${len:-128} min=16 max=128
+	else
+		log "error: ${prefix@Q} is not an IPv4 or IPv6 address or CIDR"
+		return 1
+	fi
+	if [[ ! $len =~ ^[0-9]{1,3}$ ]] || ((10#$len > max)); then
+		log "error: ${prefix@Q} is not an IPv4 or IPv6 address or CIDR"
+		return 1
+	fi
+	if ((10#$len < min)); then
+		log "error: ${prefix@Q}: a grant covers at most a /$min"
+		return 1
+	fi
+	IFS=, read -ra parts <<<"$list"
+	if ((${#parts[@]} < 1 || ${#parts[@]} > 16)); then
+		log "error: ${list@Q}: want 1 to 16 TCP ports, separated by commas"
+		return 1
+	fi
+	grant_elems=""
+	for port in "${parts[@]}"; do
+		if [[ ! $port =~ ^[1-9][0-9]{0,4}$ ]] || ((port > 65535)); then
+			log "error: ${port@Q} is not a TCP port"
+			return 1
+		fi
+		grant_elems+="${grant_elems:+, }$prefix . $port"
+	done
+}
+
+# grant PREFIX PORTS SECONDS
+grant() {
+	local secs=$3
+	grant_args "$1" "$2" || exit 1
+	if [[ ! $secs =~ ^[1-9][0-9]{0,6}$ ]] || ((secs > GRANT_MAX_SECONDS)); then
+		log "error: ${secs@Q}: want 1 to $GRANT_MAX_SECONDS seconds"
+		exit 1
+	fi
+	# One transaction: a grant made again starts its time anew, and its
+	# connections are never without it in between.
+	local elems="{ ${grant_elems//, / timeout ${secs}s, } timeout ${secs}s }"
+	if ! nft -f - <<GRANT
+add element $TABLE $grant_set $elems
+delete element $TABLE $grant_set { $grant_elems }
+add element $TABLE $grant_set $elems
+GRANT
+	then
+		log "error: nftables refused the grant (is the firewall running?)"
+		exit 1
+	fi
+	echo "granted $1 $2 for $secs s"
+}
+
+# revoke PREFIX PORTS
+revoke() {
+	grant_args "$1" "$2" || exit 1
+	if ! nft delete element "$TABLE_FAMILY" "$TABLE_NAME" "$grant_set" "{ $grant_elems }" 2>/dev/null; then
+		log "error: no grant of $1 $2"
+		exit 1
+	fi
+	echo "revoked $1 $2"
+}
+
+# seconds turns nft's "1h2m3s400ms" into whole seconds.
+seconds() {
+	local d=$1 total=0 n
+	while [[ $d =~ ^([0-9]+)(d|h|ms|m|s)(.*)$ ]]; do
+		n=$((10#${BASH_REMATCH[1]}))
+		case ${BASH_REMATCH[2]} in
+		d) total=$((total + n * 86400)) ;;
+		h) total=$((total + n * 3600)) ;;
+		m) total=$((total + n * 60)) ;;
+		s) total=$((total + n)) ;;
+		esac
+		d=${BASH_REMATCH[3]}
+	done
+	echo "$total"
+}
+
+# grants prints one line per granted element: PREFIX PORT SECONDS_LEFT.
+grants() {
+	local set elem rest prefix port left
+	for set in "$GRANT_V4" "$GRANT_V6"; do
+		rest=$(nft list set "$TABLE_FAMILY" "$TABLE_NAME" "$set") || exit 1
+		rest=${rest//$'\n'/ }
+		while [[ $rest =~ ([0-9a-f.:/]+)\ \.\ ([0-9]+)\ timeout\ [0-9a-z]+\ expires\ ([0-9a-z]+) ]]; do
+			elem=${BASH_REMATCH[0]} prefix=${BASH_REMATCH[1]} port=${BASH_REMATCH[2]} left=${BASH_REMATCH[3]}
+			if [[ $prefix != */* && $prefix == *:* ]]; then
+				prefix+=/128
+			elif [[ $prefix != */* ]]; then
+				prefix+=/32
+			fi
+			echo "$prefix $port $(seconds "$left")"
+			rest=${rest#*"$elem"}
+		done
+	done
+}
+
 # warn_port_range says so when the kernel's ephemeral ports reach dnsmasq's
 # source ports: the firewall refuses other uids' DNS from them, so the
 # agent's lookups from those ports would be refused.
@@ -456,6 +573,9 @@ if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
 	case "$#:${1-}" in
 	0: | 1:run) run ;;
 	"1:$HEALTH_ARG") health ;;
+	3:revoke) revoke "$2" "$3" ;;
+	4:grant) grant "$2" "$3" "$4" ;;
+	1:grants) grants ;;
 	*) usage ;;
 	esac
 fi
