@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -357,6 +358,41 @@ func TestParseDest(t *testing.T) {
 	for _, in := range []string{"", "[2001:db8::1", "[2001:db8::1]443", "203.0.113.5:", "203.0.113.5:https", "fe80::1%eth0", "::ffff:198.18.0.1"} {
 		if _, _, err := parseDest(in); err == nil {
 			t.Errorf("parseDest(%q) passed", in)
+		}
+	}
+}
+
+// TestAllowAuditJSONShape checks allow --list --json and audit --json
+// against the shapes the README documents.
+func TestAllowAuditJSONShape(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, d, _, log := allowProject(t, "", map[string]fakeReply{": grants": {out: "198.18.7.0/24 443 1795\n"}})
+	exp := allowNow.Add(time.Hour)
+	for _, r := range []auditRecord{
+		{Time: allowNow, Event: eventGrant, User: "alice", Dest: "198.18.7.0/24", Ports: []uint16{443}, Seconds: 1800, Expires: &exp, Reason: "r", Result: resultOK},
+		{Time: allowNow, Event: eventRevoke, User: "alice", Task: "fix-1", Dest: "203.0.113.5/32", Ports: []uint16{22}, Result: resultOK},
+	} {
+		if err := appendAudit(log, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, args := range map[string][]string{
+		"allow-list": {"allow", "-C", dir, "--list", "--json"},
+		"audit":      {"audit", "-C", dir, "--json"},
+	} {
+		stdout, stderr, code := runDeps(t, d, args...)
+		var v any
+		if err := json.Unmarshal([]byte(stdout), &v); code != 0 || err != nil {
+			t.Fatalf("%s: exit %d, %v: %s", name, code, err, stderr)
+		}
+		got := map[string]bool{}
+		shape(v, "", got)
+		delete(got, ": array")
+		if want := documentedShape(t, string(readme), name); !slices.Equal(want, sortedKeys(got)) {
+			t.Errorf("the README's %s JSON shape:\n%s\nthe output's:\n%s", name, strings.Join(want, "\n"), strings.Join(sortedKeys(got), "\n"))
 		}
 	}
 }
