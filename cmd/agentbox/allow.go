@@ -55,6 +55,9 @@ not, goes to the audit log (agentbox audit).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.dir = *dir
+			if o.json && !o.list {
+				return usageErrorf("--json goes with --list")
+			}
 			if o.list {
 				if len(args) > 0 {
 					return usageErrorf("agentbox allow --list takes no destination")
