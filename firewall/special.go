@@ -89,3 +89,21 @@ func specialSets() []intervalSet {
 	}
 	return out
 }
+
+// SpecialRange is one of the ranges of the special_v4 and special_v6 sets,
+// with the reason it is refused.
+type SpecialRange struct {
+	Prefix netip.Prefix
+	Why    string
+}
+
+// SpecialRanges returns the ranges of the special_v4 and special_v6 sets,
+// IPv4 first, in the order of the rules: what no grant of agentbox allow may
+// reach.
+func SpecialRanges() []SpecialRange {
+	out := make([]SpecialRange, 0, len(specialV4)+len(specialV6))
+	for _, s := range slices.Concat(specialV4, specialV6) {
+		out = append(out, SpecialRange{netip.MustParsePrefix(s.prefix), s.why})
+	}
+	return out
+}

@@ -45,6 +45,14 @@ type Config struct {
 	RunMaxTimeout    time.Duration // the longest --timeout allowed
 	RunMaxTimeoutPos yamlpos.Pos   // zero when run.max_timeout is not written
 	RunEnv           []string      // names passed from the host's environment, sorted
+
+	// The elevation section, defaults applied; agentbox allow alone reads it.
+	ElevationAllowed    bool
+	ElevationAllowedPos yamlpos.Pos // zero when elevation.allowed is not written
+	ElevationMax        time.Duration
+	ElevationMaxPos     yamlpos.Pos    // zero when elevation.max_duration is not written
+	ElevationNever      []netip.Prefix // as written
+	ElevationNeverPos   []yamlpos.Pos  // where each of ElevationNever is written
 }
 
 // DomainRule is one entry of network.domains.

@@ -103,6 +103,7 @@ func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, di
 	cfg.Extensions = w.Devcontainer.Extensions
 	c.verifyTargets(w.Verify, cfg)
 	c.run(w.Run, w.Env, cfg)
+	c.elevation(w.Elevation, cfg)
 	return cfg
 }
 

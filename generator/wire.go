@@ -24,6 +24,13 @@ type wireFile struct {
 	Devcontainer wireDevcontainer  `yaml:"devcontainer" jsonschema:"The Dev Container definition."`
 	Verify       wireVerify        `yaml:"verify" jsonschema:"Targets of the network probes of agentbox verify."`
 	Run          wireRun           `yaml:"run" jsonschema:"Tasks of agentbox run, each in its own sandbox. Changes none of the generated files."`
+	Elevation    wireElevation     `yaml:"elevation" jsonschema:"Limits of agentbox allow (timed grants of an address or CIDR). Changes none of the generated files."`
+}
+
+type wireElevation struct {
+	Allowed     *bool    `yaml:"allowed" jsonschema:"Whether agentbox allow may grant anything. Default: true."`
+	MaxDuration *string  `yaml:"max_duration" jsonschema:"The longest --for of a grant: whole hours, minutes and seconds such as 30m or 1h30m, at most 168h. Default: 1h."`
+	Never       []string `yaml:"never" jsonschema:"CIDRs (or addresses) that may never be granted, on top of the private, loopback, link-local, multicast and special ranges that agentbox always refuses."`
 }
 
 type wireRun struct {

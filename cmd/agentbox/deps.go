@@ -34,6 +34,13 @@ type deps struct {
 	bundle bundleSource
 	// egressLog opens the egress log of the sandbox or of a task (blocked).
 	egressLog egressLogSource
+	// egress runs agentbox-egress with args in the egress container of the
+	// sandbox or of a task, and returns its output (allow, revoke).
+	egress egressRunner
+	// auditDir is the directory of the audit logs (allow, revoke, audit).
+	auditDir func() (string, error)
+	// user names the host user for the audit log.
+	user func() string
 }
 
 // realDeps are the collaborators of the installed agentbox: the registries
@@ -50,6 +57,9 @@ func realDeps() deps {
 		now:       time.Now,
 		bundle:    composeBundle,
 		egressLog: dockerEgressLog,
+		egress:    dockerEgress,
+		auditDir:  stateAuditDir,
+		user:      hostUser,
 	}
 }
 

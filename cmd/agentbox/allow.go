@@ -1,0 +1,236 @@
+package main
+
+// agentbox allow and revoke: timed grants of an address or CIDR, which the
+// egress container's nftables sets expire by themselves.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"os/exec"
+	"os/user"
+	"strconv"
+	"time"
+
+	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/spf13/cobra"
+)
+
+// egressRunner runs the egress entrypoint (firewall.EntrypointPath) with
+// args in the egress container of the sandbox in dir, or of its task when
+// task is not empty, and returns what it printed. Its error is the
+// entrypoint's one-line message. dockerEgress is the real one (realDeps).
+type egressRunner func(ctx context.Context, dir, task string, args ...string) (string, error)
+
+type allowOptions struct {
+	dir, task, duration, reason string
+	list, json                  bool
+}
+
+func newAllowCmd(dir *string, d deps, stdout io.Writer) *cobra.Command {
+	o := &allowOptions{}
+	c := &cobra.Command{
+		Use:   "allow DEST --for DURATION --reason TEXT",
+		Short: "Let the running sandbox reach an address or CIDR for a while (logged; the kernel takes it back)",
+		Long: `Grant the running sandbox (or a task of agentbox run: --task) an address or
+CIDR on some TCP ports for a while. DEST is PREFIX, PREFIX:PORT[,PORT] or
+[IPv6PREFIX]:PORT; the port is 443 when none is written. The egress container's
+nftables sets expire the grant by themselves: at expiry new connections are
+refused again and established ones are cut, even if agentbox is gone.
+
+Refused: names (only addresses and CIDRs can be granted so far), anything
+overlapping a private, loopback, link-local, multicast or other special range,
+or elevation.never; a duration over elevation.max_duration (default 1h); any
+grant when elevation.allowed is false. Every grant, refused by the egress or
+not, goes to the audit log (agentbox audit).`,
+		Example: `  agentbox allow 198.18.7.0/24 --for 30m --reason "fetch the test fixtures"
+  agentbox allow '[2001:db8::/48]:443,8443' --for 1h --reason "staging API"
+  agentbox allow 203.0.113.5:22 --task fix-123 --for 10m --reason "clone over ssh"
+  agentbox allow --list`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.dir = *dir
+			if o.json && !o.list {
+				return usageErrorf("--json goes with --list")
+			}
+			if o.list {
+				if len(args) > 0 {
+					return usageErrorf("agentbox allow --list takes no destination")
+				}
+				return o.runList(c.Context(), d, stdout)
+			}
+			if len(args) == 0 {
+				return usageErrorf("name a destination: agentbox allow DEST --for DURATION --reason TEXT")
+			}
+			return o.grant(c.Context(), d, args[0], stdout)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.task, "task", "", "a task of agentbox run instead of the sandbox")
+	f.StringVar(&o.duration, "for", "", "how long the grant lasts: 30m, 1h, 1h30m (at most elevation.max_duration)")
+	f.StringVar(&o.reason, "reason", "", "why the sandbox needs it (recorded in the audit log)")
+	f.BoolVar(&o.list, "list", false, "list the grants in force, with the time left")
+	f.BoolVar(&o.json, "json", false, "with --list: print JSON (the shape is in README.md)")
+	return c
+}
+
+// grantRequest is a grant that passed allow's usage checks.
+type grantRequest struct {
+	prefix netip.Prefix
+	ports  []uint16
+	d      time.Duration
+	reason string
+}
+
+// parse runs the checks of the command line: destination, --for, --reason.
+func (o *allowOptions) parse(dest string) (*grantRequest, error) {
+	if err := checkTask(o.task); err != nil {
+		return nil, err
+	}
+	p, ports, err := parseDest(dest)
+	if err != nil {
+		return nil, err
+	}
+	if o.duration == "" {
+		return nil, usageErrorf("--for is required: how long the grant lasts, such as 30m or 1h")
+	}
+	d, err := generator.ParseTaskDuration(o.duration)
+	if err != nil {
+		return nil, usageErrorf("invalid --for: %v", err)
+	}
+	reason := sanitizeReason(o.reason)
+	if reason == "" {
+		return nil, usageErrorf("--reason is required: say why the sandbox needs %s (it goes to the audit log)", p)
+	}
+	return &grantRequest{p, ports, d, reason}, nil
+}
+
+// check applies agentbox.yaml's elevation section and the built-in
+// refusals to g.
+func (g *grantRequest) check(cfg *generator.Config) error {
+	if !cfg.ElevationAllowed {
+		at := cfg.ElevationAllowedPos
+		return fmt.Errorf("elevation is not allowed in this project (elevation.allowed is false at %s:%d:%d)", generator.ConfigFile, at.Line, at.Col)
+	}
+	if g.d > cfg.ElevationMax {
+		where := "(the default)"
+		if at := cfg.ElevationMaxPos; at.Line > 0 {
+			where = fmt.Sprintf("(at %s:%d:%d)", generator.ConfigFile, at.Line, at.Col)
+		}
+		return fmt.Errorf("--for %s is over elevation.max_duration %s %s", generator.FormatTaskDuration(g.d), generator.FormatTaskDuration(cfg.ElevationMax), where)
+	}
+	if err := generator.RefusedGrant(cfg, g.prefix); err != nil {
+		return fmt.Errorf("refusing to grant: %w", err)
+	}
+	return nil
+}
+
+func (o *allowOptions) grant(ctx context.Context, d deps, dest string, stdout io.Writer) error {
+	g, err := o.parse(dest)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(o.dir)
+	if err != nil {
+		return err
+	}
+	if err := g.check(cfg); err != nil {
+		return err
+	}
+	rec := newRecord(d, o.dir, cfg.Name, o.task, eventGrant, g.prefix, g.ports)
+	expires := rec.Time.Add(g.d)
+	rec.Seconds, rec.Expires, rec.Reason = int64(g.d/time.Second), &expires, g.reason
+	seconds := strconv.FormatInt(rec.Seconds, 10)
+	err = audited(d, o.dir, cfg.Name, &rec, func() error {
+		_, err := d.egress(ctx, o.dir, o.task, "grant", g.prefix.String(), portArg(g.ports), seconds)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("granting %s: %w", g.prefix, err)
+	}
+	fmt.Fprintf(stdout, "granted %s ports %s for %s, until %s\n", g.prefix, portArg(g.ports), generator.FormatTaskDuration(g.d), expires.UTC().Format(time.RFC3339))
+	return nil
+}
+
+// newRecord starts an audit record of event on prefix and ports.
+func newRecord(d deps, dir, name, task, event string, prefix netip.Prefix, ports []uint16) auditRecord {
+	return auditRecord{Time: d.now().UTC(), Event: event, User: d.user(), Project: absDir(dir),
+		Sandbox: name, Task: task, Dest: prefix.String(), Ports: ports}
+}
+
+// audited opens the audit log, runs do, and records rec with do's result:
+// a log that cannot be written stops the change before it is made.
+func audited(d deps, dir, name string, rec *auditRecord, do func() error) error {
+	path, err := auditPath(d, dir, name)
+	if err != nil {
+		return err
+	}
+	f, err := openAudit(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	doErr := do()
+	rec.Result = resultOK
+	if doErr != nil {
+		rec.Result = doErr.Error()
+	}
+	if err := writeAudit(f, *rec); err != nil {
+		return errors.Join(doErr, err)
+	}
+	return doErr
+}
+
+func checkTask(task string) error {
+	if task != "" && !generator.TaskName.MatchString(task) {
+		return usageErrorf("invalid --task %q: a task's name is lower-case letters, digits and '-' (agentbox ps lists them)", task)
+	}
+	return nil
+}
+
+// hostUser names the user running agentbox (realDeps).
+func hostUser() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return "uid " + strconv.Itoa(os.Getuid())
+}
+
+// dockerEgress runs the egress entrypoint with docker compose exec (the
+// sandbox) or docker exec (a task's egress container).
+func dockerEgress(ctx context.Context, dir, task string, args ...string) (string, error) {
+	var argv []string
+	if task == "" {
+		compose, _, err := (&sandboxOptions{dir: dir}).compose(ctx, false)
+		if err != nil {
+			return "", err
+		}
+		argv = append(compose, "exec", "-T", "egress")
+	} else {
+		o := &taskOptions{dir: dir}
+		if err := o.load(ctx); err != nil {
+			return "", err
+		}
+		eg, err := serviceState(ctx, o.docker, generator.TaskProject(o.cfg.Name, task), "egress")
+		if err != nil {
+			return "", err
+		}
+		if eg == nil {
+			return "", fmt.Errorf("task %s has no egress container (no such task, or removed: agentbox ps lists the tasks)", task)
+		}
+		argv = []string{o.docker, "exec", "-i", eg.ID}
+	}
+	argv = append(append(argv, firewall.EntrypointPath), args...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", errors.New(firstLine(stderr.Bytes(), err))
+	}
+	return stdout.String(), nil
+}

@@ -1,0 +1,398 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeEgress answers agentbox-egress commands from a map keyed by the task
+// and the arguments ("fix-1: grants"); an unknown command fails the test.
+type fakeEgress struct {
+	t       *testing.T
+	mu      sync.Mutex
+	replies map[string]fakeReply
+	calls   []string
+}
+
+type fakeReply struct {
+	out string
+	err error
+}
+
+func (f *fakeEgress) run(_ context.Context, _, task string, args ...string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	key := task + ": " + strings.Join(args, " ")
+	f.calls = append(f.calls, key)
+	r, ok := f.replies[key]
+	if !ok {
+		f.t.Errorf("fake egress: unexpected command %q", key)
+		return "", fmt.Errorf("fake egress: unexpected command %q", key)
+	}
+	return r.out, r.err
+}
+
+var allowNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+// allowProject is a project with yaml appended to a small agentbox.yaml,
+// deps with a fake egress answering replies, and the audit log's path.
+func allowProject(t *testing.T, yaml string, replies map[string]fakeReply) (dir string, d deps, eg *fakeEgress, log string) {
+	t.Helper()
+	dir = t.TempDir()
+	writeFile(t, filepath.Join(dir, "agentbox.yaml"), []byte("name: demo\nagent: none\n"+yaml))
+	state := filepath.Join(t.TempDir(), "state")
+	eg = &fakeEgress{t: t, replies: replies}
+	d = testDeps()
+	d.now = func() time.Time { return allowNow }
+	d.egress = eg.run
+	d.auditDir = func() (string, error) { return state, nil }
+	d.user = func() string { return "alice" }
+	return dir, d, eg, filepath.Join(state, "demo.jsonl")
+}
+
+func TestAllowRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		args       []string
+		code       int
+		want       string
+	}{
+		{"no destination", "", []string{"--for", "1h", "--reason", "r"}, exitUsage, "name a destination: agentbox allow DEST --for DURATION --reason TEXT"},
+		{"bad destination", "", []string{"198.18.7.0/33", "--for", "1h", "--reason", "r"}, exitUsage, `invalid destination "198.18.7.0/33": not an address or CIDR (want ADDRESS or CIDR, then optionally :PORT[,PORT]; an IPv6 one with a port as [2001:db8::/48]:443)`},
+		{"host bits", "", []string{"198.18.7.1/24", "--for", "1h", "--reason", "r"}, exitUsage, `invalid destination "198.18.7.1/24": host bits are set; did you mean 198.18.7.0/24?`},
+		{"bad port", "", []string{"198.18.7.0/24:0", "--for", "1h", "--reason", "r"}, exitUsage, `invalid destination "198.18.7.0/24:0": invalid port 0: must be 1-65535`},
+		{"17 ports", "", []string{"203.0.113.5:1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17", "--for", "1h", "--reason", "r"}, exitUsage, `17 ports: a grant names at most 16`},
+		{"IPv6 with a port, no brackets", "", []string{"2001:db8::1:443x", "--for", "1h", "--reason", "r"}, exitUsage, `invalid destination "2001:db8::1:443x": not an address or CIDR`},
+		{"missing --for", "", []string{"203.0.113.5", "--reason", "r"}, exitUsage, "--for is required: how long the grant lasts, such as 30m or 1h"},
+		{"bad --for", "", []string{"203.0.113.5", "--for", "90d", "--reason", "r"}, exitUsage, `invalid --for: invalid duration "90d": want whole hours, minutes or seconds such as 30m, 4h or 1h30m`},
+		{"missing --reason", "", []string{"203.0.113.5", "--for", "1h"}, exitUsage, "--reason is required: say why the sandbox needs 203.0.113.5/32 (it goes to the audit log)"},
+		{"blank --reason", "", []string{"203.0.113.5", "--for", "1h", "--reason", "  "}, exitUsage, "--reason is required"},
+		{"bad task", "", []string{"203.0.113.5", "--task", "Fix_1", "--for", "1h", "--reason", "r"}, exitUsage, `invalid --task "Fix_1"`},
+		{"a name", "", []string{"example.com", "--for", "1h", "--reason", "r"}, exitError, `"example.com" is a name: only addresses and CIDRs (such as 203.0.113.5 or 198.18.7.0/24) can be granted so far`},
+		{"a name with a port", "", []string{"*.example.com:22", "--for", "1h", "--reason", "r"}, exitError, `"*.example.com" is a name`},
+		{"not allowed", "elevation:\n  allowed: false\n", []string{"203.0.113.5", "--for", "1h", "--reason", "r"}, exitError, "elevation is not allowed in this project (elevation.allowed is false at agentbox.yaml:4:12)"},
+		{"over the default max", "", []string{"203.0.113.5", "--for", "1h1s", "--reason", "r"}, exitError, "--for 1h1s is over elevation.max_duration 1h (the default)"},
+		{"over max", "elevation: {max_duration: 10m}\n", []string{"203.0.113.5", "--for", "11m", "--reason", "r"}, exitError, "--for 11m is over elevation.max_duration 10m (at agentbox.yaml:3:27)"},
+		{"everything", "", []string{"0.0.0.0/0", "--for", "1h", "--reason", "r"}, exitError, `refusing to grant: 0.0.0.0/0 overlaps 0.0.0.0/8 ("this" network), which agentbox never grants`},
+		{"every IPv6 address", "", []string{"::/0", "--for", "1h", "--reason", "r"}, exitError, `refusing to grant: ::/0 overlaps ::/96 (unspecified, loopback and IPv4-compatible (deprecated, RFC 4291)), which agentbox never grants`},
+		{"private", "", []string{"10.1.2.0/24:22", "--for", "1h", "--reason", "r"}, exitError, `refusing to grant: 10.1.2.0/24 overlaps 10.0.0.0/8 (private (RFC 1918)), which agentbox never grants`},
+		{"wider than private", "", []string{"172.0.0.0/8", "--for", "1h", "--reason", "r"}, exitError, `refusing to grant: 172.0.0.0/8 overlaps 172.16.0.0/12 (private (RFC 1918)), which agentbox never grants`},
+		{"metadata", "", []string{"169.254.169.254:80", "--for", "1h", "--reason", "r"}, exitError, `refusing to grant: 169.254.169.254/32 overlaps 169.254.0.0/16 (link-local, includes cloud metadata at 169.254.169.254), which agentbox never grants`},
+		{"CGNAT", "", []string{"100.64.0.1", "--for", "1h", "--reason", "r"}, exitError, `overlaps 100.64.0.0/10 (shared address space, carrier-grade NAT (RFC 6598))`},
+		{"loopback", "", []string{"127.0.0.1", "--for", "1h", "--reason", "r"}, exitError, `overlaps 127.0.0.0/8 (loopback)`},
+		{"multicast", "", []string{"224.0.0.251", "--for", "1h", "--reason", "r"}, exitError, `overlaps 224.0.0.0/4 (multicast)`},
+		{"IPv6 loopback", "", []string{"[::1]:443", "--for", "1h", "--reason", "r"}, exitError, `refusing to grant: ::1/128 overlaps ::/96`},
+		{"unique local", "", []string{"fd00::/8", "--for", "1h", "--reason", "r"}, exitError, `refusing to grant: fd00::/8 overlaps fc00::/7 (unique local)`},
+		{"IPv6 link-local", "", []string{"fe80::1", "--for", "1h", "--reason", "r"}, exitError, `overlaps fe80::/10 (link-local)`},
+		{"IPv6 multicast", "", []string{"ff02::1", "--for", "1h", "--reason", "r"}, exitError, `overlaps ff00::/8 (multicast)`},
+		{"NAT64 of private", "", []string{"64:ff9b::a00:1", "--for", "1h", "--reason", "r"}, exitError, `overlaps 64:ff9b::a00:0/104 (10.0.0.0/8 in NAT64 (RFC 6052))`},
+		{"never", "elevation:\n  never: [203.0.113.0/24]\n", []string{"203.0.113.5", "--for", "1h", "--reason", "r"}, exitError, "refusing to grant: 203.0.113.5/32 overlaps 203.0.113.0/24, which elevation.never forbids (agentbox.yaml:4:11)"},
+		{"wider than never", "elevation:\n  never: [203.0.113.0/24]\n", []string{"203.0.0.0/16", "--for", "1h", "--reason", "r"}, exitError, "refusing to grant: 203.0.0.0/16 overlaps 203.0.113.0/24, which elevation.never forbids"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, d, eg, log := allowProject(t, tc.yaml, nil)
+			stdout, stderr, code := runDeps(t, d, append([]string{"allow", "-C", dir}, tc.args...)...)
+			if code != tc.code || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 1 || stdout != "" {
+				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit %d and %q", code, stdout, stderr, tc.code, tc.want)
+			}
+			if len(eg.calls) > 0 {
+				t.Errorf("the egress was asked %q", eg.calls)
+			}
+			if _, err := os.Stat(log); err == nil {
+				t.Errorf("a refused grant wrote the audit log")
+			}
+		})
+	}
+}
+
+// readRecords reads the audit log at path, each line strictly.
+func readRecords(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSuffix(string(readBytes(t, path)), "\n"), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("audit line %q: %v", line, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestAllowGrant(t *testing.T) {
+	dir, d, eg, log := allowProject(t, "", map[string]fakeReply{
+		"fix-1: grant 2001:db8::/48 443,8443 1800": {out: "granted 2001:db8::/48 443,8443 for 1800 s\n"},
+	})
+	stdout, stderr, code := runDeps(t, d, "allow", "-C", dir, "--task", "fix-1", "[2001:db8::/48]:8443,443,443", "--for", "30m",
+		"--reason", "staging API \x1b]0;owned\x07"+strings.Repeat("é", 300))
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if want := "granted 2001:db8::/48 ports 443,8443 for 30m, until 2026-11-22T12:30:00Z\n"; stdout != want {
+		t.Errorf("stdout %q, want %q", stdout, want)
+	}
+	if len(eg.calls) != 1 {
+		t.Errorf("egress calls %q", eg.calls)
+	}
+	if fi, err := os.Stat(log); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("audit log: %v, %v", fi, err)
+	}
+	recs := readRecords(t, log)
+	if len(recs) != 1 {
+		t.Fatalf("%d records", len(recs))
+	}
+	r := recs[0]
+	reason := r["reason"].(string)
+	if len(reason) > maxReason || !strings.HasPrefix(reason, "staging API \uFFFD]0;owned\uFFFD") {
+		t.Errorf("reason %q (%d bytes)", reason, len(reason))
+	}
+	delete(r, "reason")
+	abs, _ := filepath.Abs(dir)
+	want := map[string]any{"time": "2026-11-22T12:00:00Z", "event": "grant", "user": "alice", "project": abs,
+		"sandbox": "demo", "task": "fix-1", "destination": "2001:db8::/48", "ports": []any{443.0, 8443.0},
+		"duration_seconds": 1800.0, "expires": "2026-11-22T12:30:00Z", "result": "ok"}
+	if fmt.Sprint(r) != fmt.Sprint(want) {
+		t.Errorf("record\n%v\nwant\n%v", r, want)
+	}
+}
+
+// TestAllowEgressFails: the egress's error is reported and recorded.
+func TestAllowEgressFails(t *testing.T) {
+	dir, d, _, log := allowProject(t, "", map[string]fakeReply{
+		": grant 203.0.113.5/32 443 60": {err: fmt.Errorf("agentbox-egress: nft: no such set")},
+	})
+	_, stderr, code := runDeps(t, d, "allow", "-C", dir, "203.0.113.5", "--for", "1m", "--reason", "docs")
+	if want := "granting 203.0.113.5/32: agentbox-egress: nft: no such set\n"; code != exitError || stderr != want {
+		t.Errorf("exit %d, stderr %q, want %q", code, stderr, want)
+	}
+	recs := readRecords(t, log)
+	if len(recs) != 1 || recs[0]["result"] != "agentbox-egress: nft: no such set" || recs[0]["event"] != "grant" {
+		t.Errorf("records %v", recs)
+	}
+}
+
+// TestAllowAuditInsideProject: a state directory inside the project is
+// refused before the egress is asked.
+func TestAllowAuditInsideProject(t *testing.T) {
+	dir, d, eg, _ := allowProject(t, "", nil)
+	d.auditDir = func() (string, error) { return filepath.Join(dir, "state"), nil }
+	_, stderr, code := runDeps(t, d, "allow", "-C", dir, "203.0.113.5", "--for", "1m", "--reason", "docs")
+	if code != exitError || !strings.Contains(stderr, "which the sandbox mounts") || len(eg.calls) > 0 {
+		t.Errorf("exit %d, calls %q, stderr %s", code, eg.calls, stderr)
+	}
+}
+
+func TestAllowList(t *testing.T) {
+	dir, d, _, log := allowProject(t, "", map[string]fakeReply{
+		": grants": {out: "198.18.7.0/24 443 1795\n198.18.7.0/24 8443 1795\n203.0.113.5 22 59\n"},
+	})
+	exp := allowNow.Add(1795 * time.Second)
+	old := allowNow.Add(-time.Hour)
+	for _, r := range []auditRecord{
+		{Time: old, Event: eventGrant, Dest: "198.18.7.0/24", Ports: []uint16{443}, Expires: &old, Reason: "expired grant", Result: resultOK},
+		{Time: allowNow, Event: eventGrant, Dest: "198.18.7.0/24", Ports: []uint16{443, 8443}, Expires: &exp, Reason: "fixtures \x1b[31m", Result: resultOK},
+		{Time: allowNow, Event: eventGrant, Dest: "198.18.7.0/24", Ports: []uint16{443}, Expires: &exp, Reason: "refused", Result: "nft failed"},
+		{Time: allowNow, Task: "fix-1", Event: eventGrant, Dest: "203.0.113.5/32", Ports: []uint16{22}, Expires: &exp, Reason: "another task's", Result: resultOK},
+	} {
+		if err := appendAudit(log, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stdout, stderr, code := runDeps(t, d, "allow", "-C", dir, "--list")
+	want := `DESTINATION     PORT  TIME LEFT  EXPIRES               REASON
+198.18.7.0/24   443   29m55s     2026-11-22T12:29:55Z  fixtures ` + "\uFFFD" + `[31m
+198.18.7.0/24   8443  29m55s     2026-11-22T12:29:55Z  fixtures ` + "\uFFFD" + `[31m
+203.0.113.5/32  22    59s        2026-11-22T12:00:59Z  -
+`
+	if code != 0 || stdout != want {
+		t.Errorf("exit %d: %s\ngot\n%s\nwant\n%s", code, stderr, stdout, want)
+	}
+	stdout, _, _ = runDeps(t, d, "allow", "-C", dir, "--list", "--json")
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(stdout), &rows); err != nil || len(rows) != 3 {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	if got := fmt.Sprint(rows[0]); got != "map[destination:198.18.7.0/24 expires:2026-11-22T12:29:55Z port:443 reason:fixtures \x1b[31m seconds_left:1795]" {
+		t.Errorf("JSON row %s", got)
+	}
+}
+
+func TestAllowListEmpty(t *testing.T) {
+	dir, d, _, _ := allowProject(t, "", map[string]fakeReply{"fix-1: grants": {}})
+	stdout, stderr, code := runDeps(t, d, "allow", "-C", dir, "--list", "--task", "fix-1")
+	if code != 0 || stdout != "no grants\n" {
+		t.Errorf("exit %d: %s%s", code, stdout, stderr)
+	}
+	stdout, _, _ = runDeps(t, d, "allow", "-C", dir, "--list", "--task", "fix-1", "--json")
+	if stdout != "[]\n" {
+		t.Errorf("--json: %q", stdout)
+	}
+}
+
+func TestRevoke(t *testing.T) {
+	dir, d, eg, log := allowProject(t, "", map[string]fakeReply{
+		": revoke 198.18.7.0/24 443": {out: ""},
+		": revoke 203.0.113.5/32 22": {err: fmt.Errorf("no such grant")},
+	})
+	stdout, stderr, code := runDeps(t, d, "revoke", "-C", dir, "198.18.7.0/24")
+	if code != 0 || stdout != "revoked 198.18.7.0/24 ports 443\n" {
+		t.Errorf("exit %d: %s%s", code, stdout, stderr)
+	}
+	_, stderr, code = runDeps(t, d, "revoke", "-C", dir, "203.0.113.5:22")
+	if code != exitError || stderr != "revoking 203.0.113.5/32: no such grant\n" {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	_, stderr, code = runDeps(t, d, "revoke", "-C", dir, "example.com")
+	if code != exitError || !strings.Contains(stderr, "is a name") || len(eg.calls) != 2 {
+		t.Errorf("exit %d, calls %q: %s", code, eg.calls, stderr)
+	}
+	recs := readRecords(t, log)
+	if len(recs) != 2 || recs[0]["event"] != "revoke" || recs[0]["result"] != "ok" || recs[1]["result"] != "no such grant" ||
+		recs[0]["expires"] != nil || fmt.Sprint(recs[1]["ports"]) != "[22]" {
+		t.Errorf("records %v", recs)
+	}
+}
+
+func TestAudit(t *testing.T) {
+	dir, d, _, log := allowProject(t, "", nil)
+	exp := allowNow.Add(-90 * time.Minute)
+	for _, r := range []auditRecord{
+		{Time: allowNow.Add(-2 * time.Hour), Event: eventGrant, User: "alice", Sandbox: "demo", Dest: "198.18.7.0/24", Ports: []uint16{443}, Seconds: 1800, Expires: &exp, Reason: "old \x1b[2J", Result: resultOK},
+		{Time: allowNow.Add(-time.Minute), Event: eventRevoke, User: "bob", Sandbox: "demo", Task: "fix-1", Dest: "203.0.113.5/32", Ports: []uint16{22, 80}, Result: "no such grant"},
+	} {
+		if err := appendAudit(log, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stdout, stderr, code := runDeps(t, d, "audit", "-C", dir)
+	want := `TIME                  EVENT   TASK   DESTINATION     PORTS   FOR  USER   RESULT         REASON
+2026-11-22T10:00:00Z  grant   -      198.18.7.0/24   443     30m  alice  ok             old ` + "\uFFFD" + `[2J
+2026-11-22T11:59:00Z  revoke  fix-1  203.0.113.5/32  22, 80  -    bob    no such grant  -
+`
+	if code != 0 || stdout != want {
+		t.Errorf("exit %d: %s\ngot\n%s\nwant\n%s", code, stderr, stdout, want)
+	}
+	stdout, _, _ = runDeps(t, d, "audit", "-C", dir, "--since", "1h", "--json")
+	var recs []map[string]any
+	if err := json.Unmarshal([]byte(stdout), &recs); err != nil || len(recs) != 1 {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	if got := fmt.Sprint(recs[0]); got != "map[destination:203.0.113.5/32 event:revoke ports:[22 80] project: result:no such grant sandbox:demo task:fix-1 time:2026-11-22T11:59:00Z user:bob]" {
+		t.Errorf("JSON record %s", got)
+	}
+	stdout, _, _ = runDeps(t, d, "audit", "-C", dir, "--since", "2026-11-22T12:00:00Z")
+	if stdout != "no grants or revokes recorded\n" {
+		t.Errorf("--since now: %q", stdout)
+	}
+}
+
+// TestAuditConcurrentAppends: records appended at once stay whole lines.
+func TestAuditConcurrentAppends(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "audit", "demo.jsonl")
+	var wg sync.WaitGroup
+	for g := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 100 {
+				r := auditRecord{Time: allowNow, Event: eventGrant, Dest: "198.18.7.0/24", Ports: []uint16{443},
+					Reason: fmt.Sprintf("writer %d record %d %s", g, i, strings.Repeat("x", 400)), Result: resultOK}
+				if err := appendAudit(log, r); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	recs, err := readAudit(log, time.Time{})
+	if err != nil || len(recs) != 200 {
+		t.Fatalf("%d records: %v", len(recs), err)
+	}
+	seen := map[string]bool{}
+	for _, r := range recs {
+		seen[r.Reason] = true
+	}
+	if len(seen) != 200 {
+		t.Errorf("%d distinct records", len(seen))
+	}
+}
+
+func TestSanitizeReason(t *testing.T) {
+	for in, want := range map[string]string{
+		"  fetch fixtures  ":     "fetch fixtures",
+		"a\x1b[2Jb\tc\nd":        "a\uFFFD[2Jb\uFFFDc\uFFFDd",
+		"bidi \u202e override":   "bidi \uFFFD override",
+		"bad \xff utf8":          "bad \uFFFD utf8",
+		strings.Repeat("é", 251): strings.Repeat("é", 250),
+		strings.Repeat("a", 501): strings.Repeat("a", 500),
+		"\x00":                   "\uFFFD",
+		"":                       "",
+	} {
+		if got := sanitizeReason(in); got != want {
+			t.Errorf("sanitizeReason(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestParseDest(t *testing.T) {
+	for in, want := range map[string]string{
+		"203.0.113.5":             "203.0.113.5/32 [443]",
+		"198.18.7.0/24:80,443,80": "198.18.7.0/24 [80 443]",
+		"2001:db8::/48":           "2001:db8::/48 [443]",
+		"[2001:db8::1]:22":        "2001:db8::1/128 [22]",
+		"[2001:db8::/48]":         "2001:db8::/48 [443]",
+	} {
+		p, ports, err := parseDest(in)
+		if got := fmt.Sprint(p, " ", ports); err != nil || got != want {
+			t.Errorf("parseDest(%q) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "[2001:db8::1", "[2001:db8::1]443", "203.0.113.5:", "203.0.113.5:https", "fe80::1%eth0", "::ffff:198.18.0.1"} {
+		if _, _, err := parseDest(in); err == nil {
+			t.Errorf("parseDest(%q) passed", in)
+		}
+	}
+}
+
+// TestAllowAuditJSONShape checks allow --list --json and audit --json
+// against the shapes the README documents.
+func TestAllowAuditJSONShape(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, d, _, log := allowProject(t, "", map[string]fakeReply{": grants": {out: "198.18.7.0/24 443 1795\n"}})
+	exp := allowNow.Add(time.Hour)
+	for _, r := range []auditRecord{
+		{Time: allowNow, Event: eventGrant, User: "alice", Dest: "198.18.7.0/24", Ports: []uint16{443}, Seconds: 1800, Expires: &exp, Reason: "r", Result: resultOK},
+		{Time: allowNow, Event: eventRevoke, User: "alice", Task: "fix-1", Dest: "203.0.113.5/32", Ports: []uint16{22}, Result: resultOK},
+	} {
+		if err := appendAudit(log, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, args := range map[string][]string{
+		"allow-list": {"allow", "-C", dir, "--list", "--json"},
+		"audit":      {"audit", "-C", dir, "--json"},
+	} {
+		stdout, stderr, code := runDeps(t, d, args...)
+		var v any
+		if err := json.Unmarshal([]byte(stdout), &v); code != 0 || err != nil {
+			t.Fatalf("%s: exit %d, %v: %s", name, code, err, stderr)
+		}
+		got := map[string]bool{}
+		shape(v, "", got)
+		delete(got, ": array")
+		if want := documentedShape(t, string(readme), name); !slices.Equal(want, sortedKeys(got)) {
+			t.Errorf("the README's %s JSON shape:\n%s\nthe output's:\n%s", name, strings.Join(want, "\n"), strings.Join(sortedKeys(got), "\n"))
+		}
+	}
+}

@@ -1,0 +1,253 @@
+package main
+
+// The audit log of agentbox allow and revoke, and agentbox audit.
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/spf13/cobra"
+)
+
+// auditRecord is one line of the audit log (agentbox audit --json prints a
+// list of them; the shape is in README.md). A grant's expiry is Expires: the
+// kernel ends it then, and no line is written.
+type auditRecord struct {
+	Time     time.Time  `json:"time"`
+	Event    string     `json:"event"` // grant or revoke
+	User     string     `json:"user"`  // the host user who ran agentbox
+	Project  string     `json:"project"`
+	Sandbox  string     `json:"sandbox"`
+	Task     string     `json:"task,omitempty"` // empty: the sandbox of agentbox up
+	Dest     string     `json:"destination"`    // an address or CIDR
+	Ports    []uint16   `json:"ports"`
+	Seconds  int64      `json:"duration_seconds,omitempty"` // grants only
+	Expires  *time.Time `json:"expires,omitempty"`          // grants only
+	Reason   string     `json:"reason,omitempty"`
+	Result   string     `json:"result"` // "ok", or the error
+	Duration string     `json:"-"`      // Seconds as 1h30m, for the table
+}
+
+// Audit events.
+const (
+	eventGrant  = "grant"
+	eventRevoke = "revoke"
+	resultOK    = "ok"
+)
+
+// maxReason caps a grant's reason, in bytes.
+const maxReason = 500
+
+// stateAuditDir is the directory of the audit logs: $XDG_STATE_HOME/agentbox/audit,
+// else ~/.local/state/agentbox/audit (realDeps).
+func stateAuditDir() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "agentbox", "audit"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("finding the directory of the audit log: %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "agentbox", "audit"), nil
+}
+
+// auditPath is the audit log of the sandbox name of the project in
+// project. It refuses a log inside the project, which the sandbox mounts.
+func auditPath(d deps, project, name string) (string, error) {
+	dir, err := d.auditDir()
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, name+".jsonl")
+	if inside(project, dir) {
+		return "", fmt.Errorf("the audit log %s would be inside the project %s, which the sandbox mounts: set XDG_STATE_HOME to a directory outside it", path, project)
+	}
+	return path, nil
+}
+
+// inside says whether dir is project or below it, links resolved as far as
+// they exist.
+func inside(project, dir string) bool {
+	resolve := func(p string) string {
+		p, _ = filepath.Abs(p)
+		for q, rest := p, ""; q != filepath.Dir(q); q, rest = filepath.Dir(q), filepath.Join(filepath.Base(q), rest) {
+			if r, err := filepath.EvalSymlinks(q); err == nil {
+				return filepath.Join(r, rest)
+			}
+		}
+		return p
+	}
+	rel, err := filepath.Rel(resolve(project), resolve(dir))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// openAudit opens the audit log at path for appending, creating it (0600)
+// and its directory (0700).
+func openAudit(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("creating the audit log's directory: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the audit log: %w", err)
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("opening the audit log: %w", err)
+	}
+	return f, nil
+}
+
+// writeAudit appends r to f as one line, in one write: with O_APPEND,
+// records of concurrent agentbox processes do not interleave.
+func writeAudit(f *os.File, r auditRecord) error {
+	line, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encoding an audit record: %w", err)
+	}
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("writing the audit log: %w", err)
+	}
+	return nil
+}
+
+// appendAudit appends r to the audit log at path.
+func appendAudit(path string, r auditRecord) error {
+	f, err := openAudit(path)
+	if err != nil {
+		return err
+	}
+	err = writeAudit(f, r)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("writing the audit log: %w", cerr)
+	}
+	return err
+}
+
+// readAudit reads the audit log at path, the records at or after since. A
+// missing log has no records.
+func readAudit(path string, since time.Time) ([]auditRecord, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("reading the audit log: %w", err)
+	}
+	defer f.Close()
+	var out []auditRecord
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		var r auditRecord
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("%s:%d: not an audit record: %w", path, n, err)
+		}
+		if !r.Time.Before(since) {
+			out = append(out, r)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading the audit log: %w", err)
+	}
+	return out, nil
+}
+
+// sanitizeReason makes a reason safe to print: valid UTF-8, every rune
+// that is not printable (controls, escapes, bidirectional overrides)
+// replaced by U+FFFD, spaces trimmed, at most maxReason bytes.
+func sanitizeReason(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		if r != ' ' && !unicode.IsPrint(r) {
+			r = utf8.RuneError
+		}
+		if b.Len()+utf8.RuneLen(r) > maxReason {
+			break
+		}
+		b.WriteRune(r)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+type auditOptions struct {
+	dir, since string
+	json       bool
+}
+
+func newAuditCmd(dir *string, d deps, stdout io.Writer) *cobra.Command {
+	o := &auditOptions{}
+	c := &cobra.Command{
+		Use:   "audit",
+		Short: "Print the audit log of agentbox allow and revoke",
+		Long: `Print the audit log of the project's sandbox and tasks: every grant of
+agentbox allow (also those the egress refused) and every revoke, with the host
+user, the destination, its ports, the duration, the expiry and the reason. A
+grant ends at its expiry without a line of its own. The log is JSON lines at
+$XDG_STATE_HOME/agentbox/audit/NAME.jsonl (else ~/.local/state/...), on the
+host and mounted nowhere: the agent can neither write nor erase it.`,
+		Example: `  agentbox audit
+  agentbox audit --since 24h --json`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			o.dir = *dir
+			return o.run(d, stdout)
+		},
+	}
+	c.Flags().StringVar(&o.since, "since", "", "only the records since: a duration (1h, 30m) or an RFC 3339 time")
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON (the shape is in README.md)")
+	return c
+}
+
+func (o *auditOptions) run(d deps, stdout io.Writer) error {
+	since, err := parseSince(o.since, d.now())
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(o.dir)
+	if err != nil {
+		return err
+	}
+	path, err := auditPath(d, o.dir, cfg.Name)
+	if err != nil {
+		return err
+	}
+	recs, err := readAudit(path, since)
+	if err != nil {
+		return err
+	}
+	if recs == nil {
+		recs = []auditRecord{}
+	}
+	if o.json {
+		return report(stdout, "audit", "json", recs)
+	}
+	for i := range recs {
+		recs[i].Reason = sanitizeReason(recs[i].Reason)
+		recs[i].Result = sanitizeReason(recs[i].Result)
+		recs[i].User = sanitizeReason(recs[i].User)
+		if recs[i].Seconds > 0 {
+			recs[i].Duration = generator.FormatTaskDuration(time.Duration(recs[i].Seconds) * time.Second)
+		}
+	}
+	return report(stdout, "audit", "text", recs)
+}
+
+// loadConfig loads agentbox.yaml of the project in dir, without the lock.
+func loadConfig(dir string) (*generator.Config, error) {
+	c, err := generator.Compile(dir, generator.CompileOptions{Until: generator.Loaded})
+	if err != nil {
+		return nil, err
+	}
+	return c.Config, nil
+}
