@@ -618,5 +618,36 @@ func testNPMAgent(e *env) {
 		t.Errorf("the state volume lost its file across down and up: %s", r)
 	}
 	p.mustAgentbox(nil, "down")
+	checkTaskState(e, p)
 	checkTamperRefused(e, p)
+}
+
+// checkTaskState: two tasks of an agent with a state volume (claude's
+// ~/.claude) each get their own: neither sees nor changes the other's, and
+// neither sees the sandbox's.
+func checkTaskState(e *env, p *project) {
+	t := e.t
+	env := []string{"XDG_STATE_HOME=" + filepath.Join(e.work, "state")}
+	defer p.agentbox(env, "gc")
+	const dir = "/home/agent/.claude"
+	for _, n := range []string{"state-a", "state-b"} {
+		script := "echo " + n + " > " + dir + "/mine-" + n + "; exec sleep 300"
+		if r := p.agentbox(env, "run", "--name", n, "--detach", "--timeout", "2m", "--", "bash", "-c", script); r.failed() {
+			t.Fatalf("agentbox run --detach %s: %s", n, r)
+		}
+	}
+	time.Sleep(time.Second)
+	for _, n := range []string{"state-a", "state-b"} {
+		ag := e.container(p.name+"-task-"+n, "agent")
+		out := e.run(runOpt{}, "docker", "exec", ag, "bash", "-c", "ls "+dir+"; echo x > "+dir+"/probe-"+n).stdout
+		other := map[string]string{"state-a": "state-b", "state-b": "state-a"}[n]
+		if !strings.Contains(out, "mine-"+n) || strings.Contains(out, other) || strings.Contains(out, "e2e-state") {
+			t.Errorf("task %s's state directory holds %q: want its own file only", n, out)
+		}
+	}
+	for _, n := range []string{"state-a", "state-b"} {
+		if r := p.agentbox(env, "stop", n); r.code != 130 {
+			t.Errorf("agentbox stop %s: %s", n, r)
+		}
+	}
 }
