@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -324,5 +323,3 @@ func follow(ctx context.Context, p *prepared, id string, stdout, stderr io.Write
 	}
 	return stopped
 }
-
-var errNoTask = errors.New("no such task")

@@ -33,7 +33,7 @@ type taskRecord struct {
 	Started  time.Time `json:"started"`
 	Deadline time.Time `json:"deadline"`
 	Ended    time.Time `json:"ended,omitzero"`
-	State    string    `json:"state"` // running, exited, timed out, stopped, failed
+	State    string    `json:"state"` // running, exited, timed out, stopped
 	Exit     *int      `json:"exit_code,omitempty"`
 }
 
@@ -43,7 +43,6 @@ const (
 	stateExited   = "exited"
 	stateTimedOut = "timed out"
 	stateStopped  = "stopped"
-	stateFailed   = "failed" // agentbox could not start it
 )
 
 // tasksRoot is where the tasks of every sandbox keep their clones and
