@@ -49,18 +49,8 @@ const (
 // maxReason caps a grant's reason, in bytes.
 const maxReason = 500
 
-// stateAuditDir is the directory of the audit logs: $XDG_STATE_HOME/agentbox/audit,
-// else ~/.local/state/agentbox/audit (realDeps).
-func stateAuditDir() (string, error) {
-	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "agentbox", "audit"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("finding the directory of the audit log: %w", err)
-	}
-	return filepath.Join(home, ".local", "state", "agentbox", "audit"), nil
-}
+// stateAuditDir is the directory of the audit logs (realDeps).
+func stateAuditDir() (string, error) { return stateDir("audit") }
 
 // auditPath is the audit log of the sandbox name of the project in
 // project. It refuses a log inside the project, which the sandbox mounts.

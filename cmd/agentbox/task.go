@@ -45,18 +45,23 @@ const (
 	stateStopped  = "stopped"
 )
 
-// tasksRoot is where the tasks of every sandbox keep their clones and
-// records: $XDG_STATE_HOME/agentbox/tasks, else ~/.local/state/agentbox/tasks.
-func tasksRoot() (string, error) {
+// stateDir is agentbox's directory sub on the host, outside every project
+// and mounted into no sandbox: $XDG_STATE_HOME/agentbox/SUB, else
+// ~/.local/state/agentbox/SUB.
+func stateDir(sub string) (string, error) {
 	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "agentbox", "tasks"), nil
+		return filepath.Join(d, "agentbox", sub), nil
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
-		return "", fmt.Errorf("finding the directory for tasks: %w", err)
+		return "", fmt.Errorf("finding agentbox's state directory (%s): %w", sub, err)
 	}
-	return filepath.Join(home, ".local", "state", "agentbox", "tasks"), nil
+	return filepath.Join(home, ".local", "state", "agentbox", sub), nil
 }
+
+// tasksRoot is where the tasks of every sandbox keep their clones and
+// records.
+func tasksRoot() (string, error) { return stateDir("tasks") }
 
 // taskDir is the directory of task name of the sandbox project.
 func taskDir(project, name string) (string, error) {

@@ -35,6 +35,16 @@ func (o *taskOptions) load(ctx context.Context) error {
 	return err
 }
 
+// loadTasks loads the sandbox in dir and the records of its tasks.
+func loadTasks(ctx context.Context, dir string) (*taskOptions, []*taskRecord, error) {
+	o := &taskOptions{dir: dir}
+	if err := o.load(ctx); err != nil {
+		return nil, nil, err
+	}
+	recs, err := listTasks(o.cfg.Name)
+	return o, recs, err
+}
+
 // prepared rebuilds run's view of a recorded task.
 func (o *taskOptions) prepared(rec *taskRecord) (*prepared, error) {
 	dir, err := taskDir(o.cfg.Name, rec.Name)
@@ -82,11 +92,7 @@ func newPsCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 		Short: "List the tasks of agentbox run: state, start, deadline, exit code, branch",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			o := &taskOptions{dir: *dir}
-			if err := o.load(c.Context()); err != nil {
-				return err
-			}
-			recs, err := listTasks(o.cfg.Name)
+			o, recs, err := loadTasks(c.Context(), *dir)
 			if err != nil {
 				return err
 			}
@@ -239,11 +245,7 @@ func newGcCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 		Short: "Remove every ended task's containers, networks, volumes and clones (their branches stay)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			o := &taskOptions{dir: *dir}
-			if err := o.load(c.Context()); err != nil {
-				return err
-			}
-			recs, err := listTasks(o.cfg.Name)
+			o, recs, err := loadTasks(c.Context(), *dir)
 			if err != nil {
 				return err
 			}
