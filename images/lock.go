@@ -94,23 +94,7 @@ type lockArch struct {
 // lockNPMPackage is "1.2.3" (version 1) or {version, packages}.
 type lockNPMPackage struct {
 	Version  string               `yaml:"version"`
-	Packages map[string]lockEntry `yaml:"packages"`
-}
-
-type lockEntry struct {
-	Name                 string            `yaml:"name"`
-	Version              string            `yaml:"version"`
-	Integrity            string            `yaml:"integrity"`
-	Optional             bool              `yaml:"optional"`
-	InstallScript        bool              `yaml:"install_script"`
-	Dependencies         map[string]string `yaml:"dependencies"`
-	OptionalDependencies map[string]string `yaml:"optional_dependencies"`
-	PeerDependencies     map[string]string `yaml:"peer_dependencies"`
-	OptionalPeers        []string          `yaml:"optional_peers"`
-	Bin                  map[string]string `yaml:"bin"`
-	OS                   []string          `yaml:"os"`
-	CPU                  []string          `yaml:"cpu"`
-	Libc                 []string          `yaml:"libc"`
+	Packages map[string]npm.Entry `yaml:"packages"`
 }
 
 // UnmarshalNode accepts version 1's plain version string.
@@ -195,15 +179,7 @@ func parseNPM(l *Lock, pkgs map[string]lockNPMPackage, pos yamlpos.Positions, er
 			l.NPM[k] = t // no tree: generate says to run bump
 			continue
 		}
-		t.Packages = map[string]npm.Entry{}
-		for p, e := range w.Packages {
-			t.Packages[p] = npm.Entry{
-				Name: e.Name, Version: e.Version, Integrity: e.Integrity, Optional: e.Optional,
-				HasInstallScript: e.InstallScript, Dependencies: e.Dependencies,
-				OptionalDependencies: e.OptionalDependencies, PeerDependencies: e.PeerDependencies,
-				OptionalPeers: e.OptionalPeers, Bin: e.Bin, OS: e.OS, CPU: e.CPU, Libc: e.Libc,
-			}
-		}
+		t.Packages = w.Packages
 		if err := t.Check(); err != nil {
 			at := yamlpos.Join(path, "packages")
 			if p, _, ok := strings.Cut(err.Error(), ": "); ok && pos[yamlpos.Join(at, p)].Line != 0 {

@@ -23,18 +23,21 @@ type Tree struct {
 }
 
 // Entry is one installed package: what npm's package-lock.json records.
+// The yaml keys are agentbox.lock's, which decodes into Entry directly.
 type Entry struct {
-	Name                 string // the real package name when the path names an alias
-	Version              string
-	Integrity            string
-	Optional             bool // reached only through optional dependencies
-	HasInstallScript     bool
-	Dependencies         map[string]string
-	OptionalDependencies map[string]string
-	PeerDependencies     map[string]string
-	OptionalPeers        []string
-	Bin                  map[string]string
-	OS, CPU, Libc        []string
+	Name                 string            `yaml:"name"` // the real package name when the path names an alias
+	Version              string            `yaml:"version"`
+	Integrity            string            `yaml:"integrity"`
+	Optional             bool              `yaml:"optional"` // reached only through optional dependencies
+	HasInstallScript     bool              `yaml:"install_script"`
+	Dependencies         map[string]string `yaml:"dependencies"`
+	OptionalDependencies map[string]string `yaml:"optional_dependencies"`
+	PeerDependencies     map[string]string `yaml:"peer_dependencies"`
+	OptionalPeers        []string          `yaml:"optional_peers"`
+	Bin                  map[string]string `yaml:"bin"`
+	OS                   []string          `yaml:"os"`
+	CPU                  []string          `yaml:"cpu"`
+	Libc                 []string          `yaml:"libc"`
 }
 
 // Limits of a tree and of the work to resolve it.
