@@ -128,11 +128,11 @@ func (o *runOptions) prepare(ctx context.Context) (*prepared, error) {
 	}
 	// Everything about the input first: a bad flag is reported before
 	// Docker is asked anything.
-	loaded, err := generator.Compile(o.dir, generator.CompileOptions{Until: generator.Loaded})
+	cfg, err := (&sandboxOptions{dir: o.dir}).current(true)
 	if err != nil {
 		return nil, err
 	}
-	timeout, err := taskTimeout(loaded.Config, o.timeout)
+	timeout, err := taskTimeout(cfg, o.timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -140,10 +140,11 @@ func (o *runOptions) prepare(ctx context.Context) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	main, cfg, err := (&sandboxOptions{dir: o.dir}).compose(ctx, true)
+	docker, err := checkDocker(ctx)
 	if err != nil {
 		return nil, err
 	}
+	main := composeArgv(docker, o.dir, cfg.Name)
 	branch := "agentbox/" + o.name
 	if _, err := readTask(cfg.Name, o.name); err == nil {
 		return nil, fmt.Errorf("task %s exists; remove it first (agentbox rm %s) or choose another --name", o.name, o.name)
@@ -155,7 +156,7 @@ func (o *runOptions) prepare(ctx context.Context) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &prepared{cfg: cfg, docker: main[0], main: main, dir: dir}
+	p := &prepared{cfg: cfg, docker: docker, main: main, dir: dir}
 	now := time.Now()
 	p.rec = &taskRecord{Name: o.name, Project: generator.TaskProject(cfg.Name, o.name), Dir: o.dir, Ref: o.ref,
 		Base: base, Branch: branch, Command: o.argv, Started: now, State: stateRunning,

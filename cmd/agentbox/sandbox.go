@@ -33,21 +33,35 @@ type sandboxOptions struct {
 // shell and logs pass false, so that the sandbox can always be stopped,
 // whatever the agent did to the project.
 func (o *sandboxOptions) compose(ctx context.Context, starts bool) ([]string, *generator.Config, error) {
-	c, err := generator.Compile(o.dir, generator.CompileOptions{CheckMounts: starts})
+	cfg, err := o.current(starts)
 	if err != nil {
 		return nil, nil, err
-	}
-	cfg := c.Config
-	if diff, err := generator.Diff(o.dir, c.Files); err != nil {
-		return nil, nil, err
-	} else if diff != "" {
-		return nil, nil, errors.New("the generated files are out of date (agentbox generate --check fails); run \"agentbox generate\" and review the diff first")
 	}
 	docker, err := checkDocker(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	return []string{docker, "compose", "-f", filepath.Join(o.dir, generator.ComposeFile), "-p", cfg.Name}, cfg, nil
+	return composeArgv(docker, o.dir, cfg.Name), cfg, nil
+}
+
+// current compiles the sandbox and checks that the generated files on disk
+// are what it compiles to.
+func (o *sandboxOptions) current(starts bool) (*generator.Config, error) {
+	c, err := generator.Compile(o.dir, generator.CompileOptions{CheckMounts: starts})
+	if err != nil {
+		return nil, err
+	}
+	if diff, err := generator.Diff(o.dir, c.Files); err != nil {
+		return nil, err
+	} else if diff != "" {
+		return nil, errors.New("the generated files are out of date (agentbox generate --check fails); run \"agentbox generate\" and review the diff first")
+	}
+	return c.Config, nil
+}
+
+// composeArgv is docker compose on the generated file, as project name.
+func composeArgv(docker, dir, name string) []string {
+	return []string{docker, "compose", "-f", filepath.Join(dir, generator.ComposeFile), "-p", name}
 }
 
 // checkDocker checks that the docker CLI, compose v2 and the daemon are
