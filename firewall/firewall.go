@@ -97,9 +97,29 @@ const (
 // listed names (resolved at run time through the filter resolver) and CIDRs.
 // Everything else is rejected.
 type Policy struct {
+	Mode    Mode     // what the firewall admits beyond loopback; "" is ModeAllowlist
 	Domains []Domain // sorted by Name, unique; each admits the name AND every name below it
 	CIDRs   []CIDR   // sorted (v4 before v6, then by address, then bits), prefixes masked
 }
+
+// Mode is what a profile's firewall admits besides loopback.
+type Mode string
+
+// The modes of the trust tiers: locked has no network, balanced its
+// allowlist, open every public destination.
+const (
+	// ModeAllowlist admits TCP to the policy's names and CIDRs (balanced).
+	ModeAllowlist Mode = ""
+	// ModeNone admits loopback only: the filter resolver answers every name
+	// with NXDOMAIN and has no upstream; Domains and CIDRs must be empty
+	// (locked).
+	ModeNone Mode = "none"
+	// ModeOpen admits TCP to every destination on every port except the
+	// special ranges (private, link-local, metadata, ...) unless CIDRs
+	// lists them; every name resolves through the filter resolver, which
+	// logs it (open).
+	ModeOpen Mode = "open"
+)
 
 // Domain admits a name and every name below it on some TCP ports.
 type Domain struct {

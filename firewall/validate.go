@@ -16,6 +16,7 @@ import (
 func normalize(p Policy) (Policy, error) {
 	var errs []error
 	out := Policy{
+		Mode:    p.Mode,
 		Domains: make([]Domain, 0, len(p.Domains)),
 		CIDRs:   make([]CIDR, 0, len(p.CIDRs)),
 	}
@@ -55,6 +56,18 @@ func normalize(p Policy) (Policy, error) {
 		if out.CIDRs[i].Prefix == out.CIDRs[i-1].Prefix {
 			errs = append(errs, fmt.Errorf("cidr %s: listed twice", out.CIDRs[i].Prefix))
 		}
+	}
+	switch p.Mode {
+	case ModeAllowlist, ModeOpen:
+	case ModeNone:
+		if len(out.Domains)+len(out.CIDRs) > 0 {
+			errs = append(errs, errors.New("mode none admits no names and no CIDRs"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("unknown mode %q", p.Mode))
+	}
+	if p.Mode != ModeAllowlist {
+		errs = append(errs, fmt.Errorf("mode %q is not rendered yet", p.Mode))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return Policy{}, err
