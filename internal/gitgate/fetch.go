@@ -102,7 +102,8 @@ type host struct {
 //  3. a branch is refused, with every reason, when one of its commits adds or
 //     changes a gitlink, changes a Protected path not in Policy.Writable or a
 //     Policy.ReadOnly path or the host's core.hooksPath, has a .git path
-//     component, or adds a symlink that is absolute, climbs out of the
+//     component, has a directory git takes for a bare repository, or adds a
+//     symlink that is absolute, climbs out of the
 //     repository or leads into such a path; a branch whose destination is
 //     checked out in a work tree is refused too (it is not moved);
 //  4. accepted branches are written to Prefix+name with `git update-ref`,

@@ -180,6 +180,13 @@ func judge(ctx context.Context, g gitRunner, commits []commit, r rules) (map[str
 			}
 		}
 	}
+	gitDirs, err := bareRepoReasons(ctx, g, commits)
+	if err != nil {
+		return nil, err
+	}
+	for id, reasons := range gitDirs {
+		bad[id] = append(bad[id], reasons...)
+	}
 	return bad, nil
 }
 

@@ -109,6 +109,18 @@ func TestRefusals(t *testing.T) {
 			gitT(t, agent, "commit", "-qm", "evil merge")
 			gitT(t, agent, "branch", "-D", "side-"+filepath.Base(agent))
 		}, ".claude/settings.json", "protected path .claude"},
+		// git takes a directory holding HEAD with objects and refs (or a
+		// commondir) for a bare repository: run inside it, git reads its
+		// config (core.pager, core.editor, ...) and runs its hooks.
+		{"embedded bare repository", files(map[string]string{
+			"vendor/x/HEAD": "ref: refs/heads/main\n", "vendor/x/objects/.keep": "", "vendor/x/refs/.keep": "",
+			"vendor/x/config": "[core]\n\tpager = touch /tmp/pwned; cat\n",
+		}), "vendor/x/HEAD", "git would take for a repository"},
+		{"bare repository with a commondir", files(map[string]string{
+			"d/HEAD": "ref: refs/heads/main\n", "d/commondir": "../c\n", "c/objects/.keep": "", "c/refs/.keep": "",
+		}), "d/HEAD", "git would take for a repository"},
+		{"bare repository in other case", files(map[string]string{"e/head": "x\n", "e/Objects/.keep": "", "e/REFS/.keep": ""}), "e/Objects/.keep", "git would take for a repository"},
+		{"bare repository at the top", files(map[string]string{"HEAD": "x\n", "refs/a": "", "objects/b": ""}), "HEAD", "git would take for a repository"},
 		{"read-only path", files(map[string]string{"docs/adr/0001.md": "x\n"}), "docs/adr/0001.md", "read-only path docs/adr"},
 		{"read-only path, other case", files(map[string]string{"Docs/ADR/0002.md": "x\n"}), "Docs/ADR/0002.md", "read-only path docs/adr"},
 		{"writable does not cover a sibling", files(map[string]string{".vscode/tasks.json": "{}\n"}), ".vscode/tasks.json", "protected path .vscode"},
@@ -123,7 +135,8 @@ func TestRefusals(t *testing.T) {
 	}
 	branch(t, agent, "ok")
 	policy := Policy{ReadOnly: []string{"docs/adr"}, Writable: []string{".vscode/extensions.json"}}
-	commitFiles(t, agent, map[string]string{".vscode/extensions.json": "{}\n", "docs/adr.md": "x\n"}, "allowed by the policy")
+	commitFiles(t, agent, map[string]string{".vscode/extensions.json": "{}\n", "docs/adr.md": "x\n",
+		"src/objects/a.go": "package objects\n", "src/refs/b.go": "package refs\n", "docs/HEAD.md": "x\n"}, "allowed by the policy")
 	res := fetchT(t, host, agent, policy)
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
