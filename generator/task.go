@@ -2,6 +2,7 @@ package generator
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -41,6 +42,17 @@ type Task struct {
 	Origin   string   // the task's bare clone: the agent's read-only git database
 	Command  []string // run in the agent container
 	Env      []string // names passed from the host's environment (run.env)
+	// Binds are host paths mounted into the agent container besides the
+	// task's git database (agentbox run --workspace direct): a bind whose
+	// target is the workspace replaces the workspace volume.
+	Binds []Bind
+}
+
+// Bind is a host path mounted into a task's agent container.
+type Bind struct {
+	Source   string // absolute host path
+	Target   string // absolute path in the container
+	ReadOnly bool
 }
 
 // TaskProject is the compose project of a task of the sandbox named name.
@@ -71,12 +83,24 @@ func TaskOverride(cfg *Config, t Task) ([]byte, error) {
 	for i, a := range t.Command {
 		command[i] = strings.ReplaceAll(a, "$", "$$")
 	}
+	volumes := []map[string]any{{"type": "bind", "source": strings.ReplaceAll(t.Origin, "$", "$$"), "target": OriginDir, "read_only": true}}
+	for _, b := range t.Binds {
+		if !path.IsAbs(b.Source) || !path.IsAbs(b.Target) || path.Clean(b.Target) != b.Target || strings.ContainsAny(b.Source+b.Target, "\x00\n") {
+			return nil, fmt.Errorf("invalid bind %q -> %q", b.Source, b.Target)
+		}
+		v := map[string]any{"type": "bind", "source": strings.ReplaceAll(b.Source, "$", "$$"), "target": b.Target,
+			"bind": map[string]any{"create_host_path": false}}
+		if b.ReadOnly {
+			v["read_only"] = true
+		}
+		volumes = append(volumes, v)
+	}
 	agent := map[string]any{
 		"image":   cfg.Name + "-agent",
 		"pid":     "service:egress",
 		"command": command,
 		"labels":  labels,
-		"volumes": []map[string]any{{"type": "bind", "source": strings.ReplaceAll(t.Origin, "$", "$$"), "target": OriginDir, "read_only": true}},
+		"volumes": volumes,
 	}
 	agent["environment"] = env
 	// Started, not healthy: the entrypoint waits for the firewall itself.

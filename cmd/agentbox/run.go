@@ -24,13 +24,15 @@ const (
 )
 
 type runOptions struct {
-	dir     string
-	name    string
-	timeout string
-	ref     string
-	detach  bool
-	json    bool
-	argv    []string
+	dir       string
+	name      string
+	timeout   string
+	ref       string
+	detach    bool
+	json      bool
+	workspace string
+	refSet    bool // --ref was given
+	argv      []string
 }
 
 func newRunCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
@@ -60,6 +62,7 @@ Exit codes: CMD's own; 124 when the deadline came; 130 when it was stopped
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.dir, o.argv = *dir, args
+			o.refSet = c.Flags().Changed("ref")
 			return o.run(c.Context(), stdout, stderr)
 		},
 	}
@@ -69,6 +72,7 @@ Exit codes: CMD's own; 124 when the deadline came; 130 when it was stopped
 	f.StringVar(&o.ref, "ref", "HEAD", "the commit the task's branch starts from")
 	f.BoolVar(&o.detach, "detach", false, "start the task and return; agentbox ps, logs and stop follow it")
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON on stdout")
+	f.StringVar(&o.workspace, "workspace", workspaceClone, "clone: the task works in its own clone at --ref; direct: on the project directory itself, its .git and protected paths read-only")
 	return c
 }
 
@@ -80,6 +84,7 @@ type prepared struct {
 	main    []string // docker compose on the sandbox
 	compose []string // docker compose on the task
 	dir     string   // the task's directory
+	direct  *directPlan
 	times   struct{ prepared, started, commandEnded time.Time }
 }
 
@@ -128,6 +133,12 @@ func (o *runOptions) prepare(ctx context.Context) (*prepared, error) {
 	}
 	// Everything about the input first: a bad flag is reported before
 	// Docker is asked anything.
+	switch {
+	case o.workspace != workspaceClone && o.workspace != workspaceDirect:
+		return nil, usageErrorf("invalid --workspace %q: want clone or direct", o.workspace)
+	case o.workspace == workspaceDirect && o.refSet:
+		return nil, usageErrorf("--ref names the commit a task's clone starts from; --workspace direct works on the working tree as it is")
+	}
 	cfg, err := (&sandboxOptions{dir: o.dir}).current(true)
 	if err != nil {
 		return nil, err
@@ -135,6 +146,16 @@ func (o *runOptions) prepare(ctx context.Context) (*prepared, error) {
 	timeout, err := taskTimeout(cfg, o.timeout)
 	if err != nil {
 		return nil, err
+	}
+	dir, err := taskDir(cfg.Name, o.name)
+	if err != nil {
+		return nil, err
+	}
+	var direct *directPlan
+	if o.workspace == workspaceDirect {
+		if direct, err = planDirect(cfg, o.dir, dir); err != nil {
+			return nil, err
+		}
 	}
 	base, err := resolveCommit(ctx, o.dir, o.ref)
 	if err != nil {
@@ -149,17 +170,18 @@ func (o *runOptions) prepare(ctx context.Context) (*prepared, error) {
 	if _, err := readTask(cfg.Name, o.name); err == nil {
 		return nil, fmt.Errorf("task %s exists; remove it first (agentbox rm %s) or choose another --name", o.name, o.name)
 	}
-	if out, err := gitOut(ctx, o.dir, "rev-parse", "-q", "--verify", "refs/heads/"+branch); err == nil && out != "" {
+	if o.workspace == workspaceDirect {
+		branch = ""
+		if err := noOtherDirectTask(cfg.Name); err != nil {
+			return nil, err
+		}
+	} else if out, err := gitOut(ctx, o.dir, "rev-parse", "-q", "--verify", "refs/heads/"+branch); err == nil && out != "" {
 		return nil, fmt.Errorf("branch %s exists in the repository; delete it or choose another --name", branch)
 	}
-	dir, err := taskDir(cfg.Name, o.name)
-	if err != nil {
-		return nil, err
-	}
-	p := &prepared{cfg: cfg, docker: docker, main: main, dir: dir}
+	p := &prepared{cfg: cfg, docker: docker, main: main, dir: dir, direct: direct}
 	now := time.Now()
 	p.rec = &taskRecord{Name: o.name, Project: generator.TaskProject(cfg.Name, o.name), Dir: o.dir, Ref: o.ref,
-		Base: base, Branch: branch, Command: o.argv, Started: now, State: stateRunning,
+		Base: base, Branch: branch, Command: o.argv, Started: now, State: stateRunning, Workspace: directOrEmpty(o.workspace),
 		// Whole seconds, as egress keeps it; rounded up, never earlier.
 		Deadline: now.Add(timeout + time.Second - 1).Truncate(time.Second)}
 	p.compose = taskCompose(p.docker, o.dir, p.rec.Project, dir)
@@ -181,17 +203,27 @@ func (p *prepared) makeDir(ctx context.Context) error {
 		return fmt.Errorf("making the task's directory: %w", err)
 	}
 	origin := filepath.Join(p.dir, "origin.git")
-	for _, args := range [][]string{
-		{"clone", "--bare", "--quiet", "--", p.rec.Dir, origin},
-		{"--git-dir", origin, "update-ref", "refs/heads/" + p.rec.Branch, p.rec.Base},
-		{"--git-dir", origin, "symbolic-ref", "HEAD", "refs/heads/" + p.rec.Branch},
-	} {
-		if _, err := gitOut(ctx, "", args...); err != nil {
-			return fmt.Errorf("making the task's clone: %w", err)
+	var binds []generator.Bind
+	if p.rec.Workspace == workspaceDirect {
+		// The project's own git database, read-only: the workspace's
+		// entrypoint checks that the work tree is this project's.
+		origin, binds = filepath.Join(p.direct.binds[0].Source, ".git"), p.direct.binds
+		if err := p.direct.write(p.dir); err != nil {
+			return err
+		}
+	} else {
+		for _, args := range [][]string{
+			{"clone", "--bare", "--quiet", "--", p.rec.Dir, origin},
+			{"--git-dir", origin, "update-ref", "refs/heads/" + p.rec.Branch, p.rec.Base},
+			{"--git-dir", origin, "symbolic-ref", "HEAD", "refs/heads/" + p.rec.Branch},
+		} {
+			if _, err := gitOut(ctx, "", args...); err != nil {
+				return fmt.Errorf("making the task's clone: %w", err)
+			}
 		}
 	}
 	override, err := generator.TaskOverride(p.cfg, generator.Task{Name: p.rec.Name, Deadline: p.rec.Deadline,
-		Origin: origin, Command: p.rec.Command, Env: p.cfg.RunEnv})
+		Origin: origin, Command: p.rec.Command, Env: p.cfg.RunEnv, Binds: binds})
 	if err != nil {
 		return err
 	}
@@ -323,4 +355,28 @@ func follow(ctx context.Context, p *prepared, id string, stdout, stderr io.Write
 		wd.Stop()
 	}
 	return stopped
+}
+
+// directOrEmpty is a task record's workspace: "direct", or empty for the
+// clone.
+func directOrEmpty(mode string) string {
+	if mode == workspaceDirect {
+		return workspaceDirect
+	}
+	return ""
+}
+
+// noOtherDirectTask refuses a second direct task on one project: two agents
+// would write one work tree.
+func noOtherDirectTask(project string) error {
+	tasks, err := listTasks(project)
+	if err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		if t.Workspace == workspaceDirect && t.State == stateRunning {
+			return fmt.Errorf("task %s works on the project directory already (--workspace direct); stop it or wait for it first", t.Name)
+		}
+	}
+	return nil
 }

@@ -29,6 +29,9 @@ func TestRunBadInput(t *testing.T) {
 		{"timeout over the maximum", []string{"--timeout", "2h"}, exitUsage, "over run.max_timeout (1h0m0s in agentbox.yaml)"},
 		{"missing ref", []string{"--ref", "no-such-branch"}, exitError, `--ref "no-such-branch": no such commit`},
 		{"option as ref", []string{"--ref", "--output=/tmp/x"}, exitUsage, `invalid --ref`},
+		{"workspace mode", []string{"--workspace", "here"}, exitUsage, `invalid --workspace "here"`},
+		{"direct with a ref", []string{"--workspace", "direct", "--ref", "HEAD"}, exitUsage, "--workspace direct works on the working tree"},
+		{"direct on another's files", []string{"--workspace", "direct"}, exitError, "--workspace direct"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append(append([]string{"run", "-C", dir}, tc.args...), "--", "true")

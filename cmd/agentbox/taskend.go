@@ -21,16 +21,20 @@ import (
 
 // taskSummary is what run prints when a task ends (--json: this shape).
 type taskSummary struct {
-	Task            string         `json:"task"`
-	State           string         `json:"state"` // exited, timed out, stopped
-	ExitCode        int            `json:"exit_code"`
-	DurationSeconds float64        `json:"duration_seconds"`
-	Branch          string         `json:"branch"` // refs/heads/agentbox/TASK on the host
-	BranchStatus    string         `json:"branch_status"`
-	Refusals        []string       `json:"branch_refusals"` // why fetch's checks refused the branch
-	Commits         []string       `json:"commits"`         // "abbrev subject", newest first
-	Diffstat        string         `json:"diffstat"`
-	Uncommitted     []string       `json:"uncommitted"` // git status --porcelain lines in the task's clone
+	Task            string   `json:"task"`
+	State           string   `json:"state"` // exited, timed out, stopped
+	ExitCode        int      `json:"exit_code"`
+	DurationSeconds float64  `json:"duration_seconds"`
+	Branch          string   `json:"branch"` // refs/heads/agentbox/TASK on the host
+	BranchStatus    string   `json:"branch_status"`
+	Refusals        []string `json:"branch_refusals"` // why fetch's checks refused the branch
+	Commits         []string `json:"commits"`         // "abbrev subject", newest first
+	Diffstat        string   `json:"diffstat"`
+	Uncommitted     []string `json:"uncommitted"` // git status --porcelain lines in the task's clone (direct: the project)
+	Workspace       string   `json:"workspace"`   // clone or direct
+	// Quarantined are the git directories a direct task's agent made in
+	// the project, disarmed (their HEAD renamed).
+	Quarantined     []string       `json:"quarantined,omitempty"`
 	RefusedNames    []nameCount    `json:"refused_names"`
 	RejectedPackets map[string]int `json:"rejected_packets"`
 	// Timings are the seconds each phase took: prepare (checks and the
@@ -66,7 +70,10 @@ func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error
 	timedOut := ag != nil && !ag.Running && !ag.Finished.IsZero() &&
 		!ag.Finished.Before(p.rec.Deadline.Add(-deadlineSlack))
 	sum := &taskSummary{Task: p.rec.Name, Branch: "refs/heads/" + p.rec.Branch, RejectedPackets: map[string]int{},
-		Timings: map[string]float64{}}
+		Timings: map[string]float64{}, Workspace: workspaceClone}
+	if p.rec.Workspace == workspaceDirect {
+		sum.Workspace = workspaceDirect
+	}
 	switch {
 	case timedOut:
 		sum.State, sum.ExitCode = stateTimedOut, exitTimedOut
@@ -99,8 +106,14 @@ func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error
 			}
 		}
 	}()
-	collectBranch(ctx, p, sum)
-	<-done
+	if p.rec.Workspace == workspaceDirect {
+		// The agent writes the project itself until it is stopped.
+		<-done
+		collectDirect(ctx, p, sum)
+	} else {
+		collectBranch(ctx, p, sum)
+		<-done
+	}
 	p.rec.State, p.rec.Ended = sum.State, time.Now()
 	p.rec.Exit = &sum.ExitCode
 	sum.DurationSeconds = p.rec.Ended.Sub(p.rec.Started).Round(10 * time.Millisecond).Seconds()
@@ -217,6 +230,10 @@ func printSummary(w io.Writer, s *taskSummary) {
 		state = fmt.Sprintf("exited %d", s.ExitCode)
 	}
 	fmt.Fprintf(w, "agentbox: task %s %s after %.1f s\n", s.Task, state, s.DurationSeconds)
+	if s.Workspace == workspaceDirect {
+		printDirect(w, s)
+		return
+	}
 	fmt.Fprintf(w, "  branch   %s: %s, %d new commits\n", s.Branch, s.BranchStatus, len(s.Commits))
 	for _, r := range s.Refusals {
 		fmt.Fprintf(w, "           refused: %s\n", r)
@@ -231,6 +248,26 @@ func printSummary(w io.Writer, s *taskSummary) {
 	if n := len(s.Uncommitted); n > 0 {
 		fmt.Fprintf(w, "  uncommitted  %d files left in the task's clone (agentbox rm removes them), e.g. %s\n", n, s.Uncommitted[0])
 	}
+	printRefused(w, s)
+}
+
+// printDirect prints what a direct task changed in the project.
+func printDirect(w io.Writer, s *taskSummary) {
+	if s.BranchStatus != workspaceDirect {
+		fmt.Fprintf(w, "  project  %s\n", s.BranchStatus)
+	}
+	fmt.Fprintf(w, "  project  %d paths changed in your working tree (the task worked on it directly)\n", len(s.Uncommitted))
+	for _, u := range s.Uncommitted[:min(len(s.Uncommitted), 10)] {
+		fmt.Fprintf(w, "           %s\n", u)
+	}
+	for _, q := range s.Quarantined {
+		fmt.Fprintf(w, "  disarmed %s: a git directory the agent made (its HEAD renamed *%s); do not run git in it\n", q, quarantineSuffix)
+	}
+	printRefused(w, s)
+}
+
+// printRefused prints the names the firewall refused.
+func printRefused(w io.Writer, s *taskSummary) {
 	var refused []string
 	for _, n := range s.RefusedNames {
 		refused = append(refused, fmt.Sprintf("%s (%d)", n.Name, n.Count))

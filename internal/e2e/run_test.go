@@ -98,6 +98,7 @@ echo "task done in $HOME"`
 	testDeadline(e, p, env)
 	testParallelTasks(e, p, env)
 	testTaskCommands(e, p, env)
+	testDirect(e, p, env)
 }
 
 // testDeadline: a hostile agent (it ignores signals, forks, tries to kill

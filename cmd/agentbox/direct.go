@@ -1,0 +1,413 @@
+package main
+
+// agentbox run --workspace direct: the task works on the project directory
+// itself rather than in its own clone. What keeps its writes from running
+// code on the host:
+//
+//   - .git is mounted read-only (and, being a mount point, cannot be renamed
+//     or replaced), so are every git directory already in the work tree
+//     (a submodule's .git, an embedded repository) and every directory git
+//     would take for a bare repository;
+//   - every protected path (gitgate.Protected: .vscode, .envrc, .claude, ...)
+//     and workspace.readonly path is read-only, whether or not it exists: a
+//     missing one is covered by an empty read-only placeholder, whose mount
+//     point Docker makes in the project and agentbox removes afterwards;
+//   - every file or directory that matches workspace.hidden is masked;
+//   - when the task ends, every git directory the agent made (a .git file or
+//     directory, or a directory with HEAD beside objects and refs or a
+//     commondir) is disarmed before agentbox's or the user's git looks at the
+//     work tree: its HEAD, or the .git file, is renamed with quarantineSuffix.
+//
+// What it cannot do: disarm such a directory while the task still runs.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/gitgate"
+)
+
+// Workspace modes of agentbox run.
+const (
+	workspaceClone  = "clone"
+	workspaceDirect = "direct"
+)
+
+// quarantineSuffix is appended to the HEAD (or .git file) of a git
+// directory the agent made in a direct task's work tree.
+const quarantineSuffix = ".agentbox-quarantine"
+
+// maxDirectMounts bounds the mounts of a direct task: each existing git
+// directory and each hidden match is one.
+const maxDirectMounts = 500
+
+// placeholderFiles are the protected entries that are files; the others are
+// directories.
+var placeholderFiles = []string{"agentbox.yaml", "agentbox.lock", ".gitmodules", ".mcp.json", "opencode.json",
+	"opencode.jsonc", ".envrc", ".pre-commit-config.yaml"}
+
+// directState is what a direct task remembers between its start and its
+// collection (direct.json in its directory).
+type directState struct {
+	// GitDirs are the git directories the work tree held at the start,
+	// relative to the project: they are the user's, not the agent's.
+	GitDirs []string `json:"git_dirs"`
+	// Placeholders are the mount points Docker made in the project for
+	// paths that did not exist: removed after the task when still empty.
+	Placeholders []string `json:"placeholders"`
+}
+
+// directPlan is a direct task's mounts and what its collection needs.
+type directPlan struct {
+	binds []generator.Bind
+	state directState
+}
+
+// write makes the placeholders' sources and direct.json in the task's
+// directory.
+func (d *directPlan) write(taskDir string) error {
+	if err := os.Mkdir(filepath.Join(taskDir, "empty"), 0o555); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(taskDir, "empty-file"), nil, 0o444); err != nil {
+		return err
+	}
+	data, err := json.Marshal(d.state)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(taskDir, "direct.json"), data, 0o600)
+}
+
+// planDirect checks that the project can be worked on directly and plans
+// the task's binds, whose placeholders will be in taskDir. It writes
+// nothing.
+func planDirect(cfg *generator.Config, project, taskDir string) (*directPlan, error) {
+	top, err := realDir(project)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Lstat(filepath.Join(top, ".git")); err != nil || !fi.IsDir() {
+		return nil, errors.New("--workspace direct needs the project directory to be the top of a git repository whose .git is a directory")
+	}
+	if fi, err := os.Stat(top); err == nil {
+		if uid, ok := ownerUID(fi); ok && uid != cfg.UID {
+			return nil, fmt.Errorf("--workspace direct: the project directory belongs to uid %d but the agent runs as uid %d (uid: in agentbox.yaml); the agent could not write your files", uid, cfg.UID)
+		}
+	}
+	gitDirs, hidden, err := scanWorkTree(top, cfg.Hidden)
+	if err != nil {
+		return nil, err
+	}
+	empty := filepath.Join(taskDir, "empty")
+	emptyFile := filepath.Join(taskDir, "empty-file")
+	ws := cfg.Workspace
+	binds := []generator.Bind{{Source: top, Target: ws}, {Source: filepath.Join(top, ".git"), Target: ws + "/.git", ReadOnly: true},
+		// As for the clone: remote URLs with tokens and the like stay on
+		// the host.
+		{Source: filepath.Join(top, filepath.FromSlash(generator.GitConfigMask)), Target: ws + "/.git/config", ReadOnly: true}}
+	st := directState{GitDirs: gitDirs}
+	for _, d := range gitDirs {
+		binds = append(binds, generator.Bind{Source: filepath.Join(top, d), Target: path.Join(ws, d), ReadOnly: true})
+	}
+	guarded, err := guardedPaths(cfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range guarded {
+		b, made, err := guardBind(top, ws, g.path, g.file, empty, emptyFile)
+		if err != nil {
+			return nil, err
+		}
+		binds = append(binds, b)
+		if made {
+			st.Placeholders = append(st.Placeholders, g.path)
+		}
+	}
+	for _, h := range hidden {
+		src := emptyFile
+		if h.dir {
+			src = empty
+		}
+		binds = append(binds, generator.Bind{Source: src, Target: path.Join(ws, h.path), ReadOnly: true})
+	}
+	if len(binds) > maxDirectMounts {
+		return nil, fmt.Errorf("--workspace direct would need %d mounts (git directories and hidden files in the work tree); at most %d", len(binds), maxDirectMounts)
+	}
+	return &directPlan{binds, st}, nil
+}
+
+// guarded is one path a direct task may not write.
+type guarded struct {
+	path string // relative, slash-separated
+	file bool   // a placeholder for it is a file, not a directory
+}
+
+// guardedPaths are the protected entries (but workspace.writable opt-outs
+// of a whole entry) and the workspace.readonly paths.
+func guardedPaths(cfg *generator.Config) ([]guarded, error) {
+	var out []guarded
+	for _, e := range gitgate.Protected {
+		if slices.Contains(cfg.Writable, e.Path) {
+			continue
+		}
+		for _, w := range cfg.Writable {
+			if strings.HasPrefix(w, e.Path+"/") {
+				return nil, fmt.Errorf("--workspace direct cannot make %s writable inside the read-only %s (workspace.writable); make all of %s writable or use the clone", w, e.Path, e.Path)
+			}
+		}
+		out = append(out, guarded{e.Path, slices.Contains(placeholderFiles, e.Path)})
+	}
+	for _, r := range cfg.ReadOnly {
+		out = append(out, guarded{path.Clean(r), false})
+	}
+	return out, nil
+}
+
+// guardBind mounts rel read-only: itself when it exists, else a placeholder
+// (made reports that). No component of rel may be a symlink: the agent could
+// swap a link for a directory of its own, which the mount would not cover.
+func guardBind(top, ws, rel string, file bool, empty, emptyFile string) (b generator.Bind, made bool, err error) {
+	comps := strings.Split(rel, "/")
+	for i := range comps {
+		p := filepath.Join(top, filepath.Join(comps[:i+1]...))
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			src := empty
+			if file && i == len(comps)-1 {
+				src = emptyFile
+			}
+			if i < len(comps)-1 {
+				// A missing parent: guard the first missing component.
+				return generator.Bind{Source: empty, Target: path.Join(ws, path.Join(comps[:i+1]...)), ReadOnly: true}, true, nil
+			}
+			return generator.Bind{Source: src, Target: path.Join(ws, rel), ReadOnly: true}, true, nil
+		}
+		if err != nil {
+			return b, false, err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return b, false, fmt.Errorf("--workspace direct cannot guard %s: %s is a symlink, which the agent could replace; use the clone", rel, filepath.Join(comps[:i+1]...))
+		}
+	}
+	return generator.Bind{Source: filepath.Join(top, rel), Target: path.Join(ws, rel), ReadOnly: true}, false, nil
+}
+
+// hiddenMatch is a path of the work tree that workspace.hidden masks.
+type hiddenMatch struct {
+	path string
+	dir  bool
+}
+
+// scanWorkTree walks the work tree (not into git directories, which it
+// lists) and returns its git directories and the paths workspace.hidden
+// masks (a masked directory is not walked further).
+func scanWorkTree(top string, hidden []string) (gitDirs []string, masked []hiddenMatch, err error) {
+	match := hiddenMatcher(hidden)
+	err = filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(top, p)
+		rel = filepath.ToSlash(rel)
+		if rel == "." {
+			return nil
+		}
+		if rel == ".git" {
+			return fs.SkipDir
+		}
+		switch {
+		case d.IsDir() && isGitDir(p):
+			gitDirs = append(gitDirs, rel)
+			return fs.SkipDir
+		case d.Name() == ".git" && !d.IsDir():
+			gitDirs = append(gitDirs, rel)
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink == 0 && match(rel) {
+			masked = append(masked, hiddenMatch{rel, d.IsDir()})
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the work tree: %w", err)
+	}
+	return gitDirs, masked, nil
+}
+
+// isGitDir reports whether git would take directory p for a git directory:
+// HEAD beside objects and refs, or beside commondir.
+func isGitDir(p string) bool {
+	exists := func(n string) bool { _, err := os.Lstat(filepath.Join(p, n)); return err == nil }
+	return exists("HEAD") && (exists("commondir") || exists("objects") && exists("refs"))
+}
+
+// hiddenMatcher matches a relative path against workspace.hidden as the
+// workspace's entrypoint does: a pattern without / matches the last
+// component, one with / the whole path; * and ? match any characters; the
+// last matching pattern decides and !pattern takes a path back out.
+func hiddenMatcher(patterns []string) func(rel string) bool {
+	type pat struct {
+		re      *regexp.Regexp
+		neg     bool
+		hasPath bool
+	}
+	var ps []pat
+	for _, p := range patterns {
+		neg := strings.HasPrefix(p, "!")
+		g := strings.TrimPrefix(p, "!")
+		var re strings.Builder
+		re.WriteString("^")
+		for _, r := range g {
+			switch r {
+			case '*':
+				re.WriteString(".*")
+			case '?':
+				re.WriteString(".")
+			default:
+				re.WriteString(regexp.QuoteMeta(string(r)))
+			}
+		}
+		re.WriteString("$")
+		ps = append(ps, pat{regexp.MustCompile(re.String()), neg, strings.Contains(g, "/")})
+	}
+	return func(rel string) bool {
+		hit := false
+		for _, p := range ps {
+			name := rel
+			if !p.hasPath {
+				name = path.Base(rel)
+			}
+			if p.re.MatchString(name) {
+				hit = !p.neg
+			}
+		}
+		return hit
+	}
+}
+
+// collectDirect ends a direct task's hold on the project: it disarms the
+// git directories the agent made, removes the placeholders that are still
+// empty, and lists the work tree's changes.
+func collectDirect(ctx context.Context, p *prepared, sum *taskSummary) {
+	sum.Branch = ""
+	var st directState
+	data, err := os.ReadFile(filepath.Join(p.dir, "direct.json"))
+	if err == nil {
+		err = json.Unmarshal(data, &st)
+	}
+	if err != nil {
+		sum.BranchStatus = "not collected: " + err.Error()
+		return
+	}
+	top, err := realDir(p.rec.Dir)
+	if err != nil {
+		sum.BranchStatus = "not collected: " + err.Error()
+		return
+	}
+	sum.Quarantined, err = disarmGitDirs(top, st.GitDirs)
+	if err != nil {
+		sum.BranchStatus = "not collected: " + err.Error()
+		return
+	}
+	for _, ph := range slices.Backward(st.Placeholders) {
+		_ = removeIfEmpty(filepath.Join(top, filepath.FromSlash(ph)))
+	}
+	sum.BranchStatus = "direct"
+	status, err := gitOut(ctx, top, "--no-optional-locks", "status", "--porcelain=v1", "--untracked-files=all")
+	if err != nil {
+		sum.BranchStatus = "not collected: " + err.Error()
+		return
+	}
+	for _, l := range strings.Split(status, "\n") {
+		if l != "" && len(sum.Uncommitted) < 200 {
+			sum.Uncommitted = append(sum.Uncommitted, printable(l))
+		}
+	}
+	sum.Diffstat, _ = gitOut(ctx, top, "diff", "--no-ext-diff", "--no-textconv", "--stat=100", "HEAD", "--")
+}
+
+// disarmGitDirs renames the HEAD of every git directory in the work tree
+// that was not there before (and a .git file itself), so that no git takes
+// it for a repository, and returns them.
+// A disarmed directory is walked in the next round, for the git
+// directories inside it.
+func disarmGitDirs(top string, before []string) ([]string, error) {
+	var out []string
+	for range maxDisarmRounds {
+		n, err := disarmRound(top, before, &out)
+		if err != nil || n == 0 {
+			return out, err
+		}
+	}
+	return out, fmt.Errorf("git directories nested more than %d deep in the work tree: not all disarmed; do not run git below %s", maxDisarmRounds, out[len(out)-1])
+}
+
+// maxDisarmRounds bounds the nesting of git directories disarmGitDirs
+// follows.
+const maxDisarmRounds = 16
+
+// disarmRound disarms the new git directories one walk finds, appending
+// them to out, and returns how many.
+func disarmRound(top string, before []string, out *[]string) (int, error) {
+	now, _, err := scanWorkTree(top, nil)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, d := range now {
+		if slices.Contains(before, d) {
+			continue
+		}
+		p := filepath.Join(top, filepath.FromSlash(d))
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return n, err
+		}
+		target := p
+		if fi.IsDir() {
+			target = filepath.Join(p, "HEAD")
+		}
+		if err := os.Rename(target, target+quarantineSuffix); err != nil {
+			return n, fmt.Errorf("disarming the git directory %s the agent made: %w", d, err)
+		}
+		*out = append(*out, d)
+		n++
+	}
+	return n, nil
+}
+
+// removeIfEmpty removes a placeholder's mount point: an empty directory or
+// an empty regular file.
+func removeIfEmpty(p string) error {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().IsRegular() && fi.Size() == 0 || fi.IsDir() {
+		return os.Remove(p) // fails on a directory that is not empty
+	}
+	return nil
+}
+
+// realDir is dir absolute, with symlinks resolved.
+func realDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}
