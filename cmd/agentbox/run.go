@@ -54,6 +54,12 @@ repository as refs/heads/agentbox/TASK, through the same checks as agentbox
 fetch, and a summary follows on stderr (--json: on stdout, and CMD's own
 output goes to stderr).
 
+--workspace direct runs the task on the project directory itself, uncommitted
+changes included, with .git and the protected paths read-only and the hidden
+ones masked; its changes stay in your working tree (no branch), and the git
+directories it made are disarmed when it ends. See the README for the risk
+this keeps.
+
 Exit codes: CMD's own; 124 when the deadline came; 130 when it was stopped
 (Ctrl-C or agentbox stop); 1 when agentbox could not run it; 2 for usage.`,
 		Example: `  agentbox run -- claude -p "fix issue 123"

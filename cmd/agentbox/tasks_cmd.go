@@ -99,7 +99,7 @@ func newPsCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 			rows := []psRow{}
 			for _, r := range recs {
 				state, exit := o.liveState(c.Context(), r)
-				rows = append(rows, psRow{r.Name, state, r.Started, r.Deadline, r.Ended, exit, "refs/heads/" + r.Branch, r.Command})
+				rows = append(rows, psRow{r.Name, state, r.Started, r.Deadline, r.Ended, exit, taskBranch(r), r.Command})
 			}
 			if asJSON {
 				enc := json.NewEncoder(stdout)
@@ -223,6 +223,15 @@ func removeTask(ctx context.Context, o *taskOptions, rec *taskRecord) error {
 	if err := execCompose(ctx, p.compose, nil, io.Discard, io.Discard, "down", "--volumes", "--remove-orphans", "--timeout", "1"); err != nil {
 		return fmt.Errorf("removing task %s: %v", rec.Name, err)
 	}
+	if rec.Workspace == workspaceDirect && rec.Ended.IsZero() {
+		// Never collected: its git directories are disarmed now, before
+		// the record of which were the user's goes.
+		sum := &taskSummary{}
+		collectDirect(ctx, p, sum)
+		if sum.BranchStatus != workspaceDirect {
+			return fmt.Errorf("removing task %s: %s", rec.Name, sum.BranchStatus)
+		}
+	}
 	return os.RemoveAll(filepath.Clean(p.dir))
 }
 
@@ -234,7 +243,11 @@ func newRmCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 		if err := removeTask(ctx, o, rec); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "agentbox: task %s removed; its branch refs/heads/%s stays\n", rec.Name, rec.Branch)
+		if rec.Workspace == workspaceDirect {
+			fmt.Fprintf(stderr, "agentbox: task %s removed; its changes stay in the project directory\n", rec.Name)
+		} else {
+			fmt.Fprintf(stderr, "agentbox: task %s removed; its branch refs/heads/%s stays\n", rec.Name, rec.Branch)
+		}
 		return nil
 	})
 }
@@ -263,4 +276,12 @@ func newGcCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// taskBranch is what ps shows as a task's branch: none for a direct task.
+func taskBranch(r *taskRecord) string {
+	if r.Workspace == workspaceDirect {
+		return "(direct)"
+	}
+	return "refs/heads/" + r.Branch
 }
