@@ -53,6 +53,9 @@ type Config struct {
 	ElevationMaxPos     yamlpos.Pos    // zero when elevation.max_duration is not written
 	ElevationNever      []netip.Prefix // as written
 	ElevationNeverPos   []yamlpos.Pos  // where each of ElevationNever is written
+
+	// Kubernetes is the kubernetes section; nil when it is not written.
+	Kubernetes *Kubernetes
 }
 
 // DomainRule is one entry of network.domains.

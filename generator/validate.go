@@ -104,6 +104,7 @@ func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, di
 	c.verifyTargets(w.Verify, cfg)
 	c.run(w.Run, w.Env, cfg)
 	c.elevation(w.Elevation, cfg)
+	c.kubernetes(w.Kubernetes, cfg)
 	return cfg
 }
 

@@ -25,6 +25,7 @@ type wireFile struct {
 	Verify       wireVerify        `yaml:"verify" jsonschema:"Targets of the network probes of agentbox verify."`
 	Run          wireRun           `yaml:"run" jsonschema:"Tasks of agentbox run, each in its own sandbox. Changes none of the generated files."`
 	Elevation    wireElevation     `yaml:"elevation" jsonschema:"Limits of agentbox allow (timed grants of an address or CIDR). Changes none of the generated files."`
+	Kubernetes   wireKubernetes    `yaml:"kubernetes" jsonschema:"Run the sandbox on a Kubernetes cluster too: generate writes a Pod and a Job template under .agentbox/kubernetes/, and agentbox run --on kubernetes runs tasks as Jobs."`
 }
 
 type wireElevation struct {
