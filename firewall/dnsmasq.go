@@ -11,8 +11,13 @@ import "fmt"
 // NXDOMAIN for the rest, and the upstream IP is known at start only. So the
 // entrypoint writes those lines to a servers file, one per allowed name (the
 // list renderEntrypoint writes into it) and upstream resolver.
+//
+// ModeNone has no servers file lines: address=/#/ answers every name. In
+// ModeOpen, the servers file holds a plain server=UPSTREAM line per upstream
+// resolver, which forwards every name; no name goes to a set.
 func renderDnsmasq(p Policy) ([]byte, error) {
 	v := dnsmasqView{
+		modeFlags:      flagsOf(p.Mode),
 		Header:         Header,
 		EntrypointPath: EntrypointPath,
 		ServersFile:    serversFile,
@@ -24,6 +29,7 @@ func renderDnsmasq(p Policy) ([]byte, error) {
 		DNSUID:         DNSUID,
 		DNSMinPort:     DNSMinPort,
 		DNSMaxPort:     DNSMaxPort,
+		ProbeName:      ProbeName,
 	}
 	for _, d := range p.Domains {
 		sets := make([]string, 0, 2*len(d.Ports))
@@ -39,8 +45,9 @@ func renderDnsmasq(p Policy) ([]byte, error) {
 
 // dnsmasqView is what templates/dnsmasq.conf.tmpl sees.
 type dnsmasqView struct {
+	modeFlags
 	Header, EntrypointPath, ServersFile, PidFile, DNSUser string
-	ResolvConf, FilterAddr                                string
+	ResolvConf, FilterAddr, ProbeName                     string
 	DNSUID, DNSPort, DNSMinPort, DNSMaxPort               int
 	Domains                                               []dnsmasqDomain
 }

@@ -20,6 +20,7 @@ const (
 // entrypointView is what templates/entrypoint.sh.tmpl sees: the constants
 // the script shares with rules.nft and dnsmasq.conf, and the allowed names.
 type entrypointView struct {
+	modeFlags
 	Header, Prog, RulesPath, DnsmasqPath, ResolvConf  string
 	RunDir, LockFile, ReadyFile, ServersFile, PidFile string
 	FilterAddr, TableFamily, TableName                string
@@ -34,9 +35,11 @@ type entrypointView struct {
 }
 
 // renderEntrypoint renders the program installed at EntrypointPath for a
-// normalized policy. The policy reaches it as the list of allowed names.
+// normalized policy. The policy reaches it as the list of allowed names and
+// the mode, which says what the servers file holds.
 func renderEntrypoint(p Policy) ([]byte, error) {
 	v := entrypointView{
+		modeFlags:       flagsOf(p.Mode),
 		Header:          Header,
 		Prog:            path.Base(EntrypointPath),
 		RulesPath:       RulesPath,

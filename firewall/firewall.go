@@ -93,9 +93,10 @@ const (
 	entrypointFile = "entrypoint.sh"
 )
 
-// Policy is the egress policy the firewall enforces: TCP connections to the
-// listed names (resolved at run time through the filter resolver) and CIDRs.
-// Everything else is rejected.
+// Policy is the egress policy the firewall enforces: in ModeAllowlist, TCP
+// connections to the listed names (resolved at run time through the filter
+// resolver) and CIDRs; Mode says what the other modes admit. Everything else
+// is rejected.
 type Policy struct {
 	Mode    Mode     // what the firewall admits beyond loopback; "" is ModeAllowlist
 	Domains []Domain // sorted by Name, unique; each admits the name AND every name below it
@@ -117,7 +118,8 @@ const (
 	// ModeOpen admits TCP to every destination on every port except the
 	// special ranges (private, link-local, metadata, ...) unless CIDRs
 	// lists them; every name resolves through the filter resolver, which
-	// logs it (open).
+	// logs it (open). Domains must be empty: every public name is admitted
+	// already, and a name never opens a special range.
 	ModeOpen Mode = "open"
 )
 

@@ -15,6 +15,14 @@ import (
 // policies are the cases rendered by the golden, determinism and tool tests.
 var policies = map[string]Policy{
 	"empty": {},
+	"none":  {Mode: ModeNone},
+	"open": {
+		Mode: ModeOpen,
+		CIDRs: []CIDR{
+			{Prefix: netip.MustParsePrefix("10.1.0.0/16"), Ports: []uint16{5432}, Sources: []string{"network.cidrs"}},
+			{Prefix: netip.MustParsePrefix("fd00::/8"), Ports: []uint16{5432}, Sources: []string{"network.cidrs"}},
+		},
+	},
 	"small": {
 		Domains: []Domain{
 			{Name: "api.anthropic.com", Ports: []uint16{443}, Sources: []string{"agent claude"}},
@@ -213,26 +221,10 @@ var richSnippets = []string{
 // the sets by port, the order of the output rules and the sources.
 func TestRenderRules(t *testing.T) {
 	rules := string(mustRender(t, policies["rich"])[rulesFile])
-
-	sets := regexp.MustCompile(`(?m)^\tset (\S+) \{$`).FindAllStringSubmatch(rules, -1)
-	var names []string
-	for _, m := range sets {
-		names = append(names, m[1])
-	}
-	if !slices.Equal(names, richSets) {
+	if names := setNames(rules); !slices.Equal(names, richSets) {
 		t.Errorf("sets:\n got %q\nwant %q", names, richSets)
 	}
-
-	// The rules of the output chain, in order, without comments.
-	chain := rules[strings.Index(rules, "\tchain output {"):]
-	chain = chain[:strings.Index(chain, "\n\t}")]
-	var got []string
-	for _, line := range strings.Split(chain, "\n")[2:] {
-		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
-			got = append(got, line)
-		}
-	}
-	if !slices.Equal(got, richOutput) {
+	if got := chainRules(rules, "output"); !slices.Equal(got, richOutput) {
 		t.Errorf("output chain:\n got %q\nwant %q", got, richOutput)
 	}
 
@@ -252,6 +244,34 @@ func TestRenderRules(t *testing.T) {
 	if strings.Contains(rules, "dport 53") && regexp.MustCompile(`oif "lo".*dport 53`).MatchString(rules) {
 		t.Errorf("DNS to the filter resolver is matched by interface")
 	}
+}
+
+// setNames returns the names of the sets of rules.nft, in order.
+func setNames(rules string) []string {
+	var names []string
+	for _, m := range regexp.MustCompile(`(?m)^\tset (\S+) \{$`).FindAllStringSubmatch(rules, -1) {
+		names = append(names, m[1])
+	}
+	return names
+}
+
+// chainRules returns the rules of a chain of rules.nft, in order, without
+// its type line and comments; nil if there is no such chain.
+func chainRules(rules, chain string) []string {
+	i := strings.Index(rules, "\tchain "+chain+" {")
+	if i < 0 {
+		return nil
+	}
+	body := rules[i:]
+	body = body[:strings.Index(body, "\n\t}")]
+	var got []string
+	for _, line := range strings.Split(body, "\n")[1:] {
+		line = strings.TrimSpace(line)
+		if line != "" && !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "type ") {
+			got = append(got, line)
+		}
+	}
+	return got
 }
 
 func TestRenderDnsmasq(t *testing.T) {

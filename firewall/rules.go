@@ -58,8 +58,14 @@ var counters = []counter{
 
 type counter struct{ Name, Comment string }
 
+// modeFlags tell a template which mode it renders: neither is ModeAllowlist.
+type modeFlags struct{ None, Open bool }
+
+func flagsOf(m Mode) modeFlags { return modeFlags{None: m == ModeNone, Open: m == ModeOpen} }
+
 // rulesView is what templates/rules.nft.tmpl sees.
 type rulesView struct {
+	modeFlags
 	Header, EntrypointPath, DNSUser string
 	ResolvConf, FilterAddr          string
 	DNSUID, DNSMinPort, DNSMaxPort  int
@@ -69,7 +75,7 @@ type rulesView struct {
 	GrantV4, GrantV6, GrantMark     string
 	CounterPrefix                   string
 	Counters                        []counter
-	Upstream                        []nftSet      // the upstream resolvers' sets
+	Upstream                        []nftSet      // the upstream resolvers' sets; none in ModeNone
 	NameGroups                      []nameGroup   // by port, increasing
 	CIDRSets                        []intervalSet // by port, then family
 	Special                         []intervalSet // v4, v6
@@ -104,7 +110,12 @@ type row struct{ Cell, Note string }
 // renderRules renders rules.nft for a normalized policy.
 func renderRules(p Policy) ([]byte, error) {
 	r := newRuleset(p)
+	upstream := []nftSet{v4.set(upstreamV4), v6.set(upstreamV6)}
+	if p.Mode == ModeNone {
+		upstream = nil // dnsmasq forwards nothing
+	}
 	return execute("rules.nft.tmpl", rulesView{
+		modeFlags:      flagsOf(p.Mode),
 		Header:         Header,
 		EntrypointPath: EntrypointPath,
 		DNSUser:        DNSUser,
@@ -124,7 +135,7 @@ func renderRules(p Policy) ([]byte, error) {
 		GrantV6:        GrantSetV6,
 		GrantMark:      grantMark,
 		CounterPrefix:  counterPrefix,
-		Upstream:       []nftSet{v4.set(upstreamV4), v6.set(upstreamV6)},
+		Upstream:       upstream,
 		NameGroups:     r.nameGroups(),
 		CIDRSets:       r.cidrSets(),
 		Special:        specialSets(),

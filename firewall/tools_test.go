@@ -53,6 +53,9 @@ func TestNftAcceptsRules(t *testing.T) {
 			dir := writeFiles(t, mustRender(t, policies[name]))
 			rules := filepath.Join(dir, rulesFile)
 			run(t, "", nft, "-c", "-f", rules)
+			if policies[name].Mode == ModeNone {
+				return // no upstream resolvers to load
+			}
 			// The transaction the entrypoint loads: the rules and the upstream
 			// resolvers together.
 			load := fmt.Sprintf("include %q\n"+
@@ -79,8 +82,14 @@ func TestNftAcceptsLockdown(t *testing.T) {
 // bash, runs script after it and returns its output.
 func sourceEntrypoint(t *testing.T, script string) string {
 	t.Helper()
+	return sourceEntrypointOf(t, policies["rich"], script)
+}
+
+// sourceEntrypointOf is sourceEntrypoint for the entrypoint of policy p.
+func sourceEntrypointOf(t *testing.T, p Policy, script string) string {
+	t.Helper()
 	bash := requireTool(t, "bash", false)
-	dir := writeFiles(t, mustRender(t, policies["rich"]))
+	dir := writeFiles(t, mustRender(t, p))
 	src := fmt.Sprintf("source %q\nset +e\n%s\n", filepath.Join(dir, entrypointFile), script)
 	out, err := exec.Command(bash, "-c", src).CombinedOutput()
 	if err != nil {
@@ -99,6 +108,9 @@ func TestDnsmasqAcceptsConf(t *testing.T) {
 			servers := "# servers\n"
 			for _, d := range p.Domains {
 				servers += fmt.Sprintf("server=/%s/127.0.0.11\nserver=/%s/2001:db8::53\n", d.Name, d.Name)
+			}
+			if p.Mode == ModeOpen {
+				servers += "server=127.0.0.11\nserver=2001:db8::53\n"
 			}
 			files["servers.conf"] = []byte(servers)
 			dir := writeFiles(t, files)

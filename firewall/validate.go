@@ -57,22 +57,31 @@ func normalize(p Policy) (Policy, error) {
 			errs = append(errs, fmt.Errorf("cidr %s: listed twice", out.CIDRs[i].Prefix))
 		}
 	}
-	switch p.Mode {
-	case ModeAllowlist, ModeOpen:
-	case ModeNone:
-		if len(out.Domains)+len(out.CIDRs) > 0 {
-			errs = append(errs, errors.New("mode none admits no names and no CIDRs"))
-		}
-	default:
-		errs = append(errs, fmt.Errorf("unknown mode %q", p.Mode))
-	}
-	if p.Mode != ModeAllowlist {
-		errs = append(errs, fmt.Errorf("mode %q is not rendered yet", p.Mode))
+	if err := checkMode(p); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return Policy{}, err
 	}
 	return out, nil
+}
+
+// checkMode checks that p's mode is known and that its lists fit it.
+func checkMode(p Policy) error {
+	switch p.Mode {
+	case ModeAllowlist:
+	case ModeNone:
+		if len(p.Domains)+len(p.CIDRs) > 0 {
+			return errors.New("mode none admits no names and no CIDRs")
+		}
+	case ModeOpen:
+		if len(p.Domains) > 0 {
+			return errors.New("mode open admits every public name already: list no domains (CIDRs admit private ranges)")
+		}
+	default:
+		return fmt.Errorf("unknown mode %q, valid modes are %q, %q and %q", p.Mode, ModeAllowlist, ModeNone, ModeOpen)
+	}
+	return nil
 }
 
 // checkName accepts a lower-case RFC 1123 host name of at least two labels
