@@ -65,6 +65,9 @@ func (c *checker) kubernetes(w wireKubernetes, cfg *Config) {
 		}
 		k.TTLAfterFinished = d
 	}
+	if cfg.UID == CollectUID {
+		c.failf("image.user.uid", "uid %d is reserved on Kubernetes for the container that collects a task's branch", cfg.UID)
+	}
 	cfg.Kubernetes = k
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/firewall"
@@ -45,6 +46,8 @@ type Plan struct {
 	Extensions       []string
 	DevcontainerName string
 	Hidden           []string // workspace.hidden
+	Kubernetes       *Kubernetes
+	RunTimeout       time.Duration
 }
 
 // Mount is one volume of the agent service.
@@ -92,6 +95,7 @@ func plan(cfg *Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
 	}
 	p.DevcontainerName = p.Name + " (agentbox)"
 	p.Hidden = cfg.Hidden
+	p.Kubernetes, p.RunTimeout = cfg.Kubernetes, cfg.RunTimeout
 	specs := imageSpecs(cfg)
 	p.AgentImage = pin(specs[0], lock, errs)
 	p.EgressImage = pin(specs[1], lock, errs)

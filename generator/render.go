@@ -61,6 +61,7 @@ type view struct {
 	EgressSysctls   []firewall.Sysctl
 	FilterAddr      string
 	WaitFirewallEnv string
+	ReceiveEnv      string
 }
 
 // render turns a plan into file contents. It is pure: the same plan gives
@@ -81,6 +82,7 @@ func render(p *Plan) (map[string][]byte, error) {
 		EgressSysctls:   firewall.Sysctls,
 		FilterAddr:      firewall.FilterAddr,
 		WaitFirewallEnv: WaitFirewallEnv,
+		ReceiveEnv:      ReceiveEnv,
 	}
 	files := map[string][]byte{}
 	for path, name := range map[string]string{
@@ -107,6 +109,9 @@ func render(p *Plan) (map[string][]byte, error) {
 	}
 	for name, data := range fw {
 		files[EgressDir+"/"+name] = data
+	}
+	if err := renderKubernetes(p, v, files); err != nil {
+		return nil, err
 	}
 	return files, nil
 }

@@ -25,6 +25,23 @@ if [ -n "${AGENTBOX_WAIT_FIREWALL:-}" ]; then
 fi
 workspace=/workspace
 origin=/run/agentbox/origin
+# On Kubernetes the project arrives as a git bundle: agentbox run writes it
+# (kubectl exec) to $AGENTBOX_RECEIVE, then an empty file of that name with
+# .done appended. The Pod's code container waits for it, 10 minutes at most,
+# and clones it below.
+receive=${AGENTBOX_RECEIVE:-}
+if [ -n "$receive" ]; then
+	i=0
+	until [ -e "$receive.done" ]; do
+		i=$((i + 1))
+		if [ "$i" -ge 6000 ]; then
+			echo "agentbox-workspace: no project bundle arrived at $receive within 10 minutes" >&2
+			exit 1
+		fi
+		sleep 0.1
+	done
+	origin=$receive
+fi
 # A clone from an earlier start must be of this project: two projects that
 # share a compose project name (neither sets name:) share its volumes too.
 # A clone that has the project's HEAD has all its history: one object
@@ -40,7 +57,7 @@ if [ -e "$workspace/.git" ]; then
 		fi
 	fi
 else
-	if [ ! -f "$origin/HEAD" ]; then
+	if [ -z "$receive" ] && [ ! -f "$origin/HEAD" ]; then
 		echo "agentbox-workspace: $origin holds no git repository: the project must be a git repository whose .git is a directory" >&2
 		exit 1
 	fi
