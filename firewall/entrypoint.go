@@ -28,7 +28,7 @@ type entrypointView struct {
 	CounterPrefix, HealthArg                          string
 	PortStart, PortStartProc, PortStartWant           string
 	DNSPort, DNSMinPort, DNSUID, DeadlineExit         int
-	DeadlineEnv, AgentUIDEnv                          string
+	DeadlineEnv, AgentUIDEnv, DeadlineStayEnv         string
 	GrantV4, GrantV6                                  string
 	GrantMaxSeconds                                   int
 	Names                                             []string // sorted
@@ -67,6 +67,7 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 		DNSUID:          DNSUID,
 		DeadlineExit:    DeadlineExit,
 		DeadlineEnv:     DeadlineEnv,
+		DeadlineStayEnv: DeadlineStayEnv,
 		AgentUIDEnv:     AgentUIDEnv,
 		GrantV4:         GrantSetV4,
 		GrantV6:         GrantSetV6,

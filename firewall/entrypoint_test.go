@@ -23,7 +23,7 @@ func TestEntrypointConstants(t *testing.T) {
 		"HEALTH_ARG": HealthCommand[1], "PORT_START": Sysctls[0].Key, "PORT_START_WANT": Sysctls[0].Value,
 		"PORT_START_PROC": "/proc/sys/net/ipv4/ip_unprivileged_port_start",
 		"DNS_UID":         fmt.Sprint(DNSUID), "DEADLINE_EXIT": fmt.Sprint(DeadlineExit),
-		"DEADLINE_ENV": DeadlineEnv, "AGENT_UID_ENV": AgentUIDEnv,
+		"DEADLINE_ENV": DeadlineEnv, "AGENT_UID_ENV": AgentUIDEnv, "DEADLINE_STAY_ENV": DeadlineStayEnv,
 		"GRANT_V4": GrantSetV4, "GRANT_V6": GrantSetV6, "GRANT_MAX_SECONDS": fmt.Sprint(GrantMaxSeconds),
 	}
 	var keys []string
@@ -95,5 +95,28 @@ func TestGrantSeconds(t *testing.T) {
 	want := "93784\n1799\n2\n0\n3600\n600\n59\n3601\n"
 	if out != want {
 		t.Errorf("seconds: got %q, want %q", out, want)
+	}
+}
+
+// TestEndTaskStays: at the deadline the entrypoint exits 124, or, with
+// DeadlineStayEnv=1 (a Kubernetes sidecar, which the kubelet would
+// restart), stays with egress closed.
+func TestEndTaskStays(t *testing.T) {
+	for _, tc := range []struct {
+		stay string
+		want string
+	}{{"", "exit 124"}, {"1", "still running"}, {"yes", "exit 124"}} {
+		out := sourceEntrypoint(t, `close_egress() { echo closed; }
+as_agent_kill() { :; }
+agent_alive() { return 1; }
+log() { :; }
+agent_uid=4242
+export `+DeadlineStayEnv+`=`+tc.stay+`
+( end_task ) & pid=$!
+sleep 0.3
+if kill -0 "$pid" 2>/dev/null; then echo "still running"; child=$(pgrep -P "$pid"); kill -KILL "$pid"; kill $child; else wait "$pid"; echo "exit $?"; fi`)
+		if !strings.Contains(out, "closed") || !strings.Contains(out, tc.want) {
+			t.Errorf("%s=%q: %q, want egress closed and %q", DeadlineStayEnv, tc.stay, out, tc.want)
+		}
 	}
 }

@@ -29,6 +29,10 @@ const (
 	DeadlineEnv  = "AGENTBOX_DEADLINE"
 	AgentUIDEnv  = "AGENTBOX_AGENT_UID"
 	DeadlineExit = 124
+	// DeadlineStayEnv=1 keeps the entrypoint running after the deadline
+	// ended the agent, egress closed (a Kubernetes sidecar would be
+	// restarted if it exited).
+	DeadlineStayEnv = "AGENTBOX_DEADLINE_STAY"
 )
 
 // FilterAddr is where the filter resolver (dnsmasq) listens, on port 53.

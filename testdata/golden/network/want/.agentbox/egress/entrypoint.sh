@@ -50,6 +50,10 @@ readonly DNS_UID=5353 # the resolver's own user
 readonly DEADLINE_ENV=AGENTBOX_DEADLINE
 readonly AGENT_UID_ENV=AGENTBOX_AGENT_UID
 readonly DEADLINE_EXIT=124
+# On Kubernetes this container is a sidecar that the kubelet would restart
+# if it exited: with AGENTBOX_DEADLINE_STAY=1 it stays, egress closed, after the
+# deadline ended the agent.
+readonly DEADLINE_STAY_ENV=AGENTBOX_DEADLINE_STAY
 # Timed grants (agentbox allow): sets whose elements the kernel expires.
 readonly GRANT_V4=grant_v4
 readonly GRANT_V6=grant_v6
@@ -358,6 +362,10 @@ end_task() {
 		sleep 0.02
 	done
 	agent_alive && log "warning: processes of uid $agent_uid are left"
+	if [[ ${!DEADLINE_STAY_ENV:-} == 1 ]]; then
+		log "the task is over; egress stays closed"
+		while :; do sleep 3600; done
+	fi
 	exit "$DEADLINE_EXIT"
 }
 
