@@ -30,6 +30,7 @@ type entrypointView struct {
 	DeadlineEnv, AgentUIDEnv                          string
 	GrantV4, GrantV6                                  string
 	GrantMaxSeconds                                   int
+	UlogdPath, LogUser                                string
 	Names                                             []string // sorted
 }
 
@@ -68,6 +69,8 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 		GrantV4:         GrantSetV4,
 		GrantV6:         GrantSetV6,
 		GrantMaxSeconds: GrantMaxSeconds,
+		UlogdPath:       UlogdPath,
+		LogUser:         LogUser,
 	}
 	for _, d := range p.Domains {
 		v.Names = append(v.Names, d.Name)

@@ -9,12 +9,17 @@ import (
 )
 
 // flood sends Count UDP datagrams to Addr as fast as one socket can, or
-// until Timeout, whichever comes first. A datagram the firewall refuses
-// fails with EPERM (or ECONNREFUSED after an ICMP error), which counts as
-// sent: it went through the output hook. Sent is the count, OK true when
-// all of them went.
+// until Timeout, whichever comes first. The socket is not connected, so
+// that no ICMP error of an earlier datagram fails the next send. A datagram
+// the firewall refuses fails with EPERM, which counts as sent: it went
+// through the output hook. Sent is the count, OK true when all of them
+// went.
 func flood(req Request) Response {
-	conn, err := net.Dial("udp", req.Addr)
+	to, err := net.ResolveUDPAddr("udp", req.Addr)
+	if err != nil {
+		return Response{Err: err.Error()}
+	}
+	conn, err := net.ListenUDP("udp", nil)
 	if err != nil {
 		return failed(err, 0)
 	}
@@ -27,8 +32,8 @@ func flood(req Request) Response {
 		if sent%1024 == 0 && time.Now().After(end) {
 			break
 		}
-		_, err := conn.Write(payload)
-		if err != nil && !errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.ECONNREFUSED) {
+		_, err := conn.WriteToUDP(payload, to)
+		if err != nil && !errors.Is(err, syscall.EPERM) {
 			return Response{Err: fmt.Sprintf("datagram %d: %v", sent, err), Errno: ErrnoName(err), Sent: sent}
 		}
 	}
