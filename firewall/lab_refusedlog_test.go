@@ -9,6 +9,7 @@ import (
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/internal/denials"
 	"github.com/agentbox-dev/agentbox/internal/testing/netlab"
+	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 )
 
 // refusedDests parses the entrypoint's output (ulogd's JSON lines among
@@ -43,6 +44,7 @@ func (l *lab) awaitDests(p *netlab.Proc, from, want int) []denials.Dest {
 // record per refused attempt, with its reason, none for allowed traffic, and
 // no more than the kernel's limit under a flood.
 func TestLabRefusedLog(t *testing.T) {
+	testenv.RequireProgram(t, "ulogd")
 	l := newLab(t)
 	p := l.startReady()
 	if _, _, ok := p.Log().Await(0, "refused packets are logged", 5*time.Second); !ok {
