@@ -9,8 +9,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,18 +23,21 @@ import (
 
 // taskSummary is what run prints when a task ends (--json: this shape).
 type taskSummary struct {
-	Task            string         `json:"task"`
-	State           string         `json:"state"` // exited, timed out, stopped
-	ExitCode        int            `json:"exit_code"`
-	DurationSeconds float64        `json:"duration_seconds"`
-	Branch          string         `json:"branch"` // refs/heads/agentbox/TASK on the host
-	BranchStatus    string         `json:"branch_status"`
-	Refusals        []string       `json:"branch_refusals"` // why fetch's checks refused the branch
-	Commits         []string       `json:"commits"`         // "abbrev subject", newest first
-	Diffstat        string         `json:"diffstat"`
-	Uncommitted     []string       `json:"uncommitted"` // git status --porcelain lines in the task's clone
-	RefusedNames    []nameCount    `json:"refused_names"`
-	RejectedPackets map[string]int `json:"rejected_packets"`
+	Task            string      `json:"task"`
+	State           string      `json:"state"` // exited, timed out, stopped
+	ExitCode        int         `json:"exit_code"`
+	DurationSeconds float64     `json:"duration_seconds"`
+	Branch          string      `json:"branch"` // refs/heads/agentbox/TASK on the host
+	BranchStatus    string      `json:"branch_status"`
+	Refusals        []string    `json:"branch_refusals"` // why fetch's checks refused the branch
+	Commits         []string    `json:"commits"`         // "abbrev subject", newest first
+	Diffstat        string      `json:"diffstat"`
+	Uncommitted     []string    `json:"uncommitted"` // git status --porcelain lines in the task's clone
+	RefusedNames    []nameCount `json:"refused_names"`
+	// RefusedAddresses are the firewall's records of refused connections
+	// (at most firewall.LogRate a second), one per destination.
+	RefusedAddresses []addrCount    `json:"refused_addresses"`
+	RejectedPackets  map[string]int `json:"rejected_packets"`
 	// Timings are the seconds each phase took: prepare (checks and the
 	// task's clone), start (until the agent runs, the firewall loaded and
 	// answering), command, and collect (stop, branch, summary).
@@ -42,6 +47,24 @@ type taskSummary struct {
 type nameCount struct {
 	Name  string `json:"name"`
 	Count int    `json:"count"`
+}
+
+// addrCount is a refused destination, as agentbox blocked prints it.
+type addrCount struct {
+	Address  string `json:"address"`
+	Port     uint16 `json:"port"` // 0: none (ICMP)
+	Protocol string `json:"protocol"`
+	Count    int    `json:"count"`
+	Why      string `json:"why"`
+}
+
+// String is the destination as ADDRESS:PORT/PROTOCOL, or ADDRESS/PROTOCOL
+// without a port.
+func (a addrCount) String() string {
+	if a.Port == 0 {
+		return a.Address + "/" + a.Protocol
+	}
+	return net.JoinHostPort(a.Address, strconv.Itoa(int(a.Port))) + "/" + a.Protocol
 }
 
 // deadlineSlack is how much earlier than its deadline an agent may end and
@@ -94,7 +117,7 @@ func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error
 		}
 		if eg != nil {
 			if log, err := startLog(exec.CommandContext(ctx, p.docker, "logs", "--timestamps", eg.ID)); err == nil {
-				sum.RefusedNames, sum.RejectedPackets, _ = egressRefusals(log)
+				sum.RefusedNames, sum.RefusedAddresses, sum.RejectedPackets, _ = egressRefusals(log)
 				log.Close()
 			}
 		}
@@ -119,17 +142,22 @@ func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error
 
 // egressRefusals reads the egress log: each name the filter answered with
 // NXDOMAIN (printable, denials.Printable), but the entrypoint's own probe,
-// and the firewall's reject counters at its exit.
-func egressRefusals(log io.Reader) ([]nameCount, map[string]int, error) {
-	rep, err := denials.Parse(log, denials.Ignore(firewall.ProbeName))
+// each destination of the firewall's records, and its reject counters at
+// its exit.
+func egressRefusals(log io.Reader) ([]nameCount, []addrCount, map[string]int, error) {
+	rep, err := denials.Parse(log, denials.Ignore(firewall.ProbeName), denials.Packets(firewall.LogPrefix, firewall.LogReasons))
 	if err != nil {
-		return nil, map[string]int{}, err
+		return nil, nil, map[string]int{}, err
 	}
 	var names []nameCount
 	for _, r := range rep.Rows {
 		names = append(names, nameCount{denials.Printable(r.Name), r.Count})
 	}
-	return names, rep.Packets, nil
+	var addrs []addrCount
+	for _, d := range rep.Dests {
+		addrs = append(addrs, addrCount{d.Addr.String(), d.Port, d.Proto, d.Count, d.Why})
+	}
+	return names, addrs, rep.Packets, nil
 }
 
 // collectBranch takes the task's branch from its workspace volume (a
@@ -238,4 +266,24 @@ func printSummary(w io.Writer, s *taskSummary) {
 	if len(refused) > 0 {
 		fmt.Fprintf(w, "  refused  %s\n", strings.Join(refused, ", "))
 	}
+	printAddresses(w, s.RefusedAddresses)
+}
+
+// maxSummaryAddrs is how many refused destinations the summary names.
+const maxSummaryAddrs = 10
+
+// printAddresses prints the summary's line of refused destinations.
+func printAddresses(w io.Writer, addrs []addrCount) {
+	if len(addrs) == 0 {
+		return
+	}
+	var shown []string
+	for _, a := range addrs[:min(len(addrs), maxSummaryAddrs)] {
+		shown = append(shown, fmt.Sprintf("%s (%d)", a, a.Count))
+	}
+	more := ""
+	if n := len(addrs) - len(shown); n > 0 {
+		more = fmt.Sprintf(" and %d more (agentbox blocked --task lists them)", n)
+	}
+	fmt.Fprintf(w, "  refused  %s%s\n", strings.Join(shown, ", "), more)
 }
