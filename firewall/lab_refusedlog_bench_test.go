@@ -31,8 +31,8 @@ func ruleLoader(b *testing.B, l *lab) func(logged bool) {
 		}
 		files[logged] = path
 	}
-	if strings.Contains(string(logStatement.ReplaceAll(l.files["rules.nft"], nil)), " log ") {
-		b.Fatal("a log statement is left in the unlogged ruleset")
+	if unlogged := logStatement.ReplaceAll(l.files["rules.nft"], nil); strings.Contains(string(unlogged), "log prefix") || !strings.Contains(string(unlogged), "goto refuse_other") {
+		b.Fatal("the unlogged ruleset is not the logged one without its log rules")
 	}
 	return func(logged bool) {
 		load := fmt.Sprintf("include %q\nadd element inet agentbox upstream_v4 { %s }\nadd element inet agentbox allow_v4_443 { %s }\n", files[logged], upstream, allowedV4)
