@@ -70,8 +70,8 @@ var logChains = []logChain{
 	{"refuse_other", []logRule{
 		{"meta l4proto tcp", ReasonUnlisted},
 		{"meta l4proto udp", "udp"},
-		{"meta l4proto { icmp, ipv6-icmp }", "icmp"},
-		{"meta l4proto != { tcp, udp, icmp, ipv6-icmp }", "other"},
+		{"meta l4proto { icmp, icmpv6 }", "icmp"},
+		{"meta l4proto != { tcp, udp, icmp, icmpv6 }", "other"},
 	}, "goto refuse"},
 }
 
