@@ -31,6 +31,7 @@ type entrypointView struct {
 	DeadlineEnv, AgentUIDEnv, DeadlineStayEnv         string
 	GrantV4, GrantV6                                  string
 	GrantMaxSeconds                                   int
+	UlogdPath, LogUser                                string
 	Names                                             []string // sorted
 }
 
@@ -72,6 +73,8 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 		GrantV4:         GrantSetV4,
 		GrantV6:         GrantSetV6,
 		GrantMaxSeconds: GrantMaxSeconds,
+		UlogdPath:       UlogdPath,
+		LogUser:         LogUser,
 	}
 	for _, d := range p.Domains {
 		v.Names = append(v.Names, d.Name)

@@ -78,7 +78,7 @@ var Sysctls = []Sysctl{portStart}
 var portStart = Sysctl{"net.ipv4.ip_unprivileged_port_start", "1024"}
 
 // Packages lists the Debian packages the egress image installs (sorted).
-var Packages = []string{"dnsmasq-base", "nftables"}
+var Packages = []string{"dnsmasq-base", "nftables", "ulogd2", "ulogd2-json"}
 
 // HealthCommand is the compose healthcheck (exec form).
 var HealthCommand = []string{EntrypointPath, healthArg}
@@ -95,6 +95,7 @@ const (
 	rulesFile      = "rules.nft"
 	dnsmasqFile    = "dnsmasq.conf"
 	entrypointFile = "entrypoint.sh"
+	ulogdFile      = "ulogd.conf"
 )
 
 // Policy is the egress policy the firewall enforces: in ModeAllowlist, TCP
@@ -142,9 +143,10 @@ type CIDR struct {
 	Sources []string     // sorted, for comments only
 }
 
-// Render returns the three files of the firewall program keyed "rules.nft",
-// "dnsmasq.conf" and "entrypoint.sh". It re-validates p and returns an error
-// rather than emit anything unsafe. The output depends on p only.
+// Render returns the four files of the firewall program keyed "rules.nft",
+// "dnsmasq.conf", "entrypoint.sh" and "ulogd.conf". It re-validates p and
+// returns an error rather than emit anything unsafe. The output depends on
+// p only.
 func Render(p Policy) (map[string][]byte, error) {
 	p, err := normalize(p)
 	if err != nil {
@@ -162,9 +164,14 @@ func Render(p Policy) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	ulogd, err := renderUlogd()
+	if err != nil {
+		return nil, err
+	}
 	return map[string][]byte{
 		rulesFile:      rules,
 		dnsmasqFile:    dnsmasq,
 		entrypointFile: entrypoint,
+		ulogdFile:      ulogd,
 	}, nil
 }

@@ -74,7 +74,7 @@ func TestRenderFiles(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if want := []string{"dnsmasq.conf", "entrypoint.sh", "rules.nft"}; !slices.Equal(keys, want) {
+	if want := []string{"dnsmasq.conf", "entrypoint.sh", "rules.nft", "ulogd.conf"}; !slices.Equal(keys, want) {
 		t.Errorf("Render returned %q, want %q", keys, want)
 	}
 }
@@ -149,20 +149,20 @@ var richSets = []string{
 // richOutput are the rules of the output chain for the rich policy, in
 // order, without comments.
 var richOutput = []string{
-	`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 th sport 61000-65535 counter name "rejected_dns" goto refuse`,
-	`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 ip daddr != 127.0.0.1 counter name "rejected_dns" goto refuse`,
-	`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 meta nfproto ipv6 counter name "rejected_dns" goto refuse`,
-	`meta skuid != { 0, 5353 } ip daddr @upstream_v4 counter name "rejected_dns" goto refuse`,
-	`meta skuid != { 0, 5353 } ip6 daddr @upstream_v6 counter name "rejected_dns" goto refuse`,
-	`meta skuid != { 0, 5353 } ip daddr 127.0.0.11 counter name "rejected_docker_dns" goto refuse`,
-	`meta skuid != { 0, 5353 } ip saddr @upstream_v4 counter name "rejected_spoof" goto refuse`,
-	`meta skuid != { 0, 5353 } ip6 saddr @upstream_v6 counter name "rejected_spoof" goto refuse`,
-	`meta skuid != { 0, 5353 } ip saddr 127.0.0.11 counter name "rejected_spoof" goto refuse`,
-	`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th sport 53 counter name "rejected_spoof" goto refuse`,
+	`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 th sport 61000-65535 counter name "rejected_dns" goto refuse_dns`,
+	`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 ip daddr != 127.0.0.1 counter name "rejected_dns" goto refuse_dns`,
+	`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 meta nfproto ipv6 counter name "rejected_dns" goto refuse_dns`,
+	`meta skuid != { 0, 5353 } ip daddr @upstream_v4 counter name "rejected_dns" goto refuse_dns`,
+	`meta skuid != { 0, 5353 } ip6 daddr @upstream_v6 counter name "rejected_dns" goto refuse_dns`,
+	`meta skuid != { 0, 5353 } ip daddr 127.0.0.11 counter name "rejected_docker_dns" goto refuse_docker_dns`,
+	`meta skuid != { 0, 5353 } ip saddr @upstream_v4 counter name "rejected_spoof" goto refuse_spoof`,
+	`meta skuid != { 0, 5353 } ip6 saddr @upstream_v6 counter name "rejected_spoof" goto refuse_spoof`,
+	`meta skuid != { 0, 5353 } ip saddr 127.0.0.11 counter name "rejected_spoof" goto refuse_spoof`,
+	`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th sport 53 counter name "rejected_spoof" goto refuse_spoof`,
 	"meta skuid 0 meta l4proto { tcp, udp } th dport 53 accept",
-	`exthdr rt exists counter name "rejected_routing" drop`,
-	`ct mark & 0x00000001 == 0x00000001 ip daddr . tcp dport != @grant_v4 counter name "rejected_expired" goto refuse`,
-	`ct mark & 0x00000001 == 0x00000001 ip6 daddr . tcp dport != @grant_v6 counter name "rejected_expired" goto refuse`,
+	`exthdr rt exists counter name "rejected_routing" goto drop_routing`,
+	`ct mark & 0x00000001 == 0x00000001 ip daddr . tcp dport != @grant_v4 counter name "rejected_expired" goto refuse_expired`,
+	`ct mark & 0x00000001 == 0x00000001 ip6 daddr . tcp dport != @grant_v6 counter name "rejected_expired" goto refuse_expired`,
 	"ct state established,related accept",
 	"ct state invalid drop",
 	"icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit } ip6 hoplimit 255 accept",
@@ -177,8 +177,8 @@ var richOutput = []string{
 	"ip daddr @cidr_v4_5432 tcp dport 5432 accept",
 	"ip6 daddr @cidr_v6_5432 tcp dport 5432 accept",
 	"ip daddr @cidr_v4_8443 tcp dport 8443 accept",
-	`ip daddr @special_v4 counter name "rejected_special" goto refuse`,
-	`ip6 daddr @special_v6 counter name "rejected_special" goto refuse`,
+	`ip daddr @special_v4 counter name "rejected_special" goto refuse_special`,
+	`ip6 daddr @special_v6 counter name "rejected_special" goto refuse_special`,
 	"ip daddr . tcp dport @grant_v4 ct mark set ct mark | 0x00000001 accept",
 	"ip6 daddr . tcp dport @grant_v6 ct mark set ct mark | 0x00000001 accept",
 	"ip daddr @allow_v4_22 tcp dport 22 accept",
@@ -189,7 +189,7 @@ var richOutput = []string{
 	"ip6 daddr @allow_v6_443 tcp dport 443 accept",
 	"ip daddr @allow_v4_8443 tcp dport 8443 accept",
 	"ip6 daddr @allow_v6_8443 tcp dport 8443 accept",
-	`counter name "rejected_other" goto refuse`,
+	`counter name "rejected_other" goto refuse_other`,
 }
 
 // richSnippets are parts of rules.nft for the rich policy, verbatim.

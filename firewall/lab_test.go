@@ -45,7 +45,7 @@ func generated(t testing.TB) map[string][]byte {
 		t.Fatal(err)
 	}
 	out := map[string][]byte{}
-	for _, name := range []string{"rules.nft", "dnsmasq.conf", "entrypoint.sh"} {
+	for _, name := range []string{"rules.nft", "dnsmasq.conf", "entrypoint.sh", "ulogd.conf"} {
 		data, ok := c.Files[generator.EgressDir+"/"+name]
 		if !ok {
 			t.Fatalf("generator.Compile rendered no %s/%s", generator.EgressDir, name)
@@ -159,6 +159,7 @@ func (l *lab) egressSpec() netlab.Spec {
 			firewall.RulesPath:      {Data: l.files["rules.nft"], Mode: 0o644},
 			firewall.DnsmasqPath:    {Data: l.files["dnsmasq.conf"], Mode: 0o644},
 			firewall.EntrypointPath: {Data: l.files["entrypoint.sh"], Mode: 0o755},
+			firewall.UlogdPath:      {Data: l.files["ulogd.conf"], Mode: 0o644},
 			"/etc/resolv.conf":      {Data: []byte("nameserver " + upstream + "\n"), Mode: 0o644},
 			"/etc/passwd": {Data: withUser(l.t, "/etc/passwd",
 				fmt.Sprintf("%s:x:%d:%d::/nonexistent:/usr/sbin/nologin", firewall.DNSUser, firewall.DNSUID, firewall.DNSUID)), Mode: 0o644},

@@ -12,16 +12,16 @@ import (
 var (
 	// Other uids' DNS, only to the filter resolver.
 	dnsRules = []string{
-		`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 th sport 61000-65535 counter name "rejected_dns" goto refuse`,
-		`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 ip daddr != 127.0.0.1 counter name "rejected_dns" goto refuse`,
-		`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 meta nfproto ipv6 counter name "rejected_dns" goto refuse`,
+		`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 th sport 61000-65535 counter name "rejected_dns" goto refuse_dns`,
+		`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 ip daddr != 127.0.0.1 counter name "rejected_dns" goto refuse_dns`,
+		`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th dport 53 meta nfproto ipv6 counter name "rejected_dns" goto refuse_dns`,
 	}
 	// From "ct mark" to the filter resolver.
 	middleRules = []string{
 		"meta skuid 0 meta l4proto { tcp, udp } th dport 53 accept",
-		`exthdr rt exists counter name "rejected_routing" drop`,
-		`ct mark & 0x00000001 == 0x00000001 ip daddr . tcp dport != @grant_v4 counter name "rejected_expired" goto refuse`,
-		`ct mark & 0x00000001 == 0x00000001 ip6 daddr . tcp dport != @grant_v6 counter name "rejected_expired" goto refuse`,
+		`exthdr rt exists counter name "rejected_routing" goto drop_routing`,
+		`ct mark & 0x00000001 == 0x00000001 ip daddr . tcp dport != @grant_v4 counter name "rejected_expired" goto refuse_expired`,
+		`ct mark & 0x00000001 == 0x00000001 ip6 daddr . tcp dport != @grant_v6 counter name "rejected_expired" goto refuse_expired`,
 		"ct state established,related accept",
 		"ct state invalid drop",
 		"icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit } ip6 hoplimit 255 accept",
@@ -30,8 +30,8 @@ var (
 		"ip daddr 127.0.0.1 tcp dport 53 accept",
 	}
 	specialRules = []string{
-		`ip daddr @special_v4 counter name "rejected_special" goto refuse`,
-		`ip6 daddr @special_v6 counter name "rejected_special" goto refuse`,
+		`ip daddr @special_v4 counter name "rejected_special" goto refuse_special`,
+		`ip6 daddr @special_v6 counter name "rejected_special" goto refuse_special`,
 	}
 	grantRules = []string{
 		"ip daddr . tcp dport @grant_v4 ct mark set ct mark | 0x00000001 accept",
@@ -42,19 +42,19 @@ var (
 		"meta skuid 5353 ip6 daddr @upstream_v6 meta l4proto { tcp, udp } accept",
 	}
 	spoofRules = []string{
-		`meta skuid != { 0, 5353 } ip saddr 127.0.0.11 counter name "rejected_spoof" goto refuse`,
-		`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th sport 53 counter name "rejected_spoof" goto refuse`,
+		`meta skuid != { 0, 5353 } ip saddr 127.0.0.11 counter name "rejected_spoof" goto refuse_spoof`,
+		`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th sport 53 counter name "rejected_spoof" goto refuse_spoof`,
 	}
 	upstreamSpoof = []string{
-		`meta skuid != { 0, 5353 } ip saddr @upstream_v4 counter name "rejected_spoof" goto refuse`,
-		`meta skuid != { 0, 5353 } ip6 saddr @upstream_v6 counter name "rejected_spoof" goto refuse`,
+		`meta skuid != { 0, 5353 } ip saddr @upstream_v4 counter name "rejected_spoof" goto refuse_spoof`,
+		`meta skuid != { 0, 5353 } ip6 saddr @upstream_v6 counter name "rejected_spoof" goto refuse_spoof`,
 	}
-	dockerDNSRule = `meta skuid != { 0, 5353 } ip daddr 127.0.0.11 counter name "rejected_docker_dns" goto refuse`
+	dockerDNSRule = `meta skuid != { 0, 5353 } ip daddr 127.0.0.11 counter name "rejected_docker_dns" goto refuse_docker_dns`
 	upstreamDNS   = []string{
-		`meta skuid != { 0, 5353 } ip daddr @upstream_v4 counter name "rejected_dns" goto refuse`,
-		`meta skuid != { 0, 5353 } ip6 daddr @upstream_v6 counter name "rejected_dns" goto refuse`,
+		`meta skuid != { 0, 5353 } ip daddr @upstream_v4 counter name "rejected_dns" goto refuse_dns`,
+		`meta skuid != { 0, 5353 } ip6 daddr @upstream_v6 counter name "rejected_dns" goto refuse_dns`,
 	}
-	refuseRule = `counter name "rejected_other" goto refuse`
+	refuseRule = `counter name "rejected_other" goto refuse_other`
 )
 
 // noneOutput and openOutput are the output chains of the none and open
@@ -62,8 +62,8 @@ var (
 var (
 	noneOutput = slices.Concat(dnsRules, []string{
 		dockerDNSRule,
-		`meta skuid 5353 oif != "lo" counter name "rejected_other" goto refuse`,
-		`meta skuid 5353 ip daddr 127.0.0.11 counter name "rejected_other" goto refuse`,
+		`meta skuid 5353 oif != "lo" counter name "rejected_other" goto refuse_other`,
+		`meta skuid 5353 ip daddr 127.0.0.11 counter name "rejected_other" goto refuse_other`,
 	}, spoofRules, middleRules, []string{`oif "lo" accept`}, specialRules, grantRules, []string{refuseRule})
 	openOutput = slices.Concat(dnsRules, upstreamDNS, []string{dockerDNSRule}, upstreamSpoof, spoofRules, middleRules,
 		upstreamAccepts, []string{

@@ -79,6 +79,10 @@ type rulesView struct {
 	NameGroups                      []nameGroup   // by port, increasing
 	CIDRSets                        []intervalSet // by port, then family
 	Special                         []intervalSet // v4, v6
+	LogGroup, LogRate, LogBurst     int
+	LogSnaplen                      int
+	LogLimit, LogPrefix             string
+	LogChains                       []logChain
 }
 
 // nftSet is a named set of addresses of one family.
@@ -139,6 +143,13 @@ func renderRules(p Policy) ([]byte, error) {
 		NameGroups:     r.nameGroups(),
 		CIDRSets:       r.cidrSets(),
 		Special:        specialSets(),
+		LogGroup:       LogGroup,
+		LogRate:        LogRate,
+		LogBurst:       LogBurst,
+		LogSnaplen:     logSnaplen,
+		LogLimit:       logLimit,
+		LogPrefix:      LogPrefix,
+		LogChains:      logChains,
 	})
 }
 

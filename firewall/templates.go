@@ -18,6 +18,7 @@ var templateFiles = []string{
 	"templates/rules.nft.tmpl",
 	"templates/dnsmasq.conf.tmpl",
 	"templates/entrypoint.sh.tmpl",
+	"templates/ulogd.conf.tmpl",
 }
 
 // funcs are the template functions: hermetic (no environment, clock or

@@ -3,6 +3,7 @@ package firewall
 import (
 	"bytes"
 	"fmt"
+	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,6 +63,22 @@ func TestNftAcceptsRules(t *testing.T) {
 				"add element inet agentbox upstream_v4 { 127.0.0.11 }\n"+
 				"add element inet agentbox upstream_v6 { 2001:db8::53 }\n", rules)
 			run(t, load, nft, "-c", "-f", "-")
+		})
+	}
+}
+
+// TestNftNeedsNoProtocolsFile checks the rules with nft in a mount
+// namespace where /etc/protocols is empty: the egress image has none (no
+// netbase), and nft resolves a protocol name that is no keyword of its
+// grammar (ipv6-icmp) through it.
+func TestNftNeedsNoProtocolsFile(t *testing.T) {
+	nft := requireTool(t, "nft", true)
+	testenv.RequireRoot(t)
+	testenv.RequireProgram(t, "unshare")
+	for _, name := range sortedPolicyNames() {
+		t.Run(name, func(t *testing.T) {
+			rules := filepath.Join(writeFiles(t, mustRender(t, policies[name])), rulesFile)
+			run(t, "", "unshare", "--mount", "sh", "-c", `mount --bind /dev/null /etc/protocols && exec "$0" -c -f "$1"`, nft, rules)
 		})
 	}
 }

@@ -54,6 +54,7 @@ type view struct {
 	RulesPath       string
 	DnsmasqPath     string
 	EntrypointPath  string
+	UlogdPath       string
 	HealthCommand   []string
 	OriginDir       string
 	WorkspaceEntry  string // where the image holds WorkspaceScript
@@ -75,6 +76,7 @@ func render(p *Plan) (map[string][]byte, error) {
 		RulesPath:       firewall.RulesPath,
 		DnsmasqPath:     firewall.DnsmasqPath,
 		EntrypointPath:  firewall.EntrypointPath,
+		UlogdPath:       firewall.UlogdPath,
 		HealthCommand:   firewall.HealthCommand,
 		OriginDir:       OriginDir,
 		WorkspaceEntry:  "/usr/local/bin/agentbox-workspace",

@@ -2,7 +2,8 @@
 # Installs what the tests need on a Debian machine: nftables (nft -c checks of
 # every generated ruleset), dnsmasq-base (dnsmasq --test of every generated
 # configuration), and for the firewall's network lab iproute2 (namespaces,
-# veth), util-linux (setpriv, unshare, nsenter, flock) and mount; shellcheck
+# veth), util-linux (setpriv, unshare, nsenter, flock), mount, and ulogd2 with
+# ulogd2-json (the record of refused packets, TestLabRefusedLog); shellcheck
 # (actionlint runs it on the scripts of the CI workflow); npm (the real npm ci
 # installs the package-lock.json that agentbox renders). Without root it installs
 # nothing and says so; the tests that need these then skip, except under CI=true,
@@ -17,6 +18,8 @@ for tool in setpriv unshare nsenter flock; do
 	command -v "$tool" >/dev/null 2>&1 || { need+=(util-linux); break; }
 done
 command -v mount >/dev/null 2>&1 || need+=(mount)
+{ command -v ulogd >/dev/null 2>&1 || [ -x /usr/sbin/ulogd ]; } || need+=(ulogd2)
+dpkg -s ulogd2-json >/dev/null 2>&1 || need+=(ulogd2-json)
 command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
 command -v npm >/dev/null 2>&1 || need+=(npm)
 [ ${#need[@]} -eq 0 ] && exit 0

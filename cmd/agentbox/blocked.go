@@ -8,6 +8,7 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,11 +26,34 @@ type egressLogSource func(ctx context.Context, dir, task string, since time.Time
 // blockedView is what blocked prints (--json: this shape, documented in
 // README.md). Names are printable (denials.Printable).
 type blockedView struct {
-	Names       []blockedName       `json:"names"`
-	Packets     map[string]int      `json:"rejected_packets"`
-	Dropped     int                 `json:"dropped_refusals"`
-	Skipped     int                 `json:"skipped_lines"`
-	Suggestions []blockedSuggestion `json:"suggestions,omitempty"`
+	Names           []blockedName           `json:"names"`
+	Addresses       []blockedDest           `json:"addresses"`
+	Packets         map[string]int          `json:"rejected_packets"`
+	Dropped         int                     `json:"dropped_refusals"`
+	DroppedRecords  int                     `json:"dropped_records"`
+	BadRecords      int                     `json:"bad_records"`
+	Skipped         int                     `json:"skipped_lines"`
+	Suggestions     []blockedSuggestion     `json:"suggestions,omitempty"`
+	CIDRSuggestions []blockedCIDRSuggestion `json:"cidr_suggestions,omitempty"`
+	LogRate         int                     `json:"-"` // the firewall's records a second, at most
+}
+
+// blockedDest is a refused destination; times are null when the record had
+// none.
+type blockedDest struct {
+	Address  string     `json:"address"`
+	Port     uint16     `json:"port"`
+	Protocol string     `json:"protocol"`
+	Count    int        `json:"count"`
+	First    *time.Time `json:"first_seen"`
+	Last     *time.Time `json:"last_seen"`
+	Reason   string     `json:"reason"`
+	Why      string     `json:"why"`
+}
+
+type blockedCIDRSuggestion struct {
+	denials.CIDRSuggestion
+	Line string `json:"line"`
 }
 
 type blockedName struct {
@@ -55,13 +79,16 @@ func newBlockedCmd(dir *string, d deps, stdout io.Writer) *cobra.Command {
 	o := &blockedOptions{}
 	c := &cobra.Command{
 		Use:   "blocked",
-		Short: "List what the sandbox refused (names the DNS filter refused, reject counters) and suggest agentbox.yaml lines",
+		Short: "List what the sandbox refused (names, addresses and ports, reject counters) and suggest agentbox.yaml lines",
 		Long: `List the names the sandbox's DNS filter refused, one row per name with its
 count, first and last time, and query types, from the egress log; then the
-firewall's reject counters. Refused connections to addresses and ports are
-only counted, not listed yet. --suggest prints the network.domains entries
-that would allow what was refused, leaving out noise (reverse lookups, .local,
-single-label names, search-domain artefacts): review them before you paste.`,
+connections the firewall refused, one row per address, port and protocol
+with its count, first and last time and why (from the firewall's records,
+at most a few a second); then the firewall's reject counters, which count
+every packet. --suggest prints the network.domains entries that would allow
+what was refused, leaving out noise (reverse lookups, .local, single-label
+names, search-domain artefacts), and network.cidrs entries for public
+addresses refused over TCP: review them before you paste.`,
 		Example: `  agentbox blocked
   agentbox blocked --since 1h --suggest
   agentbox blocked --task fix-123 --json`,
@@ -91,7 +118,7 @@ func (o *blockedOptions) run(ctx context.Context, d deps, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	opts := []denials.Option{denials.Ignore(firewall.ProbeName)}
+	opts := []denials.Option{denials.Ignore(firewall.ProbeName), denials.Packets(firewall.LogPrefix, firewall.LogReasons)}
 	if !since.IsZero() {
 		opts = append(opts, denials.Since(since))
 	}
@@ -128,16 +155,15 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 }
 
 func newBlockedView(rep *denials.Report, suggest bool) *blockedView {
-	v := &blockedView{Names: []blockedName{}, Packets: rep.Packets, Dropped: rep.Dropped, Skipped: rep.Skipped}
+	v := &blockedView{Names: []blockedName{}, Addresses: blockedDests(rep.Dests), Packets: rep.Packets,
+		Dropped: rep.Dropped, DroppedRecords: rep.DroppedPackets, BadRecords: rep.BadRecords, Skipped: rep.Skipped,
+		LogRate: firewall.LogRate}
 	for _, r := range rep.Rows {
 		n := blockedName{Name: denials.Printable(r.Name), Count: r.Count, Types: r.Types, Why: r.Why}
 		if n.Types == nil {
 			n.Types = []string{}
 		}
-		if !r.First.IsZero() {
-			first, last := r.First.UTC(), r.Last.UTC()
-			n.First, n.Last = &first, &last
-		}
+		n.First, n.Last = timeRange(r.First, r.Last)
 		v.Names = append(v.Names, n)
 	}
 	if suggest {
@@ -145,8 +171,41 @@ func newBlockedView(rep *denials.Report, suggest bool) *blockedView {
 		for _, s := range denials.Suggest(rep.Rows) {
 			v.Suggestions = append(v.Suggestions, blockedSuggestion{s, s.Line()})
 		}
+		v.CIDRSuggestions = []blockedCIDRSuggestion{}
+		for _, s := range denials.SuggestCIDRs(rep.Dests, firewall.ReasonUnlisted) {
+			v.CIDRSuggestions = append(v.CIDRSuggestions, blockedCIDRSuggestion{s, s.Line()})
+		}
 	}
 	return v
+}
+
+// blockedDests converts the report's destinations for printing.
+func blockedDests(dests []denials.Dest) []blockedDest {
+	out := []blockedDest{}
+	for _, d := range dests {
+		b := blockedDest{Address: d.Addr.String(), Port: d.Port, Protocol: d.Proto, Count: d.Count, Reason: d.Reason, Why: d.Why}
+		b.First, b.Last = timeRange(d.First, d.Last)
+		out = append(out, b)
+	}
+	return out
+}
+
+// timeRange is first and last in UTC, or nils when first is zero (the log
+// had no time).
+func timeRange(first, last time.Time) (*time.Time, *time.Time) {
+	if first.IsZero() {
+		return nil, nil
+	}
+	f, l := first.UTC(), last.UTC()
+	return &f, &l
+}
+
+// portCell is a port of blocked's table: "-" for none (ICMP).
+func portCell(d blockedDest) string {
+	if d.Port == 0 {
+		return "-"
+	}
+	return strconv.Itoa(int(d.Port))
 }
 
 // when is a time of blocked's table: UTC to the second, or "-".

@@ -29,7 +29,7 @@ func (f fakeEgressLogs) open(_ context.Context, _ string, task string, since tim
 	return io.NopCloser(strings.NewReader(log)), nil
 }
 
-const sandboxEgressLog = `2026-11-22T10:00:00.100000000Z dnsmasq[25]: query[A] agentbox-probe.invalid from 127.0.0.1
+var sandboxEgressLog = `2026-11-22T10:00:00.100000000Z dnsmasq[25]: query[A] agentbox-probe.invalid from 127.0.0.1
 2026-11-22T10:00:00.100000001Z dnsmasq[25]: config agentbox-probe.invalid is NXDOMAIN
 2026-11-22T10:00:01.000000000Z dnsmasq[25]: query[A] a.cdn.example.com from 172.18.0.2
 2026-11-22T10:00:01.000000100Z dnsmasq[25]: config a.cdn.example.com is NXDOMAIN
@@ -42,15 +42,25 @@ const sandboxEgressLog = `2026-11-22T10:00:00.100000000Z dnsmasq[25]: query[A] a
 2026-11-22T10:32:00.000000000Z dnsmasq[25]: query[PTR] 1.0.0.127.in-addr.arpa from 127.0.0.1
 2026-11-22T10:32:00.000000100Z dnsmasq[25]: config 1.0.0.127.in-addr.arpa is NXDOMAIN
 2026-11-22T10:33:00.000000000Z dnsmasq[25]: config ` + "\x1b]0;owned\x07" + `.example is NXDOMAIN
+2026-11-22T10:34:00.000000000Z ` + pktRecord("unlisted", "198.51.100.7", 6, 443) + `
+2026-11-22T10:35:00.000000000Z ` + pktRecord("unlisted", "198.51.100.7", 6, 443) + `
+2026-11-22T10:35:30.000000000Z ` + pktRecord("unlisted", "198.51.100.7", 6, 22) + `
+2026-11-22T10:36:00.000000000Z ` + pktRecord("special", "10.1.2.3", 6, 5432) + `
+2026-11-22T10:37:00.000000000Z ` + pktRecord("udp", "198.51.100.8", 17, 53) + `
 2026-11-22T10:40:00.000000000Z agentbox-egress: rejected packets: dns=2 docker_dns=0 special=1 other=3 spoof=0 routing=0
 `
+
+// pktRecord is a record of the firewall's logger (ulogd2's JSON, trimmed).
+func pktRecord(reason, ip string, proto, port int) string {
+	return fmt.Sprintf(`{"timestamp": "2026-11-22T10:34:00.000001", "oob.prefix": "agentbox-refused:%s", "oob.time.sec": 1795370040, "oob.time.usec": 1, "oob.uid": 1000, "ip.protocol": %d, "src_port": 40000, "dest_port": %d, "src_ip": "172.30.0.2", "dest_ip": "%s"}`, reason, proto, port, ip)
+}
 
 func blockedDeps(since *time.Time) deps {
 	d := testDeps()
 	d.now = func() time.Time { return time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC) }
 	d.egressLog = fakeEgressLogs{logs: map[string]string{
 		"":      sandboxEgressLog,
-		"fix-1": "dnsmasq[3]: config task.example is NXDOMAIN\n",
+		"fix-1": "dnsmasq[3]: config task.example is NXDOMAIN\n" + strings.Replace(pktRecord("icmp", "10.9.9.9", 1, 0), `"oob.time.sec": 1795370040`, `"oob.time.sec": 0`, 1) + "\n",
 	}, since: since}.open
 	return d
 }
@@ -68,7 +78,13 @@ api.evil.example          2      2026-11-22T10:30:00Z  2026-11-22T10:31:00Z  A,A
 1.0.0.127.in-addr.arpa    1      2026-11-22T10:32:00Z  2026-11-22T10:32:00Z  PTR     unlisted name
 a.cdn.example.com         1      2026-11-22T10:00:01Z  2026-11-22T10:00:01Z  A       unlisted name
 b.cdn.example.com         1      2026-11-22T10:00:02Z  2026-11-22T10:00:02Z  AAAA    unlisted name
-rejected packets: dns=2 other=3 special=1 (refused addresses and ports are counted, not listed yet)
+
+ADDRESS       PORT  PROTO  COUNT  FIRST                 LAST                  WHY
+198.51.100.7  443   tcp    2      2026-11-22T10:34:00Z  2026-11-22T10:35:00Z  TCP to an unlisted address or port
+10.1.2.3      5432  tcp    1      2026-11-22T10:36:00Z  2026-11-22T10:36:00Z  private or special-purpose address
+198.51.100.7  22    tcp    1      2026-11-22T10:35:30Z  2026-11-22T10:35:30Z  TCP to an unlisted address or port
+198.51.100.8  53    udp    1      2026-11-22T10:37:00Z  2026-11-22T10:37:00Z  UDP (only TCP is allowed)
+rejected packets: dns=2 other=3 special=1 (every packet; the rows above are those logged, at most 5 a second)
 `, time.Time{}},
 		{"suggest", []string{"--suggest"}, `# agentbox blocked --suggest: network.domains entries that would allow what was refused.
 # Review each one before you paste it: an allowed name is a place the agent can send data to.
@@ -76,22 +92,39 @@ rejected packets: dns=2 other=3 special=1 (refused addresses and ports are count
 # Paste under "network:" / "  domains:" in agentbox.yaml, then run agentbox generate.
     - "*.cdn.example.com"   # refused 2 times (A, AAAA): a.cdn.example.com, b.cdn.example.com
     - api.evil.example   # refused 2 times (A, AAAA)
+# network.cidrs entries for the public addresses refused over TCP, one address each.
+# An address of a CDN or a cloud serves others too and changes: prefer the name the agent used.
+# Paste under "network:" / "  cidrs:" in agentbox.yaml, then run agentbox generate.
+    - {cidr: 198.51.100.7/32, ports: [22, 443]}   # refused 3 times
 `, time.Time{}},
 		{"since a duration", []string{"--since", "45m", "--suggest"}, `# agentbox blocked --suggest: network.domains entries that would allow what was refused.
 # Review each one before you paste it: an allowed name is a place the agent can send data to.
 # A plain name admits its subdomains too; "*.name" admits only its subdomains.
 # Paste under "network:" / "  domains:" in agentbox.yaml, then run agentbox generate.
     - api.evil.example   # refused 2 times (A, AAAA)
+# network.cidrs entries for the public addresses refused over TCP, one address each.
+# An address of a CDN or a cloud serves others too and changes: prefer the name the agent used.
+# Paste under "network:" / "  cidrs:" in agentbox.yaml, then run agentbox generate.
+    - {cidr: 198.51.100.7/32, ports: [22, 443]}   # refused 3 times
 `, time.Date(2026, 11, 22, 10, 15, 0, 0, time.UTC)},
 		{"since a time", []string{"--since", "2026-11-22T10:30:30Z"}, `NAME                      COUNT  FIRST                 LAST                  TYPES  WHY
 "\x1b]0;owned\a.example"  1      2026-11-22T10:33:00Z  2026-11-22T10:33:00Z  -      unlisted name
 1.0.0.127.in-addr.arpa    1      2026-11-22T10:32:00Z  2026-11-22T10:32:00Z  PTR    unlisted name
 api.evil.example          1      2026-11-22T10:31:00Z  2026-11-22T10:31:00Z  AAAA   unlisted name
-rejected packets: dns=2 other=3 special=1 (refused addresses and ports are counted, not listed yet)
+
+ADDRESS       PORT  PROTO  COUNT  FIRST                 LAST                  WHY
+198.51.100.7  443   tcp    2      2026-11-22T10:34:00Z  2026-11-22T10:35:00Z  TCP to an unlisted address or port
+10.1.2.3      5432  tcp    1      2026-11-22T10:36:00Z  2026-11-22T10:36:00Z  private or special-purpose address
+198.51.100.7  22    tcp    1      2026-11-22T10:35:30Z  2026-11-22T10:35:30Z  TCP to an unlisted address or port
+198.51.100.8  53    udp    1      2026-11-22T10:37:00Z  2026-11-22T10:37:00Z  UDP (only TCP is allowed)
+rejected packets: dns=2 other=3 special=1 (every packet; the rows above are those logged, at most 5 a second)
 `, time.Date(2026, 11, 22, 10, 30, 30, 0, time.UTC)},
 		{"a task without timestamps", []string{"--task", "fix-1"}, `NAME          COUNT  FIRST  LAST  TYPES  WHY
 task.example  1      -      -     -      unlisted name
-rejected packets: none (refused addresses and ports are counted, not listed yet)
+
+ADDRESS   PORT  PROTO  COUNT  FIRST  LAST  WHY
+10.9.9.9  -     icmp   1      -      -     ICMP
+rejected packets: none
 `, time.Time{}},
 	}
 	for _, tt := range tests {
@@ -132,10 +165,18 @@ func TestBlockedJSON(t *testing.T) {
 		}
 		for _, want := range []string{`"name": "api.evil.example"`, `"count": 2`, `"first_seen": "2026-11-22T10:30:00.0000001Z"`,
 			`"types": [`, `"why": "unlisted name"`, `"rejected_packets": {`, `"dns": 2`, `"dropped_refusals": 0`, `"skipped_lines": 0`,
-			`"name": "\"\\x1b]0;owned\\a.example\""`} {
+			`"name": "\"\\x1b]0;owned\\a.example\""`,
+			`"addresses": [`, `"address": "198.51.100.7"`, `"port": 443`, `"protocol": "tcp"`, `"reason": "unlisted"`,
+			`"why": "TCP to an unlisted address or port"`, `"dropped_records": 0`, `"bad_records": 0`} {
 			if !strings.Contains(stdout, want) {
 				t.Errorf("the JSON lacks %s:\n%s", want, stdout)
 			}
+		}
+		if _, ok := v["cidr_suggestions"]; ok != suggest {
+			t.Errorf("--suggest %v: cidr_suggestions present %v", suggest, ok)
+		}
+		if suggest && !strings.Contains(stdout, `"cidr": "198.51.100.7/32"`) {
+			t.Errorf("no CIDR suggestion:\n%s", stdout)
 		}
 		if suggest && !strings.Contains(stdout, `"domain": "*.cdn.example.com"`) {
 			t.Errorf("no wildcard suggestion:\n%s", stdout)

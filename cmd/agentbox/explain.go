@@ -29,6 +29,7 @@ var reportTemplates = template.Must(template.New("").Option("missingkey=error").
 	"change":  change,
 	"negated": func(p string) bool { return strings.HasPrefix(p, "!") },
 	"when":    when,
+	"port":    portCell,
 }).ParseFS(reportFS, "tmpl/*.tmpl"))
 
 func newExplainCmd(dir *string, stdout io.Writer) *cobra.Command {

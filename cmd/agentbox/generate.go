@@ -22,7 +22,7 @@ func newGenerateCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 
   .agentbox/agent.Dockerfile       the agent image, base pinned by digest
   .agentbox/egress.Dockerfile      the egress (firewall) image
-  .agentbox/egress/                the firewall program: rules.nft, dnsmasq.conf, entrypoint.sh
+  .agentbox/egress/                the firewall program: rules.nft, dnsmasq.conf, entrypoint.sh, ulogd.conf
   .agentbox/docker-compose.yml     the egress and agent services
   .devcontainer/devcontainer.json  the Dev Container definition
 

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,8 +61,9 @@ dnsmasq[9]: config other.test is NXDOMAIN
 dnsmasq[9]: config ` + "\x1b" + `[2J.example is NXDOMAIN
 agentbox-egress: rejected packets: dns=1 other=0
 agentbox-egress: rejected packets: dns=2 other=3 special=0
-`
-	names, packets, err := egressRefusals(strings.NewReader(log))
+` + pktRecord("unlisted", "198.51.100.7", 6, 443) + "\n" + pktRecord("unlisted", "198.51.100.7", 6, 443) + "\n" +
+		pktRecord("icmp", "2001:db8::1", 58, 0) + "\n"
+	names, addrs, packets, err := egressRefusals(strings.NewReader(log))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +73,18 @@ agentbox-egress: rejected packets: dns=2 other=3 special=0
 	}
 	if len(packets) != 2 || packets["dns"] != 2 || packets["other"] != 3 {
 		t.Errorf("packets %v", packets)
+	}
+	want := []addrCount{
+		{Address: "198.51.100.7", Port: 443, Protocol: "tcp", Count: 2, Why: "TCP to an unlisted address or port"},
+		{Address: "2001:db8::1", Protocol: "icmpv6", Count: 1, Why: "ICMP"},
+	}
+	if !slices.Equal(addrs, want) {
+		t.Errorf("addresses %+v, want %+v", addrs, want)
+	}
+	var b strings.Builder
+	printSummary(&b, &taskSummary{Task: "fix-1", State: stateExited, RefusedNames: names, RefusedAddresses: addrs})
+	if line := "  refused  198.51.100.7:443/tcp (2), 2001:db8::1/icmpv6 (1)\n"; !strings.Contains(b.String(), line) {
+		t.Errorf("the summary lacks %q:\n%s", line, b.String())
 	}
 }
 

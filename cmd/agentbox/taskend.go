@@ -9,8 +9,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,9 +36,12 @@ type taskSummary struct {
 	Workspace       string   `json:"workspace"`   // clone or direct
 	// Quarantined are the git directories a direct task's agent made in
 	// the project, disarmed (their HEAD renamed).
-	Quarantined     []string       `json:"quarantined,omitempty"`
-	RefusedNames    []nameCount    `json:"refused_names"`
-	RejectedPackets map[string]int `json:"rejected_packets"`
+	Quarantined  []string    `json:"quarantined,omitempty"`
+	RefusedNames []nameCount `json:"refused_names"`
+	// RefusedAddresses are the firewall's records of refused connections
+	// (at most firewall.LogRate a second), one per destination.
+	RefusedAddresses []addrCount    `json:"refused_addresses"`
+	RejectedPackets  map[string]int `json:"rejected_packets"`
 	// Timings are the seconds each phase took: prepare (checks and the
 	// task's clone), start (until the agent runs, the firewall loaded and
 	// answering), command, and collect (stop, branch, summary).
@@ -46,6 +51,24 @@ type taskSummary struct {
 type nameCount struct {
 	Name  string `json:"name"`
 	Count int    `json:"count"`
+}
+
+// addrCount is a refused destination, as agentbox blocked prints it.
+type addrCount struct {
+	Address  string `json:"address"`
+	Port     uint16 `json:"port"` // 0: none (ICMP)
+	Protocol string `json:"protocol"`
+	Count    int    `json:"count"`
+	Why      string `json:"why"`
+}
+
+// String is the destination as ADDRESS:PORT/PROTOCOL, or ADDRESS/PROTOCOL
+// without a port.
+func (a addrCount) String() string {
+	if a.Port == 0 {
+		return a.Address + "/" + a.Protocol
+	}
+	return net.JoinHostPort(a.Address, strconv.Itoa(int(a.Port))) + "/" + a.Protocol
 }
 
 // deadlineSlack is how much earlier than its deadline an agent may end and
@@ -101,7 +124,7 @@ func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error
 		}
 		if eg != nil {
 			if log, err := startLog(exec.CommandContext(ctx, p.docker, "logs", "--timestamps", eg.ID)); err == nil {
-				sum.RefusedNames, sum.RejectedPackets, _ = egressRefusals(log)
+				sum.RefusedNames, sum.RefusedAddresses, sum.RejectedPackets, _ = egressRefusals(log)
 				log.Close()
 			}
 		}
@@ -132,17 +155,22 @@ func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error
 
 // egressRefusals reads the egress log: each name the filter answered with
 // NXDOMAIN (printable, denials.Printable), but the entrypoint's own probe,
-// and the firewall's reject counters at its exit.
-func egressRefusals(log io.Reader) ([]nameCount, map[string]int, error) {
-	rep, err := denials.Parse(log, denials.Ignore(firewall.ProbeName))
+// each destination of the firewall's records, and its reject counters at
+// its exit.
+func egressRefusals(log io.Reader) ([]nameCount, []addrCount, map[string]int, error) {
+	rep, err := denials.Parse(log, denials.Ignore(firewall.ProbeName), denials.Packets(firewall.LogPrefix, firewall.LogReasons))
 	if err != nil {
-		return nil, map[string]int{}, err
+		return nil, nil, map[string]int{}, err
 	}
 	var names []nameCount
 	for _, r := range rep.Rows {
 		names = append(names, nameCount{denials.Printable(r.Name), r.Count})
 	}
-	return names, rep.Packets, nil
+	var addrs []addrCount
+	for _, d := range rep.Dests {
+		addrs = append(addrs, addrCount{d.Addr.String(), d.Port, d.Proto, d.Count, d.Why})
+	}
+	return names, addrs, rep.Packets, nil
 }
 
 // collectBranch takes the task's branch from its workspace volume (a
@@ -275,4 +303,24 @@ func printRefused(w io.Writer, s *taskSummary) {
 	if len(refused) > 0 {
 		fmt.Fprintf(w, "  refused  %s\n", strings.Join(refused, ", "))
 	}
+	printAddresses(w, s.RefusedAddresses)
+}
+
+// maxSummaryAddrs is how many refused destinations the summary names.
+const maxSummaryAddrs = 10
+
+// printAddresses prints the summary's line of refused destinations.
+func printAddresses(w io.Writer, addrs []addrCount) {
+	if len(addrs) == 0 {
+		return
+	}
+	var shown []string
+	for _, a := range addrs[:min(len(addrs), maxSummaryAddrs)] {
+		shown = append(shown, fmt.Sprintf("%s (%d)", a, a.Count))
+	}
+	more := ""
+	if n := len(addrs) - len(shown); n > 0 {
+		more = fmt.Sprintf(" and %d more (agentbox blocked --task lists them)", n)
+	}
+	fmt.Fprintf(w, "  refused  %s%s\n", strings.Join(shown, ", "), more)
 }

@@ -1,6 +1,7 @@
 // Package denials reads the egress container's log and aggregates what the
 // sandbox refused: the names the DNS filter answered NXDOMAIN (one row per
-// name) and the firewall's reject counters. It runs no Docker and prints
+// name), the firewall's per-packet records of refused connections (one row
+// per destination) and its reject counters. It runs no Docker and prints
 // nothing: names reach a terminal only through Printable.
 package denials
 
@@ -43,6 +44,12 @@ type Report struct {
 	Packets map[string]int
 	Dropped int // refusals of names beyond MaxNames
 	Skipped int // lines longer than MaxLine
+	// Dests are the refused destinations of the firewall's per-packet
+	// records (with the Packets option), by count (most first), then
+	// address, port, protocol.
+	Dests          []Dest
+	DroppedPackets int // records of destinations beyond MaxDests
+	BadRecords     int // records with the firewall's prefix that do not parse
 }
 
 // Option changes what Parse counts.
@@ -73,17 +80,20 @@ var (
 type query struct{ qtype, name string }
 
 type parser struct {
-	since   time.Time
-	ignore  map[string]bool
-	rows    map[string]*Row
-	pending map[string]query // by dnsmasq pid: its last query
-	rep     Report
+	since     time.Time
+	logPrefix string            // Packets: the firewall's log prefix
+	reasons   map[string]string // Packets: its keys and what they mean
+	dests     map[destKey]*Dest
+	ignore    map[string]bool
+	rows      map[string]*Row
+	pending   map[string]query // by dnsmasq pid: its last query
+	rep       Report
 }
 
 // Parse reads an egress log, as `docker logs --timestamps` writes it (lines
 // without a timestamp are read too), and aggregates its refusals.
 func Parse(r io.Reader, opts ...Option) (*Report, error) {
-	p := &parser{ignore: map[string]bool{}, rows: map[string]*Row{}, pending: map[string]query{}}
+	p := &parser{ignore: map[string]bool{}, rows: map[string]*Row{}, pending: map[string]query{}, dests: map[destKey]*Dest{}}
 	p.rep.Packets = map[string]int{}
 	for _, o := range opts {
 		o(p)
@@ -124,6 +134,10 @@ func (p *parser) line(l string) {
 	l = composePrefix.ReplaceAllString(l, "")
 	at, rest := timestamp(l)
 	if !p.since.IsZero() && (at.IsZero() || at.Before(p.since)) {
+		return
+	}
+	if p.logPrefix != "" && strings.HasPrefix(rest, "{") {
+		p.record(rest, at)
 		return
 	}
 	if m := queryLine.FindStringSubmatch(rest); m != nil {
@@ -182,6 +196,7 @@ func (p *parser) refused(name, qtype string, at time.Time) {
 
 func (p *parser) report() *Report {
 	rep := p.rep
+	rep.Dests = p.sortedDests()
 	rep.Rows = make([]Row, 0, len(p.rows))
 	for _, r := range p.rows {
 		rep.Rows = append(rep.Rows, *r)

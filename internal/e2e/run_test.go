@@ -27,6 +27,15 @@ type runSummary struct {
 		Name  string `json:"name"`
 		Count int    `json:"count"`
 	} `json:"refused_names"`
+	RefusedAddresses []refusedAddr `json:"refused_addresses"`
+}
+
+// refusedAddr is a refused destination of the summary.
+type refusedAddr struct {
+	Address  string `json:"address"`
+	Port     int    `json:"port"`
+	Protocol string `json:"protocol"`
+	Why      string `json:"why"`
 }
 
 // testRun: agentbox run gives each task its own sandbox, clone and deadline.
@@ -77,6 +86,13 @@ echo "task done in $HOME"`
 	if !strings.Contains(refused, unlistedName) {
 		t.Errorf("the summary's refused names lack %s: %s", unlistedName, refused)
 	}
+	// The firewall's record of the refused connection to the host (ulogd
+	// in the egress container, its JSON on egress's stdout).
+	if !slices.ContainsFunc(sum.RefusedAddresses, func(a refusedAddr) bool {
+		return a.Address == host && fmt.Sprint(a.Port) == port && a.Protocol == "tcp"
+	}) {
+		t.Errorf("the summary's refused addresses lack %s:%s/tcp: %+v\n%s", host, port, sum.RefusedAddresses, r.stderr)
+	}
 	if out := e.must(runOpt{dir: p.dir}, "git", "show", "refs/heads/agentbox/commit:made.txt").stdout; out != "made by the task\n" {
 		t.Errorf("the task's branch in the host repository: made.txt is %q", out)
 	}
@@ -86,7 +102,8 @@ echo "task done in $HOME"`
 		t.Errorf("agentbox blocked --task commit --suggest does not suggest %s: %s", unlistedName, r)
 	}
 	r = p.agentbox(env, "blocked", "--task", "commit", "--json")
-	if r.failed() || !strings.Contains(r.stdout, `"`+unlistedName+`"`) || strings.Contains(r.stdout, "agentbox-probe") {
+	if r.failed() || !strings.Contains(r.stdout, `"`+unlistedName+`"`) || strings.Contains(r.stdout, "agentbox-probe") ||
+		!strings.Contains(r.stdout, `"address": "`+host+`"`) {
 		t.Errorf("agentbox blocked --task commit --json: %s", r)
 	}
 	for _, f := range []string{"/tmp/agentbox-e2e-hook-ran", "/tmp/agentbox-e2e-fsmonitor-ran"} {

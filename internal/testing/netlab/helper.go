@@ -131,6 +131,7 @@ type Response struct {
 	Exit    int             `json:"exit,omitempty"`
 	Tries   int             `json:"tries,omitempty"` // dns: the tries made
 	Lost    int             `json:"lost,omitempty"`  // dnsbench: the queries that timed out and were retried
+	Sent    int             `json:"sent,omitempty"`  // flood: the datagrams that went through the output hook
 	Samples []time.Duration `json:"samples,omitempty"`
 	Events  []Event         `json:"events,omitempty"`
 }

@@ -20,8 +20,8 @@ RUN set -eu; \
     fi; \
     arch="$(dpkg --print-architecture)"; \
     case "$arch" in \
-      amd64) pins='dnsmasq-base=2.90-4~deb12u1 nftables=1.0.6-2+deb12u2' ;; \
-      arm64) pins='dnsmasq-base=2.90-4~deb12u1 nftables=1.0.6-2+deb12u2' ;; \
+      amd64) pins='dnsmasq-base=2.90-4~deb12u1 nftables=1.0.6-2+deb12u2 ulogd2=2.0.8-1 ulogd2-json=2.0.8-1' ;; \
+      arm64) pins='dnsmasq-base=2.90-4~deb12u1 nftables=1.0.6-2+deb12u2 ulogd2=2.0.8-1 ulogd2-json=2.0.8-1' ;; \
       *) echo "agentbox: agentbox.lock pins no packages for $arch (agentbox bump pins amd64 arm64)" >&2; exit 1 ;; \
     esac; \
     rm -f /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; \
@@ -39,7 +39,8 @@ RUN groupadd --system --gid 5353 agentbox-dns \
 COPY egress/rules.nft /etc/agentbox/rules.nft
 COPY egress/dnsmasq.conf /etc/agentbox/dnsmasq.conf
 COPY egress/entrypoint.sh /usr/local/bin/agentbox-egress
-RUN chmod 0644 /etc/agentbox/rules.nft /etc/agentbox/dnsmasq.conf \
+COPY egress/ulogd.conf /etc/agentbox/ulogd.conf
+RUN chmod 0644 /etc/agentbox/rules.nft /etc/agentbox/dnsmasq.conf /etc/agentbox/ulogd.conf \
  && chmod 0755 /usr/local/bin/agentbox-egress
 
 ENTRYPOINT ["/usr/local/bin/agentbox-egress"]

@@ -4,9 +4,10 @@
 # agentbox-egress: the entrypoint of the egress container, which owns the
 # network namespace that the agent container joins.
 #
-#   agentbox-egress [run]   load the firewall (rules.nft), start the filter
-#                           resolver (dnsmasq) in the foreground and stay
-#                           until it exits or SIGTERM/SIGINT arrives
+#   agentbox-egress [run]   load the firewall (rules.nft), start the logger of
+#                           refused packets (ulogd) and the filter resolver
+#                           (dnsmasq) in the foreground and stay until
+#                           dnsmasq exits or SIGTERM/SIGINT arrives
 #   agentbox-egress health  exit 0 if the firewall is up (compose healthcheck)
 #
 # It fails closed: whenever it stops, or anything goes wrong after it took
@@ -45,6 +46,8 @@ readonly PORT_START=net.ipv4.ip_unprivileged_port_start # a sysctl of the egress
 readonly PORT_START_PROC=/proc/sys/net/ipv4/ip_unprivileged_port_start
 readonly PORT_START_WANT=1024
 readonly DNS_UID=5353 # the resolver's own user
+readonly ULOGD_CONF=/etc/agentbox/ulogd.conf # the logger of refused packets
+readonly LOG_USER=ulog # ulogd's user once it has bound its netlink group
 # A task of agentbox run: its deadline (seconds since the epoch) and the
 # agent's uid come from the environment agentbox run gives this container.
 readonly DEADLINE_ENV=AGENTBOX_DEADLINE
@@ -291,6 +294,45 @@ stop_dnsmasq() {
 }
 
 # ---------------------------------------------------------------------------
+# The logger of refused packets.
+
+# start_logger starts ulogd, which writes the packets that rules.nft logs
+# as JSON lines on stdout, and waits up to 2 s until it has dropped to
+# $LOG_USER, which it does once its netlink group is bound. The log is a
+# record, not a control: without it the firewall refuses the same, so a
+# logger that cannot start is a warning.
+start_logger() {
+	local i status
+	log_pid=""
+	if ! command -v ulogd >/dev/null; then
+		log "warning: ulogd is not installed: refused packets are counted, not logged"
+		return 0
+	fi
+	ulogd --configfile "$ULOGD_CONF" --uid "$LOG_USER" </dev/null &
+	log_pid=$!
+	for ((i = 0; i < 200; i++)); do
+		alive "$log_pid" || break
+		status=""
+		{ IFS= read -rd '' status <"/proc/$log_pid/status"; } 2>/dev/null || true
+		if [[ $status =~ Uid:[[:space:]]+([0-9]+) ]] && ((BASH_REMATCH[1] != 0)); then
+			log "refused packets are logged (ulogd, pid $log_pid)"
+			return 0
+		fi
+		sleep 0.01
+	done
+	log "warning: ulogd did not start: refused packets are counted, not logged"
+	stop_logger
+}
+
+stop_logger() {
+	if [[ -n ${log_pid-} ]] && alive "$log_pid"; then
+		kill -TERM "$log_pid" 2>/dev/null || true
+		wait "$log_pid" 2>/dev/null || true
+	fi
+	log_pid=""
+}
+
+# ---------------------------------------------------------------------------
 # Commands.
 
 # on_exit runs whenever run ends after taking the lock: fail closed.
@@ -301,6 +343,7 @@ on_exit() {
 	trap '' TERM INT
 	close_egress || status=1
 	stop_dnsmasq
+	stop_logger
 	print_counters
 	exit "$status"
 }
@@ -519,6 +562,7 @@ run() {
 	local start=$EPOCHREALTIME status=0 took
 	rules_loaded=0
 	dns_pid=""
+	log_pid=""
 	((EUID == 0)) || { log "error: must run as root"; exit 1; }
 
 	mkdir -p "$RUN_DIR"
@@ -548,6 +592,7 @@ run() {
 	fi
 	rules_loaded=1
 
+	start_logger
 	start_dnsmasq
 	: >"$READY"
 	took=$(((${EPOCHREALTIME/./} - ${start/./}) / 1000))
