@@ -34,8 +34,8 @@ const (
 	DefaultKubeTTL       = time.Hour
 )
 
-// kubeLabel is a DNS-1123 label: a namespace's name.
-var kubeLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+// KubeNamespace is a DNS-1123 label: a namespace's name.
+var KubeNamespace = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
 // kubernetes checks the kubernetes section; nil when it is not written.
 func (c *checker) kubernetes(w wireKubernetes, cfg *Config) {
@@ -46,7 +46,7 @@ func (c *checker) kubernetes(w wireKubernetes, cfg *Config) {
 	k := &Kubernetes{Namespace: DefaultKubeNamespace, TTLAfterFinished: DefaultKubeTTL, Pos: pos}
 	if w.Namespace != nil {
 		k.Namespace = *w.Namespace
-		if !kubeLabel.MatchString(k.Namespace) {
+		if !KubeNamespace.MatchString(k.Namespace) {
 			c.failf("kubernetes.namespace", "invalid namespace %+q: want lower-case letters, digits and -, at most 63, starting and ending with a letter or digit", k.Namespace)
 		}
 	}

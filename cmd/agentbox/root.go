@@ -113,6 +113,7 @@ func newRootCmd(d deps, stdout, stderr io.Writer, ran *bool) *cobra.Command {
 		newRevokeCmd(dir, d, stdout),
 		newAuditCmd(dir, d, stdout),
 		newRunCmd(dir, stdout, stderr),
+		newBuildCmd(dir, stdout, stderr),
 		newPsCmd(dir, stdout, stderr),
 		newStopCmd(dir, stdout, stderr),
 		newRmCmd(dir, stdout, stderr),

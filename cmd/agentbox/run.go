@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -32,6 +33,9 @@ type runOptions struct {
 	json      bool
 	workspace string
 	refSet    bool // --ref was given
+	on        string
+	context   string
+	namespace string
 	argv      []string
 }
 
@@ -78,6 +82,9 @@ Exit codes: CMD's own; 124 when the deadline came; 130 when it was stopped
 	f.StringVar(&o.ref, "ref", "HEAD", "the commit the task's branch starts from")
 	f.BoolVar(&o.detach, "detach", false, "start the task and return; agentbox ps, logs and stop follow it")
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON on stdout")
+	f.StringVar(&o.on, "on", "docker", "where the task runs: docker (this machine) or kubernetes (a Job on the cluster of agentbox.yaml's kubernetes section)")
+	f.StringVar(&o.context, "context", "", "with --on kubernetes: the kubeconfig context (default: kubectl's current one)")
+	f.StringVar(&o.namespace, "namespace", "", "with --on kubernetes: the namespace (default: kubernetes.namespace)")
 	f.StringVar(&o.workspace, "workspace", workspaceClone, "clone: the task works in its own clone at --ref; direct: on the project directory itself, its .git and protected paths read-only")
 	return c
 }
@@ -91,6 +98,7 @@ type prepared struct {
 	compose []string // docker compose on the task
 	dir     string   // the task's directory
 	direct  *directPlan
+	kube    kubeTarget // a task on a cluster
 	times   struct{ prepared, started, commandEnded time.Time }
 }
 
@@ -100,6 +108,9 @@ func (o *runOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	p.times.prepared = time.Now()
+	if p.rec.On == onKubernetes {
+		return o.runKube(ctx, p, stdout, stderr)
+	}
 	if err := start(ctx, p, stderr); err != nil {
 		return err
 	}
@@ -144,6 +155,16 @@ func (o *runOptions) prepare(ctx context.Context) (*prepared, error) {
 		return nil, usageErrorf("invalid --workspace %q: want clone or direct", o.workspace)
 	case o.workspace == workspaceDirect && o.refSet:
 		return nil, usageErrorf("--ref names the commit a task's clone starts from; --workspace direct works on the working tree as it is")
+	case o.on != "docker" && o.on != onKubernetes:
+		return nil, usageErrorf("invalid --on %q: want docker or kubernetes", o.on)
+	case o.on != onKubernetes && (o.context != "" || o.namespace != ""):
+		return nil, usageErrorf("--context and --namespace go with --on kubernetes")
+	case o.on == onKubernetes && o.workspace == workspaceDirect:
+		return nil, usageErrorf("--workspace direct runs on this machine's project directory, not on a cluster")
+	case o.namespace != "" && !generator.KubeNamespace.MatchString(o.namespace):
+		return nil, usageErrorf("invalid --namespace %q", o.namespace)
+	case strings.HasPrefix(o.context, "-") || strings.ContainsAny(o.context, "\x00\n"):
+		return nil, usageErrorf("invalid --context %q", o.context)
 	}
 	cfg, err := (&sandboxOptions{dir: o.dir}).current(true)
 	if err != nil {
@@ -152,6 +173,9 @@ func (o *runOptions) prepare(ctx context.Context) (*prepared, error) {
 	timeout, err := taskTimeout(cfg, o.timeout)
 	if err != nil {
 		return nil, err
+	}
+	if o.on == onKubernetes && cfg.Kubernetes == nil {
+		return nil, errors.New("agentbox.yaml has no kubernetes section: --on kubernetes needs its namespace and registry")
 	}
 	dir, err := taskDir(cfg.Name, o.name)
 	if err != nil {
@@ -167,11 +191,19 @@ func (o *runOptions) prepare(ctx context.Context) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	docker, err := checkDocker(ctx)
-	if err != nil {
-		return nil, err
+	var kube kubeTarget
+	var docker string
+	var main []string
+	if o.on == onKubernetes {
+		if kube, err = o.kubeTarget(cfg); err != nil {
+			return nil, err
+		}
+	} else {
+		if docker, err = checkDocker(ctx); err != nil {
+			return nil, err
+		}
+		main = composeArgv(docker, o.dir, cfg.Name)
 	}
-	main := composeArgv(docker, o.dir, cfg.Name)
 	branch := "agentbox/" + o.name
 	if _, err := readTask(cfg.Name, o.name); err == nil {
 		return nil, fmt.Errorf("task %s exists; remove it first (agentbox rm %s) or choose another --name", o.name, o.name)
@@ -184,13 +216,20 @@ func (o *runOptions) prepare(ctx context.Context) (*prepared, error) {
 	} else if out, err := gitOut(ctx, o.dir, "rev-parse", "-q", "--verify", "refs/heads/"+branch); err == nil && out != "" {
 		return nil, fmt.Errorf("branch %s exists in the repository; delete it or choose another --name", branch)
 	}
-	p := &prepared{cfg: cfg, docker: docker, main: main, dir: dir, direct: direct}
+	p := &prepared{cfg: cfg, docker: docker, main: main, dir: dir, direct: direct, kube: kube}
 	now := time.Now()
 	p.rec = &taskRecord{Name: o.name, Project: generator.TaskProject(cfg.Name, o.name), Dir: o.dir, Ref: o.ref,
 		Base: base, Branch: branch, Command: o.argv, Started: now, State: stateRunning, Workspace: directOrEmpty(o.workspace),
 		// Whole seconds, as egress keeps it; rounded up, never earlier.
 		Deadline: now.Add(timeout + time.Second - 1).Truncate(time.Second)}
-	p.compose = taskCompose(p.docker, o.dir, p.rec.Project, dir)
+	if o.on == onKubernetes {
+		p.rec.On, p.rec.KubeContext, p.rec.KubeNamespace = onKubernetes, kube.context, kube.namespace
+		if p.rec.Job, err = kubeJobName(cfg.Name, o.name); err != nil {
+			return nil, err
+		}
+	} else {
+		p.compose = taskCompose(p.docker, o.dir, p.rec.Project, dir)
+	}
 	if err := p.makeDir(ctx); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -227,6 +266,14 @@ func (p *prepared) makeDir(ctx context.Context) error {
 				return fmt.Errorf("making the task's clone: %w", err)
 			}
 		}
+	}
+	if p.rec.On == onKubernetes {
+		// The clone reaches the Pod as a bundle of its branch, HEAD on it.
+		if _, err := gitOut(ctx, "", "--git-dir", origin, "bundle", "create", "--quiet", filepath.Join(p.dir, "task.bundle"),
+			"HEAD", "refs/heads/"+p.rec.Branch); err != nil {
+			return fmt.Errorf("making the task's bundle: %w", err)
+		}
+		return p.rec.write(p.cfg.Name)
 	}
 	override, err := generator.TaskOverride(p.cfg, generator.Task{Name: p.rec.Name, Deadline: p.rec.Deadline,
 		Origin: origin, Command: p.rec.Command, Env: p.cfg.RunEnv, Binds: binds})
@@ -385,4 +432,47 @@ func noOtherDirectTask(project string) error {
 		}
 	}
 	return nil
+}
+
+// kubeTarget is kubectl on the context and namespace of --context and
+// --namespace, else kubectl's current context and kubernetes.namespace.
+func (o *runOptions) kubeTarget(cfg *generator.Config) (kubeTarget, error) {
+	if cfg.Kubernetes == nil {
+		return kubeTarget{}, errors.New("agentbox.yaml has no kubernetes section: --on kubernetes needs its namespace and registry")
+	}
+	k, err := checkKubectl()
+	if err != nil {
+		return kubeTarget{}, err
+	}
+	ns := o.namespace
+	if ns == "" {
+		ns = cfg.Kubernetes.Namespace
+	}
+	return kubeTarget{kubectl: k, context: o.context, namespace: ns}, nil
+}
+
+// runKube is run's course for a task on a cluster.
+func (o *runOptions) runKube(ctx context.Context, p *prepared, stdout, stderr io.Writer) error {
+	if err := startKube(ctx, p, stderr); err != nil {
+		return err
+	}
+	p.times.started = time.Now()
+	if o.detach {
+		fmt.Fprintf(stderr, "agentbox: task %s started; deadline %s (agentbox ps, logs %s, stop %s)\n",
+			p.rec.Name, p.rec.Deadline.Format(time.RFC3339), p.rec.Name, p.rec.Name)
+		return nil
+	}
+	out := stdout
+	if o.json {
+		out = stderr
+	}
+	stopped := followKube(ctx, p, out, stderr)
+	p.times.commandEnded = time.Now()
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+	defer cancel()
+	sum, err := finishKube(fctx, p, stopped)
+	if err != nil {
+		return err
+	}
+	return reportTask(sum, o.json, stdout, stderr)
 }

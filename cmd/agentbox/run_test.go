@@ -33,6 +33,12 @@ func TestRunBadInput(t *testing.T) {
 		{"workspace mode", []string{"--workspace", "here"}, exitUsage, `invalid --workspace "here"`},
 		{"direct with a ref", []string{"--workspace", "direct", "--ref", "HEAD"}, exitUsage, "--workspace direct works on the working tree"},
 		{"direct on another's files", []string{"--workspace", "direct"}, exitError, "--workspace direct"},
+		{"where", []string{"--on", "moon"}, exitUsage, `invalid --on "moon"`},
+		{"context without a cluster", []string{"--context", "prod"}, exitUsage, "--context and --namespace go with --on kubernetes"},
+		{"direct on a cluster", []string{"--on", "kubernetes", "--workspace", "direct"}, exitUsage, "not on a cluster"},
+		{"bad namespace", []string{"--on", "kubernetes", "--namespace", "Prod_1"}, exitUsage, `invalid --namespace "Prod_1"`},
+		{"option as context", []string{"--on", "kubernetes", "--context", "--kubeconfig=/x"}, exitUsage, "invalid --context"},
+		{"no kubernetes section", []string{"--on", "kubernetes"}, exitError, "agentbox.yaml has no kubernetes section"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append(append([]string{"run", "-C", dir}, tc.args...), "--", "true")

@@ -23,19 +23,25 @@ import (
 // taskRecord is a task's record on the host (task.json in its directory):
 // what run started and, once it ended, how.
 type taskRecord struct {
-	Name      string    `json:"name"`
-	Project   string    `json:"project"` // the task's compose project
-	Dir       string    `json:"dir"`     // the project directory
-	Ref       string    `json:"ref"`
-	Base      string    `json:"base"`                // the commit the branch starts from
-	Branch    string    `json:"branch"`              // empty for a direct task
-	Workspace string    `json:"workspace,omitempty"` // direct, or the clone`
-	Command   []string  `json:"command"`
-	Started   time.Time `json:"started"`
-	Deadline  time.Time `json:"deadline"`
-	Ended     time.Time `json:"ended,omitzero"`
-	State     string    `json:"state"` // running, exited, timed out, stopped
-	Exit      *int      `json:"exit_code,omitempty"`
+	Name      string `json:"name"`
+	Project   string `json:"project"` // the task's compose project
+	Dir       string `json:"dir"`     // the project directory
+	Ref       string `json:"ref"`
+	Base      string `json:"base"`                // the commit the branch starts from
+	Branch    string `json:"branch"`              // empty for a direct task
+	Workspace string `json:"workspace,omitempty"` // direct, or the clone
+	// A task on a cluster (run --on kubernetes): where, and its Job and Pod.
+	On            string    `json:"on,omitempty"`
+	KubeContext   string    `json:"kube_context,omitempty"`
+	KubeNamespace string    `json:"kube_namespace,omitempty"`
+	Job           string    `json:"job,omitempty"`
+	Pod           string    `json:"pod,omitempty"`
+	Command       []string  `json:"command"`
+	Started       time.Time `json:"started"`
+	Deadline      time.Time `json:"deadline"`
+	Ended         time.Time `json:"ended,omitzero"`
+	State         string    `json:"state"` // running, exited, timed out, stopped
+	Exit          *int      `json:"exit_code,omitempty"`
 }
 
 // Task states.

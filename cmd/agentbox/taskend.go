@@ -19,6 +19,7 @@ import (
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/internal/denials"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
+	"github.com/agentbox-dev/agentbox/internal/shquote"
 )
 
 // taskSummary is what run prints when a task ends (--json: this shape).
@@ -140,6 +141,12 @@ func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error
 	p.rec.State, p.rec.Ended = sum.State, time.Now()
 	p.rec.Exit = &sum.ExitCode
 	sum.DurationSeconds = p.rec.Ended.Sub(p.rec.Started).Round(10 * time.Millisecond).Seconds()
+	p.timings(sum)
+	return sum, p.rec.write(p.cfg.Name)
+}
+
+// timings records how long each phase took, when run saw them all.
+func (p *prepared) timings(sum *taskSummary) {
 	if !p.times.started.IsZero() && !p.times.commandEnded.IsZero() {
 		for k, d := range map[string]time.Duration{
 			"prepare": p.times.prepared.Sub(p.rec.Started),
@@ -150,7 +157,6 @@ func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error
 			sum.Timings[k] = d.Round(time.Millisecond).Seconds()
 		}
 	}
-	return sum, p.rec.write(p.cfg.Name)
 }
 
 // egressRefusals reads the egress log: each name the filter answered with
@@ -179,6 +185,25 @@ func egressRefusals(log io.Reader) ([]nameCount, []addrCount, map[string]int, er
 // lists what the task left uncommitted.
 func collectBranch(ctx context.Context, p *prepared, sum *taskSummary) {
 	vol := p.rec.Project + "_" + "workspace"
+	cmd := exec.CommandContext(ctx, p.docker, "run", "--rm", "--network", "none", "--user", fmt.Sprintf("%d:%d", p.cfg.UID, p.cfg.GID),
+		"-v", vol+":/workspace:ro", "--entrypoint", "sh", p.cfg.Name+"-agent", "-c", bundleScript("/workspace"), "sh", p.rec.Name)
+	collectFrom(ctx, p, sum, cmd)
+}
+
+// bundleScript, run by sh with the task's name as $1, writes the status of
+// the clone at workspace on stderr, line by line, then a bundle of the
+// task's branch (renamed TASK, so that fetch's prefix makes it
+// agentbox/TASK) on stdout.
+func bundleScript(workspace string) string {
+	ws := shquote.Word(workspace)
+	return `git -C ` + ws + ` --no-optional-locks status --porcelain=v1 --untracked-files=all | sed 's/^/status /' >&2; set -e; ` +
+		`rm -rf /tmp/task.git; git clone -q --bare --single-branch --branch "agentbox/$1" ` + ws + ` /tmp/task.git; ` +
+		`git -C /tmp/task.git branch -m "agentbox/$1" "$1"; git -C /tmp/task.git bundle create - "$1"`
+}
+
+// collectFrom runs cmd, which writes bundleScript's output, and takes the
+// branch through agentbox fetch's checks.
+func collectFrom(ctx context.Context, p *prepared, sum *taskSummary, cmd *exec.Cmd) {
 	f, err := os.CreateTemp("", "agentbox-task-*.bundle")
 	if err != nil {
 		sum.BranchStatus = "not collected: " + err.Error()
@@ -186,14 +211,6 @@ func collectBranch(ctx context.Context, p *prepared, sum *taskSummary) {
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
-	// One container: the clone's status on stderr, line by line, then a
-	// bundle of the task's branch (renamed TASK, so that fetch's prefix
-	// makes it agentbox/TASK) on stdout.
-	script := `git -C /workspace --no-optional-locks status --porcelain=v1 --untracked-files=all | sed 's/^/status /' >&2; set -e; ` +
-		`git clone -q --bare --single-branch --branch "agentbox/$1" /workspace /tmp/task.git; ` +
-		`git -C /tmp/task.git branch -m "agentbox/$1" "$1"; git -C /tmp/task.git bundle create - "$1"`
-	cmd := exec.CommandContext(ctx, p.docker, "run", "--rm", "--network", "none", "--user", fmt.Sprintf("%d:%d", p.cfg.UID, p.cfg.GID),
-		"-v", vol+":/workspace:ro", "--entrypoint", "sh", p.cfg.Name+"-agent", "-c", script, "sh", p.rec.Name)
 	lw := &limitWriter{w: f, left: maxBundle}
 	var errb headBuffer
 	cmd.Stdout, cmd.Stderr = lw, &errb

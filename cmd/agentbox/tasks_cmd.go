@@ -19,9 +19,10 @@ import (
 
 // taskOptions are what the task commands share: the sandbox and docker.
 type taskOptions struct {
-	dir    string
-	cfg    *generator.Config
-	docker string
+	dir       string
+	cfg       *generator.Config
+	docker    string
+	dockerErr error // docker is needed only for the tasks on this machine
 }
 
 // load reads the sandbox's configuration and finds docker.
@@ -31,8 +32,8 @@ func (o *taskOptions) load(ctx context.Context) error {
 		return err
 	}
 	o.cfg = c.Config
-	o.docker, err = checkDocker(ctx)
-	return err
+	o.docker, o.dockerErr = checkDocker(ctx)
+	return nil
 }
 
 // loadTasks loads the sandbox in dir and the records of its tasks.
@@ -50,6 +51,17 @@ func (o *taskOptions) prepared(rec *taskRecord) (*prepared, error) {
 	dir, err := taskDir(o.cfg.Name, rec.Name)
 	if err != nil {
 		return nil, err
+	}
+	if rec.On == onKubernetes {
+		k, err := checkKubectl()
+		if err != nil {
+			return nil, err
+		}
+		return &prepared{rec: rec, cfg: o.cfg, dir: dir,
+			kube: kubeTarget{kubectl: k, context: rec.KubeContext, namespace: rec.KubeNamespace}}, nil
+	}
+	if o.dockerErr != nil {
+		return nil, o.dockerErr
 	}
 	return &prepared{rec: rec, cfg: o.cfg, docker: o.docker, dir: dir,
 		compose: taskCompose(o.docker, o.dir, rec.Project, dir)}, nil
@@ -73,6 +85,13 @@ type psRow struct {
 func (o *taskOptions) liveState(ctx context.Context, rec *taskRecord) (string, *int) {
 	if rec.State != stateRunning {
 		return rec.State, rec.Exit
+	}
+	p, err := o.prepared(rec)
+	if err != nil {
+		return "unknown (" + err.Error() + ")", nil
+	}
+	if rec.On == onKubernetes {
+		return kubeLiveState(ctx, p)
 	}
 	ag, err := serviceState(ctx, o.docker, rec.Project, "agent")
 	if err != nil || ag == nil {
@@ -178,6 +197,22 @@ func taskLogs(ctx context.Context, dir, name string, follow bool, stdout, stderr
 	if err != nil {
 		return err
 	}
+	if rec.On == onKubernetes {
+		p, err := o.prepared(rec)
+		if err != nil {
+			return err
+		}
+		args := []string{"logs", rec.Pod, "-c", "agent"}
+		if follow {
+			args = append(args, "--follow")
+		}
+		cmd := p.kube.command(ctx, args...)
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		return cmd.Run()
+	}
+	if o.dockerErr != nil {
+		return o.dockerErr
+	}
 	ag, err := serviceState(ctx, o.docker, rec.Project, "agent")
 	if err != nil || ag == nil {
 		return fmt.Errorf("task %s has no container left (removed?)", rec.Name)
@@ -201,9 +236,18 @@ func newStopCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		ag, _ := serviceState(ctx, o.docker, rec.Project, "agent")
-		stopped := ag != nil && ag.Running
-		sum, err := finish(ctx, p, stopped)
+		var sum *taskSummary
+		if rec.On == onKubernetes {
+			state, _ := kubeLiveState(ctx, p)
+			stopped := state == stateRunning
+			if stopped {
+				stopKubeAgent(p)
+			}
+			sum, err = finishKube(ctx, p, stopped)
+		} else {
+			ag, _ := serviceState(ctx, o.docker, rec.Project, "agent")
+			sum, err = finish(ctx, p, ag != nil && ag.Running)
+		}
 		if err != nil {
 			return err
 		}
@@ -219,6 +263,12 @@ func removeTask(ctx context.Context, o *taskOptions, rec *taskRecord) error {
 	p, err := o.prepared(rec)
 	if err != nil {
 		return err
+	}
+	if rec.On == onKubernetes {
+		if err := removeKubeTask(ctx, p); err != nil {
+			return err
+		}
+		return os.RemoveAll(filepath.Clean(p.dir))
 	}
 	if err := execCompose(ctx, p.compose, nil, io.Discard, io.Discard, "down", "--volumes", "--remove-orphans", "--timeout", "1"); err != nil {
 		return fmt.Errorf("removing task %s: %v", rec.Name, err)

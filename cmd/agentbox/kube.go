@@ -1,0 +1,455 @@
+package main
+
+// agentbox run --on kubernetes: a task as a Job made from the generated
+// template (.agentbox/kubernetes/job.yaml). The Job's Pod is the sandbox:
+// egress as a native sidecar keeps the deadline, the code container
+// receives the task's clone as a git bundle (kubectl exec), the agent runs
+// the command, and the collect container (another uid, the workspace
+// read-only) hands the task's branch back as a bundle, which the host takes
+// through agentbox fetch's checks, as for a local task.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/images"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+)
+
+// onKubernetes is run --on's value for a cluster.
+const onKubernetes = "kubernetes"
+
+// kubeTarget is kubectl on one context and namespace.
+type kubeTarget struct {
+	kubectl   string
+	context   string
+	namespace string
+}
+
+// checkKubectl finds kubectl.
+func checkKubectl() (string, error) {
+	k, err := exec.LookPath("kubectl")
+	if err != nil {
+		return "", errors.New("kubectl is not installed (or not on PATH): agentbox run --on kubernetes drives the cluster with it")
+	}
+	return k, nil
+}
+
+func (k kubeTarget) command(ctx context.Context, args ...string) *exec.Cmd {
+	a := []string{}
+	if k.context != "" {
+		a = append(a, "--context", k.context)
+	}
+	a = append(a, "--namespace", k.namespace)
+	return exec.CommandContext(ctx, k.kubectl, append(a, args...)...)
+}
+
+// run runs kubectl with stdin and returns its stdout; an error carries the
+// first line of its stderr.
+func (k kubeTarget) run(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
+	cmd := k.command(ctx, args...)
+	cmd.Stdin = stdin
+	var errb headBuffer
+	cmd.Stderr = &errb
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("kubectl %s: %s", args[0], firstLine(errb.Bytes(), err))
+	}
+	return out, nil
+}
+
+// kubeJobName is the Job of a task: NAME-task-TASK, which must be a
+// label value (its Pods carry it), at most 63 characters.
+func kubeJobName(project, task string) (string, error) {
+	n := generator.TaskProject(project, task)
+	if len(n) > 63 {
+		return "", usageErrorf("the task's Job name %s is longer than 63 characters; choose a shorter --name", n)
+	}
+	return n, nil
+}
+
+// kubeJob reads the generated Job template and makes the task's Job: its
+// name and labels, the images by digest, the deadline kept by egress and
+// the Job's own (later, for collecting), the command, and run.env from a
+// Secret.
+func kubeJob(p *prepared, digests map[string]string, secret string) (*batchv1.Job, error) {
+	data, err := os.ReadFile(filepath.Join(p.rec.Dir, filepath.FromSlash(generator.KubeJobFile)))
+	if err != nil {
+		return nil, err
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict(data, &job); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", generator.KubeJobFile, err)
+	}
+	labels := map[string]string{generator.TaskLabel: p.rec.Name, generator.ProjectLabel: p.cfg.Name,
+		generator.DeadlineLabel: strconv.FormatInt(p.rec.Deadline.Unix(), 10)}
+	job.Name = p.rec.Job
+	for k, v := range labels {
+		job.Labels[k] = v
+		job.Spec.Template.Labels[k] = v
+	}
+	left := int64(time.Until(p.rec.Deadline).Seconds()) + 1
+	active := left + generator.CollectWindowSeconds
+	job.Spec.ActiveDeadlineSeconds = &active
+	spec := &job.Spec.Template.Spec
+	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for i := range cs {
+			ref, ok := digests[cs[i].Image]
+			if !ok {
+				return nil, fmt.Errorf("%s: container %s has image %s, which was not resolved", generator.KubeJobFile, cs[i].Name, cs[i].Image)
+			}
+			cs[i].Image = ref
+		}
+	}
+	for i := range spec.InitContainers {
+		if c := &spec.InitContainers[i]; c.Name == "egress" {
+			c.Env = append(c.Env,
+				corev1.EnvVar{Name: firewall.DeadlineEnv, Value: strconv.FormatInt(p.rec.Deadline.Unix(), 10)},
+				corev1.EnvVar{Name: firewall.AgentUIDEnv, Value: strconv.Itoa(p.cfg.UID)},
+				corev1.EnvVar{Name: firewall.DeadlineStayEnv, Value: "1"})
+		}
+	}
+	for i := range spec.Containers {
+		if c := &spec.Containers[i]; c.Name == "agent" {
+			// Kubernetes expands $(VAR) in args; $$ is a literal $.
+			c.Args = make([]string, len(p.rec.Command))
+			for j, a := range p.rec.Command {
+				c.Args[j] = strings.ReplaceAll(a, "$", "$$")
+			}
+			if secret != "" {
+				c.EnvFrom = append(c.EnvFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{
+					LocalObjectReference: corev1.LocalObjectReference{Name: secret}}})
+			}
+		}
+	}
+	return &job, nil
+}
+
+// kubeDigests resolves the images of the Job template to tag@digest: the
+// Job runs exactly what agentbox build --push pushed.
+func kubeDigests(ctx context.Context, p *prepared) (map[string]string, error) {
+	data, err := os.ReadFile(filepath.Join(p.rec.Dir, filepath.FromSlash(generator.KubeJobFile)))
+	if err != nil {
+		return nil, err
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict(data, &job); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", generator.KubeJobFile, err)
+	}
+	r := images.NewRegistryResolver(images.RegistryOptions{})
+	out := map[string]string{}
+	spec := job.Spec.Template.Spec
+	for _, c := range append(spec.InitContainers, spec.Containers...) {
+		if _, done := out[c.Image]; done {
+			continue
+		}
+		ref, err := images.ParseRef(c.Image)
+		if err != nil {
+			return nil, err
+		}
+		d, err := r.Resolve(ctx, ref)
+		if err != nil {
+			return nil, fmt.Errorf("image %s is not in its registry (agentbox build --push pushes it): %v", c.Image, err)
+		}
+		out[c.Image] = c.Image + "@" + d
+	}
+	return out, nil
+}
+
+// startKube creates the task's Job (and the Secret of run.env), and
+// delivers the task's clone to its code container.
+func startKube(ctx context.Context, p *prepared, stderr io.Writer) error {
+	digests, err := kubeDigests(ctx, p)
+	if err != nil {
+		return p.failKube(err)
+	}
+	secret := ""
+	if len(p.cfg.RunEnv) > 0 {
+		secret = p.rec.Job + "-env"
+	}
+	job, err := kubeJob(p, digests, secret)
+	if err != nil {
+		return p.failKube(err)
+	}
+	data, err := json.Marshal(job)
+	if err != nil {
+		return p.failKube(err)
+	}
+	if err := os.WriteFile(filepath.Join(p.dir, "job.json"), data, 0o600); err != nil {
+		return p.failKube(err)
+	}
+	uid, err := p.kube.run(ctx, bytes.NewReader(data), "create", "-f", "-", "-o", "jsonpath={.metadata.uid}")
+	if err != nil {
+		return p.failKube(fmt.Errorf("creating the task's Job: %w", err))
+	}
+	if secret != "" {
+		if err := createEnvSecret(ctx, p, secret, string(uid)); err != nil {
+			return p.failKube(err)
+		}
+	}
+	pod, err := waitPod(ctx, p, func(s *corev1.Pod) bool { return containerRunning(s.Status.InitContainerStatuses, "code") }, 10*time.Minute)
+	if err != nil {
+		return p.failKube(err)
+	}
+	p.rec.Pod = pod.Name
+	if err := p.rec.write(p.cfg.Name); err != nil {
+		return p.failKube(err)
+	}
+	bundle, err := os.Open(filepath.Join(p.dir, "task.bundle"))
+	if err != nil {
+		return p.failKube(err)
+	}
+	defer bundle.Close()
+	script := `cat > "$0.tmp" && mv "$0.tmp" "$0" && : > "$0.done"`
+	if _, err := p.kube.run(ctx, bundle, "exec", "-i", pod.Name, "-c", "code", "--", "sh", "-c", script, generator.ReceiveBundle); err != nil {
+		return p.failKube(fmt.Errorf("delivering the task's clone: %w", err))
+	}
+	fmt.Fprintf(stderr, "agentbox: task %s runs as Job %s (pod %s, namespace %s)\n", p.rec.Name, p.rec.Job, pod.Name, p.kube.namespace)
+	return nil
+}
+
+// createEnvSecret makes the Secret that holds run.env's values, owned by
+// the Job (so it goes with it).
+func createEnvSecret(ctx context.Context, p *prepared, name, jobUID string) error {
+	s := corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{generator.TaskLabel: p.rec.Name}},
+		StringData: map[string]string{},
+	}
+	s.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: p.rec.Job, UID: types.UID(jobUID)}}
+	for _, n := range p.cfg.RunEnv {
+		if v, ok := os.LookupEnv(n); ok {
+			s.StringData[n] = v
+		}
+	}
+	data, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	if _, err := p.kube.run(ctx, bytes.NewReader(data), "create", "-f", "-"); err != nil {
+		return fmt.Errorf("creating the Secret of run.env: %w", err)
+	}
+	return nil
+}
+
+// failKube removes what startKube made and the task's directory.
+func (p *prepared) failKube(err error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, _ = p.kube.run(ctx, nil, "delete", "job", p.rec.Job, "--ignore-not-found", "--wait=false", "--cascade=background")
+	os.RemoveAll(p.dir)
+	return err
+}
+
+// getPod returns the Pod of the task's Job, nil when there is none yet.
+func getPod(ctx context.Context, p *prepared) (*corev1.Pod, error) {
+	out, err := p.kube.run(ctx, nil, "get", "pods", "-l", "batch.kubernetes.io/job-name="+p.rec.Job, "-o", "json")
+	if err != nil {
+		return nil, err
+	}
+	var list corev1.PodList
+	if err := json.Unmarshal(out, &list); err != nil {
+		return nil, fmt.Errorf("reading the task's pods: %w", err)
+	}
+	if len(list.Items) == 0 {
+		return nil, nil
+	}
+	return &list.Items[0], nil
+}
+
+// waitPod polls the task's Pod until ok says so, the Pod fails, or the
+// time is up.
+func waitPod(ctx context.Context, p *prepared, ok func(*corev1.Pod) bool, limit time.Duration) (*corev1.Pod, error) {
+	end := time.Now().Add(limit)
+	for {
+		pod, err := getPod(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if pod != nil && ok(pod) {
+			return pod, nil
+		}
+		if pod != nil && (pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded) {
+			return pod, fmt.Errorf("the task's pod %s ended (%s): %s", pod.Name, pod.Status.Phase, podProblem(pod))
+		}
+		if time.Now().After(end) {
+			why := "no pod"
+			if pod != nil {
+				why = podProblem(pod)
+			}
+			return pod, fmt.Errorf("the task's pod did not get there within %s: %s", limit, why)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// podProblem says what a Pod waits for or why it failed.
+func podProblem(pod *corev1.Pod) string {
+	for _, cs := range append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "PodInitializing" {
+			return fmt.Sprintf("container %s: %s %s", cs.Name, w.Reason, w.Message)
+		}
+		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+			return fmt.Sprintf("container %s exited %d (%s)", cs.Name, t.ExitCode, t.Reason)
+		}
+	}
+	return fmt.Sprintf("phase %s %s", pod.Status.Phase, pod.Status.Message)
+}
+
+func containerStatus(ss []corev1.ContainerStatus, name string) *corev1.ContainerStatus {
+	for i := range ss {
+		if ss[i].Name == name {
+			return &ss[i]
+		}
+	}
+	return nil
+}
+
+func containerRunning(ss []corev1.ContainerStatus, name string) bool {
+	s := containerStatus(ss, name)
+	return s != nil && s.State.Running != nil
+}
+
+// agentStarted: the agent container runs or has run.
+func agentStarted(pod *corev1.Pod) bool {
+	s := containerStatus(pod.Status.ContainerStatuses, "agent")
+	return s != nil && (s.State.Running != nil || s.State.Terminated != nil)
+}
+
+// agentEnded: the agent container has terminated.
+func agentEnded(pod *corev1.Pod) bool {
+	s := containerStatus(pod.Status.ContainerStatuses, "agent")
+	return s != nil && s.State.Terminated != nil
+}
+
+// followKube streams the agent's output until it ends; a canceled ctx
+// (Ctrl-C) stops the task. It reports whether it was stopped.
+func followKube(ctx context.Context, p *prepared, stdout, stderr io.Writer) bool {
+	if _, err := waitPod(ctx, p, agentStarted, 10*time.Minute); err != nil {
+		if ctx.Err() != nil {
+			stopKubeAgent(p)
+			return true
+		}
+		fmt.Fprintf(stderr, "agentbox: %v\n", err)
+		return false
+	}
+	logs := p.kube.command(context.Background(), "logs", "--follow", p.rec.Pod, "-c", "agent")
+	logs.Stdout, logs.Stderr = stdout, stderr
+	_ = logs.Start()
+	_, err := waitPod(ctx, p, agentEnded, time.Until(p.rec.Deadline)+time.Minute)
+	stopped := false
+	if err != nil && ctx.Err() != nil {
+		stopped = true
+		fmt.Fprintf(stderr, "agentbox: stopping task %s\n", p.rec.Name)
+		stopKubeAgent(p)
+	}
+	if logs.Process != nil {
+		wd := time.AfterFunc(2*time.Second, func() { _ = logs.Process.Kill() })
+		_ = logs.Wait()
+		wd.Stop()
+	}
+	return stopped
+}
+
+// stopKubeAgent ends every process of the agent's uid in the Pod: from the
+// agent container, as that uid, TERM and after a second KILL to all it may
+// signal (its own processes, whatever container they are in).
+func stopKubeAgent(p *prepared) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, _ = p.kube.run(ctx, nil, "exec", p.rec.Pod, "-c", "agent", "--", "sh", "-c", "kill -TERM -1; sleep 1; kill -KILL -1")
+	_, _ = waitPod(ctx, p, agentEnded, 20*time.Second)
+}
+
+// finishKube collects a cluster task whose agent has ended: its branch from
+// the collect container, the egress log's refusals, and its record. The
+// collect container is then told to end, so that the Job completes; a
+// task that timed out is left to the Job's own deadline, and so ends
+// DeadlineExceeded.
+func finishKube(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error) {
+	pod, err := getPod(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	sum := &taskSummary{Task: p.rec.Name, Branch: "refs/heads/" + p.rec.Branch, RejectedPackets: map[string]int{},
+		Timings: map[string]float64{}, Workspace: workspaceClone}
+	var ag *corev1.ContainerStatus
+	if pod != nil {
+		ag = containerStatus(pod.Status.ContainerStatuses, "agent")
+	}
+	var ended *corev1.ContainerStateTerminated
+	if ag != nil {
+		ended = ag.State.Terminated
+	}
+	timedOut := ended != nil && !ended.FinishedAt.Time.Before(p.rec.Deadline.Add(-time.Second))
+	switch {
+	case timedOut:
+		sum.State, sum.ExitCode = stateTimedOut, exitTimedOut
+	case stopped:
+		sum.State, sum.ExitCode = stateStopped, exitStopped
+	case ended != nil:
+		sum.State, sum.ExitCode = stateExited, int(ended.ExitCode)
+	default:
+		sum.State, sum.ExitCode = stateExited, exitError
+	}
+	if pod != nil {
+		if out, err := p.kube.run(ctx, nil, "logs", pod.Name, "-c", "egress", "--timestamps"); err == nil {
+			sum.RefusedNames, sum.RefusedAddresses, sum.RejectedPackets, _ = egressRefusals(bytes.NewReader(out))
+		}
+		cmd := p.kube.command(ctx, "exec", pod.Name, "-c", "collect", "--", "sh", "-c", bundleScript(p.cfg.Workspace), "sh", p.rec.Name)
+		collectFrom(ctx, p, sum, cmd)
+		if !timedOut {
+			_, _ = p.kube.run(ctx, nil, "exec", pod.Name, "-c", "collect", "--", "touch", generator.CollectDone)
+		}
+	} else {
+		sum.BranchStatus = "not collected: the task's pod is gone"
+	}
+	p.rec.State, p.rec.Ended = sum.State, time.Now()
+	p.rec.Exit = &sum.ExitCode
+	sum.DurationSeconds = p.rec.Ended.Sub(p.rec.Started).Round(10 * time.Millisecond).Seconds()
+	p.timings(sum)
+	return sum, p.rec.write(p.cfg.Name)
+}
+
+// removeKubeTask deletes a cluster task's Job (its Pod and Secret go with
+// it).
+func removeKubeTask(ctx context.Context, p *prepared) error {
+	if _, err := p.kube.run(ctx, nil, "delete", "job", p.rec.Job, "--ignore-not-found", "--cascade=foreground", "--timeout=60s"); err != nil {
+		return fmt.Errorf("removing task %s: %w", p.rec.Name, err)
+	}
+	return nil
+}
+
+// kubeLiveState is a recorded cluster task's state as the cluster sees it.
+func kubeLiveState(ctx context.Context, p *prepared) (string, *int) {
+	pod, err := getPod(ctx, p)
+	if err != nil || pod == nil {
+		return "gone", nil
+	}
+	ag := containerStatus(pod.Status.ContainerStatuses, "agent")
+	if ag == nil || ag.State.Terminated == nil {
+		return stateRunning, nil
+	}
+	code := int(ag.State.Terminated.ExitCode)
+	return "ended (agentbox stop " + p.rec.Name + " collects it)", &code
+}

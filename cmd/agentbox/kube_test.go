@@ -1,0 +1,85 @@
+package main
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/generator"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// TestKubeJob: the task's Job is the generated template with the task's
+// name and labels, the images by digest, egress keeping the deadline (and
+// staying after it), the Job's own deadline later by the collect window,
+// the command with every $ kept literal, and run.env from a Secret.
+func TestKubeJob(t *testing.T) {
+	dir := project(t, "full")
+	c, err := generator.Compile(dir, generator.CompileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Minute).Truncate(time.Second)
+	p := &prepared{cfg: c.Config, rec: &taskRecord{Name: "fix-1", Dir: dir, Deadline: deadline, Job: "acme-api-task-fix-1",
+		Command: []string{"bash", "-c", "echo $(HOME) $HOME"}}}
+	tag := generator.ImageTag(c.Files)
+	reg := "registry.acme.test:5000/sandboxes/acme-api-"
+	digests := map[string]string{reg + "egress:" + tag: reg + "egress:" + tag + "@sha256:e", reg + "agent:" + tag: reg + "agent:" + tag + "@sha256:a"}
+	job, err := kubeJob(p, digests, "acme-api-task-fix-1-env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if job.Name != "acme-api-task-fix-1" || job.Labels[generator.TaskLabel] != "fix-1" || job.Spec.Template.Labels[generator.TaskLabel] != "fix-1" {
+		t.Errorf("name %s, labels %v, pod labels %v", job.Name, job.Labels, job.Spec.Template.Labels)
+	}
+	if a := *job.Spec.ActiveDeadlineSeconds; a < 600+generator.CollectWindowSeconds-2 || a > 601+generator.CollectWindowSeconds {
+		t.Errorf("activeDeadlineSeconds %d", a)
+	}
+	spec := job.Spec.Template.Spec
+	for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
+		if !strings.Contains(c.Image, "@sha256:") {
+			t.Errorf("container %s: image %s is not by digest", c.Name, c.Image)
+		}
+	}
+	env := map[string]string{}
+	for _, e := range spec.InitContainers[0].Env {
+		env[e.Name] = e.Value
+	}
+	if env[firewall.DeadlineEnv] != deadlineString(deadline) || env[firewall.DeadlineStayEnv] != "1" || env[firewall.AgentUIDEnv] != "1000" {
+		t.Errorf("egress env %v", env)
+	}
+	agent := spec.Containers[0]
+	if agent.Name != "agent" || !slices.Equal(agent.Args, []string{"bash", "-c", "echo $$(HOME) $$HOME"}) {
+		t.Errorf("agent %s args %q", agent.Name, agent.Args)
+	}
+	if len(agent.EnvFrom) != 1 || agent.EnvFrom[0].SecretRef == nil || agent.EnvFrom[0].SecretRef.Name != "acme-api-task-fix-1-env" {
+		t.Errorf("agent envFrom %+v", agent.EnvFrom)
+	}
+	if _, err := kubeJob(p, map[string]string{}, ""); err == nil {
+		t.Error("an unresolved image was accepted")
+	}
+}
+
+func deadlineString(t time.Time) string { return strconv.FormatInt(t.Unix(), 10) }
+
+// TestKubeJobName: a Job name is a label value, 63 characters at most.
+func TestKubeJobName(t *testing.T) {
+	if n, err := kubeJobName("acme", "fix-1"); err != nil || n != "acme-task-fix-1" {
+		t.Errorf("%q %v", n, err)
+	}
+	if _, err := kubeJobName(strings.Repeat("a", 20), strings.Repeat("b", 40)); err == nil {
+		t.Error("a 66-character Job name was accepted")
+	}
+}
+
+// TestPodProblem says what a Pod waits for.
+func TestPodProblem(t *testing.T) {
+	pod := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{
+		{Name: "egress", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "not found"}}}}}}
+	if got := podProblem(pod); got != "container egress: ErrImagePull not found" {
+		t.Errorf("podProblem = %q", got)
+	}
+}
