@@ -35,7 +35,7 @@ const (
 	CollectDone = "/tmp/collected"
 	// CollectWindowSeconds is how much longer than its deadline a task's
 	// Job may run: time to collect its branch.
-	CollectWindowSeconds = 120
+	CollectWindowSeconds = 30
 )
 
 // kubeView is what the kubernetes templates see.
