@@ -1,0 +1,239 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The cluster of scripts/k8s/cluster.sh: its CNI bridge's gateway is the
+// host's address on the pod network, where the test runs its own hosts.
+const (
+	kubeGateway  = "10.244.77.1"
+	kubeAllowed  = 18080 // network.cidrs lists kubeGateway on this port
+	kubeRefused  = 18081 // and not on this one
+	kubeTaskPort = 7000  // each parallel task listens here
+)
+
+// kubeListener accepts connections on addr, greets each with its name and
+// counts them.
+type kubeListener struct {
+	mu sync.Mutex
+	n  int
+}
+
+func listenKube(e *env, port int, greeting string) *kubeListener {
+	l, err := net.Listen("tcp", fmt.Sprintf("%s:%d", kubeGateway, port))
+	if err != nil {
+		e.t.Fatalf("listening on the cluster's bridge: %v", err)
+	}
+	e.t.Cleanup(func() { l.Close() })
+	kl := &kubeListener{}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			kl.mu.Lock()
+			kl.n++
+			kl.mu.Unlock()
+			fmt.Fprintln(c, greeting)
+			c.Close()
+		}
+	}()
+	return kl
+}
+
+func (k *kubeListener) count() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.n
+}
+
+// requireCluster returns the kubeconfig of the running test cluster. Under
+// CI=true a missing cluster fails the test (.ci/run starts it).
+func requireCluster(e *env) string {
+	r := e.run(runOpt{dir: e.root}, "bash", "scripts/k8s/cluster.sh", "status")
+	if r.failed() || !strings.Contains(r.stdout+r.stderr, "Ready") {
+		if os.Getenv("CI") == "true" {
+			e.t.Fatalf("the test cluster is not running (make k8s-setup): %s", r)
+		}
+		e.t.Skipf("the test cluster is not running; start it with make k8s-setup: %s", r)
+	}
+	return strings.TrimSpace(e.must(runOpt{dir: e.root}, "bash", "scripts/k8s/cluster.sh", "kubeconfig").stdout)
+}
+
+// testKubernetes: agentbox run --on kubernetes runs tasks as Jobs on a real
+// single-node cluster, with the sandbox's firewall in the Pod.
+func testKubernetes(e *env) {
+	t := e.t
+	kubeconfig := requireCluster(e)
+	e.must(runOpt{dir: e.root}, "bash", "scripts/k8s/cluster.sh", "trust-registry", e.registry)
+	p := e.newProject("kube", "none")
+	cfgPath := filepath.Join(p.dir, "agentbox.yaml")
+	data, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := strings.Replace(string(data), "network:\n", fmt.Sprintf("network:\n  cidrs:\n    - cidr: %s/32\n      ports: [%d]\n", kubeGateway, kubeAllowed), 1)
+	cfg += fmt.Sprintf("run:\n  timeout: 5m\nkubernetes:\n  namespace: default\n  registry: %s/agentbox-e2e\n", e.registry)
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bump(e, p, nil)
+	e.trackImages(p.name)
+	r := p.mustAgentbox(nil, "build", "--push")
+	e.timed("agentbox build --push (kube)", r.took)
+	env := []string{"XDG_STATE_HOME=" + filepath.Join(e.work, "kube-state"), "KUBECONFIG=" + kubeconfig}
+	defer func() {
+		p.agentbox(env, "gc")
+		e.trackImages(p.name)
+	}()
+
+	allowed := listenKube(e, kubeAllowed, "allowed host")
+	refused := listenKube(e, kubeRefused, "refused host")
+	script := fmt.Sprintf(`set -u; cd %s
+git -c user.name=task -c user.email=task@agentbox.invalid commit -q --allow-empty -m "a task on the cluster"
+echo made on the cluster > kube.txt; git add kube.txt
+git -c user.name=task -c user.email=task@agentbox.invalid commit -q -m "add kube.txt"
+timeout 5 bash -c 'exec 3<>/dev/tcp/%s/%d; cat <&3' || echo "NOT REACHED: the allowed host"
+timeout 5 bash -c 'exec 3<>/dev/tcp/%s/%d; cat <&3' 2>/dev/null && echo "LEAK: reached the refused host"
+getent hosts %s && echo "LEAK: an unlisted name resolved"
+echo "cluster task done"`, "/workspace", kubeGateway, kubeAllowed, kubeGateway, kubeRefused, unlistedName)
+	r = p.agentbox(env, "run", "--on", "kubernetes", "--name", "kcommit", "--json", "--", "bash", "-c", script)
+	e.timed("agentbox run --on kubernetes (a task that commits)", r.took)
+	var sum struct {
+		runSummary
+		RefusedAddresses []struct {
+			Address string `json:"address"`
+			Port    int    `json:"port"`
+		} `json:"refused_addresses"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || r.code != 0 {
+		t.Fatalf("agentbox run --on kubernetes: exit %d, summary %q (%v)\n%s", r.code, r.stdout, err, r.stderr)
+	}
+	if strings.Contains(r.stderr, "LEAK") || strings.Contains(r.stderr, "NOT REACHED") || !strings.Contains(r.stderr, "allowed host") ||
+		!strings.Contains(r.stderr, "cluster task done") {
+		t.Errorf("the cluster task's output:\n%s", r.stderr)
+	}
+	if allowed.count() != 1 || refused.count() != 0 {
+		t.Errorf("connections: allowed host %d (want 1), refused host %d (want 0)", allowed.count(), refused.count())
+	}
+	if sum.State != "exited" || len(sum.Commits) != 2 || sum.BranchStatus != "new" {
+		t.Errorf("the summary: %+v", sum)
+	}
+	if out := e.must(runOpt{dir: p.dir}, "git", "show", "refs/heads/agentbox/kcommit:kube.txt").stdout; out != "made on the cluster\n" {
+		t.Errorf("the cluster task's branch in the host repository: kube.txt is %q", out)
+	}
+	if !strings.Contains(fmt.Sprint(sum.RefusedNames), unlistedName) {
+		t.Errorf("the summary's refused names lack %s: %v", unlistedName, sum.RefusedNames)
+	}
+	if r := p.agentbox(env, "logs", "kcommit"); r.failed() || !strings.Contains(r.stdout+r.stderr, "cluster task done") {
+		t.Errorf("agentbox logs kcommit: %s", r)
+	}
+	if r := p.agentbox(env, "ps", "--json"); r.failed() || !strings.Contains(r.stdout, `"kcommit"`) {
+		t.Errorf("agentbox ps --json: %s", r)
+	}
+	testKubeDeadline(e, p, env)
+	testKubeParallel(e, p, env)
+	benchKubeRun(e, p, env)
+}
+
+// testKubeDeadline: a task past its deadline is ended by the egress
+// container (exit 124), and its Job then ends DeadlineExceeded.
+func testKubeDeadline(e *env, p *project, env []string) {
+	t := e.t
+	r := p.agentbox(env, "run", "--on", "kubernetes", "--name", "kslow", "--timeout", "10s", "--", "bash", "-c", "trap '' TERM; sleep 600")
+	if r.code != 124 {
+		t.Errorf("a task past its deadline: exit %d, want 124\n%s", r.code, r)
+	}
+	job := p.name + "-task-kslow"
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		out, _ := exec.Command("kubectl", "--kubeconfig", envValue(env, "KUBECONFIG"), "-n", "default", "get", "job", job,
+			"-o", `jsonpath={range .status.conditions[*]}{.type}={.reason} {end}`).Output()
+		if strings.Contains(string(out), "Failed=DeadlineExceeded") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("Job %s did not end DeadlineExceeded: %q", job, out)
+			break
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// testKubeParallel: two tasks at once, each listening on a port and
+// leaving a file in /tmp; each tries every address of the pod network on
+// that port and looks for the other's file and processes, and finds only
+// its own (reached through its own address: the probe is not blind).
+func testKubeParallel(e *env, p *project, env []string) {
+	t := e.t
+	script := `T=$1; echo "$T" > /tmp/mine-$T; echo "$T" > /workspace/mine-$T
+perl -MIO::Socket::INET -e '$s = IO::Socket::INET->new(LocalPort => 7000, Listen => 5, ReuseAddr => 1) or die; while ($c = $s->accept) { print $c "task '"$T"'\n"; close $c }' &
+sleep 3
+for i in $(seq 2 40); do timeout 0.3 bash -c "exec 3<>/dev/tcp/10.244.77.$i/7000 && cat <&3" 2>/dev/null; done
+ls /tmp /workspace | sed 's/^/file /'
+for d in /proc/[0-9]*; do tr '\0' ' ' < "$d/cmdline" 2>/dev/null; echo; done | sed 's/^/proc /'
+kill %1`
+	var wg sync.WaitGroup
+	out := map[string]string{}
+	var mu sync.Mutex
+	for _, name := range []string{"kpar-a", "kpar-b"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := p.agentbox(env, "run", "--on", "kubernetes", "--name", name, "--", "bash", "-c", script, "sh", name)
+			mu.Lock()
+			out[name] = r.stdout + r.stderr
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	for name, other := range map[string]string{"kpar-a": "kpar-b", "kpar-b": "kpar-a"} {
+		o := out[name]
+		if !strings.Contains(o, "task "+name) || !strings.Contains(o, "file mine-"+name) {
+			t.Errorf("task %s does not see its own listener and files (a blind probe):\n%s", name, o)
+		}
+		sc := bufio.NewScanner(strings.NewReader(o))
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), other) && !strings.HasPrefix(sc.Text(), "agentbox:") {
+				t.Errorf("task %s sees task %s: %q", name, other, sc.Text())
+			}
+		}
+	}
+}
+
+// benchKubeRun measures agentbox run --on kubernetes -- true, images
+// present.
+func benchKubeRun(e *env, p *project, env []string) {
+	var ds []time.Duration
+	for i := range 5 {
+		r := p.agentbox(env, "run", "--on", "kubernetes", "--name", fmt.Sprintf("ktrue-%d", i), "--", "true")
+		if r.failed() {
+			e.t.Errorf("agentbox run --on kubernetes -- true: %s", r)
+			return
+		}
+		ds = append(ds, r.took)
+	}
+	e.timed("agentbox run --on kubernetes -- true, median of 5", median(ds))
+}
+
+func envValue(env []string, name string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
