@@ -53,6 +53,12 @@ type Config struct {
 	ElevationMaxPos     yamlpos.Pos    // zero when elevation.max_duration is not written
 	ElevationNever      []netip.Prefix // as written
 	ElevationNeverPos   []yamlpos.Pos  // where each of ElevationNever is written
+
+	// The profiles (trust tiers): the built-ins and profiles:, sorted by
+	// name, and the default one (profile:).
+	Profiles          []Profile
+	DefaultProfile    string
+	DefaultProfilePos yamlpos.Pos // zero when profile is not written
 }
 
 // DomainRule is one entry of network.domains.

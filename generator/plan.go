@@ -45,6 +45,11 @@ type Plan struct {
 	Extensions       []string
 	DevcontainerName string
 	Hidden           []string // workspace.hidden
+	Profiles         []ProfilePlan
+	DefaultProfile   string
+	CloneDir         string // where workspace-init makes locked's clone
+	InitUID          int    // workspace-init's uid and gid
+	OutputDir        string
 }
 
 // Mount is one volume of the agent service.
@@ -118,7 +123,8 @@ func plan(cfg *Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
 	if cfg.CPUs > 0 {
 		p.CPUs = strconv.FormatFloat(cfg.CPUs, 'f', -1, 64)
 	}
-	p.OwnedDirs = []string{catalog.Home, cfg.Workspace}
+	p.CloneDir, p.InitUID, p.OutputDir = CloneDir, InitUID, OutputDir
+	p.OwnedDirs = []string{catalog.Home, cfg.Workspace, OutputDir}
 	if cfg.Agent.StateDir != "" {
 		p.StateVolume = "agent-state"
 		p.OwnedDirs = append(p.OwnedDirs, cfg.Agent.StateDir)
@@ -126,6 +132,10 @@ func plan(cfg *Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
 	slices.Sort(p.OwnedDirs)
 	p.Mounts = mounts(cfg, p.StateVolume)
 	p.Policy = policy(cfg)
+	p.DefaultProfile = cfg.DefaultProfile
+	for i := range cfg.Profiles {
+		p.Profiles = append(p.Profiles, profilePlan(cfg, &cfg.Profiles[i], p.StateVolume))
+	}
 	if cfg.IDE == "vscode" {
 		exts := slices.Clone(cfg.Extensions)
 		if cfg.Agent.Extension != "" {

@@ -41,6 +41,7 @@ type Task struct {
 	Origin   string   // the task's bare clone: the agent's read-only git database
 	Command  []string // run in the agent container
 	Env      []string // names passed from the host's environment (run.env)
+	Profile  string   // the profile it runs under; "" is the default
 }
 
 // TaskProject is the compose project of a task of the sandbox named name.
@@ -71,29 +72,40 @@ func TaskOverride(cfg *Config, t Task) ([]byte, error) {
 	for i, a := range t.Command {
 		command[i] = strings.ReplaceAll(a, "$", "$$")
 	}
+	profile := t.Profile
+	if profile == "" {
+		profile = cfg.DefaultProfile
+	}
+	prof, ok := cfg.Profile(profile)
+	if !ok {
+		return nil, ProfileError(cfg, profile)
+	}
+	origin := []map[string]any{{"type": "bind", "source": strings.ReplaceAll(t.Origin, "$", "$$"), "target": OriginDir, "read_only": true}}
 	agent := map[string]any{
 		"image":   cfg.Name + "-agent",
 		"pid":     "service:egress",
 		"command": command,
 		"labels":  labels,
-		"volumes": []map[string]any{{"type": "bind", "source": strings.ReplaceAll(t.Origin, "$", "$$"), "target": OriginDir, "read_only": true}},
+	}
+	services := map[string]any{"agent": agent}
+	if prof.Locked {
+		// The clone is workspace-init's, from the task's git database.
+		services["workspace-init"] = map[string]any{"image": cfg.Name + "-agent", "labels": labels, "volumes": origin}
+	} else {
+		agent["volumes"] = origin
 	}
 	agent["environment"] = env
 	// Started, not healthy: the entrypoint waits for the firewall itself.
 	agent["depends_on"] = map[string]any{"egress": map[string]any{"condition": "service_started", "restart": true}}
-	doc := map[string]any{
-		"services": map[string]any{
-			"egress": map[string]any{
-				"image":  cfg.Name + "-egress",
-				"labels": labels,
-				"environment": map[string]string{
-					firewall.DeadlineEnv: strconv.FormatInt(t.Deadline.Unix(), 10),
-					firewall.AgentUIDEnv: strconv.Itoa(cfg.UID),
-				},
-			},
-			"agent": agent,
+	services["egress"] = map[string]any{
+		"image":  cfg.Name + "-egress",
+		"labels": labels,
+		"environment": map[string]string{
+			firewall.DeadlineEnv: strconv.FormatInt(t.Deadline.Unix(), 10),
+			firewall.AgentUIDEnv: strconv.Itoa(cfg.UID),
 		},
 	}
+	doc := map[string]any{"services": services}
 	out, err := yaml.Marshal(doc)
 	if err != nil {
 		return nil, err

@@ -52,7 +52,7 @@ func (o *taskOptions) prepared(rec *taskRecord) (*prepared, error) {
 		return nil, err
 	}
 	return &prepared{rec: rec, cfg: o.cfg, docker: o.docker, dir: dir,
-		compose: taskCompose(o.docker, o.dir, rec.Project, dir)}, nil
+		compose: taskCompose(o.docker, o.dir, o.cfg, rec, dir)}, nil
 }
 
 // psRow is one task in agentbox ps --json.

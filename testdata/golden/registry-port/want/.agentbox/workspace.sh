@@ -25,6 +25,12 @@ if [ -n "${AGENTBOX_WAIT_FIREWALL:-}" ]; then
 fi
 workspace=/workspace
 origin=/run/agentbox/origin
+# workspace-init of a locked profile: a fresh clone at every start, as a
+# user that is not the agent's, into the volume the agent sees read-only.
+if [ -n "${AGENTBOX_FRESH_CLONE:-}" ]; then
+	workspace=/var/lib/agentbox/clone
+	find "$workspace" -mindepth 1 -delete
+fi
 # A clone from an earlier start must be of this project: two projects that
 # share a compose project name (neither sets name:) share its volumes too.
 # A clone that has the project's HEAD has all its history: one object
