@@ -59,6 +59,7 @@ type Mount struct {
 	Target   string
 	ReadOnly bool
 	Create   bool // create a missing bind source
+	NoCopy   bool // a volume that the image's directory must not fill (another service's to fill)
 	Why      string
 	Key      string      // the agentbox.yaml key that asks for it ("" for agentbox's own)
 	Pos      yamlpos.Pos // where Key's value is written

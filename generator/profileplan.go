@@ -99,8 +99,8 @@ func profilePlan(cfg *Config, p *Profile, stateVolume string) ProfilePlan {
 // read-only, and the output directory.
 func lockedMounts(cfg *Config) []Mount {
 	return []Mount{
-		{Type: "volume", Source: LockedVolume, Target: cfg.Workspace, ReadOnly: true,
-			Why: "read-only: a fresh clone of the project that workspace-init made as another user"},
+		{Type: "volume", Source: LockedVolume, Target: cfg.Workspace, ReadOnly: true, NoCopy: true,
+			Why: "read-only: a fresh clone of the project that workspace-init made as another user (nocopy: the volume takes workspace-init's owner, not this directory's)"},
 		{Type: "volume", Source: OutputVolume, Target: OutputDir,
 			Why: "the one writable directory besides /tmp: what the work leaves behind"},
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/internal/denials"
+	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
 )
 
@@ -137,7 +138,12 @@ func egressRefusals(log io.Reader) ([]nameCount, map[string]int, error) {
 // uid) into the host repository through agentbox fetch's checks, and
 // lists what the task left uncommitted.
 func collectBranch(ctx context.Context, p *prepared, sum *taskSummary) {
-	vol := p.rec.Project + "_" + "workspace"
+	if prof, ok := p.cfg.Profile(p.rec.Profile); ok && prof.Locked {
+		sum.BranchStatus = "none: profile " + prof.Name + " keeps the clone read-only; what the task wrote to " +
+			generator.OutputDir + " is in volume " + p.rec.Project + "_" + generator.OutputVolume + " until agentbox rm " + p.rec.Name
+		return
+	}
+	vol := p.rec.Project + "_" + generator.WorkspaceVolume
 	f, err := os.CreateTemp("", "agentbox-task-*.bundle")
 	if err != nil {
 		sum.BranchStatus = "not collected: " + err.Error()
