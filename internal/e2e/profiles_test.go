@@ -39,7 +39,9 @@ func testProfiles(e *env, p *project) {
 	defer p.agentbox(state, "gc")
 	lockedPromises(e, func(script string) result {
 		r := p.agentbox(state, "run", "--profile", "locked", "--name", "locked-task", "--json", "--", "bash", "-c", script)
-		var sum struct{ BranchStatus string `json:"branch_status"` }
+		var sum struct {
+			BranchStatus string `json:"branch_status"`
+		}
 		if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || !strings.Contains(sum.BranchStatus, "read-only") {
 			t.Errorf("the locked task's summary: %v %s", err, r)
 		}
