@@ -22,6 +22,8 @@ type ProfileView struct {
 	Pids       int      `json:"pids"`
 	CPUs       string   `json:"cpus"` // "" for no limit
 	Elevation  bool     `json:"elevation"`
+	ReadOnly   []string `json:"readonly"` // the profile's workspace.readonly, on top of the top-level one
+	Hidden     []string `json:"hidden"`   // the profile's workspace.hidden, on top of the top-level one
 	Compose    string   `json:"compose"` // its compose file
 	Origin
 	own bool // its network is its own (profiles.NAME.network), not the top-level one
@@ -40,7 +42,8 @@ func (o origins) profiles(p *Plan) []ProfileView {
 		prof := o.cfg.Profiles[i]
 		v := ProfileView{Name: pp.Name, From: prof.From, Default: pp.Name == p.DefaultProfile, Filesystem: fsReadWrite,
 			Network: networkName(pp.Policy.Mode), Admits: admits(pp.Policy), Memory: pp.Memory, Pids: pp.Pids, CPUs: pp.CPUs,
-			Elevation: prof.Elevate.Allowed, Compose: pp.Compose, own: prof.Custom}
+			Elevation: prof.Elevate.Allowed, Compose: pp.Compose, own: prof.Custom,
+			ReadOnly: append([]string{}, prof.ReadOnly...), Hidden: append([]string{}, prof.Hidden...)}
 		if pp.Locked {
 			v.Filesystem = fsLocked
 		}
@@ -90,6 +93,12 @@ func joinPorts(ps []uint16) string {
 func profileFacts(s *Sandbox, add func(what, subject, value string, o Origin)) {
 	for _, p := range s.Profiles {
 		add("profile", p.Name, profileTrust(p), p.Origin)
+		for _, r := range p.ReadOnly {
+			add("readonly", p.Name+" "+r, "refused by fetch", p.Origin)
+		}
+		for _, h := range p.Hidden {
+			add("hidden", p.Name+" "+h, "pattern", p.Origin)
+		}
 		if !p.own {
 			continue
 		}

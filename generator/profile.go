@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/internal/validate"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
 
@@ -57,7 +58,27 @@ type Profile struct {
 	Memory   string
 	Pids     int
 	Elevate  Elevation
-	Explicit bool // written in profiles:
+	Explicit bool     // written in profiles:
+	ReadOnly []string // workspace.readonly of the profile, on top of the top-level one
+	Hidden   []string // workspace.hidden of the profile, on top of the top-level one
+}
+
+// ReadOnlyPaths are the paths whose changes fetch refuses under p: the
+// top-level ones and the profile's.
+func (cfg *Config) ReadOnlyPaths(p *Profile) []string {
+	if p == nil {
+		return cfg.ReadOnly
+	}
+	return append(slices.Clip(cfg.ReadOnly), p.ReadOnly...)
+}
+
+// HiddenPatterns are the workspace.hidden patterns under p: the top-level
+// ones, then the profile's.
+func (cfg *Config) HiddenPatterns(p *Profile) []string {
+	if p == nil {
+		return cfg.Hidden
+	}
+	return append(slices.Clip(cfg.Hidden), p.Hidden...)
 }
 
 // Profile returns the profile called name.
@@ -151,6 +172,17 @@ func (c *checker) profile(cfg *Config, name string, w wireProfile) (Profile, boo
 		}
 	}
 	c.limits(path+".resources", w.Resources, &p.CPUs, &p.Memory, &p.Pids)
+	for i, r := range entries(c, path+".workspace.readonly", w.Workspace.ReadOnly) {
+		if err := validate.RelPath(r); err != nil {
+			c.fail(fmt.Sprintf("%s.workspace.readonly[%d]", path, i), err)
+		}
+	}
+	for i, h := range entries(c, path+".workspace.hidden", w.Workspace.Hidden) {
+		if err := validate.PathPattern(strings.TrimPrefix(h, "!")); err != nil {
+			c.fail(fmt.Sprintf("%s.workspace.hidden[%d]", path, i), err)
+		}
+	}
+	p.ReadOnly, p.Hidden = w.Workspace.ReadOnly, w.Workspace.Hidden
 	if w.Elevation != nil {
 		c.elevationRules(path+".elevation", *w.Elevation, &p.Elevate)
 	}

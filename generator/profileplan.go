@@ -22,6 +22,9 @@ const (
 	// FreshCloneEnv, set on workspace-init, makes the workspace entrypoint
 	// empty CloneDir and clone the project into it.
 	FreshCloneEnv = "AGENTBOX_FRESH_CLONE"
+	// HiddenEnv, set on the agent (and workspace-init) by a profile with
+	// workspace.hidden patterns of its own, holds them, space-separated.
+	HiddenEnv = "AGENTBOX_HIDDEN_EXTRA"
 	// ProfileEnv is the egress service's variable that selects the
 	// profile's firewall program in the egress image.
 	ProfileEnv = "AGENTBOX_PROFILE"
@@ -53,6 +56,7 @@ type ProfilePlan struct {
 	StateVolume string
 	Compose     string // its compose file, relative to the project
 	Egress      string // its firewall program's directory, relative to the project
+	Hidden      []string // the profile's own workspace.hidden
 }
 
 // ProfileCompose is the compose file of profile name: the default's is
@@ -82,6 +86,7 @@ func profilePlan(cfg *Config, p *Profile, stateVolume string) ProfilePlan {
 		Pids:    p.Pids,
 		Compose: ProfileCompose(cfg, p.Name),
 		Egress:  ProfileEgressDir(p.Name),
+		Hidden:  p.Hidden,
 	}
 	if p.CPUs > 0 {
 		pp.CPUs = strconv.FormatFloat(p.CPUs, 'f', -1, 64)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/internal/shquote"
 	"github.com/agentbox-dev/agentbox/templates"
@@ -79,6 +80,7 @@ type view struct {
 	Up                   string      // "" or ".."
 	InitMounts           []Mount     // workspace-init's volumes
 	ProfileEnv           string
+	HiddenEnv            string
 	ProfileLabel         string
 	FreshCloneEnv        string
 	ProfileSelector      string
@@ -107,6 +109,7 @@ func render(p *Plan) (map[string][]byte, error) {
 		WaitFirewallEnv: WaitFirewallEnv,
 
 		ProfileEnv:           ProfileEnv,
+		HiddenEnv:            HiddenEnv,
 		ProfileLabel:         ProfileLabel,
 		FreshCloneEnv:        FreshCloneEnv,
 		ProfileSelector:      ProfileSelector,
@@ -144,6 +147,9 @@ func renderProfile(files map[string][]byte, v view, pp ProfilePlan) error {
 	plan := *v.Plan
 	plan.CPUs, plan.Memory, plan.Pids = pp.CPUs, pp.Memory, pp.Pids
 	plan.Mounts, plan.StateVolume = pp.Mounts, pp.StateVolume
+	if len(pp.Hidden) > 0 {
+		plan.Env = mergeEnv(plan.Env, []catalog.EnvVar{{Name: HiddenEnv, Value: strings.Join(pp.Hidden, " ")}})
+	}
 	v.Plan, v.Profile, v.Context, v.Up = &plan, pp, ".", ""
 	if pp.Compose != ComposeFile {
 		v.Context, v.Up = "..", ".."

@@ -104,6 +104,8 @@ func schemaConstraints() map[string]schemaNode {
 	m["profiles"] = profiles
 	m["profiles.*.from"] = schemaNode{"enum": anys(BuiltinProfiles)}
 	m["profile"] = schemaNode{"pattern": "^" + ProfileGrammar + "$"}
+	m["profiles.*.workspace.readonly[]"] = m["workspace.readonly[]"]
+	m["profiles.*.workspace.hidden[]"] = m["workspace.hidden[]"]
 	for _, key := range slices.Sorted(maps.Keys(m)) {
 		for _, section := range []string{"network.", "resources.", "elevation."} {
 			if strings.HasPrefix(key, section) {

@@ -5,6 +5,7 @@ package main
 // happened.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -177,7 +178,7 @@ func collectBranch(ctx context.Context, p *prepared, sum *taskSummary) {
 	}
 	f.Close()
 	res, err := gitgate.Fetch(ctx, gitgate.FetchOptions{Dir: p.rec.Dir, Bundle: f.Name(), Prefix: "refs/heads/agentbox/",
-		Policy: gitgate.Policy{Writable: p.cfg.Writable, ReadOnly: p.cfg.ReadOnly}})
+		Policy: gitgate.Policy{Writable: p.cfg.Writable, ReadOnly: taskReadOnly(p)}})
 	if err != nil || len(res.Branches) != 1 {
 		sum.BranchStatus = fmt.Sprintf("not collected: %v", err)
 		return
@@ -244,4 +245,11 @@ func printSummary(w io.Writer, s *taskSummary) {
 	if len(refused) > 0 {
 		fmt.Fprintf(w, "  refused  %s\n", strings.Join(refused, ", "))
 	}
+}
+
+// taskReadOnly are the paths whose changes the task's branch may not bring
+// back: the top-level ones and its profile's.
+func taskReadOnly(p *prepared) []string {
+	prof, _ := p.cfg.Profile(cmp.Or(p.rec.Profile, generator.ProfileBalanced))
+	return p.cfg.ReadOnlyPaths(prof)
 }

@@ -179,7 +179,7 @@ var verifyVars = []verifyVar{
 	{"AGENTBOX_VERIFY_MEMORY_BYTES", false, func(in verifyInput) string { return strconv.FormatInt(in.prof.MemoryBytes(), 10) }},
 	{"AGENTBOX_VERIFY_PIDS", false, func(in verifyInput) string { return strconv.Itoa(in.prof.Pids) }},
 	{"AGENTBOX_VERIFY_ORIGIN", false, func(verifyInput) string { return generator.OriginDir }},
-	{"AGENTBOX_VERIFY_HIDDEN", true, func(in verifyInput) string { return strings.Join(in.cfg.Hidden, "\n") }},
+	{"AGENTBOX_VERIFY_HIDDEN", true, func(in verifyInput) string { return strings.Join(in.cfg.HiddenPatterns(in.prof), "\n") }},
 	{"AGENTBOX_VERIFY_NETWORK", false, func(in verifyInput) string { return networkMode(in.prof.Mode) }},
 	{"AGENTBOX_VERIFY_OUTPUT", true, func(in verifyInput) string {
 		if in.prof.Locked {
