@@ -24,7 +24,7 @@ type ProfileView struct {
 	Elevation  bool     `json:"elevation"`
 	ReadOnly   []string `json:"readonly"` // the profile's workspace.readonly, on top of the top-level one
 	Hidden     []string `json:"hidden"`   // the profile's workspace.hidden, on top of the top-level one
-	Compose    string   `json:"compose"` // its compose file
+	Compose    string   `json:"compose"`  // its compose file
 	Origin
 	own bool // its network is its own (profiles.NAME.network), not the top-level one
 }

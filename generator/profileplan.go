@@ -54,8 +54,8 @@ type ProfilePlan struct {
 	Pids        int
 	Mounts      []Mount
 	StateVolume string
-	Compose     string // its compose file, relative to the project
-	Egress      string // its firewall program's directory, relative to the project
+	Compose     string   // its compose file, relative to the project
+	Egress      string   // its firewall program's directory, relative to the project
 	Hidden      []string // the profile's own workspace.hidden
 }
 

@@ -31,10 +31,10 @@ type wireFile struct {
 
 // wireProfile is one entry of profiles.
 type wireProfile struct {
-	From      *string        `yaml:"from" jsonschema:"required,The built-in profile this one starts from: locked, balanced or open."`
-	Network   *wireNetwork   `yaml:"network" jsonschema:"Replaces the network of the base profile (same shape as the top-level network). From locked or balanced: an allowlist of just this (from locked, without the agent's and the IDE's domains); from open: cidrs only, the ranges open refuses that it admits after all."`
-	Resources wireResources  `yaml:"resources" jsonschema:"Limits for the agent container; a key not written keeps the top-level value."`
-	Elevation *wireElevation `yaml:"elevation" jsonschema:"Limits of agentbox allow under this profile; a key not written keeps the base's (locked: allowed false; the others: the top-level elevation)."`
+	From      *string              `yaml:"from" jsonschema:"required,The built-in profile this one starts from: locked, balanced or open."`
+	Network   *wireNetwork         `yaml:"network" jsonschema:"Replaces the network of the base profile (same shape as the top-level network). From locked or balanced: an allowlist of just this (from locked, without the agent's and the IDE's domains); from open: cidrs only, the ranges open refuses that it admits after all."`
+	Resources wireResources        `yaml:"resources" jsonschema:"Limits for the agent container; a key not written keeps the top-level value."`
+	Elevation *wireElevation       `yaml:"elevation" jsonschema:"Limits of agentbox allow under this profile; a key not written keeps the base's (locked: allowed false; the others: the top-level elevation)."`
 	Workspace wireProfileWorkspace `yaml:"workspace" jsonschema:"Paths added, under this profile, to the top-level workspace.readonly and workspace.hidden."`
 }
 
