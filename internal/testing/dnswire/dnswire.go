@@ -24,14 +24,22 @@ const (
 	RcodeRefused  = int(dnsmessage.RCodeRefused)
 )
 
-var typeNames = map[string]uint16{"A": TypeA, "TXT": TypeTXT, "AAAA": TypeAAAA}
+// typeNames are the types a query may ask for; replies of A, AAAA and TXT
+// only are built, and other answers parse to their data in hexadecimal.
+var typeNames = map[string]uint16{
+	"A": TypeA, "TXT": TypeTXT, "AAAA": TypeAAAA,
+	"NS": uint16(dnsmessage.TypeNS), "CNAME": uint16(dnsmessage.TypeCNAME), "SOA": uint16(dnsmessage.TypeSOA),
+	"PTR": uint16(dnsmessage.TypePTR), "MX": uint16(dnsmessage.TypeMX), "SRV": uint16(dnsmessage.TypeSRV),
+	"HTTPS": 65, "ANY": uint16(dnsmessage.TypeALL),
+}
 
-// ParseType returns the type code of "A", "AAAA" or "TXT".
+// ParseType returns the type code of a name of typeNames: "A", "AAAA",
+// "TXT", "MX", ...
 func ParseType(s string) (uint16, error) {
 	if t, ok := typeNames[strings.ToUpper(s)]; ok {
 		return t, nil
 	}
-	return 0, fmt.Errorf("unknown DNS type %q (A, AAAA, TXT)", s)
+	return 0, fmt.Errorf("unknown DNS type %q (A, AAAA, TXT, NS, CNAME, SOA, PTR, MX, SRV, HTTPS, ANY)", s)
 }
 
 // TypeName names a record type.

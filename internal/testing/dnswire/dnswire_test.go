@@ -50,7 +50,10 @@ func TestDNSRejects(t *testing.T) {
 			t.Errorf("ParseReply(%x) succeeded", msg)
 		}
 	}
-	if _, err := ParseType("MX"); err == nil {
-		t.Error("ParseType(MX) succeeded")
+	if _, err := ParseType("WKS"); err == nil {
+		t.Error("ParseType(WKS) succeeded")
+	}
+	if typ, err := ParseType("mx"); err != nil || typ != 15 {
+		t.Errorf("ParseType(mx) = %d, %v; want 15", typ, err)
 	}
 }
