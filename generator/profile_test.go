@@ -1,6 +1,9 @@
 package generator
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -79,5 +82,30 @@ profiles:
 	}
 	if p, _ := cfg.Profile("calm"); p.Elevate.Max != 2*time.Hour {
 		t.Errorf("calm keeps the top-level max_duration: %v", p.Elevate.Max)
+	}
+}
+
+// TestProfileSelectorFailsClosed: the egress image's entrypoint refuses a
+// profile it does not hold, and an empty one, before anything runs.
+func TestProfileSelectorFailsClosed(t *testing.T) {
+	cfg, err := loadString(t, "agent: none\nprofiles: {ci: {from: locked}}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Compile(t.TempDir(), CompileOptions{Config: cfg, Lock: fakeLock(cfg)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(t.TempDir(), "profile.sh")
+	if err := os.WriteFile(script, c.Files[ProfileSelector], 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"", "nope", "balanced;true", "../balanced"} {
+		cmd := exec.Command("sh", script, "health")
+		cmd.Env = []string{ProfileEnv + "=" + p, "PATH=/usr/bin:/bin"}
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "unknown profile") || !strings.Contains(string(out), "this image holds balanced ci locked open") {
+			t.Errorf("%q: %v: %s", p, err, out)
+		}
 	}
 }
