@@ -47,6 +47,7 @@ type Plan struct {
 	Hidden           []string // workspace.hidden
 	Profiles         []ProfilePlan
 	DefaultProfile   string
+	DefaultLocked    bool   // the default profile's filesystem is locked's (workspace-init runs)
 	CloneDir         string // where workspace-init makes locked's clone
 	InitUID          int    // workspace-init's uid and gid
 	OutputDir        string
@@ -136,6 +137,7 @@ func plan(cfg *Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
 	p.DefaultProfile = cfg.DefaultProfile
 	for i := range cfg.Profiles {
 		p.Profiles = append(p.Profiles, profilePlan(cfg, &cfg.Profiles[i], p.StateVolume))
+		p.DefaultLocked = p.DefaultLocked || cfg.Profiles[i].Name == cfg.DefaultProfile && cfg.Profiles[i].Locked
 	}
 	if cfg.IDE == "vscode" {
 		exts := slices.Clone(cfg.Extensions)

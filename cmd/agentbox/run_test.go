@@ -30,6 +30,7 @@ func TestRunBadInput(t *testing.T) {
 		{"timeout over the maximum", []string{"--timeout", "2h"}, exitUsage, "over run.max_timeout (1h0m0s in agentbox.yaml)"},
 		{"missing ref", []string{"--ref", "no-such-branch"}, exitError, `--ref "no-such-branch": no such commit`},
 		{"option as ref", []string{"--ref", "--output=/tmp/x"}, exitUsage, `invalid --ref`},
+		{"unknown profile", []string{"--profile", "lockd"}, exitUsage, `--profile: unknown profile "lockd"; did you mean "locked"?`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append(append([]string{"run", "-C", dir}, tc.args...), "--", "true")
