@@ -106,8 +106,10 @@ func profileFacts(s *Sandbox, add func(what, subject, value string, o Origin)) {
 			add("profile destination", p.Name+" "+a, "allowed", p.Origin)
 		}
 	}
-	if s.DefaultProfile != "" {
-		add("default profile", "agentbox up", s.DefaultProfile, Origin{Key: "profile"})
+	for _, p := range s.Profiles {
+		if p.Name == s.DefaultProfile {
+			add("default profile", "agentbox up", p.Name+" ("+profileTrust(p)+")", Origin{Key: "profile"})
+		}
 	}
 }
 
@@ -128,7 +130,7 @@ func profileTrust(p ProfileView) string {
 func trustRank(v string) []int {
 	rank := map[string]int{"read-only": 0, "read-write": 1, "none": 0, "allowlist": 1, "open": 2, "refused": 0, "permitted": 1}
 	var out []int
-	for _, w := range strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == ',' }) {
+	for _, w := range strings.FieldsFunc(v, func(r rune) bool { return strings.ContainsRune(" ,()", r) }) {
 		if r, ok := rank[w]; ok {
 			out = append(out, r)
 		}

@@ -253,7 +253,12 @@ func changed(from, to fact) string {
 	case "profile":
 		return profileKind(from.value, to.value)
 	case "default profile":
-		return Changes
+		if before(from.value, " (") == before(to.value, " (") {
+			return "" // the same profile, whose own row says how it changed
+		}
+		_, a, _ := strings.Cut(from.value, " (")
+		_, b, _ := strings.Cut(to.value, " (")
+		return profileKind(a, b)
 	case "no_new_privs":
 		if to.value == "false" {
 			return Widens

@@ -105,7 +105,10 @@ func TestDiffProfiles(t *testing.T) {
 		{"another destination", "profiles: {api: {from: locked, network: {domains: [a.example]}}}\n",
 			"profiles: {api: {from: locked, network: {domains: [a.example, b.example]}}}\n",
 			map[string]string{"profile destination api b.example:443": Widens}},
-		{"default", "", "profile: open\n", map[string]string{"default profile agentbox up": Changes}},
+		{"default wider", "", "profile: open\n", map[string]string{"default profile agentbox up": Widens}},
+		{"default narrower", "", "profile: locked\n", map[string]string{"default profile agentbox up": Narrows}},
+		{"default named like a mode", "profiles: {none: {from: locked}}\n", "profile: none\nprofiles: {none: {from: locked}}\n", map[string]string{"default profile agentbox up": Narrows}},
+		{"default as wide", "profiles: {b2: {from: balanced}}\n", "profile: b2\nprofiles: {b2: {from: balanced}}\n", map[string]string{"default profile agentbox up": Changes}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := map[string]string{}
