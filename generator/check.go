@@ -24,6 +24,8 @@ func check(files map[string][]byte, dir, name string) error {
 		switch {
 		case path == ComposeFile:
 			err = checks.Compose(data, abs, name)
+		case strings.HasPrefix(path, ProfilesDir+"/") && strings.HasSuffix(path, ".compose.yml"):
+			err = checks.Compose(data, filepath.Join(abs, strings.TrimPrefix(ProfilesDir, OutDir+"/")), name)
 		case strings.HasSuffix(path, ".Dockerfile"):
 			err = checks.Dockerfile(data)
 		case strings.HasSuffix(path, ".sh"):

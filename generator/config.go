@@ -56,6 +56,11 @@ type Config struct {
 
 	// Kubernetes is the kubernetes section; nil when it is not written.
 	Kubernetes *Kubernetes
+	// The profiles (trust tiers): the built-ins and profiles:, sorted by
+	// name, and the default one (profile:).
+	Profiles          []Profile
+	DefaultProfile    string
+	DefaultProfilePos yamlpos.Pos // zero when profile is not written
 }
 
 // DomainRule is one entry of network.domains.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/internal/validate"
+	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
 
 // The elevation section: the limits of agentbox allow, which grants an
@@ -18,19 +19,46 @@ const DefaultElevationMax = time.Hour
 
 // elevation checks the elevation section and applies its defaults.
 func (c *checker) elevation(w wireElevation, cfg *Config) {
-	cfg.ElevationAllowed = w.Allowed == nil || *w.Allowed
-	cfg.ElevationAllowedPos = c.pos["elevation.allowed"]
-	cfg.ElevationMax, _ = c.taskDuration("elevation.max_duration", w.MaxDuration, DefaultElevationMax)
-	cfg.ElevationMaxPos = c.pos["elevation.max_duration"]
-	for i, s := range entries(c, "elevation.never", w.Never) {
-		path := fmt.Sprintf("elevation.never[%d]", i)
+	e := Elevation{Allowed: true, Max: DefaultElevationMax}
+	c.elevationRules("elevation", w, &e)
+	cfg.ElevationAllowed, cfg.ElevationAllowedPos = e.Allowed, e.AllowedPos
+	cfg.ElevationMax, cfg.ElevationMaxPos = e.Max, e.MaxPos
+	cfg.ElevationNever, cfg.ElevationNeverPos = e.Never, e.NeverPos
+}
+
+// Elevation is what agentbox allow may grant under a profile.
+type Elevation struct {
+	Allowed    bool
+	AllowedPos yamlpos.Pos // zero when not written
+	Max        time.Duration
+	MaxPos     yamlpos.Pos // zero when not written
+	Never      []netip.Prefix
+	NeverPos   []yamlpos.Pos
+}
+
+// elevationRules checks an elevation section at path and overwrites what
+// it writes in e.
+func (c *checker) elevationRules(path string, w wireElevation, e *Elevation) {
+	if w.Allowed != nil {
+		e.Allowed, e.AllowedPos = *w.Allowed, c.pos[path+".allowed"]
+	}
+	if w.MaxDuration != nil {
+		e.Max, _ = c.taskDuration(path+".max_duration", w.MaxDuration, DefaultElevationMax)
+		e.MaxPos = c.pos[path+".max_duration"]
+	}
+	if w.Never == nil {
+		return
+	}
+	e.Never, e.NeverPos = nil, nil
+	for i, s := range entries(c, path+".never", w.Never) {
+		at := fmt.Sprintf("%s.never[%d]", path, i)
 		p, err := validate.CIDR(s)
 		if err != nil {
-			c.fail(path, err)
+			c.fail(at, err)
 			continue
 		}
-		cfg.ElevationNever = append(cfg.ElevationNever, p)
-		cfg.ElevationNeverPos = append(cfg.ElevationNeverPos, c.pos[path])
+		e.Never = append(e.Never, p)
+		e.NeverPos = append(e.NeverPos, c.pos[at])
 	}
 }
 

@@ -18,13 +18,17 @@ import (
 // that render turns into the generated files. Its JSON form is the output of
 // `agentbox explain --format json` (documented in the README).
 type Sandbox struct {
-	Name       string         `json:"name"`
-	Agent      string         `json:"agent"`
-	Network    Network        `json:"network"`
-	Filesystem Filesystem     `json:"filesystem"`
-	Privileges Privileges     `json:"privileges"`
-	Pins       []Pin          `json:"pins"`
-	lines      map[string]int // key path -> line, for DiffSandboxes
+	Name       string     `json:"name"`
+	Agent      string     `json:"agent"`
+	Network    Network    `json:"network"`
+	Filesystem Filesystem `json:"filesystem"`
+	Privileges Privileges `json:"privileges"`
+	Pins       []Pin      `json:"pins"`
+	// Profiles are every profile (trust tier), sorted by name; the
+	// sections above are the balanced profile's.
+	Profiles       []ProfileView  `json:"profiles"`
+	DefaultProfile string         `json:"default_profile"`
+	lines          map[string]int // key path -> line, for DiffSandboxes
 }
 
 // Network is what the agent may reach, and what is always refused.
@@ -124,13 +128,15 @@ func (c *Compiled) Explain() (*Sandbox, error) {
 	p := c.plan
 	o := origins{cfg: c.Config, pos: c.pos}
 	return &Sandbox{
-		Name:       p.Name,
-		Agent:      p.Agent.Name,
-		Network:    o.network(p.Policy),
-		Filesystem: o.filesystem(p),
-		Privileges: o.privileges(p),
-		Pins:       o.pins(p),
-		lines:      lines(c.pos),
+		Name:           p.Name,
+		Agent:          p.Agent.Name,
+		Network:        o.network(p.Policy),
+		Filesystem:     o.filesystem(p),
+		Privileges:     o.privileges(p),
+		Pins:           o.pins(p),
+		Profiles:       o.profiles(p),
+		DefaultProfile: p.DefaultProfile,
+		lines:          lines(c.pos),
 	}, nil
 }
 

@@ -144,7 +144,7 @@ network:
 		t.Fatal(err)
 	}
 	var got []string
-	for _, c := range cidrs(cfg) {
+	for _, c := range cidrs(NetworkRules{CIDRs: cfg.CIDRs, Ports: cfg.Ports}) {
 		got = append(got, c.Prefix.String())
 	}
 	if want := "198.18.0.0/16 198.18.6.0/24 2001:db8::1/128"; strings.Join(got, " ") != want {

@@ -65,6 +65,9 @@ func (c *checker) kubernetes(w wireKubernetes, cfg *Config) {
 		}
 		k.TTLAfterFinished = d
 	}
+	if prof, ok := cfg.Profile(cfg.DefaultProfile); ok && prof.Locked {
+		c.failf("kubernetes", "the default profile %s has locked's filesystem, which the Pod does not provide yet; make a profile with its own filesystem the default", prof.Name)
+	}
 	if cfg.UID == CollectUID {
 		c.failf("image.user.uid", "uid %d is reserved on Kubernetes for the container that collects a task's branch", cfg.UID)
 	}

@@ -44,7 +44,9 @@ type kubeView struct {
 	Namespace      string
 	EgressImageRef string
 	AgentImageRef  string
-	KubeMemory     string // agentbox.yaml's memory as a Kubernetes quantity
+	KubeMemory     string // the default profile's memory as a Kubernetes quantity
+	KubeCPUs       string // the default profile's CPUs
+	Profile        string // the default profile, whose firewall egress runs
 	ReceiveEnv     string
 	ReceiveDir     string
 	ReceiveBundle  string
@@ -76,12 +78,20 @@ func renderKubernetes(p *Plan, v view, files map[string][]byte) error {
 		return nil
 	}
 	tag := ImageTag(files)
+	var prof ProfilePlan
+	for _, pp := range p.Profiles {
+		if pp.Name == p.DefaultProfile {
+			prof = pp
+		}
+	}
 	kv := kubeView{
 		view:           v,
 		Namespace:      k.Namespace,
 		EgressImageRef: k.Registry + "/" + p.Name + "-egress:" + tag,
 		AgentImageRef:  k.Registry + "/" + p.Name + "-agent:" + tag,
-		KubeMemory:     kubeQuantity(p.Memory),
+		KubeMemory:     kubeQuantity(prof.Memory),
+		KubeCPUs:       prof.CPUs,
+		Profile:        prof.Name,
 		ReceiveEnv:     ReceiveEnv,
 		ReceiveDir:     ReceiveDir,
 		ReceiveBundle:  ReceiveBundle,

@@ -48,6 +48,12 @@ type Plan struct {
 	Hidden           []string // workspace.hidden
 	Kubernetes       *Kubernetes
 	RunTimeout       time.Duration
+	Profiles         []ProfilePlan
+	DefaultProfile   string
+	DefaultLocked    bool   // the default profile's filesystem is locked's (workspace-init runs)
+	CloneDir         string // where workspace-init makes locked's clone
+	InitUID          int    // workspace-init's uid and gid
+	OutputDir        string
 }
 
 // Mount is one volume of the agent service.
@@ -57,6 +63,7 @@ type Mount struct {
 	Target   string
 	ReadOnly bool
 	Create   bool // create a missing bind source
+	NoCopy   bool // a volume that the image's directory must not fill (another service's to fill)
 	Why      string
 	Key      string      // the agentbox.yaml key that asks for it ("" for agentbox's own)
 	Pos      yamlpos.Pos // where Key's value is written
@@ -122,7 +129,8 @@ func plan(cfg *Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
 	if cfg.CPUs > 0 {
 		p.CPUs = strconv.FormatFloat(cfg.CPUs, 'f', -1, 64)
 	}
-	p.OwnedDirs = []string{catalog.Home, cfg.Workspace}
+	p.CloneDir, p.InitUID, p.OutputDir = CloneDir, InitUID, OutputDir
+	p.OwnedDirs = []string{catalog.Home, cfg.Workspace, OutputDir}
 	if cfg.Agent.StateDir != "" {
 		p.StateVolume = "agent-state"
 		p.OwnedDirs = append(p.OwnedDirs, cfg.Agent.StateDir)
@@ -130,6 +138,11 @@ func plan(cfg *Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
 	slices.Sort(p.OwnedDirs)
 	p.Mounts = mounts(cfg, p.StateVolume)
 	p.Policy = policy(cfg)
+	p.DefaultProfile = cfg.DefaultProfile
+	for i := range cfg.Profiles {
+		p.Profiles = append(p.Profiles, profilePlan(cfg, &cfg.Profiles[i], p.StateVolume))
+		p.DefaultLocked = p.DefaultLocked || cfg.Profiles[i].Name == cfg.DefaultProfile && cfg.Profiles[i].Locked
+	}
 	if cfg.IDE == "vscode" {
 		exts := slices.Clone(cfg.Extensions)
 		if cfg.Agent.Extension != "" {

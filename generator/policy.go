@@ -16,6 +16,31 @@ import (
 // of both's ports, because dnsmasq applies only the most specific entry; it
 // is dropped when that union adds nothing, so every name appears once.
 func policy(cfg *Config) firewall.Policy {
+	p, _ := cfg.Profile(ProfileBalanced)
+	if p == nil { // a Config made by hand, without its profiles
+		b := builtin(cfg, ProfileBalanced)
+		p = &b
+	}
+	return profilePolicy(cfg, p)
+}
+
+// profilePolicy builds the egress policy of profile p: its mode, and the
+// names and CIDRs of its network.
+func profilePolicy(cfg *Config, p *Profile) firewall.Policy {
+	if p.Mode == firewall.ModeNone {
+		return firewall.Policy{Mode: firewall.ModeNone}
+	}
+	pol := allowlist(cfg, p.Network, p.Catalog)
+	pol.Mode = p.Mode
+	if p.Mode == firewall.ModeOpen {
+		pol.Domains = nil
+	}
+	return pol
+}
+
+// allowlist builds the names and CIDRs of network n; withCatalog adds the
+// agent's and the IDE's domains.
+func allowlist(cfg *Config, n NetworkRules, withCatalog bool) firewall.Policy {
 	type entry struct {
 		ports   []uint16
 		sources []string
@@ -35,17 +60,19 @@ func policy(cfg *Config) firewall.Policy {
 			add(strings.TrimPrefix(d, "*."), catalogPorts, source)
 		}
 	}
-	addAll(cfg.Agent.Domains, "agent "+cfg.Agent.Name)
-	for _, s := range cfg.Services {
+	if withCatalog {
+		addAll(cfg.Agent.Domains, "agent "+cfg.Agent.Name)
+	}
+	for _, s := range n.Services {
 		svc, _ := catalog.LookupService(s)
 		addAll(svc.Domains, "service "+s)
 	}
-	if cfg.IDE == "vscode" {
+	if withCatalog && cfg.IDE == "vscode" {
 		svc, _ := catalog.LookupService("vscode")
 		addAll(svc.Domains, "ide vscode")
 	}
-	for _, d := range cfg.Domains {
-		add(d.Name, portsOr(d.Ports, cfg.Ports), "network.domains")
+	for _, d := range n.Domains {
+		add(d.Name, portsOr(d.Ports, n.Ports), "network.domains")
 	}
 
 	names := make([]string, 0, len(byName))
@@ -70,16 +97,16 @@ func policy(cfg *Config) firewall.Policy {
 		}
 		pol.Domains = append(pol.Domains, firewall.Domain{Name: n, Ports: effective[n], Sources: sortedUnique(byName[n].sources)})
 	}
-	pol.CIDRs = cidrs(cfg)
+	pol.CIDRs = cidrs(n)
 	return pol
 }
 
 // cidrs merges the CIDR rules: per port, a prefix inside another listed
 // prefix is dropped; prefixes are then grouped with their ports.
-func cidrs(cfg *Config) []firewall.CIDR {
+func cidrs(n NetworkRules) []firewall.CIDR {
 	byPort := map[uint16][]netip.Prefix{}
-	for _, r := range cfg.CIDRs {
-		for _, port := range portsOr(r.Ports, cfg.Ports) {
+	for _, r := range n.CIDRs {
+		for _, port := range portsOr(r.Ports, n.Ports) {
 			byPort[port] = append(byPort[port], r.Prefix)
 		}
 	}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path"
 	"strings"
 	"text/template"
 
+	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/internal/shquote"
 	"github.com/agentbox-dev/agentbox/templates"
@@ -41,6 +43,16 @@ var funcs = template.FuncMap{
 	"json":    jsonString,
 	"yamlstr": composeString,
 	"join":    strings.Join,
+	"outrel":  func(p string) string { return strings.TrimPrefix(p, OutDir+"/") },
+	"rel":     mountSource,
+}
+
+// mountSource is m's source in a compose file up (".." or "") from OutDir.
+func mountSource(up string, m Mount) string {
+	if m.Type != "bind" || up == "" {
+		return m.Source
+	}
+	return path.Join(up, m.Source)
 }
 
 var tmpl = template.Must(template.New("agentbox").Option("missingkey=error").Funcs(funcs).ParseFS(templates.FS, "*.tmpl"))
@@ -63,6 +75,20 @@ type view struct {
 	FilterAddr      string
 	WaitFirewallEnv string
 	ReceiveEnv      string
+
+	// The profiles.
+	Profile              ProfilePlan // the compose file's
+	Context              string      // the compose file's way to OutDir
+	Up                   string      // "" or ".."
+	InitMounts           []Mount     // workspace-init's volumes
+	ProfileEnv           string
+	HiddenEnv            string
+	ProfileLabel         string
+	FreshCloneEnv        string
+	ProfileSelector      string
+	ImageProfileSelector string
+	ImageProfilesDir     string
+	ImageProfileLink     string
 }
 
 // render turns a plan into file contents. It is pure: the same plan gives
@@ -85,37 +111,94 @@ func render(p *Plan) (map[string][]byte, error) {
 		FilterAddr:      firewall.FilterAddr,
 		WaitFirewallEnv: WaitFirewallEnv,
 		ReceiveEnv:      ReceiveEnv,
+
+		ProfileEnv:           ProfileEnv,
+		HiddenEnv:            HiddenEnv,
+		ProfileLabel:         ProfileLabel,
+		FreshCloneEnv:        FreshCloneEnv,
+		ProfileSelector:      ProfileSelector,
+		ImageProfileSelector: ImageProfileSelector,
+		ImageProfilesDir:     ImageProfilesDir,
+		ImageProfileLink:     ImageProfileLink,
 	}
 	files := map[string][]byte{}
 	for path, name := range map[string]string{
 		AgentDockerfile:  "agent.Dockerfile.tmpl",
 		EgressDockerfile: "egress.Dockerfile.tmpl",
-		ComposeFile:      "docker-compose.yml.tmpl",
 		DevcontainerFile: "devcontainer.json.tmpl",
 		WorkspaceScript:  "workspace.sh.tmpl",
 		GitConfigMask:    "git-config.tmpl",
+		ProfileSelector:  "egress-profile.sh.tmpl",
 	} {
-		var b bytes.Buffer
-		if err := tmpl.ExecuteTemplate(&b, name, v); err != nil {
-			return nil, fmt.Errorf("rendering %s: %w", path, err)
+		if err := execute(files, path, name, v); err != nil {
+			return nil, err
 		}
-		files[path] = b.Bytes()
 	}
 	if p.NPMTree != nil {
 		files[NPMPackageFile] = p.NPMTree.PackageJSON(Header)
 		files[NPMLockFile] = p.NPMTree.PackageLock(Header)
 	}
-	fw, err := firewall.Render(p.Policy)
-	if err != nil {
-		return nil, fmt.Errorf("rendering the firewall: %w", err)
-	}
-	for name, data := range fw {
-		files[EgressDir+"/"+name] = data
+	for _, pp := range p.Profiles {
+		if err := renderProfile(files, v, pp); err != nil {
+			return nil, err
+		}
 	}
 	if err := renderKubernetes(p, v, files); err != nil {
 		return nil, err
 	}
 	return files, nil
+}
+
+// renderProfile renders profile pp's compose file and firewall program.
+func renderProfile(files map[string][]byte, v view, pp ProfilePlan) error {
+	plan := *v.Plan
+	plan.CPUs, plan.Memory, plan.Pids = pp.CPUs, pp.Memory, pp.Pids
+	plan.Mounts, plan.StateVolume = pp.Mounts, pp.StateVolume
+	if len(pp.Hidden) > 0 {
+		plan.Env = mergeEnv(plan.Env, []catalog.EnvVar{{Name: HiddenEnv, Value: strings.Join(pp.Hidden, " ")}})
+	}
+	v.Plan, v.Profile, v.Context, v.Up = &plan, pp, ".", ""
+	if pp.Compose != ComposeFile {
+		v.Context, v.Up = "..", ".."
+	}
+	if pp.Locked {
+		v.InitMounts = initMounts(pp.Mounts, v.Plan.Workspace)
+	}
+	if err := execute(files, pp.Compose, "docker-compose.yml.tmpl", v); err != nil {
+		return err
+	}
+	fw, err := firewall.Render(pp.Policy)
+	if err != nil {
+		return fmt.Errorf("rendering the firewall of profile %s: %w", pp.Name, err)
+	}
+	for name, data := range fw {
+		files[pp.Egress+"/"+name] = data
+	}
+	return nil
+}
+
+// initMounts are workspace-init's volumes: the locked clone's volume,
+// writable, and the project's git database as the agent of another
+// profile has it.
+func initMounts(agent []Mount, workspace string) []Mount {
+	ms := []Mount{{Type: "volume", Source: LockedVolume, Target: CloneDir,
+		Why: "the clone it makes, which the agent sees read-only"}}
+	for _, m := range mounts(&Config{Workspace: workspace}, "") {
+		if m.Type == "bind" {
+			ms = append(ms, m)
+		}
+	}
+	return ms
+}
+
+// execute renders template name with v into files[path].
+func execute(files map[string][]byte, path, name string, v view) error {
+	var b bytes.Buffer
+	if err := tmpl.ExecuteTemplate(&b, name, v); err != nil {
+		return fmt.Errorf("rendering %s: %w", path, err)
+	}
+	files[path] = b.Bytes()
+	return nil
 }
 
 // ExecuteInit renders the commented agentbox.yaml that `agentbox init` writes.

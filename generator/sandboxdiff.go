@@ -190,6 +190,7 @@ func facts(s *Sandbox) []fact {
 		}
 		add(what, subject, v, p.Origin)
 	}
+	profileFacts(s, add)
 	return fs
 }
 
@@ -205,6 +206,8 @@ func added(f fact, base *Sandbox) string {
 		return Narrows
 	case "hidden":
 		return hiddenKind(f.subject, true)
+	case "default profile":
+		return Changes
 	}
 	return Widens
 }
@@ -247,6 +250,15 @@ func changed(from, to fact) string {
 		return limitKind(a, b)
 	case "cpus":
 		return limitKind(cpus(from.value), cpus(to.value))
+	case "profile":
+		return profileKind(from.value, to.value)
+	case "default profile":
+		if before(from.value, " (") == before(to.value, " (") {
+			return "" // the same profile, whose own row says how it changed
+		}
+		_, a, _ := strings.Cut(from.value, " (")
+		_, b, _ := strings.Cut(to.value, " (")
+		return profileKind(a, b)
 	case "no_new_privs":
 		if to.value == "false" {
 			return Widens

@@ -73,3 +73,56 @@ var testLock = func() string {
 	}
 	return string(b)
 }()
+
+// TestDiffProfiles: a profile added or removed, a custom profile that
+// moves from locked to open (widens) and back (narrows), a profile that
+// admits another destination, and the default profile.
+func TestDiffProfiles(t *testing.T) {
+	sandbox := func(yaml string) *Sandbox {
+		t.Helper()
+		s, err := explainSource("agent: none\n"+yaml, testLock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name, base, head string
+		want             map[string]string
+	}{
+		{"added", "", "profiles: {ci: {from: locked}}\n",
+			map[string]string{"profile ci": Widens}},
+		{"removed", "profiles: {ci: {from: locked}}\n", "",
+			map[string]string{"profile ci": Narrows}},
+		{"locked to open", "profiles: {ci: {from: locked}}\n", "profiles: {ci: {from: open}}\n",
+			map[string]string{"profile ci": Widens}},
+		{"open to locked", "profiles: {ci: {from: open}}\n", "profiles: {ci: {from: locked}}\n",
+			map[string]string{"profile ci": Narrows}},
+		{"from locked to open with its own network", "profiles: {ci: {from: locked, network: {cidrs: [10.1.0.0/16]}}}\n", "profiles: {ci: {from: open, network: {cidrs: [10.1.0.0/16]}}}\n",
+			map[string]string{"profile ci": Widens, "profile destination ci every public address, every TCP port; every name resolves": Widens}},
+		{"elevation refused", "", "elevation: {allowed: false}\n",
+			map[string]string{"profile balanced": Narrows, "profile open": Narrows}},
+		{"another destination", "profiles: {api: {from: locked, network: {domains: [a.example]}}}\n",
+			"profiles: {api: {from: locked, network: {domains: [a.example, b.example]}}}\n",
+			map[string]string{"profile destination api b.example:443": Widens}},
+		{"default wider", "", "profile: open\n", map[string]string{"default profile agentbox up": Widens}},
+		{"default narrower", "", "profile: locked\n", map[string]string{"default profile agentbox up": Narrows}},
+		{"default named like a mode", "profiles: {none: {from: locked}}\n", "profile: none\nprofiles: {none: {from: locked}}\n", map[string]string{"default profile agentbox up": Narrows}},
+		{"default as wide", "profiles: {b2: {from: balanced}}\n", "profile: b2\nprofiles: {b2: {from: balanced}}\n", map[string]string{"default profile agentbox up": Changes}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := map[string]string{}
+			for _, r := range DiffSandboxes(sandbox(tc.base), sandbox(tc.head)) {
+				got[r.What+" "+r.Subject] = r.Kind
+			}
+			for k, v := range tc.want {
+				if got[k] != v {
+					t.Errorf("%s: %q, want %q (all rows: %v)", k, got[k], v, got)
+				}
+			}
+			if len(got) != len(tc.want) {
+				t.Errorf("rows %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

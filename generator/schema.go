@@ -62,7 +62,7 @@ func schemaConstraints() map[string]schemaNode {
 	id := schemaNode{"minimum": 1, "maximum": 65534}
 	segment, globSegment := validate.PathSegmentGrammar, validate.GlobSegmentGrammar
 	taskDuration := schemaNode{"pattern": "^" + TaskDurationGrammar + "$", "minLength": 1}
-	return map[string]schemaNode{
+	m := map[string]schemaNode{
 		"version":          {"enum": []any{1}},
 		"name":             {"pattern": "^" + validate.ProjectNameGrammar + "$", "maxLength": 63},
 		"agent":            {"enum": anys(catalog.AgentNames())},
@@ -97,7 +97,23 @@ func schemaConstraints() map[string]schemaNode {
 		"run.timeout":     taskDuration,
 		"run.max_timeout": taskDuration,
 		"run.env[]":       {"pattern": "^" + validate.EnvNameGrammar + "$", "not": schemaNode{"pattern": "^" + ReservedEnvPrefix}},
+
+		"elevation.max_duration": taskDuration,
 	}
+	profiles := schemaNode{"propertyNames": schemaNode{"pattern": "^" + ProfileGrammar + "$", "not": schemaNode{"enum": anys(BuiltinProfiles)}}}
+	m["profiles"] = profiles
+	m["profiles.*.from"] = schemaNode{"enum": anys(BuiltinProfiles)}
+	m["profile"] = schemaNode{"pattern": "^" + ProfileGrammar + "$"}
+	m["profiles.*.workspace.readonly[]"] = m["workspace.readonly[]"]
+	m["profiles.*.workspace.hidden[]"] = m["workspace.hidden[]"]
+	for _, key := range slices.Sorted(maps.Keys(m)) {
+		for _, section := range []string{"network.", "resources.", "elevation."} {
+			if strings.HasPrefix(key, section) {
+				m["profiles.*."+key] = m[key]
+			}
+		}
+	}
+	return m
 }
 
 // reflector builds the schema of a wire struct the way yamlpos decodes it.
@@ -127,6 +143,10 @@ func (r *reflector) schema(t reflect.Type, path string) schemaNode {
 		s, nullable = r.object(t, path), true
 	case t.Kind() == reflect.Slice:
 		s = schemaNode{"type": "array", "items": r.schema(t.Elem(), path+"[]"), "maxItems": MaxEntries}
+		nullable = true
+	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.Struct:
+		// A map of sections (profiles): "*" stands for any key in path.
+		s = schemaNode{"type": "object", "additionalProperties": r.object(t.Elem(), path+".*"), "maxProperties": MaxEntries}
 		nullable = true
 	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.String:
 		// yamlpos takes any scalar but null as a map value, as written.

@@ -42,6 +42,7 @@ type Task struct {
 	Origin   string   // the task's bare clone: the agent's read-only git database
 	Command  []string // run in the agent container
 	Env      []string // names passed from the host's environment (run.env)
+	Profile  string   // the profile it runs under; "" is the default
 	// Binds are host paths mounted into the agent container besides the
 	// task's git database (agentbox run --workspace direct): a bind whose
 	// target is the workspace replaces the workspace volume.
@@ -83,41 +84,54 @@ func TaskOverride(cfg *Config, t Task) ([]byte, error) {
 	for i, a := range t.Command {
 		command[i] = strings.ReplaceAll(a, "$", "$$")
 	}
-	volumes := []map[string]any{{"type": "bind", "source": strings.ReplaceAll(t.Origin, "$", "$$"), "target": OriginDir, "read_only": true}}
+	profile := t.Profile
+	if profile == "" {
+		profile = cfg.DefaultProfile
+	}
+	prof, ok := cfg.Profile(profile)
+	if !ok {
+		return nil, ProfileError(cfg, profile)
+	}
+	origin := []map[string]any{{"type": "bind", "source": strings.ReplaceAll(t.Origin, "$", "$$"), "target": OriginDir, "read_only": true}}
 	for _, b := range t.Binds {
 		if !path.IsAbs(b.Source) || !path.IsAbs(b.Target) || path.Clean(b.Target) != b.Target || strings.ContainsAny(b.Source+b.Target, "\x00\n") {
 			return nil, fmt.Errorf("invalid bind %q -> %q", b.Source, b.Target)
+		}
+		if prof.Locked {
+			return nil, fmt.Errorf("a task of a locked profile takes no bind mounts")
 		}
 		v := map[string]any{"type": "bind", "source": strings.ReplaceAll(b.Source, "$", "$$"), "target": b.Target,
 			"bind": map[string]any{"create_host_path": false}}
 		if b.ReadOnly {
 			v["read_only"] = true
 		}
-		volumes = append(volumes, v)
+		origin = append(origin, v)
 	}
 	agent := map[string]any{
 		"image":   cfg.Name + "-agent",
 		"pid":     "service:egress",
 		"command": command,
 		"labels":  labels,
-		"volumes": volumes,
+	}
+	services := map[string]any{"agent": agent}
+	if prof.Locked {
+		// The clone is workspace-init's, from the task's git database.
+		services["workspace-init"] = map[string]any{"image": cfg.Name + "-agent", "labels": labels, "volumes": origin}
+	} else {
+		agent["volumes"] = origin
 	}
 	agent["environment"] = env
 	// Started, not healthy: the entrypoint waits for the firewall itself.
 	agent["depends_on"] = map[string]any{"egress": map[string]any{"condition": "service_started", "restart": true}}
-	doc := map[string]any{
-		"services": map[string]any{
-			"egress": map[string]any{
-				"image":  cfg.Name + "-egress",
-				"labels": labels,
-				"environment": map[string]string{
-					firewall.DeadlineEnv: strconv.FormatInt(t.Deadline.Unix(), 10),
-					firewall.AgentUIDEnv: strconv.Itoa(cfg.UID),
-				},
-			},
-			"agent": agent,
+	services["egress"] = map[string]any{
+		"image":  cfg.Name + "-egress",
+		"labels": labels,
+		"environment": map[string]string{
+			firewall.DeadlineEnv: strconv.FormatInt(t.Deadline.Unix(), 10),
+			firewall.AgentUIDEnv: strconv.Itoa(cfg.UID),
 		},
 	}
+	doc := map[string]any{"services": services}
 	out, err := yaml.Marshal(doc)
 	if err != nil {
 		return nil, err

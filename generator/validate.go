@@ -104,6 +104,7 @@ func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, di
 	c.verifyTargets(w.Verify, cfg)
 	c.run(w.Run, w.Env, cfg)
 	c.elevation(w.Elevation, cfg)
+	c.profiles(w, cfg)
 	c.kubernetes(w.Kubernetes, cfg)
 	return cfg
 }
@@ -158,69 +159,81 @@ func (c *checker) ports(path string, ps []int) []uint16 {
 }
 
 func (c *checker) network(w *wireFile, cfg *Config) {
-	n := w.Network
-	for i, s := range entries(c, "network.services", n.Services) {
-		path := fmt.Sprintf("network.services[%d]", i)
+	n := c.networkRules("network", w.Network)
+	cfg.Services, cfg.Domains, cfg.CIDRs, cfg.Ports = n.Services, n.Domains, n.CIDRs, n.Ports
+}
+
+// networkRules checks a network section at path (the top-level one or a
+// profile's) and returns its rules, default ports applied.
+func (c *checker) networkRules(path string, n wireNetwork) NetworkRules {
+	var out NetworkRules
+	for i, s := range entries(c, path+".services", n.Services) {
+		at := fmt.Sprintf("%s.services[%d]", path, i)
 		if _, ok := catalog.LookupService(s); !ok {
-			c.failf(path, "%s", enumError("service", s, catalog.ServiceNames()))
+			c.failf(at, "%s", enumError("service", s, catalog.ServiceNames()))
 			continue
 		}
-		cfg.Services = append(cfg.Services, s)
+		out.Services = append(out.Services, s)
 	}
-	cfg.Ports = DefaultPorts
+	out.Ports = DefaultPorts
 	if n.Ports != nil {
-		cfg.Ports = c.ports("network.ports", n.Ports)
+		out.Ports = c.ports(path+".ports", n.Ports)
 	}
-	for i, d := range entries(c, "network.domains", n.Domains) {
-		path := fmt.Sprintf("network.domains[%d]", i)
+	for i, d := range entries(c, path+".domains", n.Domains) {
+		at := fmt.Sprintf("%s.domains[%d]", path, i)
 		if d.Host == "" {
-			c.failf(path, "missing host")
+			c.failf(at, "missing host")
 			continue
 		}
 		name, wild, err := validate.Domain(d.Host)
 		if err != nil {
-			c.fail(path, err)
+			c.fail(at, err)
 			continue
 		}
-		cfg.Domains = append(cfg.Domains, DomainRule{Name: name, Wildcard: wild, Ports: c.ports(path+".ports", d.Ports)})
+		out.Domains = append(out.Domains, DomainRule{Name: name, Wildcard: wild, Ports: c.ports(at+".ports", d.Ports)})
 	}
-	for i, r := range entries(c, "network.cidrs", n.CIDRs) {
-		path := fmt.Sprintf("network.cidrs[%d]", i)
+	for i, r := range entries(c, path+".cidrs", n.CIDRs) {
+		at := fmt.Sprintf("%s.cidrs[%d]", path, i)
 		if r.CIDR == "" {
-			c.failf(path, "missing cidr")
+			c.failf(at, "missing cidr")
 			continue
 		}
 		p, err := validate.CIDR(r.CIDR)
 		if err != nil {
-			c.fail(path, err)
+			c.fail(at, err)
 			continue
 		}
-		cfg.CIDRs = append(cfg.CIDRs, CIDRRule{Prefix: p, Ports: c.ports(path+".ports", r.Ports)})
+		out.CIDRs = append(out.CIDRs, CIDRRule{Prefix: p, Ports: c.ports(at+".ports", r.Ports)})
 	}
+	return out
 }
 
 func (c *checker) resources(w *wireFile, cfg *Config) {
-	r := w.Resources
+	cfg.Memory, cfg.Pids = DefaultMemory, DefaultPids
+	c.limits("resources", w.Resources, &cfg.CPUs, &cfg.Memory, &cfg.Pids)
+}
+
+// limits checks a resources section at path and overwrites the limits it
+// writes.
+func (c *checker) limits(path string, r wireResources, cpus *float64, memory *string, pids *int) {
 	if r.CPUs != nil {
 		if *r.CPUs <= 0 || *r.CPUs > 1024 {
-			c.failf("resources.cpus", "invalid cpus %v: must be above 0 and at most 1024", *r.CPUs)
+			c.failf(path+".cpus", "invalid cpus %v: must be above 0 and at most 1024", *r.CPUs)
 		}
-		cfg.CPUs = *r.CPUs
+		*cpus = *r.CPUs
 	}
-	cfg.Memory = DefaultMemory
 	if r.Memory != nil {
 		m, err := validate.Memory(*r.Memory)
 		if err != nil {
-			c.fail("resources.memory", err)
+			c.fail(path+".memory", err)
 		}
-		cfg.Memory = m
+		*memory = m
 	}
-	cfg.Pids = DefaultPids
 	if r.Pids != nil {
 		if *r.Pids < 16 || *r.Pids > 4194304 {
-			c.failf("resources.pids", "invalid pids %d: must be 16-4194304", *r.Pids)
+			c.failf(path+".pids", "invalid pids %d: must be 16-4194304", *r.Pids)
 		}
-		cfg.Pids = *r.Pids
+		*pids = *r.Pids
 	}
 }
 

@@ -77,13 +77,36 @@ func (c *checker) addrPort(path, a string) string {
 	return a
 }
 
-// VerifyTargets returns the probe targets of cfg, defaults applied.
+// VerifyTargets returns the probe targets of cfg's balanced profile,
+// defaults applied.
 func VerifyTargets(cfg *Config) Verify {
+	p, ok := cfg.Profile(ProfileBalanced)
+	if !ok { // a Config made by hand, without its profiles
+		b := builtin(cfg, ProfileBalanced)
+		p = &b
+	}
+	return ProfileVerifyTargets(cfg, p)
+}
+
+// ProfileVerifyTargets returns the probe targets of profile p, defaults
+// applied. Under mode none, the name that must not resolve is one the
+// balanced policy allows, and nothing must connect; under open, only a
+// verify.allowed that agentbox.yaml names.
+func ProfileVerifyTargets(cfg *Config, p *Profile) Verify {
 	v := cfg.Verify
-	pol := policy(cfg)
-	if v.Allowed == "" && len(pol.Domains) > 0 {
-		d := pol.Domains[0]
-		v.Allowed = d.Name + ":" + strconv.Itoa(int(d.Ports[0]))
+	pol := profilePolicy(cfg, p)
+	switch p.Mode {
+	case firewall.ModeNone:
+		// The name balanced connects to must not even resolve.
+		if host, _, err := net.SplitHostPort(VerifyTargets(cfg).Allowed); err == nil && net.ParseIP(host) == nil {
+			v.UnlistedName = host
+		}
+		v.Allowed = ""
+	case firewall.ModeAllowlist:
+		if v.Allowed == "" && len(pol.Domains) > 0 {
+			d := pol.Domains[0]
+			v.Allowed = d.Name + ":" + strconv.Itoa(int(d.Ports[0]))
+		}
 	}
 	if v.UnlistedName == "" {
 		for _, n := range []string{"example.com", "example.net", "example.org"} {
@@ -109,7 +132,12 @@ func VerifyTargets(cfg *Config) Verify {
 }
 
 // MemoryBytes returns the memory limit in bytes.
-func (c *Config) MemoryBytes() int64 {
-	n, _ := strconv.ParseInt(c.Memory[:len(c.Memory)-1], 10, 64)
-	return n << map[byte]int{'k': 10, 'm': 20, 'g': 30}[c.Memory[len(c.Memory)-1]]
+func (c *Config) MemoryBytes() int64 { return memoryBytes(c.Memory) }
+
+// MemoryBytes returns the profile's memory limit in bytes.
+func (p *Profile) MemoryBytes() int64 { return memoryBytes(p.Memory) }
+
+func memoryBytes(m string) int64 {
+	n, _ := strconv.ParseInt(m[:len(m)-1], 10, 64)
+	return n << map[byte]int{'k': 10, 'm': 20, 'g': 30}[m[len(m)-1]]
 }

@@ -12,20 +12,36 @@ const ConfigFile = "agentbox.yaml"
 // from a zero value. The jsonschema tags feed the published JSON Schema.
 
 type wireFile struct {
-	Version      *int              `yaml:"version" jsonschema:"Schema version; must be 1."`
-	Name         *string           `yaml:"name" jsonschema:"Compose project name (lower-case letters, digits, - and _). Default: the directory name, sanitized."`
-	Agent        *string           `yaml:"agent" jsonschema:"The agent CLI to install: claude, codex, gemini, opencode, copilot or none. Default: none."`
-	Image        wireImage         `yaml:"image" jsonschema:"The agent image."`
-	Egress       wireEgress        `yaml:"egress" jsonschema:"The egress (firewall) image."`
-	Network      wireNetwork       `yaml:"network" jsonschema:"What the sandbox may reach. Everything else is blocked."`
-	Resources    wireResources     `yaml:"resources" jsonschema:"Limits for the agent container."`
-	Env          map[string]string `yaml:"env" jsonschema:"Extra environment variables for the agent."`
-	Workspace    wireWorkspace     `yaml:"workspace" jsonschema:"The agent's copy of the project, and what of its work may come back."`
-	Devcontainer wireDevcontainer  `yaml:"devcontainer" jsonschema:"The Dev Container definition."`
-	Verify       wireVerify        `yaml:"verify" jsonschema:"Targets of the network probes of agentbox verify."`
-	Run          wireRun           `yaml:"run" jsonschema:"Tasks of agentbox run, each in its own sandbox. Changes none of the generated files."`
-	Elevation    wireElevation     `yaml:"elevation" jsonschema:"Limits of agentbox allow (timed grants of an address or CIDR). Changes none of the generated files."`
-	Kubernetes   wireKubernetes    `yaml:"kubernetes" jsonschema:"Run the sandbox on a Kubernetes cluster too: generate writes a Pod and a Job template under .agentbox/kubernetes/, and agentbox run --on kubernetes runs tasks as Jobs."`
+	Version      *int                   `yaml:"version" jsonschema:"Schema version; must be 1."`
+	Name         *string                `yaml:"name" jsonschema:"Compose project name (lower-case letters, digits, - and _). Default: the directory name, sanitized."`
+	Agent        *string                `yaml:"agent" jsonschema:"The agent CLI to install: claude, codex, gemini, opencode, copilot or none. Default: none."`
+	Image        wireImage              `yaml:"image" jsonschema:"The agent image."`
+	Egress       wireEgress             `yaml:"egress" jsonschema:"The egress (firewall) image."`
+	Network      wireNetwork            `yaml:"network" jsonschema:"What the sandbox may reach. Everything else is blocked."`
+	Resources    wireResources          `yaml:"resources" jsonschema:"Limits for the agent container."`
+	Env          map[string]string      `yaml:"env" jsonschema:"Extra environment variables for the agent."`
+	Workspace    wireWorkspace          `yaml:"workspace" jsonschema:"The agent's copy of the project, and what of its work may come back."`
+	Devcontainer wireDevcontainer       `yaml:"devcontainer" jsonschema:"The Dev Container definition."`
+	Verify       wireVerify             `yaml:"verify" jsonschema:"Targets of the network probes of agentbox verify."`
+	Run          wireRun                `yaml:"run" jsonschema:"Tasks of agentbox run, each in its own sandbox. Changes none of the generated files."`
+	Elevation    wireElevation          `yaml:"elevation" jsonschema:"Limits of agentbox allow (timed grants of an address or CIDR). Changes none of the generated files."`
+	Profile      *string                `yaml:"profile" jsonschema:"The default profile (trust tier): what agentbox up without --profile and the Dev Container start. Default: balanced."`
+	Profiles     map[string]wireProfile `yaml:"profiles" jsonschema:"Your own profiles (trust tiers), each derived from a built-in one: locked, balanced or open."`
+	Kubernetes   wireKubernetes         `yaml:"kubernetes" jsonschema:"Run the sandbox on a Kubernetes cluster too: generate writes a Pod and a Job template under .agentbox/kubernetes/, and agentbox run --on kubernetes runs tasks as Jobs."`
+}
+
+// wireProfile is one entry of profiles.
+type wireProfile struct {
+	From      *string              `yaml:"from" jsonschema:"required,The built-in profile this one starts from: locked, balanced or open."`
+	Network   *wireNetwork         `yaml:"network" jsonschema:"Replaces the network of the base profile (same shape as the top-level network). From locked or balanced: an allowlist of just this (from locked, without the agent's and the IDE's domains); from open: cidrs only, the ranges open refuses that it admits after all."`
+	Resources wireResources        `yaml:"resources" jsonschema:"Limits for the agent container; a key not written keeps the top-level value."`
+	Elevation *wireElevation       `yaml:"elevation" jsonschema:"Limits of agentbox allow under this profile; a key not written keeps the base's (locked: allowed false; the others: the top-level elevation)."`
+	Workspace wireProfileWorkspace `yaml:"workspace" jsonschema:"Paths added, under this profile, to the top-level workspace.readonly and workspace.hidden."`
+}
+
+type wireProfileWorkspace struct {
+	ReadOnly []string `yaml:"readonly" jsonschema:"More project paths whose changes agentbox fetch refuses from a sandbox or task of this profile."`
+	Hidden   []string `yaml:"hidden" jsonschema:"More paths or globs that no tracked file may match when a sandbox of this profile starts (checked at every start)."`
 }
 
 type wireElevation struct {

@@ -184,3 +184,33 @@ func TestWorkspaceScriptRefusesAnotherProjectsClone(t *testing.T) {
 		t.Errorf("the refusal touched the other project's clone: %v", err)
 	}
 }
+
+// TestWorkspaceScriptProfileHidden: a profile's own workspace.hidden
+// (AGENTBOX_HIDDEN_EXTRA) refuses a clone made under another profile at
+// every start, and keeps it; without it the same clone starts.
+func TestWorkspaceScriptProfileHidden(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	src := gitRepo(t, map[string]string{"README.md": "x\n", "secrets/key.pem": "KEY\n"})
+	ws := filepath.Join(t.TempDir(), "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := workspaceScript(t, "agent: none\nworkspace: {path: \""+ws+"\"}", filepath.Join(src, ".git"))
+	if out, err := runScript(t, script); err != nil || !strings.HasSuffix(out, "ran\n") {
+		t.Fatalf("first start (balanced): %v: %s", err, out)
+	}
+	t.Setenv(HiddenEnv, "secrets/*")
+	out, err := runScript(t, script)
+	if err == nil || !strings.Contains(out, "match the profile's workspace.hidden: secrets/key.pem") {
+		t.Fatalf("a start under the profile: want a refusal: %v: %s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "README.md")); err != nil {
+		t.Errorf("the refusal removed the clone: %v", err)
+	}
+	t.Setenv(HiddenEnv, "docs/*")
+	if out, err := runScript(t, script); err != nil || !strings.HasSuffix(out, "ran\n") {
+		t.Fatalf("another pattern: %v: %s", err, out)
+	}
+}

@@ -112,11 +112,14 @@ func (o *allowOptions) parse(dest string) (*grantRequest, error) {
 
 // check applies agentbox.yaml's elevation section and the built-in
 // refusals to g.
-func (g *grantRequest) check(cfg *generator.Config) error {
-	if !cfg.ElevationAllowed {
-		at := cfg.ElevationAllowedPos
-		return fmt.Errorf("elevation is not allowed in this project (elevation.allowed is false at %s:%d:%d)", generator.ConfigFile, at.Line, at.Col)
+func (g *grantRequest) check(cfg *generator.Config, p *generator.Profile) error {
+	if !p.Elevate.Allowed {
+		if at := p.Elevate.AllowedPos; at.Line > 0 {
+			return fmt.Errorf("elevation is not allowed in profile %s (elevation.allowed is false at %s:%d:%d)", p.Name, generator.ConfigFile, at.Line, at.Col)
+		}
+		return fmt.Errorf("elevation is not allowed in profile %s (a locked profile permits none unless its elevation.allowed says so)", p.Name)
 	}
+	cfg = elevationConfig(cfg, p)
 	if g.d > cfg.ElevationMax {
 		where := "(the default)"
 		if at := cfg.ElevationMaxPos; at.Line > 0 {
@@ -139,7 +142,15 @@ func (o *allowOptions) grant(ctx context.Context, d deps, dest string, stdout io
 	if err != nil {
 		return err
 	}
-	if err := g.check(cfg); err != nil {
+	name, err := d.profile(ctx, o.dir, o.task)
+	if err != nil {
+		return err
+	}
+	prof, err := profileOf(cfg, name)
+	if err != nil {
+		return err
+	}
+	if err := g.check(cfg, prof); err != nil {
 		return err
 	}
 	rec := newRecord(d, o.dir, cfg.Name, o.task, eventGrant, g.prefix, g.ports)
@@ -158,6 +169,15 @@ func (o *allowOptions) grant(ctx context.Context, d deps, dest string, stdout io
 }
 
 // newRecord starts an audit record of event on prefix and ports.
+// elevationConfig is cfg with profile p's elevation limits.
+func elevationConfig(cfg *generator.Config, p *generator.Profile) *generator.Config {
+	c := *cfg
+	c.ElevationAllowed, c.ElevationAllowedPos = p.Elevate.Allowed, p.Elevate.AllowedPos
+	c.ElevationMax, c.ElevationMaxPos = p.Elevate.Max, p.Elevate.MaxPos
+	c.ElevationNever, c.ElevationNeverPos = p.Elevate.Never, p.Elevate.NeverPos
+	return &c
+}
+
 func newRecord(d deps, dir, name, task, event string, prefix netip.Prefix, ports []uint16) auditRecord {
 	return auditRecord{Time: d.now().UTC(), Event: event, User: d.user(), Project: absDir(dir),
 		Sandbox: name, Task: task, Dest: prefix.String(), Ports: ports}

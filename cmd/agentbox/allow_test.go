@@ -20,6 +20,14 @@ type fakeEgress struct {
 	mu      sync.Mutex
 	replies map[string]fakeReply
 	calls   []string
+	running string // the profile the sandbox runs: balanced when empty
+}
+
+func (f *fakeEgress) profile(context.Context, string, string) (string, error) {
+	if f.running == "" {
+		return "balanced", nil
+	}
+	return f.running, nil
 }
 
 type fakeReply struct {
@@ -53,6 +61,7 @@ func allowProject(t *testing.T, yaml string, replies map[string]fakeReply) (dir 
 	d = testDeps()
 	d.now = func() time.Time { return allowNow }
 	d.egress = eg.run
+	d.profile = eg.profile
 	d.auditDir = func() (string, error) { return state, nil }
 	d.user = func() string { return "alice" }
 	return dir, d, eg, filepath.Join(state, "demo.jsonl")
@@ -78,7 +87,7 @@ func TestAllowRefusals(t *testing.T) {
 		{"bad task", "", []string{"203.0.113.5", "--task", "Fix_1", "--for", "1h", "--reason", "r"}, exitUsage, `invalid --task "Fix_1"`},
 		{"a name", "", []string{"example.com", "--for", "1h", "--reason", "r"}, exitError, `"example.com" is a name: only addresses and CIDRs (such as 203.0.113.5 or 198.18.7.0/24) can be granted so far`},
 		{"a name with a port", "", []string{"*.example.com:22", "--for", "1h", "--reason", "r"}, exitError, `"*.example.com" is a name`},
-		{"not allowed", "elevation:\n  allowed: false\n", []string{"203.0.113.5", "--for", "1h", "--reason", "r"}, exitError, "elevation is not allowed in this project (elevation.allowed is false at agentbox.yaml:4:12)"},
+		{"not allowed", "elevation:\n  allowed: false\n", []string{"203.0.113.5", "--for", "1h", "--reason", "r"}, exitError, "elevation is not allowed in profile balanced (elevation.allowed is false at agentbox.yaml:4:12)"},
 		{"over the default max", "", []string{"203.0.113.5", "--for", "1h1s", "--reason", "r"}, exitError, "--for 1h1s is over elevation.max_duration 1h (the default)"},
 		{"over max", "elevation: {max_duration: 10m}\n", []string{"203.0.113.5", "--for", "11m", "--reason", "r"}, exitError, "--for 11m is over elevation.max_duration 10m (at agentbox.yaml:3:27)"},
 		{"everything", "", []string{"0.0.0.0/0", "--for", "1h", "--reason", "r"}, exitError, `refusing to grant: 0.0.0.0/0 overlaps 0.0.0.0/8 ("this" network), which agentbox never grants`},
@@ -108,6 +117,44 @@ func TestAllowRefusals(t *testing.T) {
 			}
 			if _, err := os.Stat(log); err == nil {
 				t.Errorf("a refused grant wrote the audit log")
+			}
+		})
+	}
+}
+
+// TestAllowProfiles: the running profile's elevation decides; locked
+// permits none unless a profile from it says so.
+func TestAllowProfiles(t *testing.T) {
+	const profiles = `profiles:
+  review:
+    from: locked
+    elevation: {allowed: true, max_duration: 5m}
+  lab:
+    from: open
+    elevation: {allowed: false}
+  short:
+    from: balanced
+    elevation: {max_duration: 5m}
+`
+	grant := []string{"203.0.113.5", "--for", "10m", "--reason", "r"}
+	for _, tc := range []struct {
+		name, running, want string
+		code                int
+	}{
+		{"balanced", "balanced", "granted 203.0.113.5/32 ports 443 for 10m", exitOK},
+		{"open", "open", "granted 203.0.113.5/32", exitOK},
+		{"locked", "locked", "elevation is not allowed in profile locked (a locked profile permits none unless its elevation.allowed says so)", exitError},
+		{"custom from locked that allows", "review", "--for 10m is over elevation.max_duration 5m (at agentbox.yaml:6:46)", exitError},
+		{"custom from open that does not", "lab", "elevation is not allowed in profile lab (elevation.allowed is false at agentbox.yaml:9:26)", exitError},
+		{"custom with its own max", "short", "--for 10m is over elevation.max_duration 5m", exitError},
+		{"a profile no longer configured", "gone", `the sandbox runs profile "gone", which agentbox.yaml no longer has`, exitError},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, d, eg, _ := allowProject(t, profiles, map[string]fakeReply{": grant 203.0.113.5/32 443 600": {}})
+			eg.running = tc.running
+			stdout, stderr, code := runDeps(t, d, append([]string{"allow", "-C", dir}, grant...)...)
+			if code != tc.code || !strings.Contains(stdout+stderr, tc.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and %q", code, stdout, stderr, tc.code, tc.want)
 			}
 		})
 	}

@@ -50,7 +50,7 @@ func buildImages(ctx context.Context, dir string, push bool, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
-	if err := execCompose(ctx, composeArgv(docker, dir, cfg.Name), nil, stderr, stderr, "build"); err != nil {
+	if err := execCompose(ctx, composeArgv(docker, dir, cfg, cfg.DefaultProfile), nil, stderr, stderr, "build"); err != nil {
 		return fmt.Errorf("docker compose build: %w", err)
 	}
 	if !push {

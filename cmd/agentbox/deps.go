@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"time"
 
@@ -37,6 +38,9 @@ type deps struct {
 	// egress runs agentbox-egress with args in the egress container of the
 	// sandbox or of a task, and returns its output (allow, revoke).
 	egress egressRunner
+	// profile returns the profile that the sandbox (task "") or a task
+	// runs (allow).
+	profile func(ctx context.Context, dir, task string) (string, error)
 	// auditDir is the directory of the audit logs (allow, revoke, audit).
 	auditDir func() (string, error)
 	// user names the host user for the audit log.
@@ -58,6 +62,7 @@ func realDeps() deps {
 		bundle:    composeBundle,
 		egressLog: dockerEgressLog,
 		egress:    dockerEgress,
+		profile:   dockerProfile,
 		auditDir:  stateAuditDir,
 		user:      hostUser,
 	}

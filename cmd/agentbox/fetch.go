@@ -34,9 +34,15 @@ type bundleSource func(ctx context.Context, dir string, w io.Writer) (*generator
 
 // composeBundle runs `git bundle create - --branches` in the agent container.
 func composeBundle(ctx context.Context, dir string, w io.Writer) (*generator.Config, error) {
-	argv, cfg, err := (&sandboxOptions{dir: dir}).compose(ctx, false)
+	o := &sandboxOptions{dir: dir}
+	argv, cfg, err := o.compose(ctx, false)
 	if err != nil {
 		return nil, err
+	}
+	if prof, ok := cfg.Profile(o.profile); ok {
+		c := *cfg // the running profile's workspace.readonly joins the top-level one
+		c.ReadOnly = cfg.ReadOnlyPaths(prof)
+		cfg = &c
 	}
 	ctx, cancel := context.WithTimeout(ctx, bundleTimeout)
 	defer cancel()

@@ -29,6 +29,7 @@ type runOptions struct {
 	name      string
 	timeout   string
 	ref       string
+	profile   string
 	detach    bool
 	json      bool
 	workspace string
@@ -42,13 +43,15 @@ type runOptions struct {
 func newRunCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 	o := &runOptions{}
 	c := &cobra.Command{
-		Use:   "run [--name TASK] [--timeout DURATION] [--ref REF] [--detach] [--json] -- CMD [ARG...]",
+		Use:   "run [--name TASK] [--profile P] [--timeout DURATION] [--ref REF] [--detach] [--json] -- CMD [ARG...]",
 		Short: "Run one task in a fresh sandbox of its own, with a deadline it cannot move",
 		Long: `Run CMD as one task: in a fresh copy of the sandbox (its own compose project,
 so its own network namespace, firewall, workspace and agent state), working in
 its own clone of the repository at --ref (default HEAD) on a new branch
 agentbox/TASK, until CMD exits or the deadline comes (--timeout, default and
-maximum from run: in agentbox.yaml).
+maximum from run: in agentbox.yaml), under --profile (default: profile: in
+agentbox.yaml, else balanced; under a locked profile the clone is read-only and
+only /tmp and /output are writable).
 
 The deadline lives with the sandbox: the egress container keeps it, and the
 agent shares its pid namespace. At the deadline egress is closed and every
@@ -68,7 +71,8 @@ Exit codes: CMD's own; 124 when the deadline came; 130 when it was stopped
 (Ctrl-C or agentbox stop); 1 when agentbox could not run it; 2 for usage.`,
 		Example: `  agentbox run -- claude -p "fix issue 123"
   agentbox run --name tests --timeout 45m -- codex exec "write tests for pkg/x"
-  agentbox run --detach --name nightly -- ./scripts/agent-task.sh`,
+  agentbox run --detach --name nightly -- ./scripts/agent-task.sh
+  agentbox run --profile locked --name pr-tests -- make test`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.dir, o.argv = *dir, args
@@ -80,6 +84,7 @@ Exit codes: CMD's own; 124 when the deadline came; 130 when it was stopped
 	f.StringVar(&o.name, "name", "", "the task's name (lower-case letters, digits and -); default: t-<time>-<random>")
 	f.StringVar(&o.timeout, "timeout", "", "the task's deadline from now, e.g. 30m or 1h30m (default: run.timeout; at most run.max_timeout)")
 	f.StringVar(&o.ref, "ref", "HEAD", "the commit the task's branch starts from")
+	f.StringVar(&o.profile, "profile", "", profileFlagUsage)
 	f.BoolVar(&o.detach, "detach", false, "start the task and return; agentbox ps, logs and stop follow it")
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON on stdout")
 	f.StringVar(&o.on, "on", "docker", "where the task runs: docker (this machine) or kubernetes (a Job on the cluster of agentbox.yaml's kubernetes section)")
@@ -177,6 +182,16 @@ func (o *runOptions) prepare(ctx context.Context) (*prepared, error) {
 	if o.on == onKubernetes && cfg.Kubernetes == nil {
 		return nil, errors.New("agentbox.yaml has no kubernetes section: --on kubernetes needs its namespace and registry")
 	}
+	profile, err := checkProfile(cfg, o.profile)
+	if err != nil {
+		return nil, err
+	}
+	if prof, _ := cfg.Profile(profile); o.workspace == workspaceDirect && prof.Locked {
+		return nil, usageErrorf("--workspace direct writes the project directory; profile %s keeps it read-only", profile)
+	}
+	if o.on == onKubernetes && profile != cfg.DefaultProfile {
+		return nil, usageErrorf("--on kubernetes runs the default profile (%s) only", cfg.DefaultProfile)
+	}
 	dir, err := taskDir(cfg.Name, o.name)
 	if err != nil {
 		return nil, err
@@ -202,7 +217,7 @@ func (o *runOptions) prepare(ctx context.Context) (*prepared, error) {
 		if docker, err = checkDocker(ctx); err != nil {
 			return nil, err
 		}
-		main = composeArgv(docker, o.dir, cfg.Name)
+		main = composeArgv(docker, o.dir, cfg, profile)
 	}
 	branch := "agentbox/" + o.name
 	if _, err := readTask(cfg.Name, o.name); err == nil {
@@ -219,7 +234,7 @@ func (o *runOptions) prepare(ctx context.Context) (*prepared, error) {
 	p := &prepared{cfg: cfg, docker: docker, main: main, dir: dir, direct: direct, kube: kube}
 	now := time.Now()
 	p.rec = &taskRecord{Name: o.name, Project: generator.TaskProject(cfg.Name, o.name), Dir: o.dir, Ref: o.ref,
-		Base: base, Branch: branch, Command: o.argv, Started: now, State: stateRunning, Workspace: directOrEmpty(o.workspace),
+		Base: base, Branch: branch, Command: o.argv, Started: now, State: stateRunning, Workspace: directOrEmpty(o.workspace), Profile: profile,
 		// Whole seconds, as egress keeps it; rounded up, never earlier.
 		Deadline: now.Add(timeout + time.Second - 1).Truncate(time.Second)}
 	if o.on == onKubernetes {
@@ -228,7 +243,7 @@ func (o *runOptions) prepare(ctx context.Context) (*prepared, error) {
 			return nil, err
 		}
 	} else {
-		p.compose = taskCompose(p.docker, o.dir, p.rec.Project, dir)
+		p.compose = taskCompose(p.docker, o.dir, cfg, p.rec, dir)
 	}
 	if err := p.makeDir(ctx); err != nil {
 		os.RemoveAll(dir)
@@ -276,7 +291,7 @@ func (p *prepared) makeDir(ctx context.Context) error {
 		return p.rec.write(p.cfg.Name)
 	}
 	override, err := generator.TaskOverride(p.cfg, generator.Task{Name: p.rec.Name, Deadline: p.rec.Deadline,
-		Origin: origin, Command: p.rec.Command, Env: p.cfg.RunEnv, Binds: binds})
+		Origin: origin, Command: p.rec.Command, Env: p.cfg.RunEnv, Binds: binds, Profile: p.rec.Profile})
 	if err != nil {
 		return err
 	}

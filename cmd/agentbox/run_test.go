@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"go.yaml.in/yaml/v3"
 )
 
 // TestRunBadInput: a bad name, timeout or ref is a one-line error (exit 2
@@ -39,6 +40,7 @@ func TestRunBadInput(t *testing.T) {
 		{"bad namespace", []string{"--on", "kubernetes", "--namespace", "Prod_1"}, exitUsage, `invalid --namespace "Prod_1"`},
 		{"option as context", []string{"--on", "kubernetes", "--context", "--kubeconfig=/x"}, exitUsage, "invalid --context"},
 		{"no kubernetes section", []string{"--on", "kubernetes"}, exitError, "agentbox.yaml has no kubernetes section"},
+		{"unknown profile", []string{"--profile", "lockd"}, exitUsage, `--profile: unknown profile "lockd"; did you mean "locked"?`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append(append([]string{"run", "-C", dir}, tc.args...), "--", "true")
@@ -98,11 +100,15 @@ agentbox-egress: rejected packets: dns=2 other=3 special=0
 // database, pid namespace, labels and deadline; its images are the
 // sandbox's.
 func TestTaskOverride(t *testing.T) {
-	cfg := &generator.Config{Name: "acme", UID: 1000}
+	cfg := &generator.Config{Name: "acme", UID: 1000, DefaultProfile: "balanced",
+		Profiles: []generator.Profile{{Name: "balanced"}, {Name: "locked", Locked: true}}}
 	out, err := generator.TaskOverride(cfg, generator.Task{Name: "fix-1", Origin: "/state/fix-1/origin.git",
 		Command: []string{"bash", "-c", "echo 'quoted' $HOME"}, Env: []string{"API_KEY"}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "workspace-init") {
+		t.Errorf("a balanced task has a workspace-init service:\n%s", out)
 	}
 	for _, want := range []string{"image: acme-agent", "image: acme-egress", "pid: service:egress",
 		"AGENTBOX_AGENT_UID: \"1000\"", "dev.agentbox.task: fix-1", "source: /state/fix-1/origin.git",
@@ -123,4 +129,33 @@ func readBytes(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestTaskOverrideLocked: under a locked profile the task's git database
+// goes to workspace-init, which makes the clone; the agent has none.
+func TestTaskOverrideLocked(t *testing.T) {
+	cfg := &generator.Config{Name: "acme", UID: 1000, DefaultProfile: "balanced",
+		Profiles: []generator.Profile{{Name: "balanced"}, {Name: "locked", Locked: true}}}
+	task := generator.Task{Name: "fix-1", Origin: "/state/fix-1/origin.git", Command: []string{"make", "test"}, Profile: "locked"}
+	out, err := generator.TaskOverride(cfg, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Services map[string]struct {
+			Image   string           `yaml:"image"`
+			Volumes []map[string]any `yaml:"volumes"`
+		} `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	wi, agent := doc.Services["workspace-init"], doc.Services["agent"]
+	if wi.Image != "acme-agent" || len(wi.Volumes) != 1 || wi.Volumes[0]["source"] != task.Origin || len(agent.Volumes) != 0 {
+		t.Errorf("override:\n%s", out)
+	}
+	task.Profile = "nope"
+	if _, err := generator.TaskOverride(cfg, task); err == nil || !strings.Contains(err.Error(), `unknown profile "nope"`) {
+		t.Errorf("unknown profile: %v", err)
+	}
 }

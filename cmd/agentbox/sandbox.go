@@ -21,6 +21,11 @@ import (
 // `docker compose -f .agentbox/docker-compose.yml -p NAME`.
 type sandboxOptions struct {
 	dir string
+	// choose says that the command chooses the profile (up): profile, or
+	// the default when it is empty. Otherwise compose sets profile to the
+	// one running.
+	choose  bool
+	profile string
 }
 
 // compose checks that the generated files are current and that Docker,
@@ -37,11 +42,21 @@ func (o *sandboxOptions) compose(ctx context.Context, starts bool) ([]string, *g
 	if err != nil {
 		return nil, nil, err
 	}
+	if o.choose {
+		if o.profile, err = checkProfile(cfg, o.profile); err != nil {
+			return nil, nil, err
+		}
+	}
 	docker, err := checkDocker(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	return composeArgv(docker, o.dir, cfg.Name), cfg, nil
+	if o.profile == "" {
+		if o.profile, err = runningProfile(ctx, docker, cfg, cfg.Name); err != nil {
+			return nil, nil, err
+		}
+	}
+	return composeArgv(docker, o.dir, cfg, o.profile), cfg, nil
 }
 
 // current compiles the sandbox and checks that the generated files on disk
@@ -59,9 +74,10 @@ func (o *sandboxOptions) current(starts bool) (*generator.Config, error) {
 	return c.Config, nil
 }
 
-// composeArgv is docker compose on the generated file, as project name.
-func composeArgv(docker, dir, name string) []string {
-	return []string{docker, "compose", "-f", filepath.Join(dir, generator.ComposeFile), "-p", name}
+// composeArgv is docker compose on profile's generated file, as cfg's
+// project.
+func composeArgv(docker, dir string, cfg *generator.Config, profile string) []string {
+	return []string{docker, "compose", "-f", profileComposeFile(dir, cfg, profile), "-p", cfg.Name}
 }
 
 // checkDocker checks that the docker CLI, compose v2 and the daemon are
@@ -158,18 +174,23 @@ func newUpCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "up",
 		Short: "Build and start the sandbox, and wait until it is healthy",
-		Long: `Build the images and start the sandbox: docker compose up -d --build --wait.
-The agent starts only once the egress (firewall) container is healthy. On its
-first start it clones the project's git database into its workspace volume.
+		Long: `Build the images and start the sandbox: docker compose up -d --build --wait
+--remove-orphans, on the compose file of --profile (default: profile: in
+agentbox.yaml, else balanced). The agent starts only once the egress (firewall)
+container is healthy. On its first start it clones the project's git database
+into its workspace volume; under a locked profile, workspace-init clones it
+afresh at every start into a volume the agent sees read-only.
 Refuses to start when the generated files are stale, when .git is not a
 directory of the project's own, or when a path the sandbox mounts now goes
 through a symbolic link (checked again here, as a link can change after
 generate).`,
 		Example: `  agentbox up
+  agentbox up --profile locked
   agentbox up -C path/to/project`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.dir = *dir
+			o.choose = true
 			if err := generator.CheckGitDatabase(o.dir); err != nil {
 				return err
 			}
@@ -180,12 +201,13 @@ generate).`,
 			if err := checkOwner(c.Context(), argv[0], cfg.Name, o.dir); err != nil {
 				return err
 			}
-			if err := execCompose(c.Context(), argv, os.Stdin, stdout, stderr, "up", "-d", "--build", "--wait"); err != nil {
+			if err := execCompose(c.Context(), argv, os.Stdin, stdout, stderr, "up", "-d", "--build", "--wait", "--remove-orphans"); err != nil {
 				return err
 			}
 			return followEgress(c.Context(), argv, stderr)
 		},
 	}
+	c.Flags().StringVar(&o.profile, "profile", "", profileFlagUsage)
 	return c
 }
 
@@ -198,7 +220,7 @@ func newDownCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.dir = *dir
-			return o.run(c.Context(), false, os.Stdin, stdout, stderr, "down")
+			return o.run(c.Context(), false, os.Stdin, stdout, stderr, "down", "--remove-orphans")
 		},
 	}
 	return c
@@ -331,7 +353,7 @@ func checkOwner(ctx context.Context, docker, name, dir string) error {
 		return err
 	}
 	for _, wd := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if wd == "" || samePath(wd, ours) {
+		if wd == "" || samePath(wd, ours) || samePath(wd, filepath.Join(ours, filepath.Base(generator.ProfilesDir))) {
 			continue
 		}
 		return fmt.Errorf("the compose project %q belongs to another project (%s): give this one a name of its own in %s (name: ...)", name, filepath.Dir(wd), generator.ConfigFile)

@@ -44,6 +44,7 @@ case "$*" in
   "inspect --format {{.State.StartedAt}} egress-id") echo "${FAKE_EGRESS_STARTED:-2026-01-01T10:00:00.1Z}" ;;
   "inspect --format {{.State.StartedAt}} agent-id") echo "${FAKE_AGENT_STARTED:-2026-01-01T10:00:01.2Z}" ;;
   "ps -a --filter label=com.docker.compose.project="*) printf '%s' "${FAKE_WORKING_DIRS:-}" ;;
+  "ps --filter label=com.docker.compose.project="*"service=egress "*) [ -z "${FAKE_PROFILE:-}" ] || echo "egress-id $FAKE_PROFILE" ;;
 esac
 exit 0
 `
@@ -62,19 +63,28 @@ exit 0
 func TestSandboxCommands(t *testing.T) {
 	dir := project(t, "agent-claude")
 	prefix := "compose -f .agentbox/docker-compose.yml -p agentbox "
+	locked := "compose -f .agentbox/profiles/locked.compose.yml -p agentbox "
 	for _, tt := range []struct {
-		args []string
-		want string // the docker compose command run
+		args    []string
+		running string // the profile label of the running egress container
+		want    string // the docker compose command run
 	}{
-		{[]string{"up"}, prefix + "up -d --build --wait"},
-		{[]string{"down"}, prefix + "down"},
-		{[]string{"logs", "egress"}, prefix + "logs egress"},
-		{[]string{"logs", "-f"}, prefix + "logs --follow"},
-		{[]string{"shell"}, prefix + "exec -T agent bash -l"},
-		{[]string{"shell", "--", "id", "-u"}, prefix + "exec -T agent id -u"},
+		{[]string{"up"}, "", prefix + "up -d --build --wait --remove-orphans"},
+		{[]string{"up"}, "locked", prefix + "up -d --build --wait --remove-orphans"}, // up chooses: the default
+		{[]string{"up", "--profile", "locked"}, "", locked + "up -d --build --wait --remove-orphans"},
+		{[]string{"up", "--profile", "open"}, "", "compose -f .agentbox/profiles/open.compose.yml -p agentbox up -d --build --wait --remove-orphans"},
+		{[]string{"down"}, "", prefix + "down --remove-orphans"},
+		{[]string{"down"}, "locked", locked + "down --remove-orphans"},
+		{[]string{"down"}, "gone", prefix + "down --remove-orphans"}, // a profile no longer configured
+		{[]string{"logs", "egress"}, "", prefix + "logs egress"},
+		{[]string{"logs", "-f"}, "balanced", prefix + "logs --follow"},
+		{[]string{"shell"}, "", prefix + "exec -T agent bash -l"},
+		{[]string{"shell"}, "locked", locked + "exec -T agent bash -l"},
+		{[]string{"shell", "--", "id", "-u"}, "", prefix + "exec -T agent id -u"},
 	} {
-		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+		t.Run(strings.Join(tt.args, " ")+" "+tt.running, func(t *testing.T) {
 			log := fakeDocker(t, "ok")
+			t.Setenv("FAKE_PROFILE", tt.running)
 			if _, stderr, code := runIn(t, dir, tt.args...); code != exitOK {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
@@ -103,6 +113,7 @@ func TestSandboxErrors(t *testing.T) {
 		{"compose v1 only", "v1", []string{"up"}, exitError, "only compose v1 (docker-compose) is installed"},
 		{"compose fails", "fail", []string{"up"}, exitError, "docker compose up failed (exit 7)"},
 		{"unknown service", "ok", []string{"logs", "db"}, exitUsage, `unknown service "db"`},
+		{"unknown profile", "ok", []string{"up", "--profile", "lokced"}, exitUsage, `--profile: unknown profile "lokced"; did you mean "locked"? valid values are "balanced", "locked", "open"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.mode == "" {

@@ -42,6 +42,7 @@ type taskRecord struct {
 	Ended         time.Time `json:"ended,omitzero"`
 	State         string    `json:"state"` // running, exited, timed out, stopped
 	Exit          *int      `json:"exit_code,omitempty"`
+	Profile       string    `json:"profile,omitempty"` // "": the default (a task from before profiles: balanced)
 }
 
 // Task states.
@@ -143,11 +144,15 @@ func sortTasks(ts []*taskRecord) {
 	slices.SortFunc(ts, func(a, b *taskRecord) int { return a.Started.Compare(b.Started) })
 }
 
-// taskCompose is docker compose on a task's project: the generated file
-// and the task's override.
-func taskCompose(docker, dir, project, taskDir string) []string {
-	return []string{docker, "compose", "-f", filepath.Join(dir, generator.ComposeFile),
-		"-f", filepath.Join(taskDir, "compose.yml"), "-p", project}
+// taskCompose is docker compose on a task's project: its profile's
+// generated file and the task's override.
+func taskCompose(docker, dir string, cfg *generator.Config, rec *taskRecord, taskDir string) []string {
+	profile := rec.Profile
+	if profile == "" {
+		profile = generator.ProfileBalanced
+	}
+	return []string{docker, "compose", "-f", profileComposeFile(dir, cfg, profile),
+		"-f", filepath.Join(taskDir, "compose.yml"), "-p", rec.Project}
 }
 
 // containerState is what docker says of one of a task's containers.

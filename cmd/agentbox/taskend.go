@@ -5,6 +5,7 @@ package main
 // happened.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/denials"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
 	"github.com/agentbox-dev/agentbox/internal/shquote"
@@ -184,7 +186,12 @@ func egressRefusals(log io.Reader) ([]nameCount, []addrCount, map[string]int, er
 // uid) into the host repository through agentbox fetch's checks, and
 // lists what the task left uncommitted.
 func collectBranch(ctx context.Context, p *prepared, sum *taskSummary) {
-	vol := p.rec.Project + "_" + "workspace"
+	if prof, ok := p.cfg.Profile(p.rec.Profile); ok && prof.Locked {
+		sum.BranchStatus = "none: profile " + prof.Name + " keeps the clone read-only; what the task wrote to " +
+			generator.OutputDir + " is in volume " + p.rec.Project + "_" + generator.OutputVolume + " until agentbox rm " + p.rec.Name
+		return
+	}
+	vol := p.rec.Project + "_" + generator.WorkspaceVolume
 	cmd := exec.CommandContext(ctx, p.docker, "run", "--rm", "--network", "none", "--user", fmt.Sprintf("%d:%d", p.cfg.UID, p.cfg.GID),
 		"-v", vol+":/workspace:ro", "--entrypoint", "sh", p.cfg.Name+"-agent", "-c", bundleScript("/workspace"), "sh", p.rec.Name)
 	collectFrom(ctx, p, sum, cmd)
@@ -229,7 +236,7 @@ func collectFrom(ctx context.Context, p *prepared, sum *taskSummary, cmd *exec.C
 	}
 	f.Close()
 	res, err := gitgate.Fetch(ctx, gitgate.FetchOptions{Dir: p.rec.Dir, Bundle: f.Name(), Prefix: "refs/heads/agentbox/",
-		Policy: gitgate.Policy{Writable: p.cfg.Writable, ReadOnly: p.cfg.ReadOnly}})
+		Policy: gitgate.Policy{Writable: p.cfg.Writable, ReadOnly: taskReadOnly(p)}})
 	if err != nil || len(res.Branches) != 1 {
 		sum.BranchStatus = fmt.Sprintf("not collected: %v", err)
 		return
@@ -340,4 +347,11 @@ func printAddresses(w io.Writer, addrs []addrCount) {
 		more = fmt.Sprintf(" and %d more (agentbox blocked --task lists them)", n)
 	}
 	fmt.Fprintf(w, "  refused  %s%s\n", strings.Join(shown, ", "), more)
+}
+
+// taskReadOnly are the paths whose changes the task's branch may not bring
+// back: the top-level ones and its profile's.
+func taskReadOnly(p *prepared) []string {
+	prof, _ := p.cfg.Profile(cmp.Or(p.rec.Profile, generator.ProfileBalanced))
+	return p.cfg.ReadOnlyPaths(prof)
 }

@@ -3,6 +3,7 @@ package main
 // agentbox ps, logs, stop, rm and gc: the tasks of agentbox run.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -64,7 +65,7 @@ func (o *taskOptions) prepared(rec *taskRecord) (*prepared, error) {
 		return nil, o.dockerErr
 	}
 	return &prepared{rec: rec, cfg: o.cfg, docker: o.docker, dir: dir,
-		compose: taskCompose(o.docker, o.dir, rec.Project, dir)}, nil
+		compose: taskCompose(o.docker, o.dir, o.cfg, rec, dir)}, nil
 }
 
 // psRow is one task in agentbox ps --json.
@@ -77,6 +78,7 @@ type psRow struct {
 	ExitCode *int      `json:"exit_code"`
 	Branch   string    `json:"branch"`
 	Command  []string  `json:"command"`
+	Profile  string    `json:"profile"`
 }
 
 // liveState is a recorded task's state as docker sees it now: a task whose
@@ -118,7 +120,7 @@ func newPsCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 			rows := []psRow{}
 			for _, r := range recs {
 				state, exit := o.liveState(c.Context(), r)
-				rows = append(rows, psRow{r.Name, state, r.Started, r.Deadline, r.Ended, exit, taskBranch(r), r.Command})
+				rows = append(rows, psRow{r.Name, state, r.Started, r.Deadline, r.Ended, exit, taskBranch(r), r.Command, cmp.Or(r.Profile, generator.ProfileBalanced)})
 			}
 			if asJSON {
 				enc := json.NewEncoder(stdout)
@@ -135,7 +137,7 @@ func newPsCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 
 func printPs(w io.Writer, rows []psRow) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tSTATE\tSTARTED\tDEADLINE\tEXIT\tBRANCH")
+	fmt.Fprintln(tw, "TASK\tSTATE\tSTARTED\tDEADLINE\tEXIT\tBRANCH\tPROFILE")
 	now := time.Now()
 	for _, r := range rows {
 		deadline := r.Deadline.Format("15:04:05")
@@ -146,7 +148,7 @@ func printPs(w io.Writer, rows []psRow) {
 		if r.ExitCode != nil {
 			exit = fmt.Sprint(*r.ExitCode)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Task, r.State, r.Started.Format("2006-01-02 15:04:05"), deadline, exit, r.Branch)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Task, r.State, r.Started.Format("2006-01-02 15:04:05"), deadline, exit, r.Branch, r.Profile)
 	}
 	tw.Flush()
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/spf13/cobra"
 )
@@ -49,7 +50,7 @@ func parseProbes(out []byte) ([]probe, error) {
 // probeSpec is one probe that verify.sh must report, in one phase.
 type probeSpec struct {
 	phase, area, name string
-	when              func(*generator.Config) bool // nil: always expected
+	when              func(*generator.Config, *generator.Profile) bool // nil: always expected
 }
 
 // probeTable lists every probe verify.sh reports, by the phase that reports
@@ -62,14 +63,20 @@ type probeSpec struct {
 var probeTable = []probeSpec{
 	{"all", "files", "host paths", nil},
 	{"all", "files", "workspace is a clone", nil},
-	{"all", "files", "read-only git database", nil},
-	{"all", "files", "host git config", nil},
+	{"all", "files", "read-only git database", unlocked},
+	{"all", "files", "host git config", unlocked},
+	{"all", "files", "read-only workspace", locked},
+	{"all", "files", "read-only root", locked},
+	{"all", "files", "writable output", locked},
 	{"all", "files", "hidden files", nil},
 	{"all", "files", "docker socket", nil},
-	{"all", "network", "unlisted name", nil},
-	{"all", "network", "unlisted address", nil},
-	{"all", "network", "other resolver", nil},
-	{"all", "network", "IPv6", nil},
+	{"all", "network", "unlisted name", mode(firewall.ModeAllowlist)},
+	{"all", "network", "no name resolves", mode(firewall.ModeNone)},
+	{"all", "network", "every name resolves", mode(firewall.ModeOpen)},
+	{"all", "network", "unlisted address", not(mode(firewall.ModeOpen))},
+	{"all", "network", "public address", mode(firewall.ModeOpen)},
+	{"all", "network", "other resolver", not(mode(firewall.ModeOpen))},
+	{"all", "network", "IPv6", not(mode(firewall.ModeOpen))},
 	{"all", "network", "metadata", nil},
 	{"all", "network", "low ports", nil},
 	{"all", "network", "allowed name", nil},
@@ -84,11 +91,24 @@ var probeTable = []probeSpec{
 	{"check", "persistence", "state volume", hasStateVolume},
 }
 
-func hasStateVolume(cfg *generator.Config) bool { return cfg.Agent.StateDir != "" }
+func hasStateVolume(cfg *generator.Config, _ *generator.Profile) bool {
+	return cfg.Agent.StateDir != ""
+}
+
+func locked(_ *generator.Config, p *generator.Profile) bool   { return p.Locked }
+func unlocked(_ *generator.Config, p *generator.Profile) bool { return !p.Locked }
+
+func mode(m firewall.Mode) func(*generator.Config, *generator.Profile) bool {
+	return func(_ *generator.Config, p *generator.Profile) bool { return p.Mode == m }
+}
+
+func not(f func(*generator.Config, *generator.Profile) bool) func(*generator.Config, *generator.Profile) bool {
+	return func(c *generator.Config, p *generator.Profile) bool { return !f(c, p) }
+}
 
 // checkProbes checks that the probes one phase reported are exactly the ones
 // probeTable expects of it for cfg.
-func checkProbes(phase string, cfg *generator.Config, got []probe) error {
+func checkProbes(phase string, cfg *generator.Config, prof *generator.Profile, got []probe) error {
 	seen := map[string]int{}
 	for _, p := range got {
 		seen[p.Area+"/"+p.Probe]++
@@ -96,7 +116,7 @@ func checkProbes(phase string, cfg *generator.Config, got []probe) error {
 	var missing []string
 	expected := 0
 	for _, spec := range probeTable {
-		if spec.phase != phase || spec.when != nil && !spec.when(cfg) {
+		if spec.phase != phase || spec.when != nil && !spec.when(cfg, prof) {
 			continue
 		}
 		expected++
@@ -131,31 +151,60 @@ func checkProbes(phase string, cfg *generator.Config, got []probe) error {
 type verifyVar struct {
 	name     string
 	optional bool
-	value    func(cfg *generator.Config, t generator.Verify) string
+	value    func(in verifyInput) string
+}
+
+// verifyInput is what verify.sh's variables come from: the configuration,
+// the running profile and its probe targets.
+type verifyInput struct {
+	cfg  *generator.Config
+	prof *generator.Profile
+	t    generator.Verify
 }
 
 var verifyVars = []verifyVar{
-	{"AGENTBOX_VERIFY_WORKSPACE", false, func(c *generator.Config, _ generator.Verify) string { return c.Workspace }},
-	{"AGENTBOX_VERIFY_STATE_DIR", true, func(c *generator.Config, _ generator.Verify) string { return c.Agent.StateDir }},
-	{"AGENTBOX_VERIFY_ALLOWED", true, func(_ *generator.Config, t generator.Verify) string { return t.Allowed }},
-	{"AGENTBOX_VERIFY_UNLISTED_NAME", false, func(_ *generator.Config, t generator.Verify) string { return t.UnlistedName }},
-	{"AGENTBOX_VERIFY_UNLISTED_ADDRESS", false, func(_ *generator.Config, t generator.Verify) string { return t.UnlistedAddress }},
-	{"AGENTBOX_VERIFY_RESOLVER", false, func(_ *generator.Config, t generator.Verify) string { return t.Resolver }},
-	{"AGENTBOX_VERIFY_IPV6_ADDRESS", false, func(_ *generator.Config, t generator.Verify) string { return t.IPv6Address }},
-	{"AGENTBOX_VERIFY_METADATA_ADDRESS", false, func(_ *generator.Config, t generator.Verify) string { return t.MetadataAddress }},
-	{"AGENTBOX_VERIFY_MEMORY_BYTES", false, func(c *generator.Config, _ generator.Verify) string { return strconv.FormatInt(c.MemoryBytes(), 10) }},
-	{"AGENTBOX_VERIFY_PIDS", false, func(c *generator.Config, _ generator.Verify) string { return strconv.Itoa(c.Pids) }},
-	{"AGENTBOX_VERIFY_ORIGIN", false, func(*generator.Config, generator.Verify) string { return generator.OriginDir }},
-	{"AGENTBOX_VERIFY_HIDDEN", true, func(c *generator.Config, _ generator.Verify) string { return strings.Join(c.Hidden, "\n") }},
+	{"AGENTBOX_VERIFY_WORKSPACE", false, func(in verifyInput) string { return in.cfg.Workspace }},
+	{"AGENTBOX_VERIFY_STATE_DIR", true, func(in verifyInput) string {
+		if in.prof.Locked {
+			return ""
+		}
+		return in.cfg.Agent.StateDir
+	}},
+	{"AGENTBOX_VERIFY_ALLOWED", true, func(in verifyInput) string { return in.t.Allowed }},
+	{"AGENTBOX_VERIFY_UNLISTED_NAME", false, func(in verifyInput) string { return in.t.UnlistedName }},
+	{"AGENTBOX_VERIFY_UNLISTED_ADDRESS", false, func(in verifyInput) string { return in.t.UnlistedAddress }},
+	{"AGENTBOX_VERIFY_RESOLVER", false, func(in verifyInput) string { return in.t.Resolver }},
+	{"AGENTBOX_VERIFY_IPV6_ADDRESS", false, func(in verifyInput) string { return in.t.IPv6Address }},
+	{"AGENTBOX_VERIFY_METADATA_ADDRESS", false, func(in verifyInput) string { return in.t.MetadataAddress }},
+	{"AGENTBOX_VERIFY_MEMORY_BYTES", false, func(in verifyInput) string { return strconv.FormatInt(in.prof.MemoryBytes(), 10) }},
+	{"AGENTBOX_VERIFY_PIDS", false, func(in verifyInput) string { return strconv.Itoa(in.prof.Pids) }},
+	{"AGENTBOX_VERIFY_ORIGIN", false, func(verifyInput) string { return generator.OriginDir }},
+	{"AGENTBOX_VERIFY_HIDDEN", true, func(in verifyInput) string { return strings.Join(in.cfg.HiddenPatterns(in.prof), "\n") }},
+	{"AGENTBOX_VERIFY_NETWORK", false, func(in verifyInput) string { return networkMode(in.prof.Mode) }},
+	{"AGENTBOX_VERIFY_OUTPUT", true, func(in verifyInput) string {
+		if in.prof.Locked {
+			return generator.OutputDir
+		}
+		return ""
+	}},
 }
 
-// verifyEnv returns verify.sh's environment for cfg: NAME=VALUE, in the
-// order of verifyVars, each optional variable left out when empty.
-func verifyEnv(cfg *generator.Config) []string {
-	t := generator.VerifyTargets(cfg)
+// networkMode names a firewall mode for verify.sh.
+func networkMode(m firewall.Mode) string {
+	if m == firewall.ModeAllowlist {
+		return "allowlist"
+	}
+	return string(m)
+}
+
+// verifyEnv returns verify.sh's environment for profile prof of cfg:
+// NAME=VALUE, in the order of verifyVars, each optional variable left out
+// when empty.
+func verifyEnv(cfg *generator.Config, prof *generator.Profile) []string {
+	in := verifyInput{cfg: cfg, prof: prof, t: generator.ProfileVerifyTargets(cfg, prof)}
 	var env []string
 	for _, v := range verifyVars {
-		if val := v.value(cfg, t); val != "" || !v.optional {
+		if val := v.value(in); val != "" || !v.optional {
 			env = append(env, v.name+"="+val)
 		}
 	}
@@ -191,8 +240,13 @@ and print one row per probe: PASS or FAIL, what was tried, what happened.
                outside the workspace is gone; the workspace and the state volume
                keep theirs
 
-The network targets come from the verify: section of agentbox.yaml, with
-defaults for real use. Exit 1 if any probe fails, and also if any expected
+The probes are the running profile's promises. Under a locked profile: no name
+resolves (not even one the balanced profile allows), the workspace and the root
+file system cannot be written, /output and /tmp can (no persistence or fetch
+probe: the clone is read-only and fresh at every start). Under open: an unlisted
+name resolves through the filter and an unlisted address connects; the metadata
+address is still refused. The network targets come from the verify: section of
+agentbox.yaml, with defaults for real use. Exit 1 if any probe fails, and also if any expected
 probe did not report at all (the error names them).`,
 		Example: `  agentbox up && agentbox verify
   agentbox verify --json`,
@@ -211,8 +265,13 @@ func (o *verifyOptions) run(ctx context.Context, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	prof, err := profileOf(cfg, o.profile)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "agentbox: verifying profile %s\n", prof.Name)
 	execArgs := []string{"exec", "-T"}
-	for _, kv := range verifyEnv(cfg) {
+	for _, kv := range verifyEnv(cfg, prof) {
 		execArgs = append(execArgs, "-e", kv)
 	}
 	execArgs = append(execArgs, "agent", "bash", "-s", "--")
@@ -225,7 +284,7 @@ func (o *verifyOptions) run(ctx context.Context, stdout, stderr io.Writer) error
 		if err != nil {
 			return nil, err
 		}
-		if err := checkProbes(phase, cfg, ps); err != nil {
+		if err := checkProbes(phase, cfg, prof, ps); err != nil {
 			return nil, &exitErr{exitError, fmt.Errorf("agentbox: %w", err)}
 		}
 		return ps, nil
@@ -233,6 +292,11 @@ func (o *verifyOptions) run(ctx context.Context, stdout, stderr io.Writer) error
 	probes, err := exec("all")
 	if err != nil {
 		return err
+	}
+	if prof.Locked {
+		// Nothing to bring back, nor to keep: the clone is read-only, and
+		// fresh at every start.
+		return o.report(probes, stdout, stderr)
 	}
 	probes = append(probes, fetchProbe(ctx, argv, cfg))
 	if _, err := exec("write"); err != nil {

@@ -24,6 +24,8 @@ memory_bytes=${AGENTBOX_VERIFY_MEMORY_BYTES:?}      # the memory limit
 pids=${AGENTBOX_VERIFY_PIDS:?}                      # the pids limit
 origin=${AGENTBOX_VERIFY_ORIGIN:?}                  # where the project's git database is mounted read-only
 hidden=${AGENTBOX_VERIFY_HIDDEN:-}                  # workspace.hidden, one pattern a line
+network_mode=${AGENTBOX_VERIFY_NETWORK:?}           # the profile's network: allowlist, none or open
+output=${AGENTBOX_VERIFY_OUTPUT:-}                  # a locked profile's writable directory, if locked
 readonly marker=.agentbox-verify-marker
 
 report() { printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5"; }
@@ -77,7 +79,7 @@ files() {
 	while read -r _ _ _ root mnt _; do
 		[[ $mnt == "$workspace" ]] && ws_root=$root
 		case $mnt in
-		"$workspace" | "$origin" | "$origin/config" | "$state_dir" | /etc/hosts | /etc/hostname | /etc/resolv.conf | /proc* | /sys* | /dev*) ;;
+		"$workspace" | "$origin" | "$origin/config" | "$state_dir" | "$output" | /etc/hosts | /etc/hostname | /etc/resolv.conf | /proc* | /sys* | /dev*) ;;
 		/sbin/docker-init | /usr/sbin/docker-init) ;; # compose's init: true, Docker's own tini
 		*) [[ $root != / ]] && bad+=" $mnt" ;;
 		esac
@@ -92,18 +94,10 @@ files() {
 	else
 		report FAIL files "workspace is a clone" "look at $workspace" "mounted from ${ws_root:-nowhere}"
 	fi
-	if [[ ! -f $origin/HEAD ]]; then
-		report FAIL files "read-only git database" "write in $origin (hooks, HEAD)" "no git database there"
-	elif touch "$origin/hooks/$marker" 2>/dev/null || (: >>"$origin/HEAD") 2>/dev/null; then
-		rm -f "$origin/hooks/$marker"
-		report FAIL files "read-only git database" "write in $origin (hooks, HEAD)" "written"
+	if [[ -n $output ]]; then
+		locked_files
 	else
-		report PASS files "read-only git database" "write in $origin (hooks, HEAD)" "refused"
-	fi
-	if [[ -f $origin/config ]] && ! grep -qv '^[[:space:]]*\(#.*\)\?$' "$origin/config"; then
-		report PASS files "host git config" "read $origin/config" "comments only"
-	else
-		report FAIL files "host git config" "read $origin/config" "the host's configuration is readable"
+		origin_files
 	fi
 	if [[ -n $hidden ]]; then
 		local tracked=""
@@ -142,13 +136,119 @@ files() {
 	fi
 }
 
+# origin_files: the project's git database, which the agent's clone is
+# made from, is read-only and its config masked.
+origin_files() {
+	if [[ ! -f $origin/HEAD ]]; then
+		report FAIL files "read-only git database" "write in $origin (hooks, HEAD)" "no git database there"
+	elif touch "$origin/hooks/$marker" 2>/dev/null || (: >>"$origin/HEAD") 2>/dev/null; then
+		rm -f "$origin/hooks/$marker"
+		report FAIL files "read-only git database" "write in $origin (hooks, HEAD)" "written"
+	else
+		report PASS files "read-only git database" "write in $origin (hooks, HEAD)" "refused"
+	fi
+	if [[ -f $origin/config ]] && ! grep -qv '^[[:space:]]*\(#.*\)\?$' "$origin/config"; then
+		report PASS files "host git config" "read $origin/config" "comments only"
+	else
+		report FAIL files "host git config" "read $origin/config" "the host's configuration is readable"
+	fi
+}
+
+# locked_files: a locked profile's promises. The clone and the root file
+# system cannot be written; $output and /tmp can.
+locked_files() {
+	if touch "$workspace/$marker" 2>/dev/null || (: >>"$workspace/.git/HEAD") 2>/dev/null; then
+		rm -f "$workspace/$marker"
+		report FAIL files "read-only workspace" "write in $workspace (a file, .git/HEAD)" "written"
+	else
+		report PASS files "read-only workspace" "write in $workspace (a file, .git/HEAD)" "refused"
+	fi
+	if touch "$HOME/$marker" 2>/dev/null || touch "/var/tmp/$marker" 2>/dev/null; then
+		rm -f "$HOME/$marker" "/var/tmp/$marker" 2>/dev/null
+		report FAIL files "read-only root" "write in $HOME and /var/tmp" "written"
+	else
+		report PASS files "read-only root" "write in $HOME and /var/tmp" "refused"
+	fi
+	if echo x >"$output/$marker" 2>/dev/null && echo x >"/tmp/$marker" 2>/dev/null; then
+		rm -f "$output/$marker" "/tmp/$marker"
+		report PASS files "writable output" "write in $output and /tmp" "written"
+	else
+		report FAIL files "writable output" "write in $output and /tmp" "refused"
+	fi
+}
+
 network() {
 	local out start took host port
-	if getent ahosts "$unlisted_name" >/dev/null 2>&1; then
-		report FAIL network "unlisted name" "resolve $unlisted_name" "resolved"
+	case $network_mode in
+	none)
+		if getent ahosts "$unlisted_name" >/dev/null 2>&1; then
+			report FAIL network "no name resolves" "resolve $unlisted_name" "resolved"
+		else
+			report PASS network "no name resolves" "resolve $unlisted_name" "no address"
+		fi
+		;;
+	open)
+		if getent ahosts "$unlisted_name" >/dev/null 2>&1; then
+			report PASS network "every name resolves" "resolve $unlisted_name (unlisted) through the filter" "resolved"
+		else
+			report FAIL network "every name resolves" "resolve $unlisted_name (unlisted) through the filter" "no address"
+		fi
+		;;
+	*)
+		if getent ahosts "$unlisted_name" >/dev/null 2>&1; then
+			report FAIL network "unlisted name" "resolve $unlisted_name" "resolved"
+		else
+			report PASS network "unlisted name" "resolve $unlisted_name" "no address"
+		fi
+		;;
+	esac
+	if [[ $network_mode == open ]]; then
+		open_network
 	else
-		report PASS network "unlisted name" "resolve $unlisted_name" "no address"
+		closed_network
 	fi
+	split_hostport "$metadata_addr"
+	if out=$(tcp "$host" "$port"); then
+		report FAIL network "metadata" "connect to $metadata_addr" "$out"
+	else
+		report PASS network "metadata" "connect to $metadata_addr" "$out"
+	fi
+	# Ports below 1024 need privilege (Docker would let every uid bind them):
+	# the agent cannot listen on a resolver's port 53 on loopback.
+	local low
+	low=$(cat /proc/sys/net/ipv4/ip_unprivileged_port_start 2>/dev/null)
+	if [[ $low =~ ^[0-9]+$ ]] && ((low > 53)); then
+		report PASS network "low ports" "read net.ipv4.ip_unprivileged_port_start" "$low: binding port 53 needs privilege"
+	else
+		report FAIL network "low ports" "read net.ipv4.ip_unprivileged_port_start" "${low:-unreadable}: any uid may bind port 53"
+	fi
+	if [[ -z $allowed ]]; then
+		report SKIP network "allowed name" "connect to an allowed name" "the profile lists no name"
+	else
+		split_hostport "$allowed"
+		if out=$(tcp "$host" "$port"); then
+			report PASS network "allowed name" "connect to $allowed" "$out"
+		else
+			report FAIL network "allowed name" "connect to $allowed" "$out"
+		fi
+	fi
+}
+
+# open_network: under open, an unlisted address connects.
+open_network() {
+	local out
+	split_hostport "$unlisted_addr"
+	if out=$(tcp "$host" "$port"); then
+		report PASS network "public address" "connect to $unlisted_addr (unlisted)" "$out"
+	else
+		report FAIL network "public address" "connect to $unlisted_addr (unlisted)" "$out"
+	fi
+}
+
+# closed_network: an unlisted address is refused at once, another resolver
+# answers with the filter's NXDOMAIN, IPv6 is refused.
+closed_network() {
+	local out start took
 	split_hostport "$unlisted_addr"
 	start=$(ms); out=$(tcp "$host" "$port"); took=$(($(ms) - start))
 	if [[ $out == refused* ]] && ((took < 1000)); then
@@ -167,31 +267,6 @@ network() {
 		report FAIL network "IPv6" "connect to $ipv6_addr" "$out"
 	else
 		report PASS network "IPv6" "connect to $ipv6_addr" "$out"
-	fi
-	split_hostport "$metadata_addr"
-	if out=$(tcp "$host" "$port"); then
-		report FAIL network "metadata" "connect to $metadata_addr" "$out"
-	else
-		report PASS network "metadata" "connect to $metadata_addr" "$out"
-	fi
-	# Ports below 1024 need privilege (Docker would let every uid bind them):
-	# the agent cannot listen on a resolver's port 53 on loopback.
-	local low
-	low=$(cat /proc/sys/net/ipv4/ip_unprivileged_port_start 2>/dev/null)
-	if [[ $low =~ ^[0-9]+$ ]] && ((low > 53)); then
-		report PASS network "low ports" "read net.ipv4.ip_unprivileged_port_start" "$low: binding port 53 needs privilege"
-	else
-		report FAIL network "low ports" "read net.ipv4.ip_unprivileged_port_start" "${low:-unreadable}: any uid may bind port 53"
-	fi
-	if [[ -z $allowed ]]; then
-		report SKIP network "allowed name" "connect to an allowed name" "the policy lists no name"
-	else
-		split_hostport "$allowed"
-		if out=$(tcp "$host" "$port"); then
-			report PASS network "allowed name" "connect to $allowed" "$out"
-		else
-			report FAIL network "allowed name" "connect to $allowed" "$out"
-		fi
 	fi
 }
 

@@ -191,17 +191,18 @@ func TestVerifyNeedsEveryProbe(t *testing.T) {
 func TestCheckProbes(t *testing.T) {
 	t.Parallel()
 	cfg := &generator.Config{}
+	bal := &generator.Profile{Name: "balanced"}
 	row := func(area, name string) probe { return probe{"PASS", area, name, "tried", "happened"} }
 	var all []probe
 	for _, p := range probeTable {
-		if p.phase == "all" {
+		if p.phase == "all" && (p.when == nil || p.when(cfg, bal)) {
 			all = append(all, row(p.area, p.name))
 		}
 	}
 	if len(all) < 10 {
 		t.Fatalf("only %d probes in phase all", len(all))
 	}
-	if err := checkProbes("all", cfg, all); err != nil {
+	if err := checkProbes("all", cfg, bal, all); err != nil {
 		t.Errorf("every probe: %v", err)
 	}
 	for _, tt := range []struct {
@@ -215,21 +216,21 @@ func TestCheckProbes(t *testing.T) {
 		{"unknown", append(all[:len(all):len(all)], row("files", "something new")), `unexpected probe "files/something new"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := checkProbes("all", cfg, tt.probes); err == nil || !strings.Contains(err.Error(), tt.want) {
+			if err := checkProbes("all", cfg, bal, tt.probes); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want %q", err, tt.want)
 			}
 		})
 	}
 	// The state volume's probe is expected only when the agent has one.
 	check := []probe{row("persistence", "outside the workspace"), row("persistence", "workspace")}
-	if err := checkProbes("check", cfg, check); err != nil {
+	if err := checkProbes("check", cfg, bal, check); err != nil {
 		t.Errorf("no state volume: %v", err)
 	}
 	cfg.Agent.StateDir = "/home/agent/.claude"
-	if err := checkProbes("check", cfg, check); err == nil || !strings.Contains(err.Error(), "persistence/state volume") {
+	if err := checkProbes("check", cfg, bal, check); err == nil || !strings.Contains(err.Error(), "persistence/state volume") {
 		t.Errorf("state volume: err = %v", err)
 	}
-	if err := checkProbes("write", cfg, nil); err != nil {
+	if err := checkProbes("write", cfg, bal, nil); err != nil {
 		t.Errorf("write: %v", err)
 	}
 }
@@ -246,7 +247,7 @@ func TestVerifyChecksLinksBeforeRecreating(t *testing.T) {
 	// puts a link where .git was (the project changes while verify runs).
 	var rows strings.Builder
 	for _, p := range probeTable {
-		if p.phase == "all" {
+		if p.phase == "all" && (p.when == nil || p.when(&generator.Config{}, &generator.Profile{Name: "balanced"})) {
 			fmt.Fprintf(&rows, "PASS\\t%s\\t%s\\tt\\th\\n", p.area, p.name)
 		}
 	}
@@ -295,7 +296,7 @@ func TestVerifyPidsProbeIsQuick(t *testing.T) {
 	cmd.Env = append(os.Environ(), "AGENTBOX_VERIFY_WORKSPACE=/nonexistent", "AGENTBOX_VERIFY_UNLISTED_NAME=x.invalid",
 		"AGENTBOX_VERIFY_UNLISTED_ADDRESS=127.0.0.1:1", "AGENTBOX_VERIFY_RESOLVER=127.0.0.1", "AGENTBOX_VERIFY_IPV6_ADDRESS=[::1]:1",
 		"AGENTBOX_VERIFY_METADATA_ADDRESS=127.0.0.1:2", "AGENTBOX_VERIFY_MEMORY_BYTES=1048576",
-		"AGENTBOX_VERIFY_PIDS="+strconv.Itoa(limit-16), "AGENTBOX_VERIFY_ORIGIN=/nonexistent")
+		"AGENTBOX_VERIFY_PIDS="+strconv.Itoa(limit-16), "AGENTBOX_VERIFY_ORIGIN=/nonexistent", "AGENTBOX_VERIFY_NETWORK=allowlist")
 	cmd.Stdin = strings.NewReader(verifyScript)
 	out, err := cmd.CombinedOutput()
 	took := time.Since(start)
@@ -307,5 +308,59 @@ func TestVerifyPidsProbeIsQuick(t *testing.T) {
 	}
 	if took > 5*time.Second {
 		t.Errorf("the privileges probes took %v; want seconds at most:\n%s", took, out)
+	}
+}
+
+// TestVerifyLockedProbes runs the files and network probes of a locked
+// profile as an unprivileged user on this host: the workspace (root's) is
+// refused, the output directory written, the root file system is not
+// read-only here (so that probe fails), and under network mode none a name
+// that resolves is a failure.
+func TestVerifyLockedProbes(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireProgram(t, "setpriv")
+	// Not t.TempDir: its parent is root's alone (0700).
+	dir := func(mode os.FileMode) string {
+		d, err := os.MkdirTemp("", "agentbox-verify-locked-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(d) })
+		os.Chmod(d, mode)
+		return d
+	}
+	ws, out, home := dir(0o755), dir(0o777), dir(0o755)
+	run := func(phase string, env ...string) string {
+		cmd := exec.Command("setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "--", "bash", "-s", "--", phase)
+		cmd.Env = append(os.Environ(), append([]string{"HOME=" + home, "AGENTBOX_VERIFY_WORKSPACE=" + ws,
+			"AGENTBOX_VERIFY_UNLISTED_ADDRESS=127.0.0.1:1", "AGENTBOX_VERIFY_RESOLVER=127.0.0.1", "AGENTBOX_VERIFY_IPV6_ADDRESS=[::1]:1",
+			"AGENTBOX_VERIFY_METADATA_ADDRESS=127.0.0.1:2", "AGENTBOX_VERIFY_MEMORY_BYTES=1048576", "AGENTBOX_VERIFY_PIDS=64",
+			"AGENTBOX_VERIFY_ORIGIN=/nonexistent", "AGENTBOX_VERIFY_OUTPUT=" + out}, env...)...)
+		cmd.Stdin = strings.NewReader(verifyScript)
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %s", err, b)
+		}
+		return string(b)
+	}
+	files := run("files", "AGENTBOX_VERIFY_NETWORK=none", "AGENTBOX_VERIFY_UNLISTED_NAME=x.invalid")
+	for _, want := range []string{"PASS\tfiles\tread-only workspace", "FAIL\tfiles\tread-only root", "PASS\tfiles\twritable output"} {
+		if !strings.Contains(files, want) {
+			t.Errorf("files lack %q:\n%s", want, files)
+		}
+	}
+	if strings.Contains(files, "read-only git database") {
+		t.Errorf("a locked profile has no git database to probe:\n%s", files)
+	}
+	for _, tc := range []struct{ mode, name, want string }{
+		{"none", "x.invalid", "PASS\tnetwork\tno name resolves"},
+		{"none", "localhost", "FAIL\tnetwork\tno name resolves"},
+		{"open", "localhost", "PASS\tnetwork\tevery name resolves"},
+		{"open", "x.invalid", "FAIL\tnetwork\tevery name resolves"},
+	} {
+		got := run("network", "AGENTBOX_VERIFY_NETWORK="+tc.mode, "AGENTBOX_VERIFY_UNLISTED_NAME="+tc.name)
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s %s: want %q:\n%s", tc.mode, tc.name, tc.want, got)
+		}
 	}
 }

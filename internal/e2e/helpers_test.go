@@ -810,7 +810,7 @@ func (p *project) remove() {
 	for _, name := range []string{p.name, p.name + "-fault", p.name + "-unhealthy"} {
 		e.trackImages(name)
 		if t.Failed() {
-			for _, svc := range []string{"egress", "agent"} {
+			for _, svc := range []string{"egress", "agent", "workspace-init"} {
 				if id := e.container(name, svc); id != "" {
 					t.Logf("log of %s/%s:\n%s", name, svc, tail(e.logsOf(id), 60))
 				}

@@ -42,6 +42,32 @@ if [ -n "$receive" ]; then
 	done
 	origin=$receive
 fi
+# hidden_tracked prints the clone's tracked files that workspace.hidden
+# matches, and a profile's own patterns (AGENTBOX_HIDDEN_EXTRA, from the compose
+# file). As in .gitignore: a pattern without / matches a name at any depth,
+# the last matching pattern decides, and !pattern takes a file back out.
+hidden_tracked() {
+	set -f
+	hidden='.env .env.* !.env.example !.env.sample !.env.template'" ${AGENTBOX_HIDDEN_EXTRA:-}"
+	if [ -n "${hidden# }" ]; then
+		git -C "$workspace" ls-files -z | tr '\0' '\n' | while IFS= read -r f; do
+			hit=
+			for p in $hidden; do
+				neg=${p#!}
+				case $neg in */*) name=$f ;; *) name=${f##*/} ;; esac
+				case $name in $neg) if [ "$neg" = "$p" ]; then hit=1; else hit=; fi ;; esac
+			done
+			[ -z "$hit" ] || printf ' %s' "$f"
+		done
+	fi
+	set +f
+}
+# workspace-init of a locked profile: a fresh clone at every start, as a
+# user that is not the agent's, into the volume the agent sees read-only.
+if [ -n "${AGENTBOX_FRESH_CLONE:-}" ]; then
+	workspace=/var/lib/agentbox/clone
+	find "$workspace" -mindepth 1 -delete
+fi
 # A clone from an earlier start must be of this project: two projects that
 # share a compose project name (neither sets name:) share its volumes too.
 # A clone that has the project's HEAD has all its history: one object
@@ -53,6 +79,15 @@ if [ -e "$workspace/.git" ]; then
 		first=$(git -C "$origin" rev-list --max-parents=0 HEAD 2>/dev/null | head -n 1) || first=
 		if [ -n "$first" ] && ! git -C "$workspace" cat-file -e "$first^{commit}" 2>/dev/null; then
 			echo "agentbox-workspace: the workspace volume holds a clone of another repository (it lacks this project's first commit $first): two projects share one compose project name; give each its own name in agentbox.yaml" >&2
+			exit 1
+		fi
+	fi
+	# A profile's own workspace.hidden is checked at every start: the clone
+	# may have been made under another profile.
+	if [ -n "${AGENTBOX_HIDDEN_EXTRA:-}" ]; then
+		found=$(hidden_tracked)
+		if [ -n "$found" ]; then
+			echo "agentbox-workspace: tracked files match the profile's workspace.hidden:$found; the agent does not start" >&2
 			exit 1
 		fi
 	fi
@@ -70,25 +105,12 @@ else
 	fi
 	# workspace.hidden: no tracked file may match. Fail closed: remove the
 	# clone and stop before the agent runs.
-	set -f
-	hidden='.env .env.* !.env.example !.env.sample !.env.template'
-	# As in .gitignore: a pattern without / matches a name at any depth, the
-	# last matching pattern decides, and !pattern takes a file back out.
-	found=$(git -C "$workspace" ls-files -z | tr '\0' '\n' | while IFS= read -r f; do
-		hit=
-		for p in $hidden; do
-			neg=${p#!}
-			case $neg in */*) name=$f ;; *) name=${f##*/} ;; esac
-			case $name in $neg) if [ "$neg" = "$p" ]; then hit=1; else hit=; fi ;; esac
-		done
-		[ -z "$hit" ] || printf ' %s' "$f"
-	done)
+	found=$(hidden_tracked)
 	if [ -n "$found" ]; then
 		find "$workspace" -mindepth 1 -delete 2>/dev/null || true
 		echo "agentbox-workspace: tracked files match workspace.hidden:$found; untrack them (and rewrite history if they hold secrets) or change workspace.hidden in agentbox.yaml" >&2
 		exit 1
 	fi
-	set +f
 	echo "agentbox-workspace: cloned the project into $workspace" >&2
 fi
 exec "$@"

@@ -37,15 +37,19 @@ RUN set -eu; \
     if [ -n "$old" ]; then userdel --remove "$old" 2>/dev/null || userdel "$old"; fi; \
     getent group 1000 >/dev/null || groupadd --gid 1000 agent; \
     useradd --uid 1000 --gid 1000 --create-home --home-dir /home/agent --shell /bin/bash agent; \
-    mkdir -p /home/agent /workspace; \
-    chown -R 1000:1000 /home/agent /workspace
+    mkdir -p /home/agent /output /workspace; \
+    chown -R 1000:1000 /home/agent /output /workspace; \
+    mkdir -p /var/lib/agentbox/clone; \
+    chown 65532:65532 /var/lib/agentbox/clone
 
 # The entrypoint clones the project into the workspace volume on first start,
 # from the project's git database: read-only, its config masked, and owned by
-# the host's user, so git is told to trust it.
+# the host's user, so git is told to trust it. A locked profile's clone is
+# another user's (workspace-init's): git is told to trust it too.
 COPY workspace.sh /usr/local/bin/agentbox-workspace
 RUN chmod 0755 /usr/local/bin/agentbox-workspace \
- && git config --system --add safe.directory /run/agentbox/origin
+ && git config --system --add safe.directory /run/agentbox/origin \
+ && git config --system --add safe.directory /workspace
 
 # No way back to root: drop every setuid and setgid bit.
 RUN find / -xdev -type f -perm /6000 -exec chmod a-s {} +

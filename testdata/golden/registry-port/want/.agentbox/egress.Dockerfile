@@ -36,11 +36,18 @@ RUN set -eu; \
 RUN groupadd --system --gid 5353 agentbox-dns \
  && useradd --system --uid 5353 --gid 5353 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin agentbox-dns
 
-COPY egress/rules.nft /etc/agentbox/rules.nft
-COPY egress/dnsmasq.conf /etc/agentbox/dnsmasq.conf
-COPY egress/entrypoint.sh /usr/local/bin/agentbox-egress
-COPY egress/ulogd.conf /etc/agentbox/ulogd.conf
-RUN chmod 0644 /etc/agentbox/rules.nft /etc/agentbox/dnsmasq.conf /etc/agentbox/ulogd.conf \
- && chmod 0755 /usr/local/bin/agentbox-egress
+# Every profile's firewall program, a directory each. The entrypoint checks
+# the profile that AGENTBOX_PROFILE names against this image's list and links its
+# directory to /run/agentbox-profile, where the firewall's own paths lead.
+COPY egress/rules.nft egress/dnsmasq.conf egress/entrypoint.sh egress/ulogd.conf /etc/agentbox/profiles/balanced/
+COPY egress/locked/rules.nft egress/locked/dnsmasq.conf egress/locked/entrypoint.sh egress/locked/ulogd.conf /etc/agentbox/profiles/locked/
+COPY egress/open/rules.nft egress/open/dnsmasq.conf egress/open/entrypoint.sh egress/open/ulogd.conf /etc/agentbox/profiles/open/
+COPY egress/profile.sh /usr/local/bin/agentbox-profile
+RUN chmod -R u=rwX,go=rX /etc/agentbox/profiles \
+ && chmod 0755 /etc/agentbox/profiles/*/entrypoint.sh /usr/local/bin/agentbox-profile \
+ && ln -s /run/agentbox-profile/rules.nft /etc/agentbox/rules.nft \
+ && ln -s /run/agentbox-profile/dnsmasq.conf /etc/agentbox/dnsmasq.conf \
+ && ln -s /run/agentbox-profile/entrypoint.sh /usr/local/bin/agentbox-egress \
+ && ln -s /run/agentbox-profile/ulogd.conf /etc/agentbox/ulogd.conf
 
-ENTRYPOINT ["/usr/local/bin/agentbox-egress"]
+ENTRYPOINT ["/usr/local/bin/agentbox-profile"]

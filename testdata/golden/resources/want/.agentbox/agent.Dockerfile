@@ -41,8 +41,10 @@ RUN set -eu; \
     if [ -n "$old" ]; then userdel --remove "$old" 2>/dev/null || userdel "$old"; fi; \
     getent group 1000 >/dev/null || groupadd --gid 1000 agent; \
     useradd --uid 1000 --gid 1000 --create-home --home-dir /home/agent --shell /bin/bash agent; \
-    mkdir -p /home/agent /home/agent/.codex /workspace; \
-    chown -R 1000:1000 /home/agent /home/agent/.codex /workspace
+    mkdir -p /home/agent /home/agent/.codex /output /workspace; \
+    chown -R 1000:1000 /home/agent /home/agent/.codex /output /workspace; \
+    mkdir -p /var/lib/agentbox/clone; \
+    chown 65532:65532 /var/lib/agentbox/clone
 
 # The agent CLI and its whole dependency tree, as agentbox.lock pins them:
 # npm ci installs exactly npm/package-lock.json and checks every tarball
@@ -56,10 +58,12 @@ RUN if [ -z "${NPM_CONFIG_REGISTRY:-}" ]; then unset NPM_CONFIG_REGISTRY; fi \
 
 # The entrypoint clones the project into the workspace volume on first start,
 # from the project's git database: read-only, its config masked, and owned by
-# the host's user, so git is told to trust it.
+# the host's user, so git is told to trust it. A locked profile's clone is
+# another user's (workspace-init's): git is told to trust it too.
 COPY workspace.sh /usr/local/bin/agentbox-workspace
 RUN chmod 0755 /usr/local/bin/agentbox-workspace \
- && git config --system --add safe.directory /run/agentbox/origin
+ && git config --system --add safe.directory /run/agentbox/origin \
+ && git config --system --add safe.directory /workspace
 
 # No way back to root: drop every setuid and setgid bit.
 RUN find / -xdev -type f -perm /6000 -exec chmod a-s {} +

@@ -1,0 +1,78 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+)
+
+// testProfiles: the trust tiers in Docker. Under locked (agentbox up
+// --profile locked, and a task of agentbox run --profile locked) verify
+// passes, the agent cannot write the workspace, no name resolves, and
+// /output is writable; under open verify passes with the test's own DNS
+// answering an unlisted name.
+func testProfiles(e *env, p *project) {
+	t := e.t
+	bump(e, p, nil)
+	e.trackImages(p.name)
+	defer e.trackImages(p.name)
+
+	r := p.agentbox(nil, "up", "--profile", "locked")
+	e.timed("agentbox up --profile locked (build)", r.took)
+	if r.failed() {
+		t.Fatalf("agentbox up --profile locked: %s", r)
+	}
+	defer p.agentbox(nil, "down")
+	e.trackImages(p.name)
+	verify(e, p, "files/read-only workspace", "files/read-only root", "files/writable output", "network/no name resolves")
+	lockedPromises(e, func(script string) result {
+		return p.agentbox(nil, "shell", "--", "bash", "-c", script)
+	})
+	if r := p.agentbox(nil, "allow", decoyIP+":80", "--for", "1m", "--reason", "e2e: locked refuses"); r.code != 1 || !strings.Contains(r.stderr, "not allowed in profile locked") {
+		t.Errorf("agentbox allow under locked: %s", r)
+	}
+	p.mustAgentbox(nil, "down")
+
+	state := []string{"XDG_STATE_HOME=" + filepath.Join(e.work, "state-profiles")}
+	defer p.agentbox(state, "gc")
+	lockedPromises(e, func(script string) result {
+		r := p.agentbox(state, "run", "--profile", "locked", "--name", "locked-task", "--json", "--", "bash", "-c", script)
+		var sum struct {
+			BranchStatus string `json:"branch_status"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || !strings.Contains(sum.BranchStatus, "read-only") {
+			t.Errorf("the locked task's summary: %v %s", err, r)
+		}
+		r.stdout = r.stderr // the command's own output goes to stderr under --json
+		return r
+	})
+
+	if r := p.agentbox(nil, "up", "--profile", "open"); r.failed() {
+		t.Fatalf("agentbox up --profile open: %s", r)
+	}
+	// The test's own DNS (the override) answers every name.
+	open := filepath.Join(p.dir, ".agentbox", "profiles", "open.compose.yml")
+	if r := p.e.run(runOpt{dir: p.dir}, "docker", "compose", "-f", open, "-f", p.override, "-p", p.name, "up", "-d", "--wait"); r.failed() {
+		t.Fatalf("docker compose up (open, fake DNS): %s", r)
+	}
+	verify(e, p, "network/every name resolves", "network/public address", "network/metadata", "network/allowed name")
+}
+
+// lockedPromises runs a script as the agent under a locked profile (in
+// the running sandbox or in a task) and checks its report.
+func lockedPromises(e *env, run func(script string) result) {
+	t := e.t
+	script := `cd /workspace
+if touch /workspace/x 2>/dev/null || (: >>.git/HEAD) 2>/dev/null; then echo "LEAK: wrote the workspace"; fi
+if getent hosts ` + allowedName + ` >/dev/null || getent hosts ` + unlistedName + ` >/dev/null; then echo "LEAK: a name resolved"; fi
+if timeout 2 bash -c 'exec 3<>/dev/tcp/` + webIP + `/80' 2>/dev/null; then echo "LEAK: connected"; fi
+git log --oneline -1 >/dev/null && echo CLONE-OK
+echo out >/output/result && echo OUTPUT-OK`
+	r := run(script)
+	out := r.stdout + r.stderr
+	if strings.Contains(out, "LEAK") || !strings.Contains(out, "OUTPUT-OK") || !strings.Contains(out, "CLONE-OK") {
+		t.Errorf("under locked: %s", r)
+	}
+}
