@@ -1,6 +1,7 @@
 package firewall
 
 import (
+	"fmt"
 	"path"
 	"strings"
 )
@@ -13,6 +14,11 @@ const (
 	readyFile   = runDir + "/ready"
 	pidFile     = runDir + "/dnsmasq.pid"
 	serversFile = runDir + "/servers.conf"
+	namesDir    = runDir + "/names" // a file per granted name's slot
+	namesLock   = runDir + "/names.lock"
+	keeperPid   = runDir + "/keeper.pid"
+	grantDNSCfg = runDir + "/grants-dnsmasq.conf"
+	grantDNSPid = runDir + "/grants-dnsmasq.pid"
 	filterAddr  = "127.0.0.1" // where dnsmasq listens
 	dnsPort     = 53
 )
@@ -30,6 +36,11 @@ type entrypointView struct {
 	DeadlineEnv, AgentUIDEnv                          string
 	GrantV4, GrantV6                                  string
 	GrantMaxSeconds                                   int
+	NameLive, NameChain, NamesDir, NamesLock          string
+	KeeperPid, GrantDNSConf, GrantDNSPid              string
+	GrantDNSPort, NameGrantsMax                       int
+	GrantDNSBase, NftsetFormat                        string   // the grant resolver's configuration
+	NftsetV4, NftsetV6                                string   // a set in nftset=, without its name
 	Names                                             []string // sorted
 }
 
@@ -68,9 +79,44 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 		GrantV4:         GrantSetV4,
 		GrantV6:         GrantSetV6,
 		GrantMaxSeconds: GrantMaxSeconds,
+		NameLive:        NameLiveSet,
+		NameChain:       nameChain,
+		NamesDir:        namesDir,
+		NamesLock:       namesLock,
+		KeeperPid:       keeperPid,
+		GrantDNSConf:    grantDNSCfg,
+		GrantDNSPid:     grantDNSPid,
+		GrantDNSPort:    GrantDNSPort,
+		NameGrantsMax:   NameGrantsMax,
+		GrantDNSBase:    grantDNSBase(),
+		NftsetFormat:    "nftset=/%s/%s\\n",
+		NftsetV4:        fmt.Sprintf("%s#%s#%s#", v4.nftsetFamily, tableFamily, tableName),
+		NftsetV6:        fmt.Sprintf("%s#%s#%s#", v6.nftsetFamily, tableFamily, tableName),
 	}
 	for _, d := range p.Domains {
 		v.Names = append(v.Names, d.Name)
 	}
 	return execute("entrypoint.sh.tmpl", v)
+}
+
+// grantDNSBase is the grant resolver's configuration before the granted
+// names, which the entrypoint adds (server= and nftset= lines): dnsmasq.conf's
+// listening, user, ports and rebind protection, on GrantDNSPort, without a
+// cache (the filter resolver keeps one) or a query log (the filter's shows
+// every query it forwards here).
+func grantDNSBase() string {
+	return strings.Join([]string{
+		"listen-address=" + filterAddr,
+		"bind-interfaces",
+		fmt.Sprintf("port=%d", GrantDNSPort),
+		"user=" + DNSUser,
+		"group=" + DNSUser,
+		"pid-file=" + grantDNSPid,
+		fmt.Sprintf("min-port=%d", DNSMinPort),
+		fmt.Sprintf("max-port=%d", DNSMaxPort),
+		"no-resolv", "no-hosts", "no-poll", "stop-dns-rebind",
+		"cache-size=0",
+		"log-facility=-",
+		"address=/#/",
+	}, "\n")
 }

@@ -108,7 +108,7 @@ func TestLabGrantName(t *testing.T) {
 	if out, code, err := p.Enter("kill", "-HUP", strconv.Itoa(l.dnsmasqPid(p))); err != nil || code != 0 {
 		t.Fatalf("reloading dnsmasq: %v %d %s", err, code, out)
 	}
-	if took, ok := eventually(1500*time.Millisecond, func() bool { return l.resolvesTo("granted.test", unlistedV4) }); !ok {
+	if took, ok := eventually(3*time.Second, func() bool { return l.resolvesTo("granted.test", unlistedV4) }); !ok {
 		t.Errorf("granted.test does not resolve after the grant resolver was killed")
 	} else {
 		t.Logf("the grant resolver answered again %v after it was killed", took.Round(time.Millisecond))
@@ -143,6 +143,9 @@ func testGrantNameRevoke(t *testing.T, l *lab, p *netlab.Proc) {
 	if out, code := enter("grant-name", "granted.test", "443,8443", "60"); code != 0 {
 		t.Fatalf("grant-name: exit %d: %s", code, out)
 	}
+	if !l.resolvesTo("granted.test", unlistedV4) {
+		t.Fatalf("granted.test does not resolve during its grant")
+	}
 	l.connects(unlistedV4, 8443)
 	if out, code := enter("revoke-name", "granted.test", "443,8443"); code != 0 {
 		t.Fatalf("revoke-name: exit %d: %s", code, out)
@@ -154,6 +157,7 @@ func testGrantNameRevoke(t *testing.T, l *lab, p *netlab.Proc) {
 	if out, code := enter("grant-name", "ten.private.test", "443", "60"); code != 0 {
 		t.Fatalf("grant-name of a name in a private range: exit %d: %s", code, out)
 	}
+	l.do(dnsReq(agentResolver, "udp", "ten.private.test", "A"))
 	l.refuses(privateV4, 443)
 	enter("revoke-name", "ten.private.test", "443")
 }
@@ -191,6 +195,9 @@ func testGrantNameKeeperDead(t *testing.T, l *lab, p *netlab.Proc) {
 	start := time.Now()
 	if out, code := egressCmd(t, p, "grant-name", "kept.test", "443", "2"); code != 0 {
 		t.Fatalf("grant-name: exit %d: %s", code, out)
+	}
+	if !l.resolvesTo("kept.test", unlistedV4) {
+		t.Fatalf("kept.test does not resolve during its grant")
 	}
 	l.connects(unlistedV4, 443)
 	keeper := pidIn(t, p, "/run/agentbox/keeper.pid")
