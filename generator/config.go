@@ -53,6 +53,10 @@ type Config struct {
 	ElevationMaxPos     yamlpos.Pos    // zero when elevation.max_duration is not written
 	ElevationNever      []netip.Prefix // as written
 	ElevationNeverPos   []yamlpos.Pos  // where each of ElevationNever is written
+	// ElevationNeverNames are the names of elevation.never (lower case,
+	// without "*."), each standing for itself and the names below it.
+	ElevationNeverNames    []string
+	ElevationNeverNamesPos []yamlpos.Pos
 }
 
 // DomainRule is one entry of network.domains.

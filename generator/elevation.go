@@ -3,6 +3,8 @@ package generator
 import (
 	"fmt"
 	"net/netip"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/agentbox-dev/agentbox/firewall"
@@ -10,7 +12,8 @@ import (
 )
 
 // The elevation section: the limits of agentbox allow, which grants an
-// address or CIDR for a while. It changes none of the generated files.
+// address, a CIDR or a name for a while. It changes none of the generated
+// files.
 
 // DefaultElevationMax is the longest grant when elevation.max_duration is
 // not written.
@@ -24,7 +27,16 @@ func (c *checker) elevation(w wireElevation, cfg *Config) {
 	cfg.ElevationMaxPos = c.pos["elevation.max_duration"]
 	for i, s := range entries(c, "elevation.never", w.Never) {
 		path := fmt.Sprintf("elevation.never[%d]", i)
+		name, _, derr := validate.Domain(s)
+		if derr == nil {
+			cfg.ElevationNeverNames = append(cfg.ElevationNeverNames, name)
+			cfg.ElevationNeverNamesPos = append(cfg.ElevationNeverNamesPos, c.pos[path])
+			continue
+		}
 		p, err := validate.CIDR(s)
+		if err != nil && nameLike.MatchString(s) {
+			err = derr
+		}
 		if err != nil {
 			c.fail(path, err)
 			continue
@@ -50,4 +62,34 @@ func RefusedGrant(cfg *Config, p netip.Prefix) error {
 		}
 	}
 	return nil
+}
+
+// nameLike matches an entry meant as a name rather than a CIDR: a letter
+// that is not a hexadecimal digit, an underscore or a '*'.
+var nameLike = regexp.MustCompile(`[g-zG-Z_*]`)
+
+// RefusedName says why name (checked, lower case, without "*.") may not be
+// granted: a grant covers the name and the names below it, so it is
+// refused when it covers an entry of elevation.never or lies below one.
+func RefusedName(cfg *Config, name string) error {
+	for i, n := range cfg.ElevationNeverNames {
+		if Covers(n, name) || Covers(name, n) {
+			at := cfg.ElevationNeverNamesPos[i]
+			return fmt.Errorf("%s overlaps %s, which elevation.never forbids (%s:%d:%d)", name, n, ConfigFile, at.Line, at.Col)
+		}
+	}
+	return nil
+}
+
+// Covers reports whether name is domain or a name below it.
+func Covers(domain, name string) bool {
+	return name == domain || strings.HasSuffix(name, "."+domain)
+}
+
+// GrantName checks a name that agentbox allow grants, written as in
+// network.domains (example.com or *.example.com: either way the name and the
+// names below it), and returns it lower-cased without "*." or a trailing dot.
+func GrantName(s string) (string, error) {
+	name, _, err := validate.Domain(s)
+	return name, err
 }
