@@ -57,6 +57,7 @@ func TestEndToEnd(t *testing.T) {
 	tasks := e.newProject("tasks", "none")
 	t.Run("Run", func(t *testing.T) { testRun(e.sub(t), tasks.in(e.sub(t))) })
 	t.Run("Allow", func(t *testing.T) { testAllow(e.sub(t), none.in(e.sub(t))) })
+	t.Run("AllowName", func(t *testing.T) { testAllowName(e.sub(t), none.in(e.sub(t))) })
 
 	e.timed("whole end-to-end test (without cleanup)", time.Since(start))
 	var b strings.Builder

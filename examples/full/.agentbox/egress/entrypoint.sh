@@ -850,7 +850,7 @@ names_apply() {
 			((ms < min)) && min=$ms
 		done
 	done < <(name_slots)
-	names_wait=3600
+	names_wait=10
 	if ((${#granted_n[@]})); then
 		names_wait=$(((min + 50) / 1000)).$(printf '%03d' $(((min + 50) % 1000)))
 		((min + 50 < 1000)) || names_wait=1 # also a look at the grant resolver
@@ -881,23 +881,27 @@ names_apply() {
 
 # name_keeper runs in the background: it applies every change of the
 # grants of names, and looks again when the next one expires, when the
-# grant resolver it started exits, and every second while there are grants.
+# grant resolver it started exits, and every second while there are grants
+# (every 10 s without). Started by run (whose pid is $1), it ends with run.
 name_keeper() {
-	local sleeper req applied
+	local sleeper="" req applied parent=${1-}
 	exec 9>&- 8>&-
 	set +e
-	trap 'stop_grant_dns; rm -f "$KEEPER_PID"; exit 0' TERM INT
+	trap 'kill "$sleeper" 2>/dev/null; stop_grant_dns; rm -f "$KEEPER_PID"; exit 0' TERM INT
 	trap ':' USR1
 	mkdir -p "$NAMES_DIR"
 	echo "$BASHPID" >"$KEEPER_PID"
 	read_upstreams || exit 1
 	stop_grant_dns # one an earlier keeper left
 	while :; do
+		if [[ -n $parent ]] && ! alive "$parent"; then
+			kill -TERM "$BASHPID"
+		fi
 		exec 8>"$NAMES_LOCK"
 		flock 8
 		names_apply || log "error: the keeper could not apply the grants of names"
 		exec 8>&-
-		sleep "$names_wait" &
+		sleep "$names_wait" >/dev/null 2>&1 &
 		sleeper=$!
 		read -r req 2>/dev/null <"$NAMES_DIR/req" || req=0
 		read -r applied 2>/dev/null <"$NAMES_DIR/done" || applied=0
@@ -916,7 +920,7 @@ name_keeper() {
 
 # start_keeper starts the keeper in the background; run does at start.
 start_keeper() {
-	name_keeper </dev/null &
+	name_keeper "$$" </dev/null &
 }
 
 # stop_keeper stops the keeper and the grant resolver.
