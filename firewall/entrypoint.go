@@ -17,9 +17,9 @@ const (
 	namesDir    = runDir + "/names" // a file per granted name's slot
 	namesLock   = runDir + "/names.lock"
 	keeperPid   = runDir + "/keeper.pid"
-	grantDNSCfg = runDir + "/grants-dnsmasq.conf"
-	grantDNSPid = runDir + "/grants-dnsmasq.pid"
-	filterAddr  = "127.0.0.1" // where dnsmasq listens
+	grantDNSCfg = runDir + "/grants-dnsmasq"  // .conf: its names; -PORT.conf: an instance's
+	grantDNSPid = runDir + "/grants-dnsmasq-" // then PORT.pid
+	filterAddr  = "127.0.0.1"                 // where dnsmasq listens
 	dnsPort     = 53
 )
 
@@ -38,7 +38,7 @@ type entrypointView struct {
 	GrantMaxSeconds                                   int
 	NameLive, NameChain, NamesDir, NamesLock          string
 	KeeperPid, GrantDNSConf, GrantDNSPid              string
-	GrantDNSPort, NameGrantsMax                       int
+	GrantDNSPort, GrantDNSPort2, NameGrantsMax        int
 	GrantDNSBase, NftsetFormat                        string   // the grant resolver's configuration
 	NftsetV4, NftsetV6                                string   // a set in nftset=, without its name
 	Names                                             []string // sorted
@@ -87,6 +87,7 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 		GrantDNSConf:    grantDNSCfg,
 		GrantDNSPid:     grantDNSPid,
 		GrantDNSPort:    GrantDNSPort,
+		GrantDNSPort2:   GrantDNSPort + 1,
 		NameGrantsMax:   NameGrantsMax,
 		GrantDNSBase:    grantDNSBase(),
 		NftsetFormat:    "nftset=/%s/%s\\n",
@@ -99,19 +100,17 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 	return execute("entrypoint.sh.tmpl", v)
 }
 
-// grantDNSBase is the grant resolver's configuration before the granted
-// names, which the entrypoint adds (server= and nftset= lines): dnsmasq.conf's
-// listening, user, ports and rebind protection, on GrantDNSPort, without a
-// cache (the filter resolver keeps one) or a query log (the filter's shows
-// every query it forwards here).
+// grantDNSBase is the grant resolver's configuration before its port, pid
+// file and granted names, which the entrypoint adds (port=, pid-file=,
+// server= and nftset= lines): dnsmasq.conf's listening, user, source ports
+// and rebind protection, without a cache (the filter resolver keeps one) or
+// a query log (the filter's shows every query it forwards here).
 func grantDNSBase() string {
 	return strings.Join([]string{
 		"listen-address=" + filterAddr,
 		"bind-interfaces",
-		fmt.Sprintf("port=%d", GrantDNSPort),
 		"user=" + DNSUser,
 		"group=" + DNSUser,
-		"pid-file=" + grantDNSPid,
 		fmt.Sprintf("min-port=%d", DNSMinPort),
 		fmt.Sprintf("max-port=%d", DNSMaxPort),
 		"no-resolv", "no-hosts", "no-poll", "stop-dns-rebind",

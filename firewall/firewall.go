@@ -53,9 +53,10 @@ const (
 	NameLiveSet = "name_live"
 	// NameGrantsMax is the most names granted at once.
 	NameGrantsMax = 32
-	// GrantDNSPort is where the grant resolver, a second dnsmasq that
-	// forwards the granted names and fills their sets, listens on
-	// FilterAddr: below 1024, where the agent cannot bind.
+	// GrantDNSPort and the port after it are where the grant resolver, a
+	// second dnsmasq that forwards the granted names and fills their sets,
+	// listens on FilterAddr, below 1024 where the agent cannot bind: a new
+	// one starts on the other port before the old one stops.
 	GrantDNSPort = 54
 )
 

@@ -1,6 +1,7 @@
 package firewall_test
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,10 +54,10 @@ func (l *lab) resolvesTo(name, want string) bool {
 	return r.OK && r.Rcode == "NOERROR" && slices.Equal(r.Answers, []string{want})
 }
 
-// pidIn reads a pid file of the egress.
+// pidIn reads a pid file of the egress (a pattern that matches one file).
 func pidIn(t testing.TB, p *netlab.Proc, file string) int {
 	t.Helper()
-	out, code, err := p.Enter("cat", file)
+	out, code, err := p.Enter("sh", "-c", "cat "+file)
 	pid, perr := strconv.Atoi(strings.TrimSpace(out))
 	if err != nil || code != 0 || perr != nil {
 		t.Fatalf("reading %s: %q, exit %d, %v", file, out, code, err)
@@ -101,7 +102,7 @@ func TestLabGrantName(t *testing.T) {
 
 	// The grant resolver killed, the filter reloaded: the name works again
 	// at once, until expiry.
-	grantDNS := pidIn(t, p, "/run/agentbox/grants-dnsmasq.pid")
+	grantDNS := pidIn(t, p, "/run/agentbox/grants-dnsmasq-*.pid")
 	if out, code, err := p.Enter("kill", "-KILL", strconv.Itoa(grantDNS)); err != nil || code != 0 {
 		t.Fatalf("killing the grant resolver: %v %d %s", err, code, out)
 	}
@@ -215,10 +216,41 @@ func testGrantNameKeeperDead(t *testing.T, l *lab, p *netlab.Proc) {
 }
 
 // TestLabGrantNameLatency measures the time from grant-name to the agent's
-// first connection to the name (resolve, then connect), several times.
+// first connection to the name (resolve, then connect), several times; and
+// that a name granted all along keeps resolving at the first try while the
+// other grants come and go (each change starts a new grant resolver).
 func TestLabGrantNameLatency(t *testing.T) {
 	l := newLab(t)
 	p := l.startReady()
+	if out, code := egressCmd(t, p, "grant-name", "steady.test", "443", "120"); code != 0 {
+		t.Fatalf("grant-name: exit %d: %s", code, out)
+	}
+	other, err := l.lab.StartHelper(l.sbx, "agent", agentUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, done, lostc := make(chan struct{}), make(chan string), make(chan int, 1)
+	go func() {
+		n, lost, slowest := 0, 0, time.Duration(0)
+		for {
+			select {
+			case <-stop:
+				lostc <- lost
+				done <- fmt.Sprintf("%d lookups of steady.test during the changes: %d not answered at the first try, slowest %v", n, lost, slowest.Round(time.Millisecond))
+				return
+			default:
+			}
+			req := dnsReq(agentResolver, "udp", "steady.test", "A")
+			req.Retries = 0
+			start := time.Now()
+			r, err := other.Call(req)
+			n++
+			slowest = max(slowest, time.Since(start))
+			if err != nil || !slices.Equal(r.Answers, []string{unlistedV4}) {
+				lost++
+			}
+		}
+	}()
 	var took []time.Duration
 	for i := range 9 {
 		name := "n" + strconv.Itoa(i) + ".test"
@@ -226,12 +258,17 @@ func TestLabGrantNameLatency(t *testing.T) {
 		if out, code := egressCmd(t, p, "grant-name", name, "443", "60"); code != 0 {
 			t.Fatalf("grant-name: exit %d: %s", code, out)
 		}
-		if !l.resolvesTo(name, unlistedV4) {
-			t.Fatalf("%s does not resolve", name)
+		if r := l.do(dnsReq(agentResolver, "udp", name, "A")); !slices.Equal(r.Answers, []string{unlistedV4}) {
+			t.Fatalf("%s: %v\n%s", name, r, p.Output())
 		}
 		l.connects(unlistedV4, 443)
 		took = append(took, time.Since(start))
 		egressCmd(t, p, "revoke-name", name, "443")
+	}
+	close(stop)
+	t.Log(<-done)
+	if lost := <-lostc; lost > 0 {
+		t.Errorf("%d lookups of a granted name failed while other grants changed", lost)
 	}
 	slices.Sort(took)
 	t.Logf("from grant-name to the first connection, %d runs: median %v, min %v, max %v",

@@ -73,7 +73,7 @@ type rulesView struct {
 	UpstreamV4, UpstreamV6          string
 	GrantV4, GrantV6, GrantMark     string
 	NameLive, NameChain, NameMask   string
-	GrantDNSPort                    int
+	GrantDNSPorts                   string // a range
 	CounterPrefix                   string
 	Counters                        []counter
 	Upstream                        []nftSet      // the upstream resolvers' sets
@@ -133,7 +133,7 @@ func renderRules(p Policy) ([]byte, error) {
 		NameLive:       NameLiveSet,
 		NameChain:      nameChain,
 		NameMask:       nameMarkMask,
-		GrantDNSPort:   GrantDNSPort,
+		GrantDNSPorts:  fmt.Sprintf("%d-%d", GrantDNSPort, GrantDNSPort+1),
 		CounterPrefix:  counterPrefix,
 		Upstream:       []nftSet{v4.set(upstreamV4), v6.set(upstreamV6)},
 		NameGroups:     r.nameGroups(),
