@@ -62,18 +62,16 @@ readonly NAME_CHAIN=name_grants
 readonly NAMES_DIR=/run/agentbox/names
 readonly NAMES_LOCK=/run/agentbox/names.lock
 readonly KEEPER_PID=/run/agentbox/keeper.pid
-readonly GRANT_DNS_CONF=/run/agentbox/grants-dnsmasq.conf
-readonly GRANT_DNS_PID=/run/agentbox/grants-dnsmasq.pid
-readonly GRANT_DNS_PORT=54
+readonly GRANT_DNS_CONF=/run/agentbox/grants-dnsmasq # .conf: the names; -PORT.conf
+readonly GRANT_DNS_PID=/run/agentbox/grants-dnsmasq- # then PORT.pid
+readonly -a GRANT_DNS_PORTS=(54 55) # a new one starts on the other
 readonly NAME_GRANTS_MAX=32
 # The grant resolver's configuration before its names, and how it names
 # the slots' sets (nftset=).
 readonly GRANT_DNS_BASE='listen-address=127.0.0.1
 bind-interfaces
-port=54
 user=agentbox-dns
 group=agentbox-dns
-pid-file=/run/agentbox/grants-dnsmasq.pid
 min-port=61000
 max-port=65535
 no-resolv
@@ -530,7 +528,7 @@ grants() {
 # is gone: nothing but the kernel's clock decides. The keeper, a background
 # process, makes the filter's view follow the elements: while a slot's
 # elements last, dnsmasq sends its name (and the names below it) to the
-# grant resolver, a second dnsmasq on $FILTER_ADDR:$GRANT_DNS_PORT that
+# grant resolver, a second dnsmasq on $FILTER_ADDR:${GRANT_DNS_PORTS[0]} (or the next port) that
 # asks the upstream resolvers and adds the answers' addresses to the slot's
 # sets; once they are gone, the name is NXDOMAIN again.
 
@@ -735,7 +733,7 @@ covers() { [[ $2 == "$1" || $2 == *."$1" ]]; }
 # above it (dnsmasq takes the longest nftset= that matches).
 grant_dns_conf() {
 	local i j ip sets
-	printf '# Written by %s: the grant resolver, for the names granted now.\n%s\n' "$PROG" "$GRANT_DNS_BASE"
+	printf '# Written by %s: the grant resolver, for the names granted now.\n' "$PROG"
 	for i in "${!granted_n[@]}"; do
 		for ip in "${upstreams[@]}"; do
 			printf 'server=/%s/%s\n' "${granted_n[i]}" "$ip"
@@ -752,14 +750,16 @@ grant_dns_conf() {
 
 # servers_conf prints dnsmasq's servers file: the allowed names go to the
 # upstream resolvers, as start_dnsmasq writes them, except those a granted
-# name covers, which go to the grant resolver with the granted names.
+# name covers, which go to the grant resolver (on $gdns_port) with the
+# granted names.
 servers_conf() {
 	local name ip g via
+	[[ -n $gdns_port ]] || granted_n=()
 	printf '# Written by %s at start: the allowed names go to the upstream resolvers.\n' "$PROG"
 	for name in "${NAMES[@]}"; do
 		via=""
 		for g in "${granted_n[@]}"; do
-			covers "$g" "$name" && via="$FILTER_ADDR#$GRANT_DNS_PORT"
+			covers "$g" "$name" && via="$FILTER_ADDR#$gdns_port"
 		done
 		if [[ -n $via ]]; then
 			printf 'server=/%s/%s\n' "$name" "$via"
@@ -770,7 +770,7 @@ servers_conf() {
 		done
 	done
 	for g in "${granted_n[@]}"; do
-		printf 'server=/%s/%s#%s\n' "$g" "$FILTER_ADDR" "$GRANT_DNS_PORT"
+		printf 'server=/%s/%s#%s\n' "$g" "$FILTER_ADDR" "$gdns_port"
 	done
 }
 
@@ -784,36 +784,77 @@ pid_of() {
 	[[ $comm == "$2" ]] && echo "$pid"
 }
 
-# stop_grant_dns stops the grant resolver, waiting up to 1 s.
-stop_grant_dns() {
-	local pid i
-	pid=$(pid_of "$GRANT_DNS_PID" dnsmasq) || return 0
-	kill -TERM "$pid" 2>/dev/null || return 0
-	for ((i = 0; i < 100; i++)); do
-		alive "$pid" || break
-		sleep 0.01
+# gdns_pidfile prints the pid file of the grant resolver on port $1.
+gdns_pidfile() { echo "$GRANT_DNS_PID$1.pid"; }
+
+# grant_dns_port prints the port of the grant resolver that runs, if any.
+grant_dns_port() {
+	local port
+	for port in "${GRANT_DNS_PORTS[@]}"; do
+		if pid_of "$(gdns_pidfile "$port")" dnsmasq >/dev/null; then
+			echo "$port"
+			return 0
+		fi
 	done
-	wait "$pid" 2>/dev/null || true
-	rm -f "$GRANT_DNS_PID"
+	return 1
 }
 
-# start_grant_dns starts the grant resolver and waits until it answers.
+# stop_grant_dns stops the grant resolver on the ports given (every one by
+# default), waiting up to 1 s for each.
+stop_grant_dns() {
+	local port pid i
+	for port in "${@:-${GRANT_DNS_PORTS[@]}}"; do
+		pid=$(pid_of "$(gdns_pidfile "$port")" dnsmasq) || continue
+		kill -TERM "$pid" 2>/dev/null || continue
+		for ((i = 0; i < 100; i++)); do
+			alive "$pid" || break
+			sleep 0.01
+		done
+		wait "$pid" 2>/dev/null || true
+		rm -f "$(gdns_pidfile "$port")"
+	done
+}
+
+# start_grant_dns starts a grant resolver on port $1 for the names of
+# $GRANT_DNS_CONF.new and waits until it answers.
 start_grant_dns() {
-	local i pid start=$EPOCHREALTIME
-	stop_grant_dns
-	rm -f "$GRANT_DNS_PID"
-	dnsmasq --keep-in-foreground --conf-file="$GRANT_DNS_CONF" </dev/null &
+	local i pid port=$1 start=$EPOCHREALTIME
+	stop_grant_dns "$port"
+	printf '%s\nport=%s\npid-file=%s\n%s\n' "$GRANT_DNS_BASE" "$port" "$(gdns_pidfile "$port")" "$(<"$GRANT_DNS_CONF.new")" >"$GRANT_DNS_CONF-$port.conf"
+	dnsmasq --keep-in-foreground --conf-file="$GRANT_DNS_CONF-$port.conf" </dev/null &
 	pid=$! gdns_child=$!
 	for ((i = 0; i < 300; i++)); do
 		alive "$pid" || break
-		if [[ $(pid_of "$GRANT_DNS_PID" dnsmasq) == "$pid" ]] && probe_dns "$GRANT_DNS_PORT" 2>/dev/null; then
-			log "grant resolver started for ${#granted_n[@]} names ($(((${EPOCHREALTIME/./} - ${start/./}) / 1000)) ms)"
+		if [[ $(pid_of "$(gdns_pidfile "$port")" dnsmasq) == "$pid" ]] && probe_dns "$port" 2>/dev/null; then
+			log "grant resolver started on port $port for ${#granted_n[@]} names ($(((${EPOCHREALTIME/./} - ${start/./}) / 1000)) ms)"
 			return 0
 		fi
 		sleep 0.01
 	done
 	log "error: the grant resolver did not start"
+	stop_grant_dns "$port"
 	return 1
+}
+
+# follow_grants makes a grant resolver run for the granted names, and sets
+# gdns_port to its port ("" for none). A change starts a new one on the
+# other port; the old one stops once dnsmasq asks the new one.
+follow_grants() {
+	local conf cur new
+	cur=$(grant_dns_port) || cur=""
+	gdns_port=$cur
+	((${#granted_n[@]})) || { gdns_port=""; return 0; }
+	conf=$(grant_dns_conf)
+	if [[ -n $cur && $conf == "$(cat "$GRANT_DNS_CONF.conf" 2>/dev/null)" ]]; then
+		return 0
+	fi
+	new=${GRANT_DNS_PORTS[0]}
+	[[ $cur == "$new" ]] && new=${GRANT_DNS_PORTS[1]}
+	printf '%s\n' "$conf" >"$GRANT_DNS_CONF.new"
+	if start_grant_dns "$new"; then
+		mv "$GRANT_DNS_CONF.new" "$GRANT_DNS_CONF.conf"
+		gdns_port=$new
+	fi
 }
 
 # reload_dnsmasq makes dnsmasq read the servers file again (and empty its
@@ -827,7 +868,7 @@ reload_dnsmasq() {
 # removes the slots whose elements are all gone. It sets names_wait, the
 # seconds until the next look. Run under the lock of $NAMES_LOCK.
 names_apply() {
-	local k name p ms req=0 min=3600000 conf servers
+	local k name p ms req=0 min=3600000 servers old
 	local -a dead=()
 	granted_k=() granted_n=()
 	read -r req 2>/dev/null <"$NAMES_DIR/req" || req=0
@@ -847,17 +888,16 @@ names_apply() {
 	if ((${#granted_n[@]})); then
 		names_wait=$(((min + 50) / 1000)).$(printf '%03d' $(((min + 50) % 1000)))
 		((min + 50 < 1000)) || names_wait=1 # also a look at the grant resolver
-		conf=$(grant_dns_conf)
-		if [[ $conf != "$(cat "$GRANT_DNS_CONF" 2>/dev/null)" ]] || ! pid_of "$GRANT_DNS_PID" dnsmasq >/dev/null; then
-			printf '%s\n' "$conf" >"$GRANT_DNS_CONF"
-			start_grant_dns || true
-		fi
-	else
-		stop_grant_dns
 	fi
+	old=$(grant_dns_port) || old=""
+	follow_grants
 	servers=$(servers_conf)
 	if [[ $servers != "$(cat "$SERVERS" 2>/dev/null)" ]]; then
 		printf '%s\n' "$servers" >"$SERVERS.new" && mv "$SERVERS.new" "$SERVERS" && reload_dnsmasq || log "error: could not reload dnsmasq's servers"
+	fi
+	if [[ -n $old && $old != "$gdns_port" ]]; then
+		sleep 0.05 # dnsmasq reads the servers file
+		stop_grant_dns "$old"
 	fi
 	if ((${#dead[@]})); then
 		for k in "${dead[@]}"; do
