@@ -512,7 +512,7 @@ grants() {
 			rest=${rest#*"$elem"}
 		done
 	done
-	name_grants
+	list_names
 }
 
 # ---------------------------------------------------------------------------
@@ -708,8 +708,8 @@ live_names() {
 	done
 }
 
-# name_grants prints one line per granted name and port: NAME PORT SECONDS_LEFT.
-name_grants() {
+# list_names prints one line per granted name and port: NAME PORT SECONDS_LEFT.
+list_names() {
 	local k name p
 	[[ -d $NAMES_DIR ]] || return 0
 	live_names || exit 1
@@ -890,7 +890,9 @@ names_apply() {
 	follow_grants
 	servers=$(servers_conf)
 	if [[ $servers != "$(cat "$SERVERS" 2>/dev/null)" ]]; then
-		printf '%s\n' "$servers" >"$SERVERS.new" && mv "$SERVERS.new" "$SERVERS" && reload_dnsmasq || log "error: could not reload dnsmasq's servers"
+		if ! { printf '%s\n' "$servers" >"$SERVERS.new" && mv "$SERVERS.new" "$SERVERS" && reload_dnsmasq; }; then
+			log "error: could not reload dnsmasq's servers"
+		fi
 	fi
 	if [[ -n $old && $old != "$gdns_port" ]]; then
 		sleep 0.05 # dnsmasq reads the servers file
