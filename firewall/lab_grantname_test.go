@@ -155,6 +155,20 @@ func testGrantNameRevoke(t *testing.T, l *lab, p *netlab.Proc) {
 	l.refuses(unlistedV4, 8443)
 	l.nxdomain("granted.test")
 
+	// A name the policy allows on 443 and 80, granted on 8443 too.
+	l.refuses(allowedV4, 8443)
+	if out, code := enter("grant-name", "allowed.test", "8443", "60"); code != 0 {
+		t.Fatalf("grant-name of an allowed name: exit %d: %s", code, out)
+	}
+	if !l.resolvesTo("allowed.test", allowedV4) {
+		t.Fatalf("allowed.test does not resolve during its grant")
+	}
+	l.connects(allowedV4, 8443)
+	l.connects(allowedV4, 443)
+	enter("revoke-name", "allowed.test", "8443")
+	l.refuses(allowedV4, 8443)
+	l.connects(allowedV4, 443)
+
 	if out, code := enter("grant-name", "ten.private.test", "443", "60"); code != 0 {
 		t.Fatalf("grant-name of a name in a private range: exit %d: %s", code, out)
 	}
