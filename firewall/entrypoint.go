@@ -1,6 +1,7 @@
 package firewall
 
 import (
+	"fmt"
 	"path"
 	"strings"
 )
@@ -13,7 +14,12 @@ const (
 	readyFile   = runDir + "/ready"
 	pidFile     = runDir + "/dnsmasq.pid"
 	serversFile = runDir + "/servers.conf"
-	filterAddr  = "127.0.0.1" // where dnsmasq listens
+	namesDir    = runDir + "/names" // a file per granted name's slot
+	namesLock   = runDir + "/names.lock"
+	keeperPid   = runDir + "/keeper.pid"
+	grantDNSCfg = runDir + "/grants-dnsmasq"  // .conf: its names; -PORT.conf: an instance's
+	grantDNSPid = runDir + "/grants-dnsmasq-" // then PORT.pid
+	filterAddr  = "127.0.0.1"                 // where dnsmasq listens
 	dnsPort     = 53
 )
 
@@ -32,6 +38,11 @@ type entrypointView struct {
 	GrantV4, GrantV6                                  string
 	GrantMaxSeconds                                   int
 	UlogdPath, LogUser                                string
+	NameLive, NameChain, NamesDir, NamesLock          string
+	KeeperPid, GrantDNSConf, GrantDNSPid              string
+	GrantDNSPort, GrantDNSPort2, NameGrantsMax        int
+	GrantDNSBase, NftsetFormat                        string   // the grant resolver's configuration
+	NftsetV4, NftsetV6                                string   // a set in nftset=, without its name
 	Names                                             []string // sorted
 }
 
@@ -75,9 +86,43 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 		GrantMaxSeconds: GrantMaxSeconds,
 		UlogdPath:       UlogdPath,
 		LogUser:         LogUser,
+		NameLive:        NameLiveSet,
+		NameChain:       nameChain,
+		NamesDir:        namesDir,
+		NamesLock:       namesLock,
+		KeeperPid:       keeperPid,
+		GrantDNSConf:    grantDNSCfg,
+		GrantDNSPid:     grantDNSPid,
+		GrantDNSPort:    GrantDNSPort,
+		GrantDNSPort2:   GrantDNSPort + 1,
+		NameGrantsMax:   NameGrantsMax,
+		GrantDNSBase:    grantDNSBase(),
+		NftsetFormat:    "nftset=/%s/%s\\n",
+		NftsetV4:        fmt.Sprintf("%s#%s#%s#", v4.nftsetFamily, tableFamily, tableName),
+		NftsetV6:        fmt.Sprintf("%s#%s#%s#", v6.nftsetFamily, tableFamily, tableName),
 	}
 	for _, d := range p.Domains {
 		v.Names = append(v.Names, d.Name)
 	}
 	return execute("entrypoint.sh.tmpl", v)
+}
+
+// grantDNSBase is the grant resolver's configuration before its port, pid
+// file and granted names, which the entrypoint adds (port=, pid-file=,
+// server= and nftset= lines): dnsmasq.conf's listening, user, source ports
+// and rebind protection, without a cache (the filter resolver keeps one) or
+// a query log (the filter's shows every query it forwards here).
+func grantDNSBase() string {
+	return strings.Join([]string{
+		"listen-address=" + filterAddr,
+		"bind-interfaces",
+		"user=" + DNSUser,
+		"group=" + DNSUser,
+		fmt.Sprintf("min-port=%d", DNSMinPort),
+		fmt.Sprintf("max-port=%d", DNSMaxPort),
+		"no-resolv", "no-hosts", "no-poll", "stop-dns-rebind",
+		"cache-size=0",
+		"log-facility=-",
+		"address=/#/",
+	}, "\n")
 }

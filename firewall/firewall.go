@@ -47,6 +47,23 @@ const (
 	GrantMaxSeconds = 7 * 24 * 3600
 )
 
+// Timed grants of names (agentbox allow NAME). Each granted name has a
+// slot K, its own address sets (gn_K_v4, gn_K_v6) that the grant resolver
+// fills, and one element (K << 8) . PORT per granted port in NameLiveSet,
+// with the grant's timeout: the kernel accepts new connections to the
+// slot's addresses, and keeps those it marked, only while the element is
+// there.
+const (
+	NameLiveSet = "name_live"
+	// NameGrantsMax is the most names granted at once.
+	NameGrantsMax = 32
+	// GrantDNSPort and the port after it are where the grant resolver, a
+	// second dnsmasq that forwards the granted names and fills their sets,
+	// listens on FilterAddr, below 1024 where the agent cannot bind: a new
+	// one starts on the other port before the old one stops.
+	GrantDNSPort = 54
+)
+
 // ProbeName is the name the entrypoint asks the filter resolver for to see
 // that it answers (NXDOMAIN): the egress log's only refusal that is not the
 // agent's.

@@ -143,7 +143,7 @@ var richSets = []string{
 	"allow_v4_22", "allow_v6_22", "allow_v4_80", "allow_v6_80",
 	"allow_v4_443", "allow_v6_443", "allow_v4_8443", "allow_v6_8443",
 	"cidr_v4_443", "cidr_v6_443", "cidr_v4_5432", "cidr_v6_5432", "cidr_v4_8443",
-	"special_v4", "special_v6", "grant_v4", "grant_v6",
+	"special_v4", "special_v6", "grant_v4", "grant_v6", "name_live",
 }
 
 // richOutput are the rules of the output chain for the rich policy, in
@@ -155,6 +155,7 @@ var richOutput = []string{
 	`meta skuid != { 0, 5353 } ip daddr @upstream_v4 counter name "rejected_dns" goto refuse_dns`,
 	`meta skuid != { 0, 5353 } ip6 daddr @upstream_v6 counter name "rejected_dns" goto refuse_dns`,
 	`meta skuid != { 0, 5353 } ip daddr 127.0.0.11 counter name "rejected_docker_dns" goto refuse_docker_dns`,
+	`meta skuid != { 0, 5353 } ip daddr 127.0.0.1 meta l4proto { tcp, udp } th dport 54-55 counter name "rejected_dns" goto refuse_dns comment "the grant resolver answers dnsmasq only"`,
 	`meta skuid != { 0, 5353 } ip saddr @upstream_v4 counter name "rejected_spoof" goto refuse_spoof`,
 	`meta skuid != { 0, 5353 } ip6 saddr @upstream_v6 counter name "rejected_spoof" goto refuse_spoof`,
 	`meta skuid != { 0, 5353 } ip saddr 127.0.0.11 counter name "rejected_spoof" goto refuse_spoof`,
@@ -163,6 +164,7 @@ var richOutput = []string{
 	`exthdr rt exists counter name "rejected_routing" goto drop_routing`,
 	`ct mark & 0x00000001 == 0x00000001 ip daddr . tcp dport != @grant_v4 counter name "rejected_expired" goto refuse_expired`,
 	`ct mark & 0x00000001 == 0x00000001 ip6 daddr . tcp dport != @grant_v6 counter name "rejected_expired" goto refuse_expired`,
+	`ct mark & 0xffffff00 != 0 ct mark . tcp dport != @name_live counter name "rejected_expired" goto refuse_expired`,
 	"ct state established,related accept",
 	"ct state invalid drop",
 	"icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit } ip6 hoplimit 255 accept",
@@ -181,6 +183,7 @@ var richOutput = []string{
 	`ip6 daddr @special_v6 counter name "rejected_special" goto refuse_special`,
 	"ip daddr . tcp dport @grant_v4 ct mark set ct mark | 0x00000001 accept",
 	"ip6 daddr . tcp dport @grant_v6 ct mark set ct mark | 0x00000001 accept",
+	"jump name_grants",
 	"ip daddr @allow_v4_22 tcp dport 22 accept",
 	"ip6 daddr @allow_v6_22 tcp dport 22 accept",
 	"ip daddr @allow_v4_80 tcp dport 80 accept",

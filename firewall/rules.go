@@ -38,6 +38,11 @@ const (
 	counterPrefix = "rejected_"
 	// grantMark is the conntrack mark of a connection a grant let through.
 	grantMark = "0x00000001"
+	// nameChain holds the accept rules of the granted names, which the
+	// entrypoint writes at run time; nameMarkMask covers the ct marks of
+	// their connections, (K << 8) for slot K.
+	nameChain    = "name_grants"
+	nameMarkMask = "0xffffff00"
 )
 
 // dnsZone is the conntrack zone of the flows between dnsmasq and the
@@ -73,6 +78,8 @@ type rulesView struct {
 	Table, OutputChain, InputChain  string
 	UpstreamV4, UpstreamV6          string
 	GrantV4, GrantV6, GrantMark     string
+	NameLive, NameChain, NameMask   string
+	GrantDNSPorts                   string // a range
 	CounterPrefix                   string
 	Counters                        []counter
 	Upstream                        []nftSet      // the upstream resolvers' sets; none in ModeNone
@@ -138,6 +145,10 @@ func renderRules(p Policy) ([]byte, error) {
 		GrantV4:        GrantSetV4,
 		GrantV6:        GrantSetV6,
 		GrantMark:      grantMark,
+		NameLive:       NameLiveSet,
+		NameChain:      nameChain,
+		NameMask:       nameMarkMask,
+		GrantDNSPorts:  fmt.Sprintf("%d-%d", GrantDNSPort, GrantDNSPort+1),
 		CounterPrefix:  counterPrefix,
 		Upstream:       upstream,
 		NameGroups:     r.nameGroups(),

@@ -61,6 +61,10 @@ type Config struct {
 	Profiles          []Profile
 	DefaultProfile    string
 	DefaultProfilePos yamlpos.Pos // zero when profile is not written
+	// ElevationNeverNames are the names of elevation.never (lower case,
+	// without "*."), each standing for itself and the names below it.
+	ElevationNeverNames    []string
+	ElevationNeverNamesPos []yamlpos.Pos
 }
 
 // DomainRule is one entry of network.domains.

@@ -3,6 +3,8 @@ package generator
 import (
 	"fmt"
 	"net/netip"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/agentbox-dev/agentbox/firewall"
@@ -11,7 +13,8 @@ import (
 )
 
 // The elevation section: the limits of agentbox allow, which grants an
-// address or CIDR for a while. It changes none of the generated files.
+// address, a CIDR or a name for a while. It changes none of the generated
+// files.
 
 // DefaultElevationMax is the longest grant when elevation.max_duration is
 // not written.
@@ -24,16 +27,19 @@ func (c *checker) elevation(w wireElevation, cfg *Config) {
 	cfg.ElevationAllowed, cfg.ElevationAllowedPos = e.Allowed, e.AllowedPos
 	cfg.ElevationMax, cfg.ElevationMaxPos = e.Max, e.MaxPos
 	cfg.ElevationNever, cfg.ElevationNeverPos = e.Never, e.NeverPos
+	cfg.ElevationNeverNames, cfg.ElevationNeverNamesPos = e.NeverNames, e.NeverNamesPos
 }
 
 // Elevation is what agentbox allow may grant under a profile.
 type Elevation struct {
-	Allowed    bool
-	AllowedPos yamlpos.Pos // zero when not written
-	Max        time.Duration
-	MaxPos     yamlpos.Pos // zero when not written
-	Never      []netip.Prefix
-	NeverPos   []yamlpos.Pos
+	Allowed       bool
+	AllowedPos    yamlpos.Pos // zero when not written
+	Max           time.Duration
+	MaxPos        yamlpos.Pos // zero when not written
+	Never         []netip.Prefix
+	NeverPos      []yamlpos.Pos
+	NeverNames    []string // names of elevation.never (lower case, without "*.")
+	NeverNamesPos []yamlpos.Pos
 }
 
 // elevationRules checks an elevation section at path and overwrites what
@@ -49,10 +55,19 @@ func (c *checker) elevationRules(path string, w wireElevation, e *Elevation) {
 	if w.Never == nil {
 		return
 	}
-	e.Never, e.NeverPos = nil, nil
+	e.Never, e.NeverPos, e.NeverNames, e.NeverNamesPos = nil, nil, nil, nil
 	for i, s := range entries(c, path+".never", w.Never) {
 		at := fmt.Sprintf("%s.never[%d]", path, i)
+		name, _, derr := validate.Domain(s)
+		if derr == nil {
+			e.NeverNames = append(e.NeverNames, name)
+			e.NeverNamesPos = append(e.NeverNamesPos, c.pos[at])
+			continue
+		}
 		p, err := validate.CIDR(s)
+		if err != nil && nameLike.MatchString(s) {
+			err = derr
+		}
 		if err != nil {
 			c.fail(at, err)
 			continue
@@ -78,4 +93,34 @@ func RefusedGrant(cfg *Config, p netip.Prefix) error {
 		}
 	}
 	return nil
+}
+
+// nameLike matches an entry meant as a name rather than a CIDR: a letter
+// that is not a hexadecimal digit, an underscore or a '*'.
+var nameLike = regexp.MustCompile(`[g-zG-Z_*]`)
+
+// RefusedName says why name (checked, lower case, without "*.") may not be
+// granted: a grant covers the name and the names below it, so it is
+// refused when it covers an entry of elevation.never or lies below one.
+func RefusedName(cfg *Config, name string) error {
+	for i, n := range cfg.ElevationNeverNames {
+		if Covers(n, name) || Covers(name, n) {
+			at := cfg.ElevationNeverNamesPos[i]
+			return fmt.Errorf("%s overlaps %s, which elevation.never forbids (%s:%d:%d)", name, n, ConfigFile, at.Line, at.Col)
+		}
+	}
+	return nil
+}
+
+// Covers reports whether name is domain or a name below it.
+func Covers(domain, name string) bool {
+	return name == domain || strings.HasSuffix(name, "."+domain)
+}
+
+// GrantName checks a name that agentbox allow grants, written as in
+// network.domains (example.com or *.example.com: either way the name and the
+// names below it), and returns it lower-cased without "*." or a trailing dot.
+func GrantName(s string) (string, error) {
+	name, _, err := validate.Domain(s)
+	return name, err
 }

@@ -47,7 +47,7 @@ type wireProfileWorkspace struct {
 type wireElevation struct {
 	Allowed     *bool    `yaml:"allowed" jsonschema:"Whether agentbox allow may grant anything. Default: true."`
 	MaxDuration *string  `yaml:"max_duration" jsonschema:"The longest --for of a grant: whole hours, minutes and seconds such as 30m or 1h30m, at most 168h. Default: 1h."`
-	Never       []string `yaml:"never" jsonschema:"CIDRs (or addresses) that may never be granted, on top of the private, loopback, link-local, multicast and special ranges that agentbox always refuses."`
+	Never       []string `yaml:"never" jsonschema:"CIDRs (or addresses) that may never be granted, on top of the private, loopback, link-local, multicast and special ranges that agentbox always refuses; and domain names (example.com or *.example.com, each meaning the name and the names below it) that may never be granted, nor any name above or below them."`
 }
 
 type wireRun struct {

@@ -1,7 +1,7 @@
 package main
 
-// agentbox allow and revoke: timed grants of an address or CIDR, which the
-// egress container's nftables sets expire by themselves.
+// agentbox allow and revoke: timed grants of an address, a CIDR or a name,
+// which the egress container's nftables sets expire by themselves.
 
 import (
 	"bytes"
@@ -36,19 +36,22 @@ func newAllowCmd(dir *string, d deps, stdout io.Writer) *cobra.Command {
 	o := &allowOptions{}
 	c := &cobra.Command{
 		Use:   "allow DEST --for DURATION --reason TEXT",
-		Short: "Let the running sandbox reach an address or CIDR for a while (logged; the kernel takes it back)",
-		Long: `Grant the running sandbox (or a task of agentbox run: --task) an address or
-CIDR on some TCP ports for a while. DEST is PREFIX, PREFIX:PORT[,PORT] or
-[IPv6PREFIX]:PORT; the port is 443 when none is written. The egress container's
-nftables sets expire the grant by themselves: at expiry new connections are
-refused again and established ones are cut, even if agentbox is gone.
+		Short: "Let the running sandbox reach an address, CIDR or name for a while (logged; the kernel takes it back)",
+		Long: `Grant the running sandbox (or a task of agentbox run: --task) an address,
+CIDR or name on some TCP ports for a while. DEST is HOST, HOST:PORT[,PORT] or
+[IPv6PREFIX]:PORT, HOST an address, a CIDR or a name (example.com or
+*.example.com: the name and the names below it, which then resolve); the port
+is 443 when none is written. The egress container's nftables sets expire the
+grant by themselves: at expiry new connections are refused again and
+established ones are cut, even if agentbox is gone.
 
-Refused: names (only addresses and CIDRs can be granted so far), anything
-overlapping a private, loopback, link-local, multicast or other special range,
-or elevation.never; a duration over elevation.max_duration (default 1h); any
-grant when elevation.allowed is false. Every grant, refused by the egress or
-not, goes to the audit log (agentbox audit).`,
+Refused: anything overlapping a private, loopback, link-local, multicast or
+other special range (a name's addresses in them stay refused by the kernel), or
+elevation.never; a duration over elevation.max_duration (default 1h); any grant
+when elevation.allowed is false. Every grant, refused by the egress or not,
+goes to the audit log (agentbox audit).`,
 		Example: `  agentbox allow 198.18.7.0/24 --for 30m --reason "fetch the test fixtures"
+  agentbox allow '*.docs.example.com' --for 15m --reason "read the API docs"
   agentbox allow '[2001:db8::/48]:443,8443' --for 1h --reason "staging API"
   agentbox allow 203.0.113.5:22 --task fix-123 --for 10m --reason "clone over ssh"
   agentbox allow --list`,
@@ -81,8 +84,7 @@ not, goes to the audit log (agentbox audit).`,
 
 // grantRequest is a grant that passed allow's usage checks.
 type grantRequest struct {
-	prefix netip.Prefix
-	ports  []uint16
+	dest
 	d      time.Duration
 	reason string
 }
@@ -92,7 +94,7 @@ func (o *allowOptions) parse(dest string) (*grantRequest, error) {
 	if err := checkTask(o.task); err != nil {
 		return nil, err
 	}
-	p, ports, err := parseDest(dest)
+	dst, err := parseDest(dest)
 	if err != nil {
 		return nil, err
 	}
@@ -105,9 +107,9 @@ func (o *allowOptions) parse(dest string) (*grantRequest, error) {
 	}
 	reason := sanitizeReason(o.reason)
 	if reason == "" {
-		return nil, usageErrorf("--reason is required: say why the sandbox needs %s (it goes to the audit log)", p)
+		return nil, usageErrorf("--reason is required: say why the sandbox needs %s (it goes to the audit log)", dst)
 	}
-	return &grantRequest{p, ports, d, reason}, nil
+	return &grantRequest{dst, d, reason}, nil
 }
 
 // check applies agentbox.yaml's elevation section and the built-in
@@ -127,7 +129,11 @@ func (g *grantRequest) check(cfg *generator.Config, p *generator.Profile) error 
 		}
 		return fmt.Errorf("--for %s is over elevation.max_duration %s %s", generator.FormatTaskDuration(g.d), generator.FormatTaskDuration(cfg.ElevationMax), where)
 	}
-	if err := generator.RefusedGrant(cfg, g.prefix); err != nil {
+	refused := generator.RefusedGrant
+	if g.name != "" {
+		refused = func(cfg *generator.Config, _ netip.Prefix) error { return generator.RefusedName(cfg, g.name) }
+	}
+	if err := refused(cfg, g.prefix); err != nil {
 		return fmt.Errorf("refusing to grant: %w", err)
 	}
 	return nil
@@ -153,34 +159,44 @@ func (o *allowOptions) grant(ctx context.Context, d deps, dest string, stdout io
 	if err := g.check(cfg, prof); err != nil {
 		return err
 	}
-	rec := newRecord(d, o.dir, cfg.Name, o.task, eventGrant, g.prefix, g.ports)
+	rec := newRecord(d, o.dir, cfg.Name, o.task, eventGrant, g.dest)
 	expires := rec.Time.Add(g.d)
 	rec.Seconds, rec.Expires, rec.Reason = int64(g.d/time.Second), &expires, g.reason
 	seconds := strconv.FormatInt(rec.Seconds, 10)
 	err = audited(d, o.dir, cfg.Name, &rec, func() error {
-		_, err := d.egress(ctx, o.dir, o.task, "grant", g.prefix.String(), portArg(g.ports), seconds)
+		_, err := d.egress(ctx, o.dir, o.task, g.command("grant"), g.String(), portArg(g.ports), seconds)
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("granting %s: %w", g.prefix, err)
+		return fmt.Errorf("granting %s: %w", g, err)
 	}
-	fmt.Fprintf(stdout, "granted %s ports %s for %s, until %s\n", g.prefix, portArg(g.ports), generator.FormatTaskDuration(g.d), expires.UTC().Format(time.RFC3339))
+	fmt.Fprintf(stdout, "granted %s ports %s for %s, until %s\n", g, portArg(g.ports), generator.FormatTaskDuration(g.d), expires.UTC().Format(time.RFC3339))
 	return nil
 }
 
-// newRecord starts an audit record of event on prefix and ports.
 // elevationConfig is cfg with profile p's elevation limits.
 func elevationConfig(cfg *generator.Config, p *generator.Profile) *generator.Config {
 	c := *cfg
 	c.ElevationAllowed, c.ElevationAllowedPos = p.Elevate.Allowed, p.Elevate.AllowedPos
 	c.ElevationMax, c.ElevationMaxPos = p.Elevate.Max, p.Elevate.MaxPos
 	c.ElevationNever, c.ElevationNeverPos = p.Elevate.Never, p.Elevate.NeverPos
+	c.ElevationNeverNames, c.ElevationNeverNamesPos = p.Elevate.NeverNames, p.Elevate.NeverNamesPos
 	return &c
 }
 
-func newRecord(d deps, dir, name, task, event string, prefix netip.Prefix, ports []uint16) auditRecord {
+// command is the egress's command for verb (grant, revoke) on d: the
+// "-name" one for a name.
+func (d dest) command(verb string) string {
+	if d.name != "" {
+		return verb + "-name"
+	}
+	return verb
+}
+
+// newRecord starts an audit record of event on dst.
+func newRecord(d deps, dir, name, task, event string, dst dest) auditRecord {
 	return auditRecord{Time: d.now().UTC(), Event: event, User: d.user(), Project: absDir(dir),
-		Sandbox: name, Task: task, Dest: prefix.String(), Ports: ports}
+		Sandbox: name, Task: task, Dest: dst.String(), Ports: dst.ports}
 }
 
 // audited opens the audit log, runs do, and records rec with do's result:

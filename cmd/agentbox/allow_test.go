@@ -75,7 +75,7 @@ func TestAllowRefusals(t *testing.T) {
 		want       string
 	}{
 		{"no destination", "", []string{"--for", "1h", "--reason", "r"}, exitUsage, "name a destination: agentbox allow DEST --for DURATION --reason TEXT"},
-		{"bad destination", "", []string{"198.18.7.0/33", "--for", "1h", "--reason", "r"}, exitUsage, `invalid destination "198.18.7.0/33": not an address or CIDR (want ADDRESS or CIDR, then optionally :PORT[,PORT]; an IPv6 one with a port as [2001:db8::/48]:443)`},
+		{"bad destination", "", []string{"198.18.7.0/33", "--for", "1h", "--reason", "r"}, exitUsage, `invalid destination "198.18.7.0/33": not an address or CIDR (want ADDRESS, CIDR or NAME, then optionally :PORT[,PORT]; an IPv6 one with a port as [2001:db8::/48]:443)`},
 		{"host bits", "", []string{"198.18.7.1/24", "--for", "1h", "--reason", "r"}, exitUsage, `invalid destination "198.18.7.1/24": host bits are set; did you mean 198.18.7.0/24?`},
 		{"bad port", "", []string{"198.18.7.0/24:0", "--for", "1h", "--reason", "r"}, exitUsage, `invalid destination "198.18.7.0/24:0": invalid port 0: must be 1-65535`},
 		{"17 ports", "", []string{"203.0.113.5:1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17", "--for", "1h", "--reason", "r"}, exitUsage, `17 ports: a grant names at most 16`},
@@ -85,8 +85,14 @@ func TestAllowRefusals(t *testing.T) {
 		{"missing --reason", "", []string{"203.0.113.5", "--for", "1h"}, exitUsage, "--reason is required: say why the sandbox needs 203.0.113.5/32 (it goes to the audit log)"},
 		{"blank --reason", "", []string{"203.0.113.5", "--for", "1h", "--reason", "  "}, exitUsage, "--reason is required"},
 		{"bad task", "", []string{"203.0.113.5", "--task", "Fix_1", "--for", "1h", "--reason", "r"}, exitUsage, `invalid --task "Fix_1"`},
-		{"a name", "", []string{"example.com", "--for", "1h", "--reason", "r"}, exitError, `"example.com" is a name: only addresses and CIDRs (such as 203.0.113.5 or 198.18.7.0/24) can be granted so far`},
-		{"a name with a port", "", []string{"*.example.com:22", "--for", "1h", "--reason", "r"}, exitError, `"*.example.com" is a name`},
+		{"single-label name", "", []string{"intranet", "--for", "1h", "--reason", "r"}, exitUsage, `invalid destination "intranet": invalid domain "intranet": a domain needs at least two labels`},
+		{"bad name", "", []string{"exa_mple.com:443", "--for", "1h", "--reason", "r"}, exitUsage, `invalid destination "exa_mple.com:443": invalid domain "exa_mple.com": character '_' is not allowed`},
+		{"wildcard inside", "", []string{"a.*.example.com", "--for", "1h", "--reason", "r"}, exitUsage, `a wildcard may only be the whole first label`},
+		{"name, bad port", "", []string{"example.com:0", "--for", "1h", "--reason", "r"}, exitUsage, `invalid destination "example.com:0": invalid port 0: must be 1-65535`},
+		{"name never", "elevation:\n  never: [203.0.113.0/24, \"*.corp.example\"]\n", []string{"git.corp.example", "--for", "1h", "--reason", "r"}, exitError, "refusing to grant: git.corp.example overlaps corp.example, which elevation.never forbids (agentbox.yaml:4:27)"},
+		{"name above never", "elevation:\n  never: [secret.example.com]\n", []string{"*.example.com:22", "--for", "1h", "--reason", "r"}, exitError, "refusing to grant: example.com overlaps secret.example.com, which elevation.never forbids (agentbox.yaml:4:11)"},
+		{"name not allowed", "elevation:\n  allowed: false\n", []string{"example.com", "--for", "1h", "--reason", "r"}, exitError, "elevation is not allowed in profile balanced"},
+		{"name over max", "", []string{"example.com", "--for", "2h", "--reason", "r"}, exitError, "--for 2h is over elevation.max_duration 1h (the default)"},
 		{"not allowed", "elevation:\n  allowed: false\n", []string{"203.0.113.5", "--for", "1h", "--reason", "r"}, exitError, "elevation is not allowed in profile balanced (elevation.allowed is false at agentbox.yaml:4:12)"},
 		{"over the default max", "", []string{"203.0.113.5", "--for", "1h1s", "--reason", "r"}, exitError, "--for 1h1s is over elevation.max_duration 1h (the default)"},
 		{"over max", "elevation: {max_duration: 10m}\n", []string{"203.0.113.5", "--for", "11m", "--reason", "r"}, exitError, "--for 11m is over elevation.max_duration 10m (at agentbox.yaml:3:27)"},
@@ -211,6 +217,39 @@ func TestAllowGrant(t *testing.T) {
 	}
 }
 
+// TestAllowGrantName: a name (with "*.", a port list) goes to the egress's
+// grant-name, lower-cased and without the wildcard, and to the audit log.
+func TestAllowGrantName(t *testing.T) {
+	dir, d, eg, log := allowProject(t, "elevation:\n  never: [other.example]\n", map[string]fakeReply{
+		": grant-name docs.example.com 443 600":      {out: "granted docs.example.com 443 for 600 s\n"},
+		": grant-name api.example.com 22,8443 60":    {out: "granted api.example.com 22,8443 for 60 s\n"},
+		": revoke-name api.example.com 8443":         {out: "revoked api.example.com 8443\n"},
+		"fix-1: grant-name files.example.org 443 60": {out: "granted\n"},
+	})
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"allow", "-C", dir, "Docs.Example.COM", "--for", "10m", "--reason", "docs"}, "granted docs.example.com ports 443 for 10m, until 2026-11-22T12:10:00Z\n"},
+		{[]string{"allow", "-C", dir, "*.api.example.com.:8443,22", "--for", "1m", "--reason", "api"}, "granted api.example.com ports 22,8443 for 1m, until 2026-11-22T12:01:00Z\n"},
+		{[]string{"allow", "-C", dir, "--task", "fix-1", "files.example.org", "--for", "1m", "--reason", "f"}, "granted files.example.org ports 443 for 1m, until 2026-11-22T12:01:00Z\n"},
+		{[]string{"revoke", "-C", dir, "api.example.com:8443"}, "revoked api.example.com ports 8443\n"},
+	} {
+		stdout, stderr, code := runDeps(t, d, c.args...)
+		if code != 0 || stdout != c.want {
+			t.Errorf("%q: exit %d, stdout %q, want %q: %s", c.args, code, stdout, c.want, stderr)
+		}
+	}
+	if len(eg.calls) != 4 {
+		t.Errorf("egress calls %q", eg.calls)
+	}
+	recs := readRecords(t, log)
+	if len(recs) != 4 || recs[0]["destination"] != "docs.example.com" || fmt.Sprint(recs[1]["ports"]) != "[22 8443]" ||
+		recs[3]["event"] != "revoke" || recs[3]["destination"] != "api.example.com" {
+		t.Errorf("records %v", recs)
+	}
+}
+
 // TestAllowEgressFails: the egress's error is reported and recorded.
 func TestAllowEgressFails(t *testing.T) {
 	dir, d, _, log := allowProject(t, "", map[string]fakeReply{
@@ -297,8 +336,8 @@ func TestRevoke(t *testing.T) {
 	if code != exitError || stderr != "revoking 203.0.113.5/32: no such grant\n" {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
-	_, stderr, code = runDeps(t, d, "revoke", "-C", dir, "example.com")
-	if code != exitError || !strings.Contains(stderr, "is a name") || len(eg.calls) != 2 {
+	_, stderr, code = runDeps(t, d, "revoke", "-C", dir, "exa_mple.com")
+	if code != exitUsage || !strings.Contains(stderr, "invalid domain") || len(eg.calls) != 2 {
 		t.Errorf("exit %d, calls %q: %s", code, eg.calls, stderr)
 	}
 	recs := readRecords(t, log)
@@ -396,14 +435,22 @@ func TestParseDest(t *testing.T) {
 		"2001:db8::/48":           "2001:db8::/48 [443]",
 		"[2001:db8::1]:22":        "2001:db8::1/128 [22]",
 		"[2001:db8::/48]":         "2001:db8::/48 [443]",
+		"example.com":             "name example.com [443]",
+		"*.Example.com.:22,443":   "name example.com [22 443]",
+		"xn--bcher-kva.example":   "name xn--bcher-kva.example [443]",
 	} {
-		p, ports, err := parseDest(in)
-		if got := fmt.Sprint(p, " ", ports); err != nil || got != want {
+		dst, err := parseDest(in)
+		got := fmt.Sprint(dst.prefix, " ", dst.ports)
+		if dst.name != "" {
+			got = fmt.Sprint("name ", dst.name, " ", dst.ports)
+		}
+		if err != nil || got != want || dst.String() != strings.Fields(strings.TrimPrefix(got, "name "))[0] {
 			t.Errorf("parseDest(%q) = %s, %v; want %s", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "[2001:db8::1", "[2001:db8::1]443", "203.0.113.5:", "203.0.113.5:https", "fe80::1%eth0", "::ffff:198.18.0.1"} {
-		if _, _, err := parseDest(in); err == nil {
+	for _, in := range []string{"", "[2001:db8::1", "[2001:db8::1]443", "203.0.113.5:", "203.0.113.5:https", "fe80::1%eth0", "::ffff:198.18.0.1",
+		"example", "example.com:", "example.com:443:80", "[example.com]:443", "exa mple.com", "bücher.example", "example.123", "*.*.example.com", "-a.example.com"} {
+		if _, err := parseDest(in); err == nil {
 			t.Errorf("parseDest(%q) passed", in)
 		}
 	}
@@ -440,6 +487,20 @@ func TestAllowAuditJSONShape(t *testing.T) {
 		delete(got, ": array")
 		if want := documentedShape(t, string(readme), name); !slices.Equal(want, sortedKeys(got)) {
 			t.Errorf("the README's %s JSON shape:\n%s\nthe output's:\n%s", name, strings.Join(want, "\n"), strings.Join(sortedKeys(got), "\n"))
+		}
+	}
+}
+
+// TestParseGrantsNames: the egress lists granted names as NAME PORT
+// SECONDS_LEFT, after the prefixes; anything else is refused.
+func TestParseGrantsNames(t *testing.T) {
+	rows, err := parseGrants("198.18.7.0/24 443 10\ndocs.example.com 8443 59\n", allowNow)
+	if err != nil || len(rows) != 2 || rows[1].Dest != "docs.example.com" || rows[1].Port != 8443 || rows[1].SecondsLeft != 59 {
+		t.Errorf("parseGrants: %v, %v", rows, err)
+	}
+	for _, bad := range []string{"docs.example.com\x1b 443 5\n", "docs.example.com 443\n", "-x.example 443 5\n"} {
+		if _, err := parseGrants(bad, allowNow); err == nil {
+			t.Errorf("parseGrants(%q) passed", bad)
 		}
 	}
 }

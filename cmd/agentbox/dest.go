@@ -17,20 +17,36 @@ import (
 const maxGrantPorts = 16
 
 // nameLike matches what is written as a domain name rather than an
-// address: allow refuses those, as the egress grants addresses only.
+// address: a letter or an underscore, and no ':' or '/'.
 var nameLike = regexp.MustCompile(`^[*A-Za-z0-9_.-]*[A-Za-z_][*A-Za-z0-9_.-]*$`)
 
-// parseDest reads DEST: PREFIX, PREFIX:PORT[,PORT] or [IPv6PREFIX]:PORT,
-// where PREFIX is an address or a CIDR; the port is 443 when none is
-// written. A name is refused (exit 1), anything else malformed is a usage
-// error.
-func parseDest(s string) (netip.Prefix, []uint16, error) {
+// dest is a destination of allow and revoke: an address range, or a name
+// (with the names below it), and TCP ports.
+type dest struct {
+	prefix netip.Prefix // when name is ""
+	name   string       // lower case, without "*." or a trailing dot
+	ports  []uint16
+}
+
+// String is the destination as the egress and the audit log write it.
+func (d dest) String() string {
+	if d.name != "" {
+		return d.name
+	}
+	return d.prefix.String()
+}
+
+// parseDest reads DEST: HOST, HOST:PORT[,PORT] or [IPv6PREFIX]:PORT, where
+// HOST is an address, a CIDR or a domain name (example.com or
+// *.example.com, both the name and the names below it); the port is 443
+// when none is written. Anything malformed is a usage error.
+func parseDest(s string) (dest, error) {
 	host, ports, hasPorts := s, "", false
 	switch {
 	case strings.HasPrefix(s, "["):
 		end := strings.Index(s, "]")
 		if end < 0 || (end+1 < len(s) && s[end+1] != ':') {
-			return netip.Prefix{}, nil, badDest(s, "a [ without its ]:")
+			return dest{}, badDest(s, "a [ without its ]:")
 		}
 		host = s[1:end]
 		if end+1 < len(s) {
@@ -39,25 +55,27 @@ func parseDest(s string) (netip.Prefix, []uint16, error) {
 	case strings.Count(s, ":") == 1:
 		host, ports, hasPorts = strings.Cut(s, ":")
 	}
-	p, err := parseHost(host)
-	if err != nil {
-		return p, nil, err
+	var d dest
+	var err error
+	if nameLike.MatchString(host) && !strings.HasPrefix(s, "[") {
+		d.name, err = generator.GrantName(host)
+		if err != nil {
+			return d, badDest(s, err.Error())
+		}
+	} else if d.prefix, err = parseHost(host); err != nil {
+		return d, err
 	}
-	if !hasPorts {
-		return p, []uint16{generator.HTTPSPort}, nil
+	d.ports = []uint16{generator.HTTPSPort}
+	if hasPorts {
+		if d.ports, err = parsePorts(ports); err != nil {
+			return d, badDest(s, err.Error())
+		}
 	}
-	list, err := parsePorts(ports)
-	if err != nil {
-		return p, nil, badDest(s, err.Error())
-	}
-	return p, list, nil
+	return d, nil
 }
 
 // parseHost reads an address or a CIDR.
 func parseHost(s string) (netip.Prefix, error) {
-	if nameLike.MatchString(s) {
-		return netip.Prefix{}, &exitErr{exitError, fmt.Errorf("%+q is a name: only addresses and CIDRs (such as 203.0.113.5 or 198.18.7.0/24) can be granted so far", s)}
-	}
 	var p netip.Prefix
 	var err error
 	if strings.Contains(s, "/") {
@@ -100,7 +118,7 @@ func parsePorts(s string) ([]uint16, error) {
 }
 
 func badDest(s, why string) error {
-	return usageErrorf("invalid destination %+q: %s (want ADDRESS or CIDR, then optionally :PORT[,PORT]; an IPv6 one with a port as [2001:db8::/48]:443)", s, why)
+	return usageErrorf("invalid destination %+q: %s (want ADDRESS, CIDR or NAME, then optionally :PORT[,PORT]; an IPv6 one with a port as [2001:db8::/48]:443)", s, why)
 }
 
 // portArg writes ports as the egress reads them: 443,8443.

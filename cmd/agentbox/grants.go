@@ -65,7 +65,8 @@ func (o *allowOptions) runList(ctx context.Context, d deps, stdout io.Writer) er
 	return report(stdout, "allow.list", "text", rows)
 }
 
-// parseGrants reads the egress's `grants`: PREFIX PORT SECONDS_LEFT lines.
+// parseGrants reads the egress's `grants`: PREFIX PORT SECONDS_LEFT lines,
+// then NAME PORT SECONDS_LEFT for the granted names.
 func parseGrants(out string, now time.Time) ([]grantRow, error) {
 	rows := []grantRow{}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -77,13 +78,9 @@ func parseGrants(out string, now time.Time) ([]grantRow, error) {
 		if len(f) != 3 {
 			return nil, bad
 		}
-		p, perr := netip.ParsePrefix(f[0])
-		if perr != nil {
-			a, aerr := netip.ParseAddr(f[0])
-			if aerr != nil {
-				return nil, bad
-			}
-			p = netip.PrefixFrom(a, a.BitLen())
+		dst, err := grantedDest(f[0])
+		if err != nil {
+			return nil, bad
 		}
 		port, err1 := strconv.ParseUint(f[1], 10, 16)
 		left, err2 := strconv.ParseInt(f[2], 10, 64)
@@ -91,10 +88,26 @@ func parseGrants(out string, now time.Time) ([]grantRow, error) {
 			return nil, bad
 		}
 		d := time.Duration(left) * time.Second
-		rows = append(rows, grantRow{Dest: p.String(), Port: uint16(port), SecondsLeft: left,
+		rows = append(rows, grantRow{Dest: dst, Port: uint16(port), SecondsLeft: left,
 			Expires: now.Add(d), Left: generator.FormatTaskDuration(d)})
 	}
 	return rows, nil
+}
+
+// grantedDest reads a destination as the egress lists it: an address, a
+// CIDR, or a name as the egress takes it.
+func grantedDest(s string) (string, error) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.String(), nil
+	}
+	if a, err := netip.ParseAddr(s); err == nil {
+		return netip.PrefixFrom(a, a.BitLen()).String(), nil
+	}
+	name, err := generator.GrantName(s)
+	if err != nil || name != s {
+		return "", fmt.Errorf("not a destination: %+q", s)
+	}
+	return name, nil
 }
 
 // reasonOf is the reason of the last successful grant of the task that
@@ -122,6 +135,7 @@ func newRevokeCmd(dir *string, d deps, stdout io.Writer) *cobra.Command {
 		Long: `End a grant of agentbox allow now: DEST is written as for allow (the port is
 443 when none is written). The revoke goes to the audit log (agentbox audit).`,
 		Example: `  agentbox revoke 198.18.7.0/24
+  agentbox revoke docs.example.com
   agentbox revoke 203.0.113.5:22 --task fix-123`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -142,7 +156,7 @@ func (o *revokeOptions) run(ctx context.Context, d deps, dest string, stdout io.
 	if err := checkTask(o.task); err != nil {
 		return err
 	}
-	p, ports, err := parseDest(dest)
+	dst, err := parseDest(dest)
 	if err != nil {
 		return err
 	}
@@ -150,15 +164,15 @@ func (o *revokeOptions) run(ctx context.Context, d deps, dest string, stdout io.
 	if err != nil {
 		return err
 	}
-	rec := newRecord(d, o.dir, cfg.Name, o.task, eventRevoke, p, ports)
+	rec := newRecord(d, o.dir, cfg.Name, o.task, eventRevoke, dst)
 	err = audited(d, o.dir, cfg.Name, &rec, func() error {
-		_, err := d.egress(ctx, o.dir, o.task, "revoke", p.String(), portArg(ports))
+		_, err := d.egress(ctx, o.dir, o.task, dst.command("revoke"), dst.String(), portArg(dst.ports))
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("revoking %s: %w", p, err)
+		return fmt.Errorf("revoking %s: %w", dst, err)
 	}
-	fmt.Fprintf(stdout, "revoked %s ports %s\n", p, portArg(ports))
+	fmt.Fprintf(stdout, "revoked %s ports %s\n", dst, portArg(dst.ports))
 	return nil
 }
 

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -50,7 +51,7 @@ func testAllow(e *env, p *project) {
 	if reaches() {
 		t.Errorf("the sandbox reaches %s after the revoke", decoyIP)
 	}
-	for _, dest := range []string{"10.1.2.3:80", "0.0.0.0/0", "169.254.169.254:80", "example.com"} {
+	for _, dest := range []string{"10.1.2.3:80", "0.0.0.0/0", "169.254.169.254:80", "[::1]:80"} {
 		if r := p.agentbox(env, "allow", dest, "--for", "1m", "--reason", "e2e: must be refused"); r.code != 1 {
 			t.Errorf("agentbox allow %s: exit %d, want 1: %s", dest, r.code, r)
 		}
@@ -88,4 +89,54 @@ func testAllow(e *env, p *project) {
 func str(v any) string {
 	s, _ := v.(string)
 	return s
+}
+
+// testAllowName: agentbox allow of a name against a running sandbox. The
+// fake DNS answers every unlisted name with the decoy host: the name does
+// not resolve in the sandbox before the grant, resolves and connects during
+// it, and resolves no more and is refused after it expired (in the kernel).
+func testAllowName(e *env, p *project) {
+	t := e.t
+	env := []string{"XDG_STATE_HOME=" + filepath.Join(e.work, "state")}
+	if _, err := os.Stat(filepath.Join(p.dir, ".agentbox", "docker-compose.yml")); err != nil {
+		bump(e, p, nil) // run alone: Sandbox has not generated the project
+	}
+	upWithFakeDNS(e, p, nil)
+	defer p.agentbox(nil, "down")
+	const name = "granted.e2e.test"
+	probe := "if getent hosts sub." + name + " >/dev/null && timeout 2 bash -c 'exec 3<>/dev/tcp/" + name + "/80' 2>/dev/null; then echo connected; " +
+		"elif getent hosts " + name + " >/dev/null; then echo resolved; else echo nxdomain; fi; " +
+		"if timeout 2 bash -c 'exec 3<>/dev/tcp/" + decoyIP + "/80' 2>/dev/null; then echo address-open; fi"
+	probeOut := func() string {
+		return strings.TrimSpace(p.agentbox(nil, "shell", "--", "bash", "-c", probe).stdout)
+	}
+	if got := probeOut(); got != "nxdomain" {
+		t.Fatalf("before any grant: %q, want nxdomain", got)
+	}
+	r := p.agentbox(env, "allow", "*."+name+":80", "--for", "8s", "--reason", "e2e: a name, for a moment")
+	granted := time.Now()
+	if r.failed() {
+		t.Fatalf("agentbox allow: %s", r)
+	}
+	if got := probeOut(); got != "connected\naddress-open" {
+		t.Fatalf("during the grant: %q, want connected (the name and one below it)", got)
+	}
+	e.timed("agentbox allow NAME until the first allowed connection (allow + a probe through agentbox shell)", time.Since(granted)+r.took)
+	if r := p.agentbox(env, "allow", "--list"); !strings.Contains(r.stdout, name) || !strings.Contains(r.stdout, "e2e: a name") {
+		t.Errorf("agentbox allow --list: %s", r)
+	}
+	time.Sleep(time.Until(granted.Add(9500 * time.Millisecond)))
+	if got := probeOut(); got != "nxdomain" {
+		t.Errorf("after the grant expired: %q, want nxdomain and the address refused", got)
+	}
+	p.agentbox(env, "allow", name+":80", "--for", "1m", "--reason", "e2e: a name to revoke")
+	if r := p.agentbox(env, "revoke", name+":80"); r.failed() {
+		t.Errorf("agentbox revoke: %s", r)
+	}
+	if got := probeOut(); got != "nxdomain" {
+		t.Errorf("after the revoke: %q, want nxdomain", got)
+	}
+	if r := p.agentbox(env, "audit"); !strings.Contains(r.stdout, name) {
+		t.Errorf("agentbox audit lacks %s: %s", name, r)
+	}
 }

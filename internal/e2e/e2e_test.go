@@ -61,6 +61,7 @@ func TestEndToEnd(t *testing.T) {
 		testProfiles(e.sub(t), e.newProject("profiles", "none").in(e.sub(t)))
 	})
 	t.Run("Kubernetes", func(t *testing.T) { testKubernetes(e.sub(t)) })
+	t.Run("AllowName", func(t *testing.T) { testAllowName(e.sub(t), none.in(e.sub(t))) })
 
 	e.timed("whole end-to-end test (without cleanup)", time.Since(start))
 	var b strings.Builder

@@ -61,6 +61,36 @@ readonly DEADLINE_STAY_ENV=AGENTBOX_DEADLINE_STAY
 readonly GRANT_V4=grant_v4
 readonly GRANT_V6=grant_v6
 readonly GRANT_MAX_SECONDS=604800
+# Timed grants of names: the kernel's set of live slots and chain of their
+# rules, the slots' files, the keeper that makes the filter's view follow,
+# and the grant resolver (a second dnsmasq) that fills the slots' sets.
+readonly NAME_LIVE=name_live
+readonly NAME_CHAIN=name_grants
+readonly NAMES_DIR=/run/agentbox/names
+readonly NAMES_LOCK=/run/agentbox/names.lock
+readonly KEEPER_PID=/run/agentbox/keeper.pid
+readonly GRANT_DNS_CONF=/run/agentbox/grants-dnsmasq # .conf: the names; -PORT.conf
+readonly GRANT_DNS_PID=/run/agentbox/grants-dnsmasq- # then PORT.pid
+readonly -a GRANT_DNS_PORTS=(54 55) # a new one starts on the other
+readonly NAME_GRANTS_MAX=32
+# The grant resolver's configuration before its names, and how it names
+# the slots' sets (nftset=).
+readonly GRANT_DNS_BASE='listen-address=127.0.0.1
+bind-interfaces
+user=agentbox-dns
+group=agentbox-dns
+min-port=61000
+max-port=65535
+no-resolv
+no-hosts
+no-poll
+stop-dns-rebind
+cache-size=0
+log-facility=-
+address=/#/'
+readonly NFTSET_FORMAT='nftset=/%s/%s\n'
+readonly NFTSET_V4='4#inet#agentbox#'
+readonly NFTSET_V6='6#inet#agentbox#'
 
 # The allowed names, one nftset= line each in dnsmasq.conf: the servers file
 # sends them, and every name below them, to the upstream resolvers.
@@ -69,7 +99,7 @@ readonly -a NAMES=()
 log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 
 usage() {
-	printf 'usage: %s [run|%s]\n       %s grant PREFIX PORTS SECONDS | revoke PREFIX PORTS | grants\n' "${0##*/}" "$HEALTH_ARG" "${0##*/}" >&2
+	printf 'usage: %s [run|%s]\n       %s grant PREFIX PORTS SECONDS | revoke PREFIX PORTS | grants\n       %s grant-name NAME PORTS SECONDS | revoke-name NAME PORTS\n' "${0##*/}" "$HEALTH_ARG" "${0##*/}" "${0##*/}" >&2
 	exit 2
 }
 
@@ -206,14 +236,14 @@ print_counters() {
 # ---------------------------------------------------------------------------
 # The filter resolver.
 
-# probe_dns asks the filter resolver over TCP for agentbox-probe.invalid (type A,
+# probe_dns asks the filter resolver (or the one on port $1) over TCP for agentbox-probe.invalid (type A,
 # ID 0x6162, "ab") and succeeds if the answer carries that ID and NXDOMAIN,
 # which dnsmasq gives from address=/#/ without asking upstream. TCP, because
 # bash reads a socket one byte per read(2), which truncates a UDP datagram.
 # The answer's first bytes are its length (0, 40), the ID and the flags;
 # read -d '' stops at NUL bytes.
 probe_dns() (
-	exec 3<>"/dev/tcp/$FILTER_ADDR/$DNS_PORT" || exit 1
+	exec 3<>"/dev/tcp/$FILTER_ADDR/${1:-$DNS_PORT}" || exit 1
 	printf '\x00\x28\x61\x62\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x0eagentbox-probe\x07invalid\x00\x00\x01\x00\x01' >&3
 	local first reply flags
 	IFS= read -r -d '' -t 1 -u 3 first  # the length's high byte, 0
@@ -332,6 +362,7 @@ on_exit() {
 	close_egress || status=1
 	stop_dnsmasq
 	stop_logger
+	stop_keeper
 	print_counters
 	exit "$status"
 }
@@ -504,7 +535,8 @@ seconds() {
 	echo "$total"
 }
 
-# grants prints one line per granted element: PREFIX PORT SECONDS_LEFT.
+# grants prints one line per granted element: PREFIX PORT SECONDS_LEFT,
+# then one per granted name and port: NAME PORT SECONDS_LEFT.
 grants() {
 	local set elem rest prefix port left
 	for set in "$GRANT_V4" "$GRANT_V6"; do
@@ -521,6 +553,482 @@ grants() {
 			rest=${rest#*"$elem"}
 		done
 	done
+	list_names
+}
+
+# ---------------------------------------------------------------------------
+# Timed grants of names: agentbox allow NAME runs these from the host. The
+# kernel keeps the time. A granted name has a slot K (a file in $NAMES_DIR
+# holding the name), address sets gn_K_v4 and gn_K_v6, and per granted port
+# an element (K << 8) . PORT of $NAME_LIVE with the grant's timeout. A new
+# connection to the slot's addresses is marked K << 8 and accepted only while
+# the element for its port is there; a marked connection is refused once it
+# is gone: nothing but the kernel's clock decides. The keeper, a background
+# process, makes the filter's view follow the elements: while a slot's
+# elements last, dnsmasq sends its name (and the names below it) to the
+# grant resolver, a second dnsmasq on $FILTER_ADDR:${GRANT_DNS_PORTS[0]} (or the next port) that
+# asks the upstream resolvers and adds the answers' addresses to the slot's
+# sets; once they are gone, the name is NXDOMAIN again.
+
+# is_name accepts a lower-case domain name of RFC 1123 with at least two
+# labels, no trailing dot, and a last label that is not all digits.
+is_name() {
+	local n=$1 label
+	[[ ${#n} -le 253 && $n =~ ^[a-z0-9.-]+$ && $n == *.* ]] || return 1
+	[[ $n != .* && $n != *. && $n != *..* && ! ${n##*.} =~ ^[0-9]+$ ]] || return 1
+	local IFS=.
+	for label in $n; do
+		[[ ${#label} -le 63 && $label =~ ^[a-z0-9]([a-z0-9-]*[a-z0-9])?$ ]] || return 1
+	done
+}
+
+# name_args checks NAME and PORTS and sets name_ports.
+name_args() {
+	local port
+	if ! is_name "$1"; then
+		log "error: ${1@Q} is not a domain name (lower-case RFC 1123, two labels or more, no trailing dot)"
+		return 1
+	fi
+	IFS=, read -ra name_ports <<<"$2"
+	if [[ $2 == *, || $2 == ,* ]] || ((${#name_ports[@]} < 1 || ${#name_ports[@]} > 16)); then
+		log "error: ${2@Q}: want 1 to 16 TCP ports, separated by commas"
+		return 1
+	fi
+	for port in "${name_ports[@]}"; do
+		if [[ ! $port =~ ^[1-9][0-9]{0,4}$ ]] || ((port > 65535)); then
+			log "error: ${port@Q} is not a TCP port"
+			return 1
+		fi
+	done
+}
+
+# name_mark prints slot $1's ct mark.
+name_mark() { printf '0x%08x' $(($1 << 8)); }
+
+# slot_of prints the slot of a granted name, or fails.
+slot_of() {
+	local f name
+	for f in "$NAMES_DIR"/[0-9]*; do
+		[[ -f $f ]] || continue
+		read -r name <"$f" || continue
+		if [[ $name == "$1" ]]; then
+			echo "${f##*/}"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# name_slots prints "K NAME" for each slot, in slot order.
+name_slots() {
+	local f name
+	for f in "$NAMES_DIR"/[0-9]*; do
+		[[ -f $f && ${f##*/} =~ ^[1-9][0-9]{0,7}$ ]] || continue
+		read -r name <"$f" || continue
+		is_name "$name" && echo "${f##*/} $name"
+	done | sort -n
+}
+
+# name_chain prints the nft commands that write $NAME_CHAIN for the slots.
+name_chain() {
+	local k name mark
+	echo "flush chain $TABLE $NAME_CHAIN"
+	while read -r k name; do
+		mark=$(name_mark "$k")
+		echo "add rule $TABLE $NAME_CHAIN ip daddr @gn_${k}_v4 ct mark set $mark ct mark . tcp dport @$NAME_LIVE accept comment \"$name\""
+		echo "add rule $TABLE $NAME_CHAIN ip6 daddr @gn_${k}_v6 ct mark set $mark ct mark . tcp dport @$NAME_LIVE accept comment \"$name\""
+	done < <(name_slots)
+	# A slot's mark left on a connection that none accepted: cleared.
+	echo "add rule $TABLE $NAME_CHAIN ct mark set ct mark & 0x000000ff"
+}
+
+# new_slot creates a slot for name and prints it.
+new_slot() {
+	local next=1
+	if (($(name_slots | wc -l) >= NAME_GRANTS_MAX)); then
+		log "error: $NAME_GRANTS_MAX names are granted already"
+		return 1
+	fi
+	read -r next 2>/dev/null <"$NAMES_DIR/next" || next=1
+	[[ $next =~ ^[1-9][0-9]{0,7}$ ]] || next=1
+	echo "$((next + 1))" >"$NAMES_DIR/next"
+	echo "$1" >"$NAMES_DIR/$next"
+	echo "$next"
+}
+
+# grant_name NAME PORTS SECONDS
+grant_name() {
+	local name=$1 secs=$3 k mark port elems="" keys="" new=0
+	name_args "$1" "$2" || exit 1
+	if [[ ! $secs =~ ^[1-9][0-9]{0,6}$ ]] || ((secs > GRANT_MAX_SECONDS)); then
+		log "error: ${secs@Q}: want 1 to $GRANT_MAX_SECONDS seconds"
+		exit 1
+	fi
+	mkdir -p "$NAMES_DIR"
+	exec 8>"$NAMES_LOCK"
+	flock 8
+	if ! k=$(slot_of "$name"); then
+		k=$(new_slot "$name") || exit 1
+		new=1
+	fi
+	mark=$(name_mark "$k")
+	for port in "${name_ports[@]}"; do
+		keys+="${keys:+, }$mark . $port"
+		elems+="${elems:+, }$mark . $port timeout ${secs}s"
+	done
+	# One transaction; a grant made again starts its time anew.
+	if ! nft -f - <<GRANT
+add set $TABLE gn_${k}_v4 { type ipv4_addr; }
+add set $TABLE gn_${k}_v6 { type ipv6_addr; }
+$(name_chain)
+add element $TABLE $NAME_LIVE { $elems }
+delete element $TABLE $NAME_LIVE { $keys }
+add element $TABLE $NAME_LIVE { $elems }
+GRANT
+	then
+		((new)) && rm -f "$NAMES_DIR/$k"
+		log "error: nftables refused the grant (is the firewall running?)"
+		exit 1
+	fi
+	bump_req
+	flock -u 8
+	poke_keeper
+	echo "granted $name $2 for $secs s"
+}
+
+# revoke_name NAME PORTS
+revoke_name() {
+	local k mark port keys=""
+	name_args "$1" "$2" || exit 1
+	mkdir -p "$NAMES_DIR"
+	exec 8>"$NAMES_LOCK"
+	flock 8
+	if k=$(slot_of "$1"); then
+		mark=$(name_mark "$k")
+		for port in "${name_ports[@]}"; do
+			keys+="${keys:+, }$mark . $port"
+		done
+	fi
+	if [[ -z $keys ]] || ! nft delete element "$TABLE_FAMILY" "$TABLE_NAME" "$NAME_LIVE" "{ $keys }" 2>/dev/null; then
+		log "error: no grant of $1 $2"
+		exit 1
+	fi
+	bump_req
+	flock -u 8
+	poke_keeper
+	echo "revoked $1 $2"
+}
+
+# millis turns nft's "1h2m3s400ms" into milliseconds.
+millis() {
+	local d=$1 total=0 n
+	while [[ $d =~ ^([0-9]+)(d|h|ms|m|s)(.*)$ ]]; do
+		n=$((10#${BASH_REMATCH[1]}))
+		case ${BASH_REMATCH[2]} in
+		d) total=$((total + n * 86400000)) ;;
+		h) total=$((total + n * 3600000)) ;;
+		m) total=$((total + n * 60000)) ;;
+		s) total=$((total + n * 1000)) ;;
+		ms) total=$((total + n)) ;;
+		esac
+		d=${BASH_REMATCH[3]}
+	done
+	echo "$total"
+}
+
+# live_names fills live_ports (slot -> "PORT:MS_LEFT ...") from $NAME_LIVE.
+live_names() {
+	local rest elem
+	declare -gA live_ports=()
+	rest=$(nft list set "$TABLE_FAMILY" "$TABLE_NAME" "$NAME_LIVE") || return 1
+	rest=${rest//$'\n'/ }
+	while [[ $rest =~ 0x([0-9a-f]{8})\ \.\ ([0-9]+)\ timeout\ [0-9a-z]+\ expires\ ([0-9a-z]+) ]]; do
+		elem=${BASH_REMATCH[0]}
+		live_ports[$((16#${BASH_REMATCH[1]} >> 8))]+="${BASH_REMATCH[2]}:$(millis "${BASH_REMATCH[3]}") "
+		rest=${rest#*"$elem"}
+	done
+}
+
+# list_names prints one line per granted name and port: NAME PORT SECONDS_LEFT.
+list_names() {
+	local k name p
+	[[ -d $NAMES_DIR ]] || return 0
+	live_names || exit 1
+	while read -r k name; do
+		for p in ${live_ports[$k]-}; do
+			echo "$name ${p%%:*} $((${p#*:} / 1000))"
+		done
+	done < <(name_slots)
+}
+
+# covers tells whether a grant of name $1 covers name $2: the same name, or
+# one below it.
+covers() { [[ $2 == "$1" || $2 == *."$1" ]]; }
+
+# grant_dns_conf prints the grant resolver's configuration for the granted
+# names (granted_k, granted_n): each goes to the upstream resolvers, and its
+# answers' addresses to its slot's sets and to those of the granted names
+# above it (dnsmasq takes the longest nftset= that matches).
+grant_dns_conf() {
+	local i j ip sets
+	printf '# Written by %s: the grant resolver, for the names granted now.\n' "$PROG"
+	for i in "${!granted_n[@]}"; do
+		for ip in "${upstreams[@]}"; do
+			printf 'server=/%s/%s\n' "${granted_n[i]}" "$ip"
+		done
+		sets=""
+		for j in "${!granted_n[@]}"; do
+			covers "${granted_n[j]}" "${granted_n[i]}" || continue
+			sets+="${sets:+,}${NFTSET_V4}gn_${granted_k[j]}_v4,${NFTSET_V6}gn_${granted_k[j]}_v6"
+		done
+		# shellcheck disable=SC2059 # the format comes from agentbox generate
+		printf "$NFTSET_FORMAT" "${granted_n[i]}" "$sets"
+	done
+}
+
+# servers_conf prints dnsmasq's servers file: the allowed names go to the
+# upstream resolvers, as start_dnsmasq writes them, except those a granted
+# name covers, which go to the grant resolver (on $gdns_port) with the
+# granted names.
+servers_conf() {
+	local name ip g via
+	[[ -n $gdns_port ]] || granted_n=()
+	printf '# Written by %s at start: the allowed names go to the upstream resolvers.\n' "$PROG"
+	for name in "${NAMES[@]}"; do
+		via=""
+		for g in "${granted_n[@]}"; do
+			covers "$g" "$name" && via="$FILTER_ADDR#$gdns_port"
+		done
+		if [[ -n $via ]]; then
+			printf 'server=/%s/%s\n' "$name" "$via"
+			continue
+		fi
+		for ip in "${upstreams[@]}"; do
+			printf 'server=/%s/%s\n' "$name" "$ip"
+		done
+	done
+	for g in "${granted_n[@]}"; do
+		printf 'server=/%s/%s#%s\n' "$g" "$FILTER_ADDR" "$gdns_port"
+	done
+}
+
+# pid_of prints the pid in file $1 if that process lives and its command
+# is $2.
+pid_of() {
+	local pid comm
+	read -r pid 2>/dev/null <"$1" || return 1
+	[[ $pid =~ ^[1-9][0-9]*$ ]] && alive "$pid" || return 1
+	read -r comm 2>/dev/null <"/proc/$pid/comm" || return 1
+	[[ $comm == "$2" ]] && echo "$pid"
+}
+
+# gdns_pidfile prints the pid file of the grant resolver on port $1.
+gdns_pidfile() { echo "$GRANT_DNS_PID$1.pid"; }
+
+# grant_dns_port prints the port of the grant resolver that runs, if any.
+grant_dns_port() {
+	local port
+	for port in "${GRANT_DNS_PORTS[@]}"; do
+		if pid_of "$(gdns_pidfile "$port")" dnsmasq >/dev/null; then
+			echo "$port"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# stop_grant_dns stops the grant resolver on the ports given (every one by
+# default), waiting up to 1 s for each.
+stop_grant_dns() {
+	local port pid i
+	for port in "${@:-${GRANT_DNS_PORTS[@]}}"; do
+		pid=$(pid_of "$(gdns_pidfile "$port")" dnsmasq) || continue
+		kill -TERM "$pid" 2>/dev/null || continue
+		for ((i = 0; i < 100; i++)); do
+			alive "$pid" || break
+			sleep 0.01
+		done
+		wait "$pid" 2>/dev/null || true
+		rm -f "$(gdns_pidfile "$port")"
+	done
+}
+
+# start_grant_dns starts a grant resolver on port $1 for the names of
+# $GRANT_DNS_CONF.new and waits until it answers.
+start_grant_dns() {
+	local i pid port=$1 start=$EPOCHREALTIME
+	stop_grant_dns "$port"
+	printf '%s\nport=%s\npid-file=%s\n%s\n' "$GRANT_DNS_BASE" "$port" "$(gdns_pidfile "$port")" "$(<"$GRANT_DNS_CONF.new")" >"$GRANT_DNS_CONF-$port.conf"
+	dnsmasq --keep-in-foreground --conf-file="$GRANT_DNS_CONF-$port.conf" </dev/null &
+	pid=$! gdns_child=$!
+	for ((i = 0; i < 300; i++)); do
+		alive "$pid" || break
+		if [[ $(pid_of "$(gdns_pidfile "$port")" dnsmasq) == "$pid" ]] && probe_dns "$port" 2>/dev/null; then
+			log "grant resolver started on port $port for ${#granted_n[@]} names ($(((${EPOCHREALTIME/./} - ${start/./}) / 1000)) ms)"
+			return 0
+		fi
+		sleep 0.01
+	done
+	log "error: the grant resolver did not start"
+	stop_grant_dns "$port"
+	return 1
+}
+
+# follow_grants makes a grant resolver run for the granted names, and sets
+# gdns_port to its port ("" for none). A change starts a new one on the
+# other port; the old one stops once dnsmasq asks the new one.
+follow_grants() {
+	local conf cur new
+	cur=$(grant_dns_port) || cur=""
+	gdns_port=$cur
+	((${#granted_n[@]})) || { gdns_port=""; return 0; }
+	conf=$(grant_dns_conf)
+	if [[ -n $cur && $conf == "$(cat "$GRANT_DNS_CONF.conf" 2>/dev/null)" ]]; then
+		return 0
+	fi
+	new=${GRANT_DNS_PORTS[0]}
+	[[ $cur == "$new" ]] && new=${GRANT_DNS_PORTS[1]}
+	printf '%s\n' "$conf" >"$GRANT_DNS_CONF.new"
+	if start_grant_dns "$new"; then
+		mv "$GRANT_DNS_CONF.new" "$GRANT_DNS_CONF.conf"
+		gdns_port=$new
+	fi
+}
+
+# reload_dnsmasq makes dnsmasq read the servers file again (and empty its
+# cache).
+reload_dnsmasq() {
+	local pid
+	pid=$(pid_of "$PID_FILE" dnsmasq) && kill -HUP "$pid"
+}
+
+# names_apply makes the filter's view follow the kernel's live slots, and
+# removes the slots whose elements are all gone. It sets names_wait, the
+# seconds until the next look. Run under the lock of $NAMES_LOCK.
+names_apply() {
+	local k name p ms req=0 min=3600000 servers old
+	local -a dead=()
+	granted_k=() granted_n=()
+	read -r req 2>/dev/null <"$NAMES_DIR/req" || req=0
+	live_names || return 1
+	while read -r k name; do
+		if [[ -z ${live_ports[$k]-} ]]; then
+			dead+=("$k")
+			continue
+		fi
+		granted_k+=("$k") granted_n+=("$name")
+		for p in ${live_ports[$k]}; do
+			ms=${p#*:}
+			((ms < min)) && min=$ms
+		done
+	done < <(name_slots)
+	names_wait=10
+	if ((${#granted_n[@]})); then
+		names_wait=$(((min + 50) / 1000)).$(printf '%03d' $(((min + 50) % 1000)))
+		((min + 50 < 1000)) || names_wait=1 # also a look at the grant resolver
+	fi
+	old=$(grant_dns_port) || old=""
+	follow_grants
+	servers=$(servers_conf)
+	if [[ $servers != "$(cat "$SERVERS" 2>/dev/null)" ]]; then
+		if ! { printf '%s\n' "$servers" >"$SERVERS.new" && mv "$SERVERS.new" "$SERVERS" && reload_dnsmasq; }; then
+			log "error: could not reload dnsmasq's servers"
+		fi
+	fi
+	if [[ -n $old && $old != "$gdns_port" ]]; then
+		sleep 0.05 # dnsmasq reads the servers file
+		stop_grant_dns "$old"
+	fi
+	if ((${#dead[@]})); then
+		for k in "${dead[@]}"; do
+			rm -f "$NAMES_DIR/$k"
+		done
+		name_chain | nft -f - || log "error: could not remove the rules of expired names"
+		for k in "${dead[@]}"; do
+			nft delete set "$TABLE_FAMILY" "$TABLE_NAME" "gn_${k}_v4" 2>/dev/null || true
+			nft delete set "$TABLE_FAMILY" "$TABLE_NAME" "gn_${k}_v6" 2>/dev/null || true
+		done
+	fi
+	echo "$req" >"$NAMES_DIR/done"
+}
+
+# name_keeper runs in the background: it applies every change of the
+# grants of names, and looks again when the next one expires, when the
+# grant resolver it started exits, and every second while there are grants
+# (every 10 s without). Started by run (whose pid is $1), it ends with run.
+name_keeper() {
+	local sleeper="" req applied parent=${1-}
+	exec 9>&- 8>&-
+	set +e
+	trap 'kill "$sleeper" 2>/dev/null; stop_grant_dns; rm -f "$KEEPER_PID"; exit 0' TERM INT
+	trap ':' USR1
+	mkdir -p "$NAMES_DIR"
+	echo "$BASHPID" >"$KEEPER_PID"
+	read_upstreams || exit 1
+	stop_grant_dns # one an earlier keeper left
+	while :; do
+		if [[ -n $parent ]] && ! alive "$parent"; then
+			kill -TERM "$BASHPID"
+		fi
+		exec 8>"$NAMES_LOCK"
+		flock 8
+		names_apply || log "error: the keeper could not apply the grants of names"
+		exec 8>&-
+		sleep "$names_wait" >/dev/null 2>&1 &
+		sleeper=$!
+		read -r req 2>/dev/null <"$NAMES_DIR/req" || req=0
+		read -r applied 2>/dev/null <"$NAMES_DIR/done" || applied=0
+		if ((req == applied)); then
+			# Until the next look, a change, or the grant resolver's end.
+			if [[ -n ${gdns_child-} ]] && alive "$gdns_child"; then
+				wait -n "$sleeper" "$gdns_child"
+			else
+				wait "$sleeper"
+			fi
+		fi
+		kill "$sleeper" 2>/dev/null
+		wait "$sleeper" 2>/dev/null
+	done
+}
+
+# start_keeper starts the keeper in the background; run does at start.
+start_keeper() {
+	name_keeper "$$" </dev/null &
+}
+
+# stop_keeper stops the keeper and the grant resolver.
+stop_keeper() {
+	local pid
+	if pid=$(pid_of "$KEEPER_PID" "${PROG:0:15}"); then
+		kill -TERM "$pid" 2>/dev/null
+	fi
+	stop_grant_dns
+}
+
+# bump_req counts a change for the keeper and sets req; run under the lock.
+bump_req() {
+	read -r req 2>/dev/null <"$NAMES_DIR/req" || req=0
+	req=$((req + 1))
+	echo "$req" >"$NAMES_DIR/req"
+}
+
+# poke_keeper tells the keeper about change $req (starting one if none
+# runs) and waits up to 3 s until it has applied it.
+poke_keeper() {
+	local pid i applied
+	if pid=$(pid_of "$KEEPER_PID" "${PROG:0:15}"); then
+		kill -USR1 "$pid"
+	else
+		log "warning: the keeper was not running; starting one (its log goes nowhere)"
+		name_keeper </dev/null >/dev/null 2>&1 &
+		disown
+	fi
+	for ((i = 0; i < 300; i++)); do
+		read -r applied 2>/dev/null <"$NAMES_DIR/done" || applied=0
+		((applied >= req)) && return 0
+		sleep 0.01
+	done
+	log "warning: the keeper did not follow within 3 s: the kernel grants it, the filter may not resolve it yet"
 }
 
 # warn_port_range says so when the kernel's ephemeral ports reach dnsmasq's
@@ -583,6 +1091,7 @@ run() {
 
 	start_logger
 	start_dnsmasq
+	start_keeper
 	: >"$READY"
 	took=$(((${EPOCHREALTIME/./} - ${start/./}) / 1000))
 	log "ready (mode none: loopback only, no upstream, ${took} ms)"
@@ -622,6 +1131,8 @@ if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
 	3:revoke) revoke "$2" "$3" ;;
 	4:grant) grant "$2" "$3" "$4" ;;
 	1:grants) grants ;;
+	4:grant-name) grant_name "$2" "$3" "$4" ;;
+	3:revoke-name) revoke_name "$2" "$3" ;;
 	*) usage ;;
 	esac
 fi
