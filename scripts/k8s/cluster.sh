@@ -49,6 +49,9 @@ SYSCTLS=(vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops
 	kernel/keys/root_maxkeys kernel/keys/root_maxbytes net/ipv4/ip_forward)
 APT_PACKAGES=(containerd runc containernetworking-plugins gcc libc6-dev iptables iproute2 openssl curl)
 
+# kubectl: the one on PATH, else the one build.sh built.
+command -v kubectl >/dev/null 2>&1 || PATH=$BIN:$PATH
+
 log() { printf 'k8s-cluster: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 elapsed() { local ms=$(((${EPOCHREALTIME/./} - ${1/./}) / 1000)); printf '%d.%03d s' $((ms / 1000)) $((ms % 1000)); }
@@ -89,7 +92,7 @@ stop() {
 		[[ -d /proc/$pid ]] || break
 		sleep 0.1
 	done
-	[[ -d /proc/$pid ]] && kill -KILL "$pid" 2>/dev/null || true
+	if [[ -d /proc/$pid ]]; then kill -KILL "$pid" 2>/dev/null || true; fi
 	rm -f "$(pidfile "$1")"
 	log "stopped $1"
 }
@@ -115,8 +118,8 @@ apt_install() {
 	((${#need[@]} == 0)) && return 0
 	log "installing ${need[*]}"
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+	apt-get -o DPkg::Lock::Timeout=300 update -qq
+	apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 }
 
 # node_ip is the address of the interface of the default route, else the
@@ -289,7 +292,6 @@ up() {
 	fi
 	command -v apt-get >/dev/null 2>&1 || die "apt-get not found: a Debian machine is needed"
 	apt_install
-	command -v kubectl >/dev/null 2>&1 || PATH=$BIN:$PATH
 	ip=$(node_ip)
 	save_sysctls
 	write_containerd_config
@@ -382,9 +384,9 @@ clean_iptables() {
 # deepest first (the kubelet's bind mount of its root directory, volumes).
 unmount_state() {
 	local m
-	for m in $(awk -v s="$STATE" '$5 == s || index($5, s "/") == 1 {print $5}' /proc/self/mountinfo | sort -r); do
+	while read -r m; do
 		umount "$m" 2>/dev/null || umount -l "$m"
-	done
+	done < <(awk -v s="$STATE" '$5 == s || index($5, s "/") == 1 {print $5}' /proc/self/mountinfo | sort -r)
 }
 
 remove_cgroups() {
@@ -420,7 +422,8 @@ down() {
 	remove_cgroups
 	restore_sysctls
 	# The cluster's data; the binaries and containerd's images stay.
-	rm -rf "$STATE/etcd" "$STATE/kubelet" "$STATE/pki" "$STATE/podlogs" "$STATE/cni/ipam" "$KUBECONFIG_FILE"
+	rm -rf "$STATE/etcd" "$STATE/kubelet" "$STATE/pki" "$STATE/podlogs" "$STATE/cni/ipam" "$KUBECONFIG_FILE" \
+		"$CTRD/certs.d" "$CTRD/state" "$CTRD/containerd.sock.ttrpc"
 	log "down in $(elapsed "$t0")"
 }
 
