@@ -42,7 +42,7 @@ CTRD=$STATE/containerd
 SOCK=$CTRD/containerd.sock
 KUBECONFIG_FILE=$STATE/kubeconfig
 CNI_BIN=/usr/lib/cni
-# Components in start order; down stops them in reverse.
+# The components, in start order.
 COMPONENTS=(containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet)
 # Kernel settings the kubelet (and the bridge plugin) may change.
 SYSCTLS=(vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops
@@ -84,17 +84,25 @@ start() {
 	log "started $name (pid $!, log $STATE/logs/$name.log)"
 }
 
+# stop NAME...: SIGTERM to every named component at once, then SIGKILL to
+# those still running after 20 s.
 stop() {
-	local pid i
-	pid=$(pid_of "$1") || { rm -f "$(pidfile "$1")"; return 0; }
-	kill -TERM "$pid" 2>/dev/null || true
-	for ((i = 0; i < 200; i++)); do
-		[[ -d /proc/$pid ]] || break
-		sleep 0.1
+	local name pid pids=() i
+	for name in "$@"; do
+		if pid=$(pid_of "$name"); then
+			kill -TERM "$pid" 2>/dev/null || true
+			pids+=("$pid")
+			log "stopping $name (pid $pid)"
+		fi
+		rm -f "$(pidfile "$name")"
 	done
-	if [[ -d /proc/$pid ]]; then kill -KILL "$pid" 2>/dev/null || true; fi
-	rm -f "$(pidfile "$1")"
-	log "stopped $1"
+	for pid in "${pids[@]}"; do
+		for ((i = 0; i < 200; i++)); do
+			[[ -d /proc/$pid ]] || break
+			sleep 0.1
+		done
+		if [[ -d /proc/$pid ]]; then kill -KILL "$pid" 2>/dev/null || true; fi
+	done
 }
 
 # wait_for WHAT SECONDS COMMAND...: polls COMMAND every 0.2 s.
@@ -316,8 +324,7 @@ up() {
 # sandboxes (and CNI removes their interfaces) the regular way.
 drain() {
 	pid_of kubelet >/dev/null && pid_of kube-apiserver >/dev/null || return 0
-	stop kube-controller-manager
-	stop kube-scheduler
+	stop kube-controller-manager kube-scheduler
 	kctl delete pods --all --all-namespaces --grace-period=1 --timeout=60s >/dev/null 2>&1 ||
 		log "deleting the pods did not finish; removing what is left by force"
 	local i
@@ -368,11 +375,12 @@ clean_iptables() {
 		command -v "$ipt" >/dev/null 2>&1 || continue
 		for table in filter nat mangle; do
 			"$ipt" -w -t "$table" -S >/dev/null 2>&1 || continue
+			# (iptables-nft warns on stderr when legacy tables exist too.)
 			while read -r rule; do
 				# shellcheck disable=SC2086 # the rule is iptables words
 				"$ipt" -w -t "$table" -D ${rule#-A } || true
-			done < <("$ipt" -w -t "$table" -S | grep -E '^-A ' | grep -vE '^-A KUBE-' | grep -E -- '-j KUBE-(FIREWALL|KUBELET-CANARY|IPTABLES-HINT)( |$)')
-			for chain in $("$ipt" -w -t "$table" -S | awk '$1 == "-N" && $2 ~ /^KUBE-(FIREWALL|KUBELET-CANARY|IPTABLES-HINT)$/ {print $2}'); do
+			done < <("$ipt" -w -t "$table" -S 2>/dev/null | grep -E '^-A ' | grep -vE '^-A KUBE-' | grep -E -- '-j KUBE-(FIREWALL|KUBELET-CANARY|IPTABLES-HINT)( |$)')
+			for chain in $("$ipt" -w -t "$table" -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^KUBE-(FIREWALL|KUBELET-CANARY|IPTABLES-HINT)$/ {print $2}'); do
 				"$ipt" -w -t "$table" -F "$chain"
 				"$ipt" -w -t "$table" -X "$chain"
 			done
@@ -410,9 +418,10 @@ restore_sysctls() {
 
 down() {
 	((EUID == 0)) || die "must run as root"
-	local t0=$EPOCHREALTIME i
+	local t0=$EPOCHREALTIME
 	drain
-	for ((i = ${#COMPONENTS[@]} - 1; i > 0; i--)); do stop "${COMPONENTS[i]}"; done
+	stop kubelet kube-scheduler kube-controller-manager kube-apiserver
+	stop etcd
 	remove_containers
 	stop containerd
 	kill_shims
