@@ -10,7 +10,8 @@
 #   cluster.sh down                    stop everything and undo the host changes
 #   cluster.sh status                  what runs
 #   cluster.sh kubeconfig              print the kubeconfig's path
-#   cluster.sh trust-registry H:PORT   pull from H:PORT over plain HTTP
+#   cluster.sh trust-registry H:PORT   pull from H:PORT over plain HTTP (containerd
+#                                      already does for 127.0.0.1:PORT and localhost:PORT)
 #   cluster.sh import-image IMAGE      copy a Docker image into the cluster
 #   cluster.sh env                     print STATE, BIN, BRIDGE, SUBNET, KUBECONFIG
 #
