@@ -7,7 +7,7 @@ EXAMPLE ?= examples/full
 # git clone (not a worktree) with -buildvcs on, so make says it too.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
-.PHONY: all build example test test-deps bench fuzz clean e2e-setup e2e
+.PHONY: all build example test test-deps bench fuzz clean e2e-setup e2e k8s-setup k8s-down k8s-test
 
 all: build
 
@@ -46,6 +46,19 @@ e2e-setup:
 e2e: e2e-setup
 	$(GO) vet -tags e2e ./internal/e2e/
 	$(GO) test -tags e2e -count=1 -timeout 30m -v -run 'TestEndToEnd|TestPickBridgeAddress' ./internal/e2e/
+
+## k8s-setup: build (cached) and start the single-node test cluster (root)
+k8s-setup:
+	bash scripts/k8s/cluster.sh up
+
+## k8s-down: stop the test cluster and undo its changes to the machine (root)
+k8s-down:
+	bash scripts/k8s/cluster.sh down
+
+## k8s-test: start the cluster, run Jobs shaped like the sandbox on it, stop it (root)
+k8s-test:
+	$(GO) vet -tags k8s ./internal/k8stest/
+	$(GO) test -tags k8s -count=1 -timeout 30m -v ./internal/k8stest/
 
 clean:
 	rm -rf bin
