@@ -22,6 +22,7 @@ var (
 		`exthdr rt exists counter name "rejected_routing" goto drop_routing`,
 		`ct mark & 0x00000001 == 0x00000001 ip daddr . tcp dport != @grant_v4 counter name "rejected_expired" goto refuse_expired`,
 		`ct mark & 0x00000001 == 0x00000001 ip6 daddr . tcp dport != @grant_v6 counter name "rejected_expired" goto refuse_expired`,
+		`ct mark & 0xffffff00 != 0 ct mark . tcp dport != @name_live counter name "rejected_expired" goto refuse_expired`,
 		"ct state established,related accept",
 		"ct state invalid drop",
 		"icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit } ip6 hoplimit 255 accept",
@@ -36,6 +37,7 @@ var (
 	grantRules = []string{
 		"ip daddr . tcp dport @grant_v4 ct mark set ct mark | 0x00000001 accept",
 		"ip6 daddr . tcp dport @grant_v6 ct mark set ct mark | 0x00000001 accept",
+		"jump name_grants",
 	}
 	upstreamAccepts = []string{
 		"meta skuid 5353 ip daddr @upstream_v4 meta l4proto { tcp, udp } accept",
@@ -50,6 +52,7 @@ var (
 		`meta skuid != { 0, 5353 } ip6 saddr @upstream_v6 counter name "rejected_spoof" goto refuse_spoof`,
 	}
 	dockerDNSRule = `meta skuid != { 0, 5353 } ip daddr 127.0.0.11 counter name "rejected_docker_dns" goto refuse_docker_dns`
+	grantDNSRule  = `meta skuid != { 0, 5353 } ip daddr 127.0.0.1 meta l4proto { tcp, udp } th dport 54-55 counter name "rejected_dns" goto refuse_dns comment "the grant resolver answers dnsmasq only"`
 	upstreamDNS   = []string{
 		`meta skuid != { 0, 5353 } ip daddr @upstream_v4 counter name "rejected_dns" goto refuse_dns`,
 		`meta skuid != { 0, 5353 } ip6 daddr @upstream_v6 counter name "rejected_dns" goto refuse_dns`,
@@ -64,8 +67,9 @@ var (
 		dockerDNSRule,
 		`meta skuid 5353 oif != "lo" counter name "rejected_other" goto refuse_other`,
 		`meta skuid 5353 ip daddr 127.0.0.11 counter name "rejected_other" goto refuse_other`,
+		grantDNSRule,
 	}, spoofRules, middleRules, []string{`oif "lo" accept`}, specialRules, grantRules, []string{refuseRule})
-	openOutput = slices.Concat(dnsRules, upstreamDNS, []string{dockerDNSRule}, upstreamSpoof, spoofRules, middleRules,
+	openOutput = slices.Concat(dnsRules, upstreamDNS, []string{dockerDNSRule, grantDNSRule}, upstreamSpoof, spoofRules, middleRules,
 		upstreamAccepts, []string{
 			`oif "lo" accept`,
 			"ip daddr @cidr_v4_5432 tcp dport 5432 accept",
@@ -84,7 +88,7 @@ func TestRenderModeRules(t *testing.T) {
 	}{
 		{
 			policy:   "none",
-			sets:     []string{"special_v4", "special_v6", "grant_v4", "grant_v6"},
+			sets:     []string{"special_v4", "special_v6", "grant_v4", "grant_v6", "name_live"},
 			output:   noneOutput,
 			chains:   []string{"dns_redirect", "refuse", "input"},
 			noChains: []string{"zone_out", "zone_in"},
@@ -92,7 +96,7 @@ func TestRenderModeRules(t *testing.T) {
 		},
 		{
 			policy: "open",
-			sets:   []string{"upstream_v4", "upstream_v6", "cidr_v4_5432", "cidr_v6_5432", "special_v4", "special_v6", "grant_v4", "grant_v6"},
+			sets:   []string{"upstream_v4", "upstream_v6", "cidr_v4_5432", "cidr_v6_5432", "special_v4", "special_v6", "grant_v4", "grant_v6", "name_live"},
 			output: openOutput,
 			chains: []string{"dns_redirect", "refuse", "input", "zone_out", "zone_in"},
 			header: "# Mode open (the open profile): TCP to every public address.",

@@ -793,7 +793,7 @@ grant_dns_conf() {
 servers_conf() {
 	local name ip g via
 	[[ -n $gdns_port ]] || granted_n=()
-	printf '# Written by %s at start: the allowed names go to the upstream resolvers.\n' "$PROG"
+	printf '# Written by %s at start: no upstream resolver.\n' "$PROG"
 	for name in "${NAMES[@]}"; do
 		via=""
 		for g in "${granted_n[@]}"; do

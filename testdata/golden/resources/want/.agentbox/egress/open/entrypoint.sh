@@ -795,6 +795,13 @@ grant_dns_conf() {
 # granted names.
 servers_conf() {
 	local name ip g via
+	# Mode open: every name goes to the upstream resolvers already; a
+	# granted name changes nothing.
+	printf '# Written by %s at start: every name goes to the upstream resolvers.\n' "$PROG"
+	for ip in "${upstreams[@]}"; do
+		printf 'server=%s\n' "$ip"
+	done
+	return 0
 	[[ -n $gdns_port ]] || granted_n=()
 	printf '# Written by %s at start: the allowed names go to the upstream resolvers.\n' "$PROG"
 	for name in "${NAMES[@]}"; do
