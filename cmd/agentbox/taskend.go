@@ -203,7 +203,14 @@ func collectBranch(ctx context.Context, p *prepared, sum *taskSummary) {
 // agentbox/TASK) on stdout.
 func bundleScript(workspace string) string {
 	ws := shquote.Word(workspace)
-	return `git -C ` + ws + ` --no-optional-locks status --porcelain=v1 --untracked-files=all | sed 's/^/status /' >&2; set -e; ` +
+	// The clone may be another uid's (the collect container on Kubernetes):
+	// trusted for reading, in a global config of this run's own, since
+	// the upload-pack of a local clone reads safe.directory from no other
+	// place. Nothing of the clone's config runs: status without
+	// core.fsmonitor, clone and bundle run no hook.
+	return `export GIT_CONFIG_GLOBAL=/tmp/agentbox-collect.gitconfig; ` +
+		`git config --global safe.directory ` + ws + ` && git config --global --add safe.directory ` + shquote.Word(workspace+"/.git") + `; ` +
+		`git -C ` + ws + ` -c core.fsmonitor=false --no-optional-locks status --porcelain=v1 --untracked-files=all | sed 's/^/status /' >&2; set -e; ` +
 		`rm -rf /tmp/task.git; git clone -q --bare --single-branch --branch "agentbox/$1" ` + ws + ` /tmp/task.git; ` +
 		`git -C /tmp/task.git branch -m "agentbox/$1" "$1"; git -C /tmp/task.git bundle create - "$1"`
 }

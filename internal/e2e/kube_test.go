@@ -19,9 +19,10 @@ import (
 // host's address on the pod network, where the test runs its own hosts.
 const (
 	kubeGateway  = "10.244.77.1"
-	kubeAllowed  = 18080 // network.cidrs lists kubeGateway on this port
-	kubeRefused  = 18081 // and not on this one
-	kubeTaskPort = 7000  // each parallel task listens here
+	kubeBridge   = "agentbox-k8s0" // scripts/k8s/cluster.sh's default
+	kubeAllowed  = 18080           // network.cidrs lists kubeGateway on this port
+	kubeRefused  = 18081           // and not on this one
+	kubeTaskPort = 7000            // each parallel task listens here
 )
 
 // kubeListener accepts connections on addr, greets each with its name and
@@ -69,6 +70,13 @@ func requireCluster(e *env) string {
 			e.t.Fatalf("the test cluster is not running (make k8s-setup): %s", r)
 		}
 		e.t.Skipf("the test cluster is not running; start it with make k8s-setup: %s", r)
+	}
+	// The CNI plugin makes the bridge with the first pod; the test's hosts
+	// listen on its gateway address before that.
+	if e.run(runOpt{}, "ip", "addr", "show", "dev", kubeBridge).failed() {
+		e.must(runOpt{}, "ip", "link", "add", kubeBridge, "type", "bridge")
+		e.must(runOpt{}, "ip", "addr", "add", kubeGateway+"/24", "dev", kubeBridge)
+		e.must(runOpt{}, "ip", "link", "set", kubeBridge, "up")
 	}
 	return strings.TrimSpace(e.must(runOpt{dir: e.root}, "bash", "scripts/k8s/cluster.sh", "kubeconfig").stdout)
 }
