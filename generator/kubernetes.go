@@ -52,6 +52,7 @@ type kubeView struct {
 	ReceiveBundle  string
 	CollectUID     int
 	CollectScript  string
+	StartupProbe   string // the health check, waited for
 	DeadlineEnv    string
 	ActiveDeadline int64 // run.timeout and the collect window, in seconds
 	TTLSeconds     int64
@@ -97,6 +98,8 @@ func renderKubernetes(p *Plan, v view, files map[string][]byte) error {
 		ReceiveBundle:  ReceiveBundle,
 		CollectUID:     CollectUID,
 		CollectScript:  "until [ -e " + CollectDone + " ]; do sleep 1; done",
+		StartupProbe: "i=0; until " + strings.Join(firewall.HealthCommand, " ") + " >/dev/null 2>&1; do i=$((i + 1)); " +
+			"[ $i -lt 100 ] || exec " + strings.Join(firewall.HealthCommand, " ") + "; sleep 0.05; done",
 		DeadlineEnv:    firewall.DeadlineEnv,
 		ActiveDeadline: int64(p.RunTimeout.Seconds()) + CollectWindowSeconds,
 		TTLSeconds:     int64(k.TTLAfterFinished.Seconds()),

@@ -90,7 +90,7 @@ func checkPodSpec(t *testing.T, what string, s corev1.PodSpec, files map[string]
 	}
 	eg, code, agent, collect := s.InitContainers[0], s.InitContainers[1], s.Containers[0], s.Containers[1]
 	if eg.Name != "egress" || eg.RestartPolicy == nil || *eg.RestartPolicy != corev1.ContainerRestartPolicyAlways ||
-		eg.StartupProbe == nil || eg.StartupProbe.Exec == nil || strings.Join(eg.StartupProbe.Exec.Command, " ") != "/usr/local/bin/agentbox-egress health" {
+		eg.StartupProbe == nil || eg.StartupProbe.Exec == nil || !strings.Contains(strings.Join(eg.StartupProbe.Exec.Command, " "), "until /usr/local/bin/agentbox-egress health >/dev/null") {
 		t.Errorf("%s: egress is not a native sidecar with the health probe: %+v", what, eg)
 	}
 	if sc := eg.SecurityContext; sc == nil || sc.Capabilities == nil || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" ||

@@ -88,7 +88,7 @@ func kubeJobName(project, task string) (string, error) {
 // name and labels, the images by digest, the deadline kept by egress and
 // the Job's own (later, for collecting), the command, and run.env from a
 // Secret.
-func kubeJob(p *prepared, digests map[string]string, secret string) (*batchv1.Job, error) {
+func kubeJob(p *prepared, digests map[string]string, secret, codeMap string) (*batchv1.Job, error) {
 	data, err := os.ReadFile(filepath.Join(p.rec.Dir, filepath.FromSlash(generator.KubeJobFile)))
 	if err != nil {
 		return nil, err
@@ -123,6 +123,15 @@ func kubeJob(p *prepared, digests map[string]string, secret string) (*batchv1.Jo
 				corev1.EnvVar{Name: firewall.DeadlineEnv, Value: strconv.FormatInt(p.rec.Deadline.Unix(), 10)},
 				corev1.EnvVar{Name: firewall.AgentUIDEnv, Value: strconv.Itoa(p.cfg.UID)},
 				corev1.EnvVar{Name: firewall.DeadlineStayEnv, Value: "1"})
+		}
+	}
+	if codeMap != "" {
+		// The clone comes in a ConfigMap: no kubectl exec to wait for.
+		for i := range spec.Volumes {
+			if v := &spec.Volumes[i]; v.Name == "incoming" {
+				v.VolumeSource = corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+					LocalObjectReference: corev1.LocalObjectReference{Name: codeMap}}}
+			}
 		}
 	}
 	for i := range spec.Containers {
@@ -183,7 +192,15 @@ func startKube(ctx context.Context, p *prepared, stderr io.Writer) error {
 	if len(p.cfg.RunEnv) > 0 {
 		secret = p.rec.Job + "-env"
 	}
-	job, err := kubeJob(p, digests, secret)
+	codeMap := ""
+	bundlePath := filepath.Join(p.dir, "task.bundle")
+	if fi, err := os.Stat(bundlePath); err == nil && fi.Size() <= maxInlineBundle {
+		codeMap = p.rec.Job + "-code"
+		if err := createCodeMap(ctx, p, codeMap, bundlePath); err != nil {
+			return p.failKube(err)
+		}
+	}
+	job, err := kubeJob(p, digests, secret, codeMap)
 	if err != nil {
 		return p.failKube(err)
 	}
@@ -203,6 +220,22 @@ func startKube(ctx context.Context, p *prepared, stderr io.Writer) error {
 			return p.failKube(err)
 		}
 	}
+	if codeMap != "" {
+		owner := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"batch/v1","kind":"Job","name":%q,"uid":%q}]}}`, p.rec.Job, uid)
+		if _, err := p.kube.run(ctx, nil, "patch", "configmap", codeMap, "--type=merge", "-p", owner); err != nil {
+			return p.failKube(fmt.Errorf("making the Job own the clone's ConfigMap: %w", err))
+		}
+		pod, err := waitPod(ctx, p, func(*corev1.Pod) bool { return true }, 10*time.Minute)
+		if err != nil {
+			return p.failKube(err)
+		}
+		p.rec.Pod = pod.Name
+		if err := p.rec.write(p.cfg.Name); err != nil {
+			return p.failKube(err)
+		}
+		fmt.Fprintf(stderr, "agentbox: task %s runs as Job %s (pod %s, namespace %s)\n", p.rec.Name, p.rec.Job, pod.Name, p.kube.namespace)
+		return nil
+	}
 	pod, err := waitPod(ctx, p, func(s *corev1.Pod) bool { return containerRunning(s.Status.InitContainerStatuses, "code") }, 10*time.Minute)
 	if err != nil {
 		return p.failKube(err)
@@ -211,7 +244,7 @@ func startKube(ctx context.Context, p *prepared, stderr io.Writer) error {
 	if err := p.rec.write(p.cfg.Name); err != nil {
 		return p.failKube(err)
 	}
-	bundle, err := os.Open(filepath.Join(p.dir, "task.bundle"))
+	bundle, err := os.Open(bundlePath)
 	if err != nil {
 		return p.failKube(err)
 	}
@@ -221,6 +254,35 @@ func startKube(ctx context.Context, p *prepared, stderr io.Writer) error {
 		return p.failKube(fmt.Errorf("delivering the task's clone: %w", err))
 	}
 	fmt.Fprintf(stderr, "agentbox: task %s runs as Job %s (pod %s, namespace %s)\n", p.rec.Name, p.rec.Job, pod.Name, p.kube.namespace)
+	return nil
+}
+
+// maxInlineBundle is the largest clone that reaches the Pod in a ConfigMap
+// (a Kubernetes object holds at most 1 MiB, base64 makes 4 bytes of 3); a
+// larger one is written into the code container with kubectl exec.
+const maxInlineBundle = 700 << 10
+
+// createCodeMap makes the ConfigMap that carries the task's clone, and the
+// file that tells the code container it is complete.
+func createCodeMap(ctx context.Context, p *prepared, name, bundlePath string) error {
+	data, err := os.ReadFile(bundlePath)
+	if err != nil {
+		return err
+	}
+	base := filepath.Base(generator.ReceiveBundle)
+	cm := corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{generator.TaskLabel: p.rec.Name}},
+		BinaryData: map[string][]byte{base: data},
+		Data:       map[string]string{base + ".done": ""},
+	}
+	j, err := json.Marshal(cm)
+	if err != nil {
+		return err
+	}
+	if _, err := p.kube.run(ctx, bytes.NewReader(j), "create", "-f", "-"); err != nil {
+		return fmt.Errorf("creating the ConfigMap of the task's clone: %w", err)
+	}
 	return nil
 }
 
@@ -253,6 +315,7 @@ func (p *prepared) failKube(err error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, _ = p.kube.run(ctx, nil, "delete", "job", p.rec.Job, "--ignore-not-found", "--wait=false", "--cascade=background")
+	_, _ = p.kube.run(ctx, nil, "delete", "configmap", p.rec.Job+"-code", "--ignore-not-found", "--wait=false")
 	os.RemoveAll(p.dir)
 	return err
 }
@@ -298,7 +361,7 @@ func waitPod(ctx context.Context, p *prepared, ok func(*corev1.Pod) bool, limit 
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(250 * time.Millisecond):
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }
@@ -413,14 +476,22 @@ func finishKube(ctx context.Context, p *prepared, stopped bool) (*taskSummary, e
 		sum.State, sum.ExitCode = stateExited, exitError
 	}
 	if pod != nil {
-		if out, err := p.kube.run(ctx, nil, "logs", pod.Name, "-c", "egress", "--timestamps"); err == nil {
-			sum.RefusedNames, sum.RefusedAddresses, sum.RejectedPackets, _ = egressRefusals(bytes.NewReader(out))
-		}
-		cmd := p.kube.command(ctx, "exec", pod.Name, "-c", "collect", "--", "sh", "-c", bundleScript(p.cfg.Workspace), "sh", p.rec.Name)
-		collectFrom(ctx, p, sum, cmd)
+		// The egress log and the branch at once.
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if out, err := p.kube.run(ctx, nil, "logs", pod.Name, "-c", "egress", "--timestamps"); err == nil {
+				sum.RefusedNames, sum.RefusedAddresses, sum.RejectedPackets, _ = egressRefusals(bytes.NewReader(out))
+			}
+		}()
+		script := bundleScript(p.cfg.Workspace)
 		if !timedOut {
-			_, _ = p.kube.run(ctx, nil, "exec", pod.Name, "-c", "collect", "--", "touch", generator.CollectDone)
+			// Then the collect container ends, and with it the Pod.
+			script = "trap 'touch " + generator.CollectDone + "' EXIT; " + script
 		}
+		cmd := p.kube.command(ctx, "exec", pod.Name, "-c", "collect", "--", "sh", "-c", script, "sh", p.rec.Name)
+		collectFrom(ctx, p, sum, cmd)
+		<-done
 	} else {
 		sum.BranchStatus = "not collected: the task's pod is gone"
 	}

@@ -28,7 +28,7 @@ func TestKubeJob(t *testing.T) {
 	tag := generator.ImageTag(c.Files)
 	reg := "registry.acme.test:5000/sandboxes/acme-api-"
 	digests := map[string]string{reg + "egress:" + tag: reg + "egress:" + tag + "@sha256:e", reg + "agent:" + tag: reg + "agent:" + tag + "@sha256:a"}
-	job, err := kubeJob(p, digests, "acme-api-task-fix-1-env")
+	job, err := kubeJob(p, digests, "acme-api-task-fix-1-env", "acme-api-task-fix-1-code")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,16 @@ func TestKubeJob(t *testing.T) {
 	if len(agent.EnvFrom) != 1 || agent.EnvFrom[0].SecretRef == nil || agent.EnvFrom[0].SecretRef.Name != "acme-api-task-fix-1-env" {
 		t.Errorf("agent envFrom %+v", agent.EnvFrom)
 	}
-	if _, err := kubeJob(p, map[string]string{}, ""); err == nil {
+	incoming := false
+	for _, v := range spec.Volumes {
+		if v.Name == "incoming" {
+			incoming = v.ConfigMap != nil && v.ConfigMap.Name == "acme-api-task-fix-1-code"
+		}
+	}
+	if !incoming {
+		t.Errorf("the clone's volume is not the task's ConfigMap: %+v", spec.Volumes)
+	}
+	if _, err := kubeJob(p, map[string]string{}, "", ""); err == nil {
 		t.Error("an unresolved image was accepted")
 	}
 }

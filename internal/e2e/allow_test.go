@@ -3,8 +3,11 @@
 package e2e
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -44,6 +47,7 @@ func testAllow(e *env, p *project) {
 		t.Errorf("the sandbox still reaches %s after the grant expired", decoyIP)
 	}
 
+	benchAllow(e, p, env)
 	p.agentbox(env, "allow", decoyIP+":80", "--for", "1m", "--reason", "e2e: to revoke")
 	if r := p.agentbox(env, "revoke", decoyIP+":80"); r.failed() {
 		t.Errorf("agentbox revoke: %s", r)
@@ -139,4 +143,47 @@ func testAllowName(e *env, p *project) {
 	if r := p.agentbox(env, "audit"); !strings.Contains(r.stdout, name) {
 		t.Errorf("agentbox audit lacks %s: %s", name, r)
 	}
+}
+
+// benchAllow measures the time from the start of agentbox allow to the
+// first connection that the grant lets through, seen from inside the
+// sandbox: a poller there tries the decoy host every 10 ms and prints the
+// time of its first success. Five grants (each revoked after), median.
+func benchAllow(e *env, p *project, env []string) {
+	t := e.t
+	poller := `echo ready; while ! timeout 0.2 bash -c 'exec 3<>/dev/tcp/` + decoyIP + `/80' 2>/dev/null; do sleep 0.01; done; echo "connected $EPOCHREALTIME"`
+	var ds []time.Duration
+	for i := range 5 {
+		cmd := exec.CommandContext(e.ctx, e.agentbox, "shell", "--", "bash", "-c", poller)
+		cmd.Dir = p.dir
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(out)
+		if !sc.Scan() || sc.Text() != "ready" {
+			t.Fatalf("the poller did not start: %q", sc.Text())
+		}
+		time.Sleep(300 * time.Millisecond) // it has tried, and been refused
+		start := time.Now()
+		r := p.agentbox(env, "allow", decoyIP+":80", "--for", "1m", "--reason", fmt.Sprintf("e2e: latency %d", i))
+		if r.failed() {
+			cmd.Process.Kill()
+			t.Fatalf("agentbox allow: %s", r)
+		}
+		var at float64
+		if sc.Scan() {
+			fmt.Sscanf(sc.Text(), "connected %f", &at)
+		}
+		_ = cmd.Wait()
+		if at == 0 {
+			t.Fatalf("the poller saw no connection")
+		}
+		ds = append(ds, time.Unix(0, int64(at*1e9)).Sub(start))
+		p.agentbox(env, "revoke", decoyIP+":80")
+	}
+	e.timed("agentbox allow until the sandbox's first allowed connection, median of 5", median(ds))
 }

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bufio"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -107,6 +108,10 @@ func testKubernetes(e *env) {
 		p.agentbox(env, "gc")
 		e.trackImages(p.name)
 	}()
+	// The generated manifests, checked by the cluster's own API server.
+	for _, f := range []string{".agentbox/kubernetes/pod.yaml", ".agentbox/kubernetes/job.yaml"} {
+		e.must(runOpt{dir: p.dir, env: env}, "kubectl", "apply", "--dry-run=server", "--validate=strict", "-f", f)
+	}
 
 	allowed := listenKube(e, kubeAllowed, "allowed host")
 	refused := listenKube(e, kubeRefused, "refused host")
@@ -152,9 +157,45 @@ echo "cluster task done"`, "/workspace", kubeGateway, kubeAllowed, kubeGateway, 
 	if r := p.agentbox(env, "ps", "--json"); r.failed() || !strings.Contains(r.stdout, `"kcommit"`) {
 		t.Errorf("agentbox ps --json: %s", r)
 	}
+	benchKubeRun(e, p, env) // before testKubeParallel makes the clone too large for a ConfigMap
 	testKubeDeadline(e, p, env)
+	testKubeStop(e, p, env)
 	testKubeParallel(e, p, env)
-	benchKubeRun(e, p, env)
+	if r := p.agentbox(env, "gc"); r.failed() {
+		t.Errorf("agentbox gc: %s", r)
+	}
+	out := e.must(runOpt{env: env}, "kubectl", "-n", "default", "get", "jobs,configmaps,secrets", "-l", "dev.agentbox.project="+p.name, "-o", "name").stdout
+	if strings.TrimSpace(out) != "" {
+		t.Errorf("agentbox gc left in the cluster: %s", out)
+	}
+}
+
+// testKubeStop: a detached cluster task is followed by ps and logs, and
+// agentbox stop ends it (130) and brings its branch back.
+func testKubeStop(e *env, p *project, env []string) {
+	t := e.t
+	script := `cd /workspace; git -c user.name=t -c user.email=t@agentbox.invalid commit -q --allow-empty -m "before the stop"; echo waiting; sleep 600`
+	if r := p.agentbox(env, "run", "--on", "kubernetes", "--detach", "--name", "kstop", "--", "bash", "-c", script); r.failed() {
+		t.Fatalf("agentbox run --detach: %s", r)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(p.agentbox(env, "logs", "kstop").stdout, "waiting") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the detached task never started")
+		}
+		time.Sleep(time.Second)
+	}
+	if r := p.agentbox(env, "ps"); !strings.Contains(r.stdout, "kstop") || !strings.Contains(r.stdout, "running") {
+		t.Errorf("agentbox ps: %s", r)
+	}
+	r := p.agentbox(env, "stop", "kstop", "--json")
+	var sum runSummary
+	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || r.code != 130 || sum.State != "stopped" || sum.BranchStatus != "new" {
+		t.Errorf("agentbox stop kstop: exit %d, %+v (%v)\n%s", r.code, sum, err, r.stderr)
+	}
+	if r := p.agentbox(env, "rm", "kstop"); r.failed() {
+		t.Errorf("agentbox rm kstop: %s", r)
+	}
 }
 
 // testKubeDeadline: a task past its deadline is ended by the egress
@@ -187,11 +228,23 @@ func testKubeDeadline(e *env, p *project, env []string) {
 // its own (reached through its own address: the probe is not blind).
 func testKubeParallel(e *env, p *project, env []string) {
 	t := e.t
+	// A clone larger than a ConfigMap holds reaches the Pod through
+	// kubectl exec instead: 1 MiB that does not compress.
+	blob := make([]byte, 1<<20)
+	if _, err := rand.Read(blob); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(p.dir, "large.bin"), blob, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.must(runOpt{dir: p.dir}, "git", "add", "large.bin")
+	e.must(runOpt{dir: p.dir}, "git", "-c", "user.name=test", "-c", "user.email=test@agentbox.invalid", "commit", "-qm", "a large file")
 	script := `T=$1; echo "$T" > /tmp/mine-$T; echo "$T" > /workspace/mine-$T
 perl -MIO::Socket::INET -e '$s = IO::Socket::INET->new(LocalPort => 7000, Listen => 5, ReuseAddr => 1) or die; while ($c = $s->accept) { print $c "task '"$T"'\n"; close $c }' &
 sleep 3
 for i in $(seq 2 40); do timeout 0.3 bash -c "exec 3<>/dev/tcp/10.244.77.$i/7000 && cat <&3" 2>/dev/null; done
 ls /tmp /workspace | sed 's/^/file /'
+[ -s /workspace/large.bin ] && echo "large clone arrived"
 for d in /proc/[0-9]*; do tr '\0' ' ' < "$d/cmdline" 2>/dev/null; echo; done | sed 's/^/proc /'
 kill %1`
 	var wg sync.WaitGroup
@@ -210,7 +263,7 @@ kill %1`
 	wg.Wait()
 	for name, other := range map[string]string{"kpar-a": "kpar-b", "kpar-b": "kpar-a"} {
 		o := out[name]
-		if !strings.Contains(o, "task "+name) || !strings.Contains(o, "file mine-"+name) {
+		if !strings.Contains(o, "task "+name) || !strings.Contains(o, "file mine-"+name) || !strings.Contains(o, "large clone arrived") {
 			t.Errorf("task %s does not see its own listener and files (a blind probe):\n%s", name, o)
 		}
 		sc := bufio.NewScanner(strings.NewReader(o))
@@ -223,18 +276,28 @@ kill %1`
 }
 
 // benchKubeRun measures agentbox run --on kubernetes -- true, images
-// present.
+// present, and its phases.
 func benchKubeRun(e *env, p *project, env []string) {
-	var ds []time.Duration
+	var total []time.Duration
+	phases := map[string][]time.Duration{}
 	for i := range 5 {
-		r := p.agentbox(env, "run", "--on", "kubernetes", "--name", fmt.Sprintf("ktrue-%d", i), "--", "true")
-		if r.failed() {
+		r := p.agentbox(env, "run", "--on", "kubernetes", "--name", fmt.Sprintf("ktrue-%d", i), "--json", "--", "true")
+		var sum struct {
+			Timings map[string]float64 `json:"timings"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || r.code != 0 {
 			e.t.Errorf("agentbox run --on kubernetes -- true: %s", r)
 			return
 		}
-		ds = append(ds, r.took)
+		total = append(total, r.took)
+		for k, v := range sum.Timings {
+			phases[k] = append(phases[k], time.Duration(v*float64(time.Second)))
+		}
 	}
-	e.timed("agentbox run --on kubernetes -- true, median of 5", median(ds))
+	e.timed("agentbox run --on kubernetes -- true, median of 5", median(total))
+	for _, k := range []string{"prepare", "start", "command", "collect"} {
+		e.timed("  of which "+k+" (median)", median(phases[k]))
+	}
 }
 
 func envValue(env []string, name string) string {
