@@ -22,9 +22,10 @@ const (
 
 // What the Pod's containers agree on.
 const (
-	// ReceiveEnv names, in the code container, the git bundle of the
+	// ReceiveEnv names, in the agent container, the git bundle of the
 	// project that agentbox run writes; the workspace's entrypoint waits
-	// for it (and for the name with ".done" appended), clones it and ends.
+	// for it (and for the name with ".done" appended), clones it, and runs
+	// the command.
 	ReceiveEnv    = "AGENTBOX_RECEIVE"
 	ReceiveDir    = "/run/agentbox/in"
 	ReceiveBundle = ReceiveDir + "/project.bundle"

@@ -85,10 +85,10 @@ func checkPodSpec(t *testing.T, what string, s corev1.PodSpec, files map[string]
 		t.Errorf("%s: pod-level settings: automount %v, share pids %v, host network %v, host pid %v, security %+v, restart %s",
 			what, s.AutomountServiceAccountToken, s.ShareProcessNamespace, s.HostNetwork, s.HostPID, s.SecurityContext, s.RestartPolicy)
 	}
-	if len(s.InitContainers) != 2 || len(s.Containers) != 2 {
+	if len(s.InitContainers) != 1 || len(s.Containers) != 2 {
 		t.Fatalf("%s: %d init containers, %d containers", what, len(s.InitContainers), len(s.Containers))
 	}
-	eg, code, agent, collect := s.InitContainers[0], s.InitContainers[1], s.Containers[0], s.Containers[1]
+	eg, agent, collect := s.InitContainers[0], s.Containers[0], s.Containers[1]
 	if eg.Name != "egress" || eg.RestartPolicy == nil || *eg.RestartPolicy != corev1.ContainerRestartPolicyAlways ||
 		eg.StartupProbe == nil || eg.StartupProbe.Exec == nil || !strings.Contains(strings.Join(eg.StartupProbe.Exec.Command, " "), "until /usr/local/bin/agentbox-egress health >/dev/null") {
 		t.Errorf("%s: egress is not a native sidecar with the health probe: %+v", what, eg)
@@ -97,7 +97,7 @@ func checkPodSpec(t *testing.T, what string, s corev1.PodSpec, files map[string]
 		len(sc.Capabilities.Add) != 5 || *sc.AllowPrivilegeEscalation || !*sc.ReadOnlyRootFilesystem {
 		t.Errorf("%s: egress security context %+v", what, sc)
 	}
-	for _, c := range []corev1.Container{code, agent, collect} {
+	for _, c := range []corev1.Container{agent, collect} {
 		sc := c.SecurityContext
 		if sc == nil || sc.RunAsUser == nil || *sc.RunAsUser == 0 || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot ||
 			sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation || sc.Capabilities == nil ||

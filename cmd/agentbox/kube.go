@@ -2,9 +2,9 @@ package main
 
 // agentbox run --on kubernetes: a task as a Job made from the generated
 // template (.agentbox/kubernetes/job.yaml). The Job's Pod is the sandbox:
-// egress as a native sidecar keeps the deadline, the code container
-// receives the task's clone as a git bundle (kubectl exec), the agent runs
-// the command, and the collect container (another uid, the workspace
+// egress as a native sidecar keeps the deadline, the agent container's
+// entrypoint clones the task's clone from a git bundle (in a ConfigMap, or
+// written with kubectl exec) and runs the command, and the collect container (another uid, the workspace
 // read-only) hands the task's branch back as a bundle, which the host takes
 // through agentbox fetch's checks, as for a local task.
 
@@ -182,7 +182,7 @@ func kubeDigests(ctx context.Context, p *prepared) (map[string]string, error) {
 }
 
 // startKube creates the task's Job (and the Secret of run.env), and
-// delivers the task's clone to its code container.
+// delivers the task's clone to its agent container.
 func startKube(ctx context.Context, p *prepared, stderr io.Writer) error {
 	digests, err := kubeDigests(ctx, p)
 	if err != nil {
@@ -236,7 +236,7 @@ func startKube(ctx context.Context, p *prepared, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "agentbox: task %s runs as Job %s (pod %s, namespace %s)\n", p.rec.Name, p.rec.Job, pod.Name, p.kube.namespace)
 		return nil
 	}
-	pod, err := waitPod(ctx, p, func(s *corev1.Pod) bool { return containerRunning(s.Status.InitContainerStatuses, "code") }, 10*time.Minute)
+	pod, err := waitPod(ctx, p, func(s *corev1.Pod) bool { return containerRunning(s.Status.ContainerStatuses, "agent") }, 10*time.Minute)
 	if err != nil {
 		return p.failKube(err)
 	}
@@ -250,7 +250,7 @@ func startKube(ctx context.Context, p *prepared, stderr io.Writer) error {
 	}
 	defer bundle.Close()
 	script := `cat > "$0.tmp" && mv "$0.tmp" "$0" && : > "$0.done"`
-	if _, err := p.kube.run(ctx, bundle, "exec", "-i", pod.Name, "-c", "code", "--", "sh", "-c", script, generator.ReceiveBundle); err != nil {
+	if _, err := p.kube.run(ctx, bundle, "exec", "-i", pod.Name, "-c", "agent", "--", "sh", "-c", script, generator.ReceiveBundle); err != nil {
 		return p.failKube(fmt.Errorf("delivering the task's clone: %w", err))
 	}
 	fmt.Fprintf(stderr, "agentbox: task %s runs as Job %s (pod %s, namespace %s)\n", p.rec.Name, p.rec.Job, pod.Name, p.kube.namespace)
@@ -259,11 +259,11 @@ func startKube(ctx context.Context, p *prepared, stderr io.Writer) error {
 
 // maxInlineBundle is the largest clone that reaches the Pod in a ConfigMap
 // (a Kubernetes object holds at most 1 MiB, base64 makes 4 bytes of 3); a
-// larger one is written into the code container with kubectl exec.
+// larger one is written into the agent container with kubectl exec.
 const maxInlineBundle = 700 << 10
 
 // createCodeMap makes the ConfigMap that carries the task's clone, and the
-// file that tells the code container it is complete.
+// file that tells the agent's entrypoint it is complete.
 func createCodeMap(ctx context.Context, p *prepared, name, bundlePath string) error {
 	data, err := os.ReadFile(bundlePath)
 	if err != nil {

@@ -25,9 +25,9 @@ if [ -n "${AGENTBOX_WAIT_FIREWALL:-}" ]; then
 fi
 workspace=/workspace
 origin=/run/agentbox/origin
-# On Kubernetes the project arrives as a git bundle: agentbox run writes it
-# (kubectl exec) to $AGENTBOX_RECEIVE, then an empty file of that name with
-# .done appended. The Pod's code container waits for it, 10 minutes at most,
+# On Kubernetes the project arrives as a git bundle: agentbox run puts it
+# at $AGENTBOX_RECEIVE (a ConfigMap, or kubectl exec), then an empty file of
+# that name with .done appended. The agent container waits for it, 10 minutes at most,
 # and clones it below.
 receive=${AGENTBOX_RECEIVE:-}
 if [ -n "$receive" ]; then
