@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/netip"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -118,7 +119,9 @@ func (o *blockedOptions) run(ctx context.Context, d deps, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	opts := []denials.Option{denials.Ignore(firewall.ProbeName), denials.Packets(firewall.LogPrefix, firewall.LogReasons)}
+	cfg, _ := loadConfig(o.dir) // without it, only the resolver's answers tell a port from an address
+	opts := []denials.Option{denials.Ignore(firewall.ProbeName), denials.Packets(firewall.LogPrefix, firewall.LogReasons),
+		denials.Ports(firewall.ReasonUnlisted, policyCIDRs(cfg))}
 	if !since.IsZero() {
 		opts = append(opts, denials.Since(since))
 	}
@@ -301,4 +304,16 @@ func (t *tailWriter) Write(p []byte) (int, error) {
 func (t *tailWriter) last() []byte {
 	s := strings.TrimSpace(string(t.b))
 	return []byte(s[strings.LastIndexByte(s, '\n')+1:])
+}
+
+// policyCIDRs are the CIDRs of network.cidrs (none for a nil cfg).
+func policyCIDRs(cfg *generator.Config) []netip.Prefix {
+	if cfg == nil {
+		return nil
+	}
+	var out []netip.Prefix
+	for _, c := range cfg.CIDRs {
+		out = append(out, c.Prefix)
+	}
+	return out
 }

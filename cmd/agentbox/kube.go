@@ -481,7 +481,7 @@ func finishKube(ctx context.Context, p *prepared, stopped bool) (*taskSummary, e
 		go func() {
 			defer close(done)
 			if out, err := p.kube.run(ctx, nil, "logs", pod.Name, "-c", "egress", "--timestamps"); err == nil {
-				sum.RefusedNames, sum.RefusedAddresses, sum.RejectedPackets, _ = egressRefusals(bytes.NewReader(out))
+				sum.RefusedNames, sum.RefusedAddresses, sum.RejectedPackets, _ = egressRefusals(bytes.NewReader(out), policyCIDRs(p.cfg))
 			}
 		}()
 		script := bundleScript(p.cfg.Workspace)

@@ -71,7 +71,7 @@ agentbox-egress: rejected packets: dns=1 other=0
 agentbox-egress: rejected packets: dns=2 other=3 special=0
 ` + pktRecord("unlisted", "198.51.100.7", 6, 443) + "\n" + pktRecord("unlisted", "198.51.100.7", 6, 443) + "\n" +
 		pktRecord("icmp", "2001:db8::1", 58, 0) + "\n"
-	names, addrs, packets, err := egressRefusals(strings.NewReader(log))
+	names, addrs, packets, err := egressRefusals(strings.NewReader(log), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

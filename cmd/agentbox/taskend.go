@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"strconv"
@@ -127,7 +128,7 @@ func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error
 		}
 		if eg != nil {
 			if log, err := startLog(exec.CommandContext(ctx, p.docker, "logs", "--timestamps", eg.ID)); err == nil {
-				sum.RefusedNames, sum.RefusedAddresses, sum.RejectedPackets, _ = egressRefusals(log)
+				sum.RefusedNames, sum.RefusedAddresses, sum.RejectedPackets, _ = egressRefusals(log, policyCIDRs(p.cfg))
 				log.Close()
 			}
 		}
@@ -165,8 +166,9 @@ func (p *prepared) timings(sum *taskSummary) {
 // NXDOMAIN (printable, denials.Printable), but the entrypoint's own probe,
 // each destination of the firewall's records, and its reject counters at
 // its exit.
-func egressRefusals(log io.Reader) ([]nameCount, []addrCount, map[string]int, error) {
-	rep, err := denials.Parse(log, denials.Ignore(firewall.ProbeName), denials.Packets(firewall.LogPrefix, firewall.LogReasons))
+func egressRefusals(log io.Reader, cidrs []netip.Prefix) ([]nameCount, []addrCount, map[string]int, error) {
+	rep, err := denials.Parse(log, denials.Ignore(firewall.ProbeName), denials.Packets(firewall.LogPrefix, firewall.LogReasons),
+		denials.Ports(firewall.ReasonUnlisted, cidrs))
 	if err != nil {
 		return nil, nil, map[string]int{}, err
 	}

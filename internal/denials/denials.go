@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"regexp"
 	"slices"
 	"strconv"
@@ -88,6 +89,9 @@ type parser struct {
 	rows      map[string]*Row
 	pending   map[string]query // by dnsmasq pid: its last query
 	rep       Report
+	unlisted  string                // Ports: the firewall's key for TCP to an unlisted address or port
+	cidrs     []netip.Prefix        // Ports: the policy's CIDRs
+	answers   map[netip.Addr]string // the resolver's answers: address -> name
 }
 
 // Parse reads an egress log, as `docker logs --timestamps` writes it (lines
@@ -133,6 +137,11 @@ func skipLine(br *bufio.Reader) error {
 func (p *parser) line(l string) {
 	l = composePrefix.ReplaceAllString(l, "")
 	at, rest := timestamp(l)
+	// An answer counts whenever it came: a refusal after --since may be
+	// of an address resolved before.
+	if p.unlisted != "" && p.answer(rest) {
+		return
+	}
 	if !p.since.IsZero() && (at.IsZero() || at.Before(p.since)) {
 		return
 	}

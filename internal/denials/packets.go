@@ -119,6 +119,9 @@ func protoName(n int) string {
 // sortedDests returns the destinations by count (most first), then
 // address, port, protocol and reason.
 func (p *parser) sortedDests() []Dest {
+	for _, d := range p.dests {
+		p.portReason(d)
+	}
 	out := make([]Dest, 0, len(p.dests))
 	for _, d := range p.dests {
 		out = append(out, *d)
