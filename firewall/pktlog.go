@@ -32,6 +32,9 @@ const (
 	// ReasonUnlisted is TCP to a public address and port the policy does
 	// not list: the one reason a network.cidrs entry could change.
 	ReasonUnlisted = "unlisted"
+	// ReasonSpecial is a private or special-purpose range: refused unless
+	// network.cidrs lists it, and then on its ports only.
+	ReasonSpecial = "special"
 )
 
 // LogReasons are the keys of the log prefixes and what each means.
@@ -41,7 +44,7 @@ var LogReasons = map[string]string{
 	"spoof":        "posing as an upstream resolver (from its address or port 53)",
 	"routing":      "IPv6 routing header",
 	"expired":      "connection of an expired or revoked grant",
-	"special":      "private or special-purpose address",
+	ReasonSpecial:  "private or special-purpose address",
 	ReasonUnlisted: "TCP to an unlisted address or port",
 	"udp":          "UDP (only TCP is allowed)",
 	"icmp":         "ICMP",

@@ -121,7 +121,7 @@ func (o *blockedOptions) run(ctx context.Context, d deps, stdout io.Writer) erro
 	}
 	cfg, _ := loadConfig(o.dir) // without it, only the resolver's answers tell a port from an address
 	opts := []denials.Option{denials.Ignore(firewall.ProbeName), denials.Packets(firewall.LogPrefix, firewall.LogReasons),
-		denials.Ports(firewall.ReasonUnlisted, policyCIDRs(cfg))}
+		denials.Ports(firewall.ReasonUnlisted, firewall.ReasonSpecial, policyCIDRs(cfg))}
 	if !since.IsZero() {
 		opts = append(opts, denials.Since(since))
 	}

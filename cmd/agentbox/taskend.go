@@ -168,7 +168,7 @@ func (p *prepared) timings(sum *taskSummary) {
 // its exit.
 func egressRefusals(log io.Reader, cidrs []netip.Prefix) ([]nameCount, []addrCount, map[string]int, error) {
 	rep, err := denials.Parse(log, denials.Ignore(firewall.ProbeName), denials.Packets(firewall.LogPrefix, firewall.LogReasons),
-		denials.Ports(firewall.ReasonUnlisted, cidrs))
+		denials.Ports(firewall.ReasonUnlisted, firewall.ReasonSpecial, cidrs))
 	if err != nil {
 		return nil, nil, map[string]int{}, err
 	}

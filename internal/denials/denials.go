@@ -90,6 +90,7 @@ type parser struct {
 	pending   map[string]query // by dnsmasq pid: its last query
 	rep       Report
 	unlisted  string                // Ports: the firewall's key for TCP to an unlisted address or port
+	special   string                // Ports: its key for a private or special-purpose range
 	cidrs     []netip.Prefix        // Ports: the policy's CIDRs
 	answers   map[netip.Addr]string // the resolver's answers: address -> name
 }

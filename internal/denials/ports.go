@@ -23,11 +23,14 @@ const maxAnswers = 10000
 // address it resolved to, from the upstream or from its cache.
 var answerLine = regexp.MustCompile(`^dnsmasq\[[0-9]+\]: (?:reply|cached) (\S+) is ([0-9A-Fa-f.:]+)$`)
 
-// Ports makes Parse report a refusal with the key unlisted (the firewall's
-// reason for TCP to an unlisted address or port) as ReasonPort when its
-// address was an answer of the filter resolver or lies in one of cidrs.
-func Ports(unlisted string, cidrs []netip.Prefix) Option {
-	return func(p *parser) { p.unlisted, p.cidrs = unlisted, cidrs }
+// Ports makes Parse report a TCP refusal as ReasonPort when its address
+// was allowed on other ports: a refusal with the key unlisted (the
+// firewall's reason for TCP to an unlisted address or port) whose address
+// was an answer of the filter resolver or lies in one of cidrs, and one
+// with the key special (a private or special-purpose range) that lies in
+// one of cidrs, which admit such ranges on their own ports.
+func Ports(unlisted, special string, cidrs []netip.Prefix) Option {
+	return func(p *parser) { p.unlisted, p.special, p.cidrs = unlisted, special, cidrs }
 }
 
 // answer remembers the name an address was an answer for.
@@ -52,10 +55,10 @@ func (p *parser) answer(l string) bool {
 // portReason turns the unlisted refusals of allowed destinations into
 // ReasonPort ones, saying which name or CIDR allowed the address.
 func (p *parser) portReason(d *Dest) {
-	if p.unlisted == "" || d.Reason != p.unlisted {
+	if d.Proto != "tcp" || p.unlisted == "" || d.Reason != p.unlisted && d.Reason != p.special {
 		return
 	}
-	if name, ok := p.answers[d.Addr]; ok {
+	if name, ok := p.answers[d.Addr]; ok && d.Reason == p.unlisted {
 		d.Reason, d.Why = ReasonPort, "TCP to an address of "+Printable(name)+" (answered by the filter) on a port the policy does not allow for it"
 		return
 	}

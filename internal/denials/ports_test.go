@@ -22,8 +22,10 @@ func TestPorts(t *testing.T) {
 		"2026-11-22T10:00:01Z " + record("unlisted", "198.18.10.9", 6, 22, sec),
 		"2026-11-22T10:00:01Z " + record("unlisted", "203.0.113.50", 6, 443, sec),
 		"2026-11-22T10:00:01Z " + record("udp", "198.51.100.7", 17, 53, sec),
+		"2026-11-22T10:00:01Z " + record("special", "10.1.2.3", 6, 22, sec),
+		"2026-11-22T10:00:01Z " + record("special", "10.9.9.9", 6, 22, sec),
 	}, "\n") + "\n"
-	rep, err := Parse(strings.NewReader(log), Packets(prefix, reasons), Ports("unlisted", []netip.Prefix{netip.MustParsePrefix("198.18.10.0/24")}),
+	rep, err := Parse(strings.NewReader(log), Packets(prefix, reasons), Ports("unlisted", "special", []netip.Prefix{netip.MustParsePrefix("198.18.10.0/24"), netip.MustParsePrefix("10.1.2.0/24")}),
 		Since(at("2026-11-22T10:00:00Z")))
 	if err != nil {
 		t.Fatal(err)
@@ -34,6 +36,8 @@ func TestPorts(t *testing.T) {
 		"198.18.10.9:22":   {ReasonPort, "198.18.10.0/24 (network.cidrs)"},
 		"203.0.113.50:443": {"unlisted", "unlisted address or port"},
 		"198.51.100.7:53":  {"udp", "UDP"},
+		"10.1.2.3:22":      {ReasonPort, "10.1.2.0/24 (network.cidrs)"},
+		"10.9.9.9:22":      {"special", "private range"},
 	}
 	if len(rep.Dests) != len(want) {
 		t.Fatalf("%d destinations, want %d: %+v", len(rep.Dests), len(want), rep.Dests)

@@ -130,6 +130,7 @@ echo "cluster task done"`, "/workspace", kubeGateway, kubeAllowed, kubeGateway, 
 		RefusedAddresses []struct {
 			Address string `json:"address"`
 			Port    int    `json:"port"`
+			Why     string `json:"why"`
 		} `json:"refused_addresses"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || r.code != 0 {
@@ -147,6 +148,15 @@ echo "cluster task done"`, "/workspace", kubeGateway, kubeAllowed, kubeGateway, 
 	}
 	if out := e.must(runOpt{dir: p.dir}, "git", "show", "refs/heads/agentbox/kcommit:kube.txt").stdout; out != "made on the cluster\n" {
 		t.Errorf("the cluster task's branch in the host repository: kube.txt is %q", out)
+	}
+	// The refused port of a listed CIDR is reported as a port, not as an
+	// unlisted address.
+	refusedPort := false
+	for _, a := range sum.RefusedAddresses {
+		refusedPort = refusedPort || a.Address == kubeGateway && a.Port == kubeRefused && strings.Contains(a.Why, "on a port the policy does not allow")
+	}
+	if !refusedPort {
+		t.Errorf("the summary's refused addresses lack %s:%d as a refused port: %+v", kubeGateway, kubeRefused, sum.RefusedAddresses)
 	}
 	if !strings.Contains(fmt.Sprint(sum.RefusedNames), unlistedName) {
 		t.Errorf("the summary's refused names lack %s: %v", unlistedName, sum.RefusedNames)
