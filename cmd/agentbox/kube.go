@@ -84,12 +84,9 @@ func kubeJobName(project, task string) (string, error) {
 	return n, nil
 }
 
-// kubeJob reads the generated Job template and makes the task's Job: its
-// name and labels, the images by digest, the deadline kept by egress and
-// the Job's own (later, for collecting), the command, and run.env from a
-// Secret.
-func kubeJob(p *prepared, digests map[string]string, secret, codeMap string) (*batchv1.Job, error) {
-	data, err := os.ReadFile(filepath.Join(p.rec.Dir, filepath.FromSlash(generator.KubeJobFile)))
+// readJobTemplate reads the generated Job template of the project in dir.
+func readJobTemplate(dir string) (*batchv1.Job, error) {
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(generator.KubeJobFile)))
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +94,15 @@ func kubeJob(p *prepared, digests map[string]string, secret, codeMap string) (*b
 	if err := yaml.UnmarshalStrict(data, &job); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", generator.KubeJobFile, err)
 	}
+	return &job, nil
+}
+
+// kubeJob makes the task's Job of the template tmpl (which it changes): its
+// name and labels, the images by digest, the deadline kept by egress and
+// the Job's own (later, for collecting), the command, and run.env from a
+// Secret.
+func kubeJob(p *prepared, tmpl *batchv1.Job, digests map[string]string, secret, codeMap string) (*batchv1.Job, error) {
+	job := tmpl
 	labels := map[string]string{generator.TaskLabel: p.rec.Name, generator.ProjectLabel: p.cfg.Name,
 		generator.DeadlineLabel: strconv.FormatInt(p.rec.Deadline.Unix(), 10)}
 	job.Name = p.rec.Job
@@ -147,20 +153,12 @@ func kubeJob(p *prepared, digests map[string]string, secret, codeMap string) (*b
 			}
 		}
 	}
-	return &job, nil
+	return job, nil
 }
 
 // kubeDigests resolves the images of the Job template to tag@digest: the
 // Job runs exactly what agentbox build --push pushed.
-func kubeDigests(ctx context.Context, p *prepared) (map[string]string, error) {
-	data, err := os.ReadFile(filepath.Join(p.rec.Dir, filepath.FromSlash(generator.KubeJobFile)))
-	if err != nil {
-		return nil, err
-	}
-	var job batchv1.Job
-	if err := yaml.UnmarshalStrict(data, &job); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", generator.KubeJobFile, err)
-	}
+func kubeDigests(ctx context.Context, job *batchv1.Job) (map[string]string, error) {
 	r := images.NewRegistryResolver(images.RegistryOptions{})
 	out := map[string]string{}
 	spec := job.Spec.Template.Spec
@@ -184,7 +182,11 @@ func kubeDigests(ctx context.Context, p *prepared) (map[string]string, error) {
 // startKube creates the task's Job (and the Secret of run.env), and
 // delivers the task's clone to its agent container.
 func startKube(ctx context.Context, p *prepared, stderr io.Writer) error {
-	digests, err := kubeDigests(ctx, p)
+	tmpl, err := readJobTemplate(p.rec.Dir)
+	if err != nil {
+		return p.failKube(err)
+	}
+	digests, err := kubeDigests(ctx, tmpl)
 	if err != nil {
 		return p.failKube(err)
 	}
@@ -200,7 +202,7 @@ func startKube(ctx context.Context, p *prepared, stderr io.Writer) error {
 			return p.failKube(err)
 		}
 	}
-	job, err := kubeJob(p, digests, secret, codeMap)
+	job, err := kubeJob(p, tmpl, digests, secret, codeMap)
 	if err != nil {
 		return p.failKube(err)
 	}

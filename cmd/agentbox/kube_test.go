@@ -28,7 +28,11 @@ func TestKubeJob(t *testing.T) {
 	tag := generator.ImageTag(c.Files)
 	reg := "registry.acme.test:5000/sandboxes/acme-api-"
 	digests := map[string]string{reg + "egress:" + tag: reg + "egress:" + tag + "@sha256:e", reg + "agent:" + tag: reg + "agent:" + tag + "@sha256:a"}
-	job, err := kubeJob(p, digests, "acme-api-task-fix-1-env", "acme-api-task-fix-1-code")
+	tmpl, err := readJobTemplate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := kubeJob(p, tmpl, digests, "acme-api-task-fix-1-env", "acme-api-task-fix-1-code")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +71,10 @@ func TestKubeJob(t *testing.T) {
 	if !incoming {
 		t.Errorf("the clone's volume is not the task's ConfigMap: %+v", spec.Volumes)
 	}
-	if _, err := kubeJob(p, map[string]string{}, "", ""); err == nil {
+	if tmpl, err = readJobTemplate(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kubeJob(p, tmpl, map[string]string{}, "", ""); err == nil {
 		t.Error("an unresolved image was accepted")
 	}
 }
