@@ -456,8 +456,6 @@ func finishKube(ctx context.Context, p *prepared, stopped bool) (*taskSummary, e
 	if err != nil {
 		return nil, err
 	}
-	sum := &taskSummary{Task: p.rec.Name, Branch: "refs/heads/" + p.rec.Branch, RejectedPackets: map[string]int{},
-		Timings: map[string]float64{}, Workspace: workspaceClone}
 	var ag *corev1.ContainerStatus
 	if pod != nil {
 		ag = containerStatus(pod.Status.ContainerStatuses, "agent")
@@ -467,16 +465,12 @@ func finishKube(ctx context.Context, p *prepared, stopped bool) (*taskSummary, e
 		ended = ag.State.Terminated
 	}
 	timedOut := ended != nil && !ended.FinishedAt.Time.Before(p.rec.Deadline.Add(-time.Second))
-	switch {
-	case timedOut:
-		sum.State, sum.ExitCode = stateTimedOut, exitTimedOut
-	case stopped:
-		sum.State, sum.ExitCode = stateStopped, exitStopped
-	case ended != nil:
-		sum.State, sum.ExitCode = stateExited, int(ended.ExitCode)
-	default:
-		sum.State, sum.ExitCode = stateExited, exitError
+	var exit *int
+	if ended != nil {
+		code := int(ended.ExitCode)
+		exit = &code
 	}
+	sum := p.newSummary(timedOut, stopped, exit)
 	if pod != nil {
 		// The egress log and the branch at once.
 		done := make(chan struct{})
@@ -497,11 +491,7 @@ func finishKube(ctx context.Context, p *prepared, stopped bool) (*taskSummary, e
 	} else {
 		sum.BranchStatus = "not collected: the task's pod is gone"
 	}
-	p.rec.State, p.rec.Ended = sum.State, time.Now()
-	p.rec.Exit = &sum.ExitCode
-	sum.DurationSeconds = p.rec.Ended.Sub(p.rec.Started).Round(10 * time.Millisecond).Seconds()
-	p.timings(sum)
-	return sum, p.rec.write(p.cfg.Name)
+	return sum, p.end(sum)
 }
 
 // removeKubeTask deletes a cluster task's Job (its Pod and Secret go with

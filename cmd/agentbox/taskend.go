@@ -96,21 +96,11 @@ func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error
 	// that ended on its own and is collected late did not time out.
 	timedOut := ag != nil && !ag.Running && !ag.Finished.IsZero() &&
 		!ag.Finished.Before(p.rec.Deadline.Add(-deadlineSlack))
-	sum := &taskSummary{Task: p.rec.Name, Branch: "refs/heads/" + p.rec.Branch, RejectedPackets: map[string]int{},
-		Timings: map[string]float64{}, Workspace: workspaceClone}
-	if p.rec.Workspace == workspaceDirect {
-		sum.Workspace = workspaceDirect
+	var exit *int
+	if ag != nil {
+		exit = &ag.ExitCode
 	}
-	switch {
-	case timedOut:
-		sum.State, sum.ExitCode = stateTimedOut, exitTimedOut
-	case stopped:
-		sum.State, sum.ExitCode = stateStopped, exitStopped
-	case ag != nil:
-		sum.State, sum.ExitCode = stateExited, ag.ExitCode
-	default:
-		sum.State, sum.ExitCode = stateExited, exitError
-	}
+	sum := p.newSummary(timedOut, stopped, exit)
 	// Stopping egress (which logs its counters as it exits) and taking the
 	// branch from the workspace volume are independent: at once.
 	done := make(chan struct{})
@@ -141,11 +131,37 @@ func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error
 		collectBranch(ctx, p, sum)
 		<-done
 	}
+	return sum, p.end(sum)
+}
+
+// newSummary starts the summary of a task whose agent ended with exit (nil:
+// unknown), and says how it ended.
+func (p *prepared) newSummary(timedOut, stopped bool, exit *int) *taskSummary {
+	sum := &taskSummary{Task: p.rec.Name, Branch: "refs/heads/" + p.rec.Branch, RejectedPackets: map[string]int{},
+		Timings: map[string]float64{}, Workspace: workspaceClone}
+	if p.rec.Workspace == workspaceDirect {
+		sum.Workspace = workspaceDirect
+	}
+	switch {
+	case timedOut:
+		sum.State, sum.ExitCode = stateTimedOut, exitTimedOut
+	case stopped:
+		sum.State, sum.ExitCode = stateStopped, exitStopped
+	case exit != nil:
+		sum.State, sum.ExitCode = stateExited, *exit
+	default:
+		sum.State, sum.ExitCode = stateExited, exitError
+	}
+	return sum
+}
+
+// end records how the task ended, with its duration and timings.
+func (p *prepared) end(sum *taskSummary) error {
 	p.rec.State, p.rec.Ended = sum.State, time.Now()
 	p.rec.Exit = &sum.ExitCode
 	sum.DurationSeconds = p.rec.Ended.Sub(p.rec.Started).Round(10 * time.Millisecond).Seconds()
 	p.timings(sum)
-	return sum, p.rec.write(p.cfg.Name)
+	return p.rec.write(p.cfg.Name)
 }
 
 // timings records how long each phase took, when run saw them all.
