@@ -24,6 +24,11 @@
 //
 // So the result is valid UTF-8 with no control character, and two different
 // inputs never give the same result: every backslash starts an escape.
+//
+// Message is the one exception to the backslash rule: it is for agentbox's
+// own messages (errors), which quote values with Go's escapes already and
+// may carry text from git or the agent; it keeps newlines, tabs and
+// backslashes, and escapes the rest as Lines does. Safe, but not one to one.
 package termsafe
 
 import (
@@ -34,46 +39,55 @@ import (
 	"unicode/utf8"
 )
 
+// mode says what an escape keeps as it is.
+type mode int
+
+const (
+	field   mode = iota // nothing: one line
+	lines               // newlines and tabs
+	message             // newlines, tabs and backslashes
+)
+
 // String returns s escaped for a one-line field of text output.
-func String(s string) string {
-	if plain(s, false) {
-		return s
-	}
-	return string(appendEscaped(nil, s, false))
-}
+func String(s string) string { return escape(s, field) }
 
 // Lines returns s escaped as String does, but with newlines and tabs kept:
-// for a log or a message of several lines.
-func Lines(s string) string {
-	if plain(s, true) {
+// for a log of several lines.
+func Lines(s string) string { return escape(s, lines) }
+
+// Message returns s escaped as Lines does, but with backslashes kept: for
+// agentbox's own messages, which quote values with Go's escapes.
+func Message(s string) string { return escape(s, message) }
+
+func escape(s string, m mode) string {
+	if plain(s, m) {
 		return s
 	}
-	return string(appendEscaped(nil, s, true))
+	return string(appendEscaped(nil, s, m))
 }
 
 // plain reports whether s is its own escape.
-func plain(s string, layout bool) bool {
+func plain(s string, m mode) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c < 0x20 && !(layout && (c == '\n' || c == '\t')) || c >= 0x7f || c == '\\' {
+		if c < 0x20 && !(m != field && (c == '\n' || c == '\t')) || c >= 0x7f || c == '\\' && m != message {
 			return false
 		}
 	}
 	return true
 }
 
-// appendEscaped appends the escape of s to dst; layout keeps newlines and
-// tabs.
-func appendEscaped(dst []byte, s string, layout bool) []byte {
+// appendEscaped appends the escape of s to dst.
+func appendEscaped(dst []byte, s string, m mode) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			i++
 			switch {
+			case m != field && (c == '\n' || c == '\t') || m == message && c == '\\':
+				dst = append(dst, c)
 			case c == '\\':
 				dst = append(dst, `\\`...)
-			case layout && (c == '\n' || c == '\t'):
-				dst = append(dst, c)
 			case c == '\n':
 				dst = append(dst, `\n`...)
 			case c == '\t':
@@ -125,7 +139,7 @@ func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
 func (e *Writer) Write(p []byte) (int, error) {
 	data := append(e.pending, p...)
 	cut := len(data) - incompleteTail(data)
-	e.buf = appendEscaped(e.buf[:0], string(data[:cut]), true)
+	e.buf = appendEscaped(e.buf[:0], string(data[:cut]), lines)
 	e.pending = append(e.pending[:0:0], data[cut:]...)
 	if _, err := e.w.Write(e.buf); err != nil {
 		return 0, err
@@ -139,7 +153,7 @@ func (e *Writer) Flush() error {
 	if len(e.pending) == 0 {
 		return nil
 	}
-	e.buf = appendEscaped(e.buf[:0], string(e.pending), true)
+	e.buf = appendEscaped(e.buf[:0], string(e.pending), lines)
 	e.pending = e.pending[:0]
 	_, err := e.w.Write(e.buf)
 	return err

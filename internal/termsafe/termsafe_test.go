@@ -48,6 +48,14 @@ func TestLines(t *testing.T) {
 	}
 }
 
+func TestMessage(t *testing.T) {
+	in := "invalid domain \"\\u212aubernetes.io\"\n\tfrom git: \x9b2J\u202e\x1b"
+	want := "invalid domain \"\\u212aubernetes.io\"\n\tfrom git: \\x9b2J\\u{202e}\\x1b"
+	if got := Message(in); got != want {
+		t.Errorf("Message(%q) = %q, want %q", in, got, want)
+	}
+}
+
 // TestWriterSplitsRunes writes s in every two pieces: the output is
 // Lines(s) however it was cut.
 func TestWriterSplitsRunes(t *testing.T) {
@@ -172,6 +180,7 @@ func FuzzEscape(f *testing.F) {
 				t.Fatalf("escape of %q = %q reads back as %q (%v): two inputs could give one output", s, out, back, ok)
 			}
 		}
+		checkSafe(t, s, Message(s), true)
 		var b bytes.Buffer
 		w := NewWriter(&b)
 		half := len(s) / 2
