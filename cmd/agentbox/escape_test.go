@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -251,5 +254,56 @@ func TestLogsEscapes(t *testing.T) {
 	terminalSafe(t, "logs agent", stdout)
 	if !strings.Contains(stdout, `\x1b]52`) {
 		t.Errorf("logs agent: %q", stdout)
+	}
+}
+
+// TestJSONOutputThroughWriteJSON: every JSON that cmd/agentbox prints goes
+// through writeJSON (termsafe.JSON's escapes); a json.Encoder writes to a
+// stream, which here is output, so none is used besides it.
+func TestJSONOutputThroughWriteJSON(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				if id, ok := sel.X.(*ast.Ident); ok && id.Name == "json" && sel.Sel.Name == "NewEncoder" {
+					t.Errorf("%s: json.NewEncoder: print JSON with writeJSON, which escapes C1 and bidi controls", fset.Position(sel.Pos()))
+				}
+			}
+			return true
+		})
+	}
+}
+
+// TestWriteJSON: writeJSON's output decodes to the same value and holds no
+// C1, bidirectional or format rune raw.
+func TestWriteJSON(t *testing.T) {
+	in := map[string]string{"k" + bidi: rawCSI + utf8CSI + osc52 + "\u200b\ufeffé"}
+	var b bytes.Buffer
+	if err := writeJSON(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	jsonSafe(t, "writeJSON", b.String())
+	var back map[string]string
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range in {
+		if back[k] != strings.ToValidUTF8(v, "\ufffd") {
+			t.Errorf("%q decodes to %q", v, back[k])
+		}
+	}
+	if !strings.Contains(b.String(), `\u009b2J`) || !strings.HasSuffix(b.String(), "}\n") {
+		t.Errorf("writeJSON: %s", b.String())
 	}
 }
