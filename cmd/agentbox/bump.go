@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -87,9 +86,7 @@ func (o *bumpOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	if o.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := writeJSON(stdout, res); err != nil {
 			return err
 		}
 	} else {

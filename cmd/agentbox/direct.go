@@ -334,7 +334,7 @@ func collectDirect(ctx context.Context, p *prepared, sum *taskSummary) {
 	}
 	for _, l := range strings.Split(status, "\n") {
 		if l != "" && len(sum.Uncommitted) < 200 {
-			sum.Uncommitted = append(sum.Uncommitted, printable(l))
+			sum.Uncommitted = append(sum.Uncommitted, l)
 		}
 	}
 	sum.Diffstat, _ = gitOut(ctx, top, "diff", "--no-ext-diff", "--no-textconv", "--stat=100", "HEAD", "--")

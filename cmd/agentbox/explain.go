@@ -2,7 +2,6 @@ package main
 
 import (
 	"embed"
-	"encoding/json"
 	"fmt"
 	"io"
 	"regexp"
@@ -72,9 +71,7 @@ func checkFormat(format string) error {
 // output is aligned on its tabs.
 func report(w io.Writer, name, format string, v any) error {
 	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
+		return writeJSON(w, v)
 	}
 	if format == "text" {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,11 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
@@ -61,7 +58,7 @@ func composeBundle(ctx context.Context, dir string, w io.Writer) (*generator.Con
 		return nil, fmt.Errorf("making the agent's bundle: interrupted (%v)", context.Cause(ctx))
 	case err != nil:
 		return nil, fmt.Errorf("making a bundle of the agent's branches (is the sandbox up? agentbox up): %s",
-			printable(firstLine(errb.Bytes(), err)))
+			firstLine(errb.Bytes(), err))
 	}
 	return cfg, nil
 }
@@ -225,36 +222,34 @@ func (o *fetchOptions) checkTop(ctx context.Context) error {
 }
 
 func printFetchJSON(w io.Writer, res *gitgate.Result) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(struct {
+	return writeJSON(w, struct {
 		Branches []gitgate.Branch `json:"branches"`
 		Refused  int              `json:"refused"`
 	}{res.Branches, res.Refused()})
 }
 
 // printFetchTable prints a row per branch and a row per reason below it.
-// Branch names and paths are the agent's: anything unprintable is quoted.
+// Branch names and paths are the agent's: every row is escaped (esc).
 func printFetchTable(w io.Writer, res *gitgate.Result) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "BRANCH\tSTATUS\tCOMMITS\tREASONS")
 	for _, b := range res.Branches {
 		reasons := make([]string, 0, len(b.Reasons))
 		for _, r := range b.Reasons {
-			s := printable(r.Why)
+			s := r.Why
 			if r.Path != "" {
-				s = printable(r.Path) + ": " + s
+				s = r.Path + ": " + s
 			}
 			if r.Commit != "" {
 				s = short(r.Commit) + " " + s
 			}
-			reasons = append(reasons, s)
+			reasons = append(reasons, esc(s))
 		}
 		first := "-"
 		if len(reasons) > 0 {
 			first = reasons[0]
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", printable(b.Name), b.Status, b.Commits, first)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", esc(b.Name), b.Status, b.Commits, first)
 		for _, r := range reasons[min(1, len(reasons)):] {
 			fmt.Fprintf(tw, "\t\t\t%s\n", r)
 		}
@@ -263,14 +258,3 @@ func printFetchTable(w io.Writer, res *gitgate.Result) {
 }
 
 func short(id string) string { return id[:min(12, len(id))] }
-
-// printable returns s, or s quoted when it holds anything but printable
-// characters (a terminal escape in a file name stays inert).
-func printable(s string) string {
-	for _, r := range s {
-		if !unicode.IsPrint(r) {
-			return strconv.Quote(s)
-		}
-	}
-	return s
-}

@@ -115,7 +115,7 @@ func TestFetchCommand(t *testing.T) {
 		": protected path .vscode: VS Code runs tasks.json",
 		"adr refused 1 ",
 		"docs/adr/1.md: read-only path docs/adr (workspace.readonly)",
-		`".vscode/\x1b[2Jclear": protected path .vscode`,
+		`.vscode/\x1b[2Jclear: protected path .vscode`, // escaped: termsafe
 	} {
 		if !strings.Contains(tab, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/agentbox-dev/agentbox/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -55,7 +56,8 @@ func run(ctx context.Context, d deps, args []string, stdout, stderr io.Writer) i
 		code = exitUsage // cobra rejected the command line before any command ran
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, strings.TrimRight(err.Error(), "\n"))
+		// Errors may quote git or the agent: escaped, lines kept.
+		fmt.Fprintln(stderr, termsafe.Message(strings.TrimRight(err.Error(), "\n")))
 	}
 	if code == exitUsage {
 		fmt.Fprintln(stderr, "Run 'agentbox --help' for usage.")

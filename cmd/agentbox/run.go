@@ -32,6 +32,7 @@ type runOptions struct {
 	profile   string
 	detach    bool
 	json      bool
+	raw       bool // the agent's output unescaped
 	workspace string
 	refSet    bool // --ref was given
 	on        string
@@ -59,7 +60,8 @@ process of the agent ends (SIGTERM, 1 s of grace, SIGKILL), even if agentbox
 itself was killed. When the task ends, its branch comes back to the host
 repository as refs/heads/agentbox/TASK, through the same checks as agentbox
 fetch, and a summary follows on stderr (--json: on stdout, and CMD's own
-output goes to stderr).
+output goes to stderr). CMD's output is escaped for the terminal as agentbox
+logs escapes it, unless --raw.
 
 --workspace direct runs the task on the project directory itself, uncommitted
 changes included, with .git and the protected paths read-only and the hidden
@@ -87,6 +89,7 @@ Exit codes: CMD's own; 124 when the deadline came; 130 when it was stopped
 	f.StringVar(&o.profile, "profile", "", profileFlagUsage)
 	f.BoolVar(&o.detach, "detach", false, "start the task and return; agentbox ps, logs and stop follow it")
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON on stdout")
+	f.BoolVar(&o.raw, "raw", false, rawFlagUsage)
 	f.StringVar(&o.on, "on", "docker", "where the task runs: docker (this machine) or kubernetes (a Job on the cluster of agentbox.yaml's kubernetes section)")
 	f.StringVar(&o.context, "context", "", "with --on kubernetes: the kubeconfig context (default: kubectl's current one)")
 	f.StringVar(&o.namespace, "namespace", "", "with --on kubernetes: the namespace (default: kubernetes.namespace)")
@@ -133,7 +136,9 @@ func (o *runOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	if o.json {
 		out = stderr // stdout is the summary's
 	}
-	stopped := follow(ctx, p, agent.ID, out, stderr)
+	aout, aerr, flush := agentOutput(out, stderr, o.raw)
+	stopped := follow(ctx, p, agent.ID, aout, aerr)
+	flush()
 	p.times.commandEnded = time.Now()
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
 	defer cancel()
@@ -481,7 +486,9 @@ func (o *runOptions) runKube(ctx context.Context, p *prepared, stdout, stderr io
 	if o.json {
 		out = stderr
 	}
-	stopped := followKube(ctx, p, out, stderr)
+	aout, aerr, flush := agentOutput(out, stderr, o.raw)
+	stopped := followKube(ctx, p, aout, aerr)
+	flush()
 	p.times.commandEnded = time.Now()
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
 	defer cancel()

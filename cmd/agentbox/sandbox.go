@@ -254,13 +254,20 @@ var services = []string{"agent", "egress"}
 
 func newLogsCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 	o := &sandboxOptions{}
-	var follow bool
+	var follow, raw bool
 	c := &cobra.Command{
 		Use:   "logs [egress|agent|TASK]",
 		Short: "Show the sandbox's logs (the egress log holds every DNS query and what the firewall rejected), or a task's output",
+		Long: `Show the sandbox's logs (docker compose logs), or the output of a task of
+agentbox run. What the agent wrote is escaped for the terminal: control
+characters, escape sequences, C1 controls, bidirectional overrides and invalid
+UTF-8 show as \x1b, \u{9b}, \u{202e} or \xNN (a backslash as \\); newlines
+and tabs are kept. --raw passes the output through as it is: raw output may
+contain escape sequences the agent wrote, which your terminal acts on.`,
 		Example: `  agentbox logs egress
   agentbox logs -f
-  agentbox logs fix-123   # the output of task fix-123 (agentbox run)`,
+  agentbox logs fix-123   # the output of task fix-123 (agentbox run)
+  agentbox logs --raw fix-123 | less -R`,
 		Args: cobra.MaximumNArgs(1),
 		ValidArgsFunction: func(c *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			if len(args) > 0 {
@@ -270,6 +277,8 @@ func newLogsCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			o.dir = *dir
+			stdout, stderr, flush := agentOutput(stdout, stderr, raw)
+			defer flush()
 			argv := []string{"logs"}
 			if follow {
 				argv = append(argv, "--follow")
@@ -287,6 +296,7 @@ func newLogsCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 		},
 	}
 	c.Flags().BoolVarP(&follow, "follow", "f", false, "follow the log")
+	c.Flags().BoolVar(&raw, "raw", false, rawFlagUsage)
 	return c
 }
 

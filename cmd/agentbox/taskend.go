@@ -7,7 +7,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -250,13 +249,13 @@ func collectFrom(ctx context.Context, p *prepared, sum *taskSummary, cmd *exec.C
 	var problems []string
 	for _, l := range strings.Split(errb.String(), "\n") {
 		if st, ok := strings.CutPrefix(l, "status "); ok && len(sum.Uncommitted) < 200 {
-			sum.Uncommitted = append(sum.Uncommitted, printable(st))
+			sum.Uncommitted = append(sum.Uncommitted, st)
 		} else if l != "" {
 			problems = append(problems, l)
 		}
 	}
 	if err != nil || lw.over {
-		sum.BranchStatus = "not collected: the task's clone has no branch " + p.rec.Branch + " (" + printable(firstLine([]byte(strings.Join(problems, "\n")), err)) + ")"
+		sum.BranchStatus = "not collected: the task's clone has no branch " + p.rec.Branch + " (" + firstLine([]byte(strings.Join(problems, "\n")), err) + ")"
 		return
 	}
 	f.Close()
@@ -269,7 +268,7 @@ func collectFrom(ctx context.Context, p *prepared, sum *taskSummary, cmd *exec.C
 	b := res.Branches[0]
 	sum.BranchStatus = string(b.Status)
 	for _, r := range b.Reasons {
-		sum.Refusals = append(sum.Refusals, printable(fmt.Sprint(r)))
+		sum.Refusals = append(sum.Refusals, fmt.Sprint(r))
 	}
 	if b.Status == gitgate.StatusRefused {
 		return
@@ -277,7 +276,7 @@ func collectFrom(ctx context.Context, p *prepared, sum *taskSummary, cmd *exec.C
 	if log, err := gitOut(ctx, p.rec.Dir, "-c", "log.showSignature=false", "log", "--max-count=100", "--format=%h %s",
 		p.rec.Base+".."+sum.Branch, "--"); err == nil && log != "" {
 		for _, l := range strings.Split(log, "\n") {
-			sum.Commits = append(sum.Commits, printable(l))
+			sum.Commits = append(sum.Commits, l)
 		}
 	}
 	sum.Diffstat, _ = gitOut(ctx, p.rec.Dir, "diff", "--no-ext-diff", "--no-textconv", "--stat=100", p.rec.Base, sum.Branch, "--")
@@ -287,9 +286,7 @@ func collectFrom(ctx context.Context, p *prepared, sum *taskSummary, cmd *exec.C
 // code run must give.
 func reportTask(sum *taskSummary, asJSON bool, stdout, stderr io.Writer) error {
 	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(sum); err != nil {
+		if err := writeJSON(stdout, sum); err != nil {
 			return err
 		}
 	} else {
@@ -311,19 +308,19 @@ func printSummary(w io.Writer, s *taskSummary) {
 		printDirect(w, s)
 		return
 	}
-	fmt.Fprintf(w, "  branch   %s: %s, %d new commits\n", s.Branch, s.BranchStatus, len(s.Commits))
+	fmt.Fprintf(w, "  branch   %s: %s, %d new commits\n", s.Branch, esc(s.BranchStatus), len(s.Commits))
 	for _, r := range s.Refusals {
-		fmt.Fprintf(w, "           refused: %s\n", r)
+		fmt.Fprintf(w, "           refused: %s\n", esc(r))
 	}
 	for _, c := range s.Commits[:min(len(s.Commits), 10)] {
-		fmt.Fprintf(w, "           %s\n", c)
+		fmt.Fprintf(w, "           %s\n", esc(c))
 	}
 	if s.Diffstat != "" {
 		lines := strings.Split(s.Diffstat, "\n")
-		fmt.Fprintf(w, "  changed  %s\n", strings.TrimSpace(lines[len(lines)-1]))
+		fmt.Fprintf(w, "  changed  %s\n", esc(strings.TrimSpace(lines[len(lines)-1])))
 	}
 	if n := len(s.Uncommitted); n > 0 {
-		fmt.Fprintf(w, "  uncommitted  %d files left in the task's clone (agentbox rm removes them), e.g. %s\n", n, s.Uncommitted[0])
+		fmt.Fprintf(w, "  uncommitted  %d files left in the task's clone (agentbox rm removes them), e.g. %s\n", n, esc(s.Uncommitted[0]))
 	}
 	printRefused(w, s)
 }
@@ -331,14 +328,14 @@ func printSummary(w io.Writer, s *taskSummary) {
 // printDirect prints what a direct task changed in the project.
 func printDirect(w io.Writer, s *taskSummary) {
 	if s.BranchStatus != workspaceDirect {
-		fmt.Fprintf(w, "  project  %s\n", s.BranchStatus)
+		fmt.Fprintf(w, "  project  %s\n", esc(s.BranchStatus))
 	}
 	fmt.Fprintf(w, "  project  %d paths changed in your working tree (the task worked on it directly)\n", len(s.Uncommitted))
 	for _, u := range s.Uncommitted[:min(len(s.Uncommitted), 10)] {
-		fmt.Fprintf(w, "           %s\n", u)
+		fmt.Fprintf(w, "           %s\n", esc(u))
 	}
 	for _, q := range s.Quarantined {
-		fmt.Fprintf(w, "  disarmed %s: a git directory the agent made (its HEAD renamed *%s); do not run git in it\n", q, quarantineSuffix)
+		fmt.Fprintf(w, "  disarmed %s: a git directory the agent made (its HEAD renamed *%s); do not run git in it\n", esc(q), quarantineSuffix)
 	}
 	printRefused(w, s)
 }

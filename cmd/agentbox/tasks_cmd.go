@@ -5,7 +5,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -123,9 +122,7 @@ func newPsCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 				rows = append(rows, psRow{r.Name, state, r.Started, r.Deadline, r.Ended, exit, taskBranch(r), r.Command, cmp.Or(r.Profile, generator.ProfileBalanced)})
 			}
 			if asJSON {
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rows)
+				return writeJSON(stdout, rows)
 			}
 			printPs(stdout, rows)
 			return nil
@@ -148,7 +145,7 @@ func printPs(w io.Writer, rows []psRow) {
 		if r.ExitCode != nil {
 			exit = fmt.Sprint(*r.ExitCode)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Task, r.State, r.Started.Format("2006-01-02 15:04:05"), deadline, exit, r.Branch, r.Profile)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Task, esc(r.State), r.Started.Format("2006-01-02 15:04:05"), deadline, exit, r.Branch, r.Profile)
 	}
 	tw.Flush()
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os/exec"
@@ -327,16 +326,14 @@ func (o *verifyOptions) report(probes []probe, stdout, stderr io.Writer) error {
 		}
 	}
 	if o.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(map[string]any{"passed": failed == 0, "probes": probes}); err != nil {
+		if err := writeJSON(stdout, map[string]any{"passed": failed == 0, "probes": probes}); err != nil {
 			return err
 		}
 	} else {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "RESULT\tAREA\tPROBE\tTRIED\tHAPPENED")
 		for _, p := range probes {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Result, p.Area, p.Probe, p.Tried, p.Happened)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Result, p.Area, p.Probe, esc(p.Tried), esc(p.Happened))
 		}
 		tw.Flush()
 	}
