@@ -147,6 +147,10 @@ func decide(name string, in object, rs *refs, prefix string, commits []commit, g
 
 // judge returns the reasons each commit refuses its branches for.
 func judge(ctx context.Context, g gitRunner, commits []commit, r rules) (map[string][]Reason, error) {
+	r, gitDirs, err := judgeTrees(ctx, g, commits, r)
+	if err != nil {
+		return nil, err
+	}
 	var blobs []string
 	seen := map[string]bool{}
 	for _, c := range commits {
@@ -179,10 +183,6 @@ func judge(ctx context.Context, g gitRunner, commits []commit, r rules) (map[str
 				bad[c.id] = append(bad[c.id], Reason{Commit: c.id, Path: ch.path, Why: w})
 			}
 		}
-	}
-	gitDirs, err := bareRepoReasons(ctx, g, commits)
-	if err != nil {
-		return nil, err
 	}
 	for id, reasons := range gitDirs {
 		bad[id] = append(bad[id], reasons...)

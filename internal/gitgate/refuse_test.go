@@ -119,7 +119,7 @@ func TestRefusals(t *testing.T) {
 		{"bare repository with a commondir", files(map[string]string{
 			"d/HEAD": "ref: refs/heads/main\n", "d/commondir": "../c\n", "c/objects/.keep": "", "c/refs/.keep": "",
 		}), "d/HEAD", "git would take for a repository"},
-		{"bare repository in other case", files(map[string]string{"e/head": "x\n", "e/Objects/.keep": "", "e/REFS/.keep": ""}), "e/Objects/.keep", "git would take for a repository"},
+		{"bare repository in other case", files(map[string]string{"e/head": "x\n", "e/Objects/.keep": "", "e/REFS/.keep": ""}), "e/head", "git would take for a repository"},
 		{"bare repository at the top", files(map[string]string{"HEAD": "x\n", "refs/a": "", "objects/b": ""}), "HEAD", "git would take for a repository"},
 		{"read-only path", files(map[string]string{"docs/adr/0001.md": "x\n"}), "docs/adr/0001.md", "read-only path docs/adr"},
 		{"read-only path, other case", files(map[string]string{"Docs/ADR/0002.md": "x\n"}), "Docs/ADR/0002.md", "read-only path docs/adr"},

@@ -9,7 +9,7 @@ import (
 )
 
 func TestPathReasons(t *testing.T) {
-	r := newRules(Policy{ReadOnly: []string{"docs/adr"}, Writable: []string{".claude/commands"}}, "tools/hooks")
+	r := newRules(Policy{ReadOnly: []string{"docs/adr"}, Writable: []string{".claude/commands"}}, []string{"tools/hooks"})
 	for _, tt := range []struct {
 		path string
 		want string // "" when the change is accepted
@@ -47,7 +47,7 @@ func TestPathReasons(t *testing.T) {
 }
 
 func TestSymlinkReasons(t *testing.T) {
-	r := newRules(Policy{}, "")
+	r := newRules(Policy{}, nil)
 	for _, tt := range []struct {
 		link, target, want string
 	}{
