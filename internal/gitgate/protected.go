@@ -10,6 +10,7 @@ package gitgate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/internal/validate"
@@ -21,26 +22,91 @@ import (
 // opts out for that path (workspace.writable). A path matches an entry when
 // it is the entry or lies below it, compared as a case-insensitive
 // filesystem (macOS, Windows) would, with NTFS's trailing dots and spaces and
-// HFS+'s ignored code points dropped (see fold).
-var Protected = []struct{ Path, Why string }{
-	{".agentbox", "the sandbox's own definition: Dockerfiles, compose file and firewall program the host builds and runs"},
-	{"agentbox.yaml", "the sandbox's own definition: agentbox generate compiles it into what the host builds and runs"},
-	{"agentbox.lock", "the sandbox's own definition: the image digests and agent versions the host builds"},
-	{".devcontainer", "the Dev Container definition: VS Code and the devcontainer CLI build and start it on the host"},
-	{".gitmodules", "submodule URLs and paths: git clones and checks them out on the host (and URLs can name commands)"},
-	{".vscode", "VS Code runs tasks.json tasks on folder open (runOn: folderOpen) and reads settings that name programs"},
-	{".idea", "JetBrains IDEs run the run configurations and startup tasks it defines"},
-	{".claude", "Claude Code on the host runs the hooks of settings.json and settings.local.json"},
-	{".mcp.json", "MCP servers are programs: Claude Code and other clients start the ones listed here"},
-	{".codex", "Codex on the host reads config.toml, whose MCP servers are programs it starts"},
-	{".gemini", "Gemini CLI on the host reads settings.json, whose MCP servers are programs it starts"},
-	{".cursor", "Cursor starts the MCP servers of mcp.json"},
-	{".opencode", "OpenCode on the host loads its plugins (code) and the MCP servers (programs) of its config"},
-	{"opencode.json", "OpenCode on the host starts the local MCP servers (programs) it lists"},
-	{"opencode.jsonc", "OpenCode on the host starts the local MCP servers (programs) it lists"},
-	{".envrc", "direnv runs it in your shell when you enter the directory"},
-	{".pre-commit-config.yaml", "pre-commit runs the hooks it names at every commit on the host"},
-	{".husky", "husky's git hooks: git runs them at every commit on the host"},
+// HFS+'s ignored code points dropped (see fold). File marks the entries a
+// tool reads as a file (the others are directories). A tool that reads
+// several names is listed with every name it reads: an agent could add the
+// one the project does not use yet.
+var Protected = slices.Concat([]ProtectedPath{
+	{".agentbox", "the sandbox's own definition: Dockerfiles, compose file and firewall program the host builds and runs", false},
+	{"agentbox.yaml", "the sandbox's own definition: agentbox generate compiles it into what the host builds and runs", true},
+	{"agentbox.lock", "the sandbox's own definition: the image digests and agent versions the host builds", true},
+	{".devcontainer", "the Dev Container definition: VS Code and the devcontainer CLI build and start it on the host", false},
+	{".devcontainer.json", "the Dev Container definition (the spec's top-level name): VS Code and the devcontainer CLI run its initializeCommand on the host", true},
+	{".gitmodules", "submodule URLs and paths: git clones and checks them out on the host (and URLs can name commands)", true},
+	{".vscode", "VS Code runs tasks.json tasks on folder open (runOn: folderOpen) and reads settings that name programs", false},
+	{".idea", "JetBrains IDEs run the run configurations and startup tasks it defines", false},
+	{".zed", "Zed starts the language servers and formatters its settings.json names", false},
+	{".dir-locals.el", "Emacs evaluates its eval: forms when you open a file below it (asking first)", true},
+	{".dir-locals-2.el", "Emacs evaluates its eval: forms when you open a file below it (asking first)", true},
+	{".exrc", "Vim and Neovim with 'exrc' set source it on start (Neovim asks first)", true},
+	{".vimrc", "Vim with 'exrc' set sources it on start", true},
+	{".nvimrc", "Neovim with 'exrc' set sources it on start (asking first)", true},
+	{".nvim.lua", "Neovim with 'exrc' set runs it on start (asking first)", true},
+	{".lazy.lua", "lazy.nvim loads it as a plugin spec (Lua code) when Neovim starts here (asking first)", true},
+	{".claude", "Claude Code on the host runs the hooks of settings.json and settings.local.json", false},
+	{".mcp.json", "MCP servers are programs: Claude Code and other clients start the ones listed here", true},
+	{".codex", "Codex on the host reads config.toml, whose MCP servers are programs it starts", false},
+	{".gemini", "Gemini CLI on the host reads settings.json, whose MCP servers are programs it starts", false},
+	{".qwen", "Qwen Code on the host reads settings.json, whose MCP servers are programs it starts", false},
+	{".cursor", "Cursor starts the MCP servers of mcp.json and runs the hooks of hooks.json", false},
+	{".opencode", "OpenCode on the host loads its plugins (code) and the MCP servers (programs) of its config", false},
+	{"opencode.json", "OpenCode on the host starts the local MCP servers (programs) it lists", true},
+	{"opencode.jsonc", "OpenCode on the host starts the local MCP servers (programs) it lists", true},
+	{".continue", "Continue starts the MCP servers (programs) its config and mcpServers/ list", false},
+	{".roo", "Roo Code starts the MCP servers (programs) of mcp.json", false},
+	{".kilocode", "Kilo Code starts the MCP servers (programs) of mcp.json", false},
+	{".amazonq", "Amazon Q starts the MCP servers (programs) of mcp.json", false},
+	{".junie", "Junie starts the MCP servers (programs) of mcp/mcp.json", false},
+	{"crush.json", "Crush starts the MCP servers and language servers (programs) it lists", true},
+	{".crush.json", "Crush starts the MCP servers and language servers (programs) it lists", true},
+	{".aider.conf.yml", "aider runs its lint-cmd and test-cmd after its edits", true},
+	{".envrc", "direnv runs it in your shell when you enter the directory", true},
+	{".env", "autoenv runs it as a shell script when you enter the directory (asking first); direnv (load_dotenv) and mise load it into your shell's environment, where PATH, BASH_ENV and the like name programs", true},
+	{".env.leave", "autoenv runs it as a shell script when you leave the directory (asking first)", true},
+	{".autoenv.zsh", "zsh-autoenv sources it when you enter the directory (asking first)", true},
+	{".autoenv_leave.zsh", "zsh-autoenv sources it when you leave the directory (asking first)", true},
+	{"mise.toml", "mise runs its [hooks] when you enter the directory and loads its [env] into your shell (once trusted)", true},
+	{".mise.toml", "mise runs its [hooks] when you enter the directory and loads its [env] into your shell (once trusted)", true},
+	{"mise.local.toml", "mise runs its [hooks] when you enter the directory and loads its [env] into your shell (once trusted)", true},
+	{".mise.local.toml", "mise runs its [hooks] when you enter the directory and loads its [env] into your shell (once trusted)", true},
+	{".mise", "mise reads .mise/config.toml: [hooks] it runs when you enter the directory, [env] it loads (once trusted)", false},
+	{".pre-commit-config.yaml", "pre-commit runs the hooks it names at every commit on the host", true},
+	{".husky", "husky's git hooks: git runs them at every commit on the host", false},
+	{".lefthook", "lefthook runs the scripts below it (source_dir) from its git hooks", false},
+	{".lefthook-local", "lefthook runs the scripts below it (source_dir_local) from its git hooks", false},
+	{".overcommit.yml", "overcommit runs the hooks it configures at every commit on the host", true},
+},
+	files("husky 4 runs the hook commands it names at every commit on the host",
+		".huskyrc", ".huskyrc.json", ".huskyrc.yaml", ".huskyrc.yml", ".huskyrc.js", "husky.config.js"),
+	files("lefthook runs the commands it names at every commit on the host (its git hooks call it)", lefthookConfigs()...))
+
+// ProtectedPath is one entry of Protected.
+type ProtectedPath struct {
+	Path, Why string
+	File      bool // a file; otherwise a directory
+}
+
+func files(why string, paths ...string) []ProtectedPath {
+	out := make([]ProtectedPath, len(paths))
+	for i, p := range paths {
+		out[i] = ProtectedPath{p, why, true}
+	}
+	return out
+}
+
+// lefthookConfigs are the names lefthook reads its configuration from:
+// lefthook and lefthook-local, with or without a leading dot, in each of its
+// formats.
+func lefthookConfigs() []string {
+	var names []string
+	for _, dot := range []string{"", "."} {
+		for _, local := range []string{"", "-local"} {
+			for _, ext := range []string{"yml", "yaml", "toml", "json", "jsonc"} {
+				names = append(names, dot+"lefthook"+local+"."+ext)
+			}
+		}
+	}
+	return names
 }
 
 // Policy is what the user changed of the default rules.

@@ -177,3 +177,52 @@ func TestHooksPathSpellings(t *testing.T) {
 		})
 	}
 }
+
+// TestTreeCombinations: what only the whole tree, or the tree with the
+// host's work tree, shows.
+func TestTreeCombinations(t *testing.T) {
+	isolate(t)
+	host := newHost(t)
+	writeTestFile(t, filepath.Join(host, ".gitignore"), "build/\n")
+	commitFiles(t, host, nil, "ignore build")
+	agent := newAgent(t, host)
+	// Ignored, untracked: the agent's HEAD completes a repository.
+	writeTestFile(t, filepath.Join(host, "build/objects/.keep"), "")
+	writeTestFile(t, filepath.Join(host, "build/refs/.keep"), "")
+	// An untracked link of the user's moves .claude.
+	symlinkT(t, host, ".claude", "local/claude")
+	writeTestFile(t, filepath.Join(host, ".git/info/exclude"), ".claude\nlocal/\n")
+
+	branch(t, agent, "untracked")
+	gitT(t, agent, "add", "-f", writeAndName(t, agent, "build/HEAD", "ref: refs/heads/main\n"))
+	gitT(t, agent, "commit", "-qm", "head")
+	branch(t, agent, "claude")
+	commitFiles(t, agent, map[string]string{"local/claude/settings.json": "{}\n"}, "claude")
+	// Two links, each harmless alone, merged: sub/l -> sub/b/.vscode -> .vscode.
+	branch(t, agent, "chain-b")
+	symlinkT(t, agent, "sub/b", "..")
+	commitFiles(t, agent, nil, "b")
+	branch(t, agent, "chain")
+	symlinkT(t, agent, "sub/l", "b/.vscode")
+	commitFiles(t, agent, map[string]string{"sub/x": "x\n"}, "l")
+	gitT(t, agent, "merge", "-q", "--no-edit", "chain-b")
+	merge := gitT(t, agent, "rev-parse", "HEAD")
+	gitT(t, agent, "branch", "-q", "-D", "chain-b")
+
+	res := fetchT(t, host, agent, Policy{})
+	wantRefused(t, host, byName(t, res, "untracked"), "build", "git does not track (objects, refs)")
+	wantRefused(t, host, byName(t, res, "claude"), "local/claude/settings.json", "protected path .claude")
+	b := byName(t, res, "chain")
+	wantRefused(t, host, b, "sub/l", "leads through other links to .vscode")
+	for _, r := range b.Reasons {
+		if r.Commit != merge {
+			t.Errorf("reason %+v: want it at the merge %s", r, merge)
+		}
+	}
+}
+
+func writeAndName(t *testing.T, repo, p, content string) string {
+	t.Helper()
+	writeTestFile(t, filepath.Join(repo, p), content)
+	return p
+}
