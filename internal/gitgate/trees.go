@@ -152,7 +152,7 @@ func (t *treeReader) facts(id string) (*treeFacts, error) {
 	}
 	if head, ok := has["head"]; ok && (has["commondir"] != (treeEntry{}) || has["objects"] != (treeEntry{}) && has["refs"] != (treeEntry{})) {
 		g := gitDirFact{head: head.name}
-		if c := has["commondir"]; c.mode != "" && c.mode != "40000" && c.mode != modeGitlink {
+		if c := has["commondir"]; c.mode != "" && entryType(c.mode) != typeTree && entryType(c.mode) != typeGitlink {
 			g.commondir = c.id
 		}
 		f.gitDirs = append(f.gitDirs, g)
@@ -167,10 +167,10 @@ func (t *treeReader) facts(id string) (*treeFacts, error) {
 		if isDotGit(e.name) {
 			f.dotGit = append(f.dotGit, e.name)
 		}
-		switch e.mode {
-		case modeSymlink:
+		switch entryType(e.mode) {
+		case typeSymlink:
 			f.links = append(f.links, linkFact{e.name, e.id})
-		case "40000":
+		case typeTree:
 			sub, err := t.facts(e.id)
 			if err != nil {
 				return nil, err
@@ -198,4 +198,22 @@ func (f *treeFacts) add(prefix string, sub *treeFacts) {
 	for _, l := range sub.links {
 		f.links = append(f.links, linkFact{prefix + l.path, l.blob})
 	}
+}
+
+// Entry types of a tree entry's mode.
+const (
+	typeTree    = 0o040000
+	typeSymlink = 0o120000
+	typeGitlink = 0o160000
+)
+
+// entryType reads a tree entry's mode by its type bits, as git does: a
+// zero-padded "040000" is a tree too (the host's fsck refuses those today;
+// the walk does not rely on it).
+func entryType(mode string) uint64 {
+	m, err := strconv.ParseUint(mode, 8, 32)
+	if err != nil {
+		return 0
+	}
+	return m & 0o170000
 }

@@ -188,3 +188,24 @@ func TestREADMEListsProtected(t *testing.T) {
 		t.Errorf("README's table lists %q\nProtected holds     %q", listed, want)
 	}
 }
+
+// TestParseTreeModes: a tree entry is read by its mode's type bits, so a
+// zero-padded mode (fsck only warns) still names a tree.
+func TestParseTreeModes(t *testing.T) {
+	id := strings.Repeat("\x01", 20)
+	data := []byte("40000 a\x00" + id + "040000 b\x00" + id + "120000 l\x00" + id + "100644 f\x00" + id)
+	entries, err := parseTree(data, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []uint64
+	for _, e := range entries {
+		got = append(got, entryType(e.mode))
+	}
+	if want := []uint64{typeTree, typeTree, typeSymlink, 0o100000}; !slices.Equal(got, want) {
+		t.Errorf("types %o, want %o", got, want)
+	}
+	if _, err := parseTree([]byte("100644 f\x00short"), 20); err == nil {
+		t.Error("a truncated tree was accepted")
+	}
+}
