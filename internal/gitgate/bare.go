@@ -66,6 +66,7 @@ func judgeTrees(ctx context.Context, g gitRunner, commits []commit, r rules) (ru
 	}
 	bad := map[string][]Reason{}
 	for _, c := range commits {
+		bad[c.id] = u.untrackedReasons(c, disk)
 	reasons:
 		for reason := range found[c.id] {
 			for _, p := range c.parents {
@@ -94,10 +95,9 @@ func (u *userTrees) treeReasons(r rules, f *treeFacts, disk map[string]map[strin
 		if u.top == "" || u.gitDirs[d.path] {
 			continue
 		}
-		names, ok := disk[d.path]
-		if !ok {
-			names = diskNames(u.top, d.path)
-			disk[d.path] = names
+		names := u.diskNames(d.path, disk)
+		if isGitDirNames(names) {
+			continue // already one in the work tree: untrackedReasons
 		}
 		has := map[string]bool{}
 		for _, n := range d.has {
@@ -111,7 +111,7 @@ func (u *userTrees) treeReasons(r rules, f *treeFacts, disk map[string]map[strin
 			}
 		}
 		if len(extra) > 0 && isGitDirNames(has) {
-			out[Reason{Path: d.path, Why: fmt.Sprintf("%s, with what your work tree has there and git does not track (%s), is a directory git would take for a repository: git run inside it on the host would read its config and run its hooks",
+			out[Reason{Path: d.path, Why: fmt.Sprintf("%s, with what your work tree has there now (%s), is a directory git would take for a repository: git run inside it on the host would read its config and run its hooks",
 				dirName(d.path), strings.Join(sorted(extra), ", "))}] = true
 		}
 	}
@@ -139,6 +139,39 @@ func (u *userTrees) treeReasons(r rules, f *treeFacts, disk map[string]map[strin
 		}
 	}
 	return out
+}
+
+// untrackedReasons refuses c's changes inside a directory that the host's
+// work tree alone makes a repository look-alike (untracked, or ignored),
+// but in its objects and refs, as withUserTrees does for the trees' own.
+func (u *userTrees) untrackedReasons(c commit, disk map[string]map[string]bool) []Reason {
+	if u.top == "" {
+		return nil
+	}
+	var out []Reason
+	for _, ch := range c.changes {
+		comps := split(ch.path)
+		for i := range comps {
+			dir := strings.Join(comps[:i], "/")
+			if u.gitDirs[dir] || !isGitDirNames(u.diskNames(dir, disk)) || isObjectsOrRefs(comps[i]) {
+				continue
+			}
+			out = append(out, Reason{Commit: c.id, Path: ch.path, Why: fmt.Sprintf(
+				"inside %s, which your work tree (untracked) makes a directory git takes for a repository: git run inside it reads its config and runs its hooks; only its objects and refs may change", dirName(dir))})
+			break
+		}
+	}
+	return out
+}
+
+// diskNames caches diskNames.
+func (u *userTrees) diskNames(dir string, cache map[string]map[string]bool) map[string]bool {
+	names, ok := cache[dir]
+	if !ok {
+		names = diskNames(u.top, dir)
+		cache[dir] = names
+	}
+	return names
 }
 
 // diskNames returns the HEAD and marker entries (folded to lower case) of

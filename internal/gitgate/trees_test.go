@@ -210,7 +210,7 @@ func TestTreeCombinations(t *testing.T) {
 	gitT(t, agent, "branch", "-q", "-D", "chain-b")
 
 	res := fetchT(t, host, agent, Policy{})
-	wantRefused(t, host, byName(t, res, "untracked"), "build", "git does not track (objects, refs)")
+	wantRefused(t, host, byName(t, res, "untracked"), "build", "your work tree has there now (objects, refs)")
 	wantRefused(t, host, byName(t, res, "claude"), "local/claude/settings.json", "protected path .claude")
 	b := byName(t, res, "chain")
 	wantRefused(t, host, b, "sub/l", "leads through other links to .vscode")
@@ -225,4 +225,28 @@ func writeAndName(t *testing.T, repo, p, content string) string {
 	t.Helper()
 	writeTestFile(t, filepath.Join(repo, p), content)
 	return p
+}
+
+// TestInsideAnUntrackedLookAlike: a repository look-alike that only the
+// host's work tree has (ignored, untracked) is the user's too: a branch
+// that would write its config is refused, one that writes to its objects
+// is not.
+func TestInsideAnUntrackedLookAlike(t *testing.T) {
+	isolate(t)
+	host := newHost(t)
+	writeTestFile(t, filepath.Join(host, ".gitignore"), "cache.git/\n")
+	commitFiles(t, host, nil, "ignore")
+	agent := newAgent(t, host)
+	for _, f := range []string{"HEAD", "objects/.keep", "refs/.keep", "config"} {
+		writeTestFile(t, filepath.Join(host, "tools/cache.git", f), "ref: refs/heads/main\n")
+	}
+	branch(t, agent, "config")
+	gitT(t, agent, "add", "-f", writeAndName(t, agent, "tools/cache.git/config", "[core]\n\tpager = touch pwned; cat\n"))
+	gitT(t, agent, "commit", "-qm", "config")
+	branch(t, agent, "objects")
+	gitT(t, agent, "add", "-f", writeAndName(t, agent, "tools/cache.git/objects/info/packs", "\n"))
+	gitT(t, agent, "commit", "-qm", "objects")
+	res := fetchT(t, host, agent, Policy{})
+	wantRefused(t, host, byName(t, res, "config"), "tools/cache.git/config", "inside tools/cache.git")
+	wantWritten(t, host, byName(t, res, "objects"), StatusNew)
 }
