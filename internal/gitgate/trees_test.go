@@ -198,12 +198,12 @@ func TestTreeCombinations(t *testing.T) {
 	gitT(t, agent, "commit", "-qm", "head")
 	branch(t, agent, "claude")
 	commitFiles(t, agent, map[string]string{"local/claude/settings.json": "{}\n"}, "claude")
-	// Two links, each harmless alone, merged: sub/l -> sub/b/.vscode -> .vscode.
+	// Two links, each harmless alone, merged: sub/l -> sub/b/.husky -> .husky (husky is read at the top only).
 	branch(t, agent, "chain-b")
 	symlinkT(t, agent, "sub/b", "..")
 	commitFiles(t, agent, nil, "b")
 	branch(t, agent, "chain")
-	symlinkT(t, agent, "sub/l", "b/.vscode")
+	symlinkT(t, agent, "sub/l", "b/.husky")
 	commitFiles(t, agent, map[string]string{"sub/x": "x\n"}, "l")
 	gitT(t, agent, "merge", "-q", "--no-edit", "chain-b")
 	merge := gitT(t, agent, "rev-parse", "HEAD")
@@ -213,7 +213,7 @@ func TestTreeCombinations(t *testing.T) {
 	wantRefused(t, host, byName(t, res, "untracked"), "build", "your work tree has there now (objects, refs)")
 	wantRefused(t, host, byName(t, res, "claude"), "local/claude/settings.json", "protected path .claude")
 	b := byName(t, res, "chain")
-	wantRefused(t, host, b, "sub/l", "leads through other links to .vscode")
+	wantRefused(t, host, b, "sub/l", "leads through other links to .husky")
 	for _, r := range b.Reasons {
 		if r.Commit != merge {
 			t.Errorf("reason %+v: want it at the merge %s", r, merge)
@@ -249,4 +249,45 @@ func TestInsideAnUntrackedLookAlike(t *testing.T) {
 	res := fetchT(t, host, agent, Policy{})
 	wantRefused(t, host, byName(t, res, "config"), "tools/cache.git/config", "inside tools/cache.git")
 	wantWritten(t, host, byName(t, res, "objects"), StatusNew)
+}
+
+// TestNestedToolFiles: tools that read the directory you open or enter
+// (direnv, Emacs, Vim, mise, editors and agents opened on a subfolder) read
+// their files at any depth; git hook managers read the top only. A link of
+// the user's inside a protected directory leads it elsewhere too.
+func TestNestedToolFiles(t *testing.T) {
+	isolate(t)
+	host := newHost(t)
+	writeTestFile(t, filepath.Join(host, "tools/tasks.json"), "{}\n")
+	symlinkT(t, host, ".vscode/tasks.json", "../tools/tasks.json")
+	commitFiles(t, host, nil, "a link inside .vscode")
+	agent := newAgent(t, host)
+	refused := map[string]string{
+		"envrc":       "services/api/.envrc",
+		"dirlocals":   "src/.dir-locals.el",
+		"vscode":      "web/.vscode/tasks.json",
+		"mise":        "sub/mise.toml",
+		"claude":      "pkg/.claude/settings.json",
+		"link-inside": "tools/tasks.json",
+	}
+	accepted := map[string]string{
+		"husky":    "sub/.husky/pre-commit",
+		"lefthook": "sub/lefthook.yml",
+		"writable": "docker/.env",
+	}
+	for name, p := range refused {
+		branch(t, agent, name)
+		commitFiles(t, agent, map[string]string{p: "x\n"}, name)
+	}
+	for name, p := range accepted {
+		branch(t, agent, name)
+		commitFiles(t, agent, map[string]string{p: "x\n"}, name)
+	}
+	res := fetchT(t, host, agent, Policy{Writable: []string{"docker/.env"}})
+	for name, p := range refused {
+		wantRefused(t, host, byName(t, res, name), p, "protected path ")
+	}
+	for name := range accepted {
+		wantWritten(t, host, byName(t, res, name), StatusNew)
+	}
 }

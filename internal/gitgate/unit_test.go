@@ -17,7 +17,10 @@ func TestPathReasons(t *testing.T) {
 		{"src/main.go", ""},
 		{"docs/vscode.md", ""},
 		{".vscodex/x", ""},
-		{"sub/.vscode/tasks.json", ""}, // not at the top: no host tool opens it by itself
+		{"sub/.vscode/tasks.json", "protected path .vscode"}, // VS Code opened on sub/ runs it
+		{"a/b/.envrc", "protected path .envrc"},              // direnv in a/b runs it
+		{"sub/.husky/pre-commit", ""},                        // hook managers read the top only
+		{"sub/agentbox.yaml", ""},
 		{".vscode", "protected path .vscode"},
 		{".vscode/tasks.json", "protected path .vscode"},
 		{".VSCode/tasks.json", "protected path .vscode"},

@@ -235,6 +235,36 @@ func (r rules) withUserTrees(u *userTrees) rules {
 		}
 	}
 	look := u.lookups()
+	literal := r
+	for i, f := range u.trees {
+		for _, l := range f.links {
+			why := literal.pathReasons(l.path)
+			if len(why) == 0 {
+				continue
+			}
+			// A tool that reads a protected path reads where the
+			// user's link there leads (.vscode/tasks.json ->
+			// ../tools/tasks.json).
+			lc := split(l.path)
+			loc, passed, ok := resolvePath(look[i+1], u.tops, lc)
+			for _, p := range passed {
+				if pc := split(p); !under(pc, lc) && !(ok && under(pc, loc)) && len(literal.pathReasons(p)) == 0 {
+					if k := foldKey(pc); r.ways[k] == "" {
+						r.ways[k] = fmt.Sprintf("on the way to %s through your links: a file or link here moves what host tools read there", l.path)
+					}
+				}
+			}
+			if ok && !slices.Equal(loc, lc) {
+				m := place{at: loc, why: fmt.Sprintf("%s (your link %s leads here)", why[0], l.path)}
+				for _, w := range literal.writable {
+					if wl, _, ok := resolvePath(look[i+1], u.tops, w); ok && under(wl, loc) {
+						m.exempt = append(m.exempt, wl)
+					}
+				}
+				r.moved = append(r.moved, m)
+			}
+		}
+	}
 	for i, f := range u.trees {
 		for _, d := range f.gitDirs {
 			at := split(d.path)
