@@ -108,6 +108,7 @@ func (s treeState) put(p string, e fileEntry) {
 }
 
 type historyGen struct {
+	edit    func(g *historyGen, s treeState) // one random edit; lookAlikeEdit when nil
 	rng     *rand.Rand
 	mark    int
 	baseID  string
@@ -124,6 +125,10 @@ var (
 
 // change makes one random edit of s.
 func (g *historyGen) change(s treeState) {
+	if g.edit != nil {
+		g.edit(g, s)
+		return
+	}
 	switch g.rng.IntN(16) {
 	case 0, 1, 2, 3, 4, 5, 6, 7, 8: // an ordinary file
 		s.put(strings.TrimPrefix(genDirs[g.rng.IntN(len(genDirs))]+"/src.txt", "/"), fileEntry{mode: "100644", data: fmt.Sprintf("%d\n", g.rng.IntN(3))})
