@@ -212,3 +212,39 @@ func TestParseTreeModes(t *testing.T) {
 		t.Error("a truncated tree was accepted")
 	}
 }
+
+// TestResolvePath: the walk through a tree's links as the kernel does it.
+func TestResolvePath(t *testing.T) {
+	links := map[string]string{
+		".vscode": "editor/vscode", "editor": "ed", "loop": "loop", "up": "..", "sub/up": "..",
+		"abs": "/home/u/proj/tools", "out": "/etc", "Case": "x", "broken": "",
+	}
+	look := func(p string) (string, bool) {
+		t, ok := links[p]
+		if !ok {
+			t, ok = links[strings.ToUpper(p[:1])+p[1:]]
+		}
+		return t, ok
+	}
+	tops := []string{"/home/u/proj"}
+	for _, tt := range []struct {
+		path, loc string
+		ok        bool
+		passed    string
+	}{
+		{".vscode/tasks.json", "ed/vscode/tasks.json", true, ".vscode editor ed ed/vscode ed/vscode/tasks.json"},
+		{"sub/up/.envrc", ".envrc", true, "sub sub/up .envrc"},
+		{"up/x", "", false, "up"},
+		{"loop/x", "", false, strings.TrimSpace(strings.Repeat("loop ", 41))},
+		{"abs/env.sh", "tools/env.sh", true, "abs tools tools/env.sh"},
+		{"out/passwd", "", false, "out"},
+		{"case/y", "x/y", true, "case x x/y"},
+		{"broken/y", "", false, "broken"},
+		{"a/../b", "b", true, "a b"},
+	} {
+		loc, passed, ok := resolvePath(look, tops, split(tt.path))
+		if ok != tt.ok || strings.Join(loc, "/") != tt.loc || strings.Join(passed, " ") != tt.passed {
+			t.Errorf("resolvePath(%q) = %q %q %v, want %q %q %v", tt.path, strings.Join(loc, "/"), strings.Join(passed, " "), ok, tt.loc, tt.passed, tt.ok)
+		}
+	}
+}
