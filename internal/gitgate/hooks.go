@@ -7,31 +7,48 @@ import (
 	"strings"
 )
 
-// hooksPathIn returns the host's core.hooksPath relative to top, when it
-// names a directory at or below top: as git spells it (with ~ and ~user
-// expanded as git expands them, a relative path taken from top) and with
-// every symlink on its way resolved, both compared with top with its own
-// links resolved. A path that does not exist yet is resolved as far as it
-// exists.
+// hooksPathIn returns the host's hooks directory relative to top, when it
+// lies below top (and outside .git): core.hooksPath as git spells it (~ and
+// ~user expanded as git expands them, a relative path taken from top), and
+// the directory git names for hooks (`git rev-parse --git-path hooks`: the
+// same, or .git/hooks, which a user may have linked into the work tree),
+// each as spelled and with the symlinks on its way resolved, compared with
+// top as spelled and resolved. A path that does not exist yet is resolved
+// as far as it exists.
 func hooksPathIn(ctx context.Context, g gitRunner, top string) []string {
-	out, err := g.run(ctx, nil, "config", "--type=path", "--get", "core.hooksPath")
-	if err != nil { // unset, or git cannot expand it
-		return nil
+	var paths []string
+	if out, err := g.run(ctx, nil, "config", "--type=path", "--get", "core.hooksPath"); err == nil {
+		if p := strings.TrimSuffix(string(out), "\n"); p != "" {
+			paths = append(paths, p)
+		}
 	}
-	p := strings.TrimSuffix(string(out), "\n")
-	if p == "" {
-		return nil
+	if out, err := g.run(ctx, nil, "rev-parse", "--path-format=absolute", "--git-path", "hooks"); err == nil {
+		if p := strings.TrimSuffix(string(out), "\n"); p != "" {
+			paths = append(paths, p)
+		}
 	}
+	var rels []string
+	for _, p := range paths {
+		rels = hooksPathRel(top, p, rels)
+	}
+	return rels
+}
+
+// hooksPathRel adds to rels the spellings of hooks directory p (relative
+// to top when not absolute) relative to top, when it lies below top.
+func hooksPathRel(top, p string, rels []string) []string {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(top, p)
 	}
-	var rels []string
 	add := func(base, p string) {
 		rel, err := filepath.Rel(base, p)
 		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
 			return
 		}
 		rel = filepath.ToSlash(rel)
+		if c := split(rel); isDotGit(c[0]) {
+			return // inside the git directory: no branch writes there
+		}
 		for _, r := range rels {
 			if r == rel {
 				return

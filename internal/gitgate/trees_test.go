@@ -291,3 +291,17 @@ func TestNestedToolFiles(t *testing.T) {
 		wantWritten(t, host, byName(t, res, name), StatusNew)
 	}
 }
+
+// TestHooksDirLinkedIntoTheWorkTree: without core.hooksPath, git runs the
+// hooks of .git/hooks; a user who links it to a directory of the work tree
+// has that directory's programs run by git.
+func TestHooksDirLinkedIntoTheWorkTree(t *testing.T) {
+	isolate(t)
+	host := newHost(t)
+	os.RemoveAll(filepath.Join(host, ".git/hooks"))
+	symlinkT(t, host, ".git/hooks", "../githooks")
+	agent := newAgent(t, host)
+	branch(t, agent, "hook")
+	commitFiles(t, agent, map[string]string{"githooks/pre-commit": "#!/bin/sh\ntouch pwned\n"}, "hook")
+	wantRefused(t, host, byName(t, fetchT(t, host, agent, Policy{}), "hook"), "githooks/pre-commit", "hooks directory")
+}
