@@ -305,3 +305,30 @@ func TestHooksDirLinkedIntoTheWorkTree(t *testing.T) {
 	commitFiles(t, agent, map[string]string{"githooks/pre-commit": "#!/bin/sh\ntouch pwned\n"}, "hook")
 	wantRefused(t, host, byName(t, fetchT(t, host, agent, Policy{}), "hook"), "githooks/pre-commit", "hooks directory")
 }
+
+// TestConfigNamesWorkTreeFiles: the host's git configuration can include a
+// file of the work tree, or name a program there that git runs by itself;
+// those files are protected.
+func TestConfigNamesWorkTreeFiles(t *testing.T) {
+	isolate(t)
+	host := newHost(t)
+	commitFiles(t, host, map[string]string{"team.gitconfig": "[core]\n", "tools/fsmonitor.sh": "#!/bin/sh\n",
+		"tools/textconv.sh": "#!/bin/sh\ncat \"$1\"\n", "scripts/lint.sh": "#!/bin/sh\n"}, "tools")
+	gitT(t, host, "config", "include.path", "../team.gitconfig")
+	gitT(t, host, "config", "core.fsmonitor", "tools/fsmonitor.sh")
+	gitT(t, host, "config", "diff.pdf.textconv", "sh ./tools/textconv.sh")
+	gitT(t, host, "config", "alias.lint", "!sh scripts/lint.sh")
+	agent := newAgent(t, host)
+	refused := map[string]string{"include": "team.gitconfig", "fsmonitor": "tools/fsmonitor.sh", "textconv": "tools/textconv.sh"}
+	for name, p := range refused {
+		branch(t, agent, name)
+		commitFiles(t, agent, map[string]string{p: "[core]\n\tpager = touch pwned; cat\n"}, name)
+	}
+	branch(t, agent, "alias") // an alias runs what you ask for, like make
+	commitFiles(t, agent, map[string]string{"scripts/lint.sh": "#!/bin/sh\necho lint\n"}, "alias")
+	res := fetchT(t, host, agent, Policy{})
+	for name, p := range refused {
+		wantRefused(t, host, byName(t, res, name), p, "your git configuration")
+	}
+	wantWritten(t, host, byName(t, res, "alias"), StatusNew)
+}

@@ -45,6 +45,7 @@ func isObjectsOrRefs(c string) bool {
 // its own, and its work tree.
 type userTrees struct {
 	top     string   // the work tree's top; "" for a bare repository
+	config  []place  // what the host's git configuration reads or runs in the work tree
 	tops    []string // top as spelled and with its links resolved
 	trees   []*treeFacts
 	commits map[string]*treeFacts // each new commit's tree
@@ -64,6 +65,7 @@ func readUserTrees(ctx context.Context, g gitRunner, commits []commit) (*userTre
 		if real, err := filepath.EvalSymlinks(u.top); err == nil && real != u.top {
 			u.tops = append(u.tops, real)
 		}
+		u.config = configPlaces(ctx, g, u.top)
 	}
 	baseTrees, err := userTreeIDs(ctx, g, commits)
 	if err != nil {
@@ -208,7 +210,7 @@ func (r rules) spellings() []protectedSpelling {
 // repository look-alikes (and the directories their commondir names) the
 // user's trees already have.
 func (r rules) withUserTrees(u *userTrees) rules {
-	r.moved = slices.Clone(r.moved)
+	r.moved = append(slices.Clone(r.moved), u.config...)
 	r.ways = map[string]string{}
 	for _, look := range u.lookups() {
 		for _, s := range r.spellings() {
