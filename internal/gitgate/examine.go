@@ -102,7 +102,7 @@ func parseRaw(t string) (change, error) {
 // rules decide which changes refuse a branch.
 type rules struct {
 	writable, readOnly [][]string
-	hooksPaths         [][]string // the host's core.hooksPath inside the work tree, as spelled and resolved
+	hooksPaths         [][]string // the host's hooks directory inside the work tree, as spelled and resolved
 	// moved are further places the user's trees and work tree protect
 	// (withUserTrees): protected paths their links lead to, repository
 	// look-alikes they already have.
@@ -146,7 +146,7 @@ func (r rules) pathReasons(p string) []string {
 	}
 	for _, h := range r.hooksPaths {
 		if len(h) > 0 && under(comps, h) {
-			why = append(why, fmt.Sprintf("the host's hooks directory %s (core.hooksPath): git runs these programs", strings.Join(h, "/")))
+			why = append(why, fmt.Sprintf("the host's hooks directory %s (core.hooksPath, or .git/hooks linked there): git runs these programs", strings.Join(h, "/")))
 			break
 		}
 	}

@@ -147,7 +147,7 @@ func decide(name string, in object, rs *refs, prefix string, commits []commit, g
 
 // judge returns the reasons each commit refuses its branches for.
 func judge(ctx context.Context, g gitRunner, commits []commit, r rules) (map[string][]Reason, error) {
-	r, gitDirs, err := judgeTrees(ctx, g, commits, r)
+	r, treeBad, err := judgeTrees(ctx, g, commits, r)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func judge(ctx context.Context, g gitRunner, commits []commit, r rules) (map[str
 			}
 		}
 	}
-	for id, reasons := range gitDirs {
+	for id, reasons := range treeBad {
 		bad[id] = append(bad[id], reasons...)
 	}
 	return bad, nil
