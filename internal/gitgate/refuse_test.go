@@ -1,6 +1,7 @@
 package gitgate
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +18,9 @@ func TestProtectedPathsRefused(t *testing.T) {
 	agent := newAgent(t, host)
 	type tc struct{ branch, path, entry string }
 	var cases []tc
+	main := gitT(t, agent, "rev-parse", "main")
+	base := treeState{"README.md": {mode: "100644", data: "hello\n"}, "docs/guide.md": {mode: "100644", data: "guide\n"}}
+	var stream bytes.Buffer // one fast-import for all branches: a commit each is slow
 	for i, e := range Protected {
 		paths := []string{e.Path, e.Path + "/sub/settings.json"}
 		if e.Path == ".gitmodules" {
@@ -24,11 +28,13 @@ func TestProtectedPathsRefused(t *testing.T) {
 		}
 		for _, p := range paths {
 			c := tc{fmt.Sprintf("p%d-%d", i, len(cases)), p, e.Path}
-			branch(t, agent, c.branch)
-			commitFiles(t, agent, map[string]string{c.path: "{}\n"}, "change "+c.path)
+			s := base.clone()
+			s[c.path] = fileEntry{mode: "100644", data: "{}\n"}
+			writeCommit(&stream, "refs/heads/"+c.branch, len(cases)+1, []string{main}, s)
 			cases = append(cases, c)
 		}
 	}
+	fastImport(t, agent, stream.String())
 	branch(t, agent, "ok")
 	commitFiles(t, agent, map[string]string{"src/main.go": "package main\n", "docs/vscode.md": "x\n"}, "ordinary")
 
