@@ -51,11 +51,6 @@ const quarantineSuffix = ".agentbox-quarantine"
 // directory and each hidden match is one.
 const maxDirectMounts = 500
 
-// placeholderFiles are the protected entries that are files; the others are
-// directories.
-var placeholderFiles = []string{"agentbox.yaml", "agentbox.lock", ".gitmodules", ".mcp.json", "opencode.json",
-	"opencode.jsonc", ".envrc", ".pre-commit-config.yaml"}
-
 // directState is what a direct task remembers between its start and its
 // collection (direct.json in its directory).
 type directState struct {
@@ -124,7 +119,14 @@ func planDirect(cfg *generator.Config, project, taskDir string) (*directPlan, er
 	if err != nil {
 		return nil, err
 	}
+	masked := map[string]bool{}
+	for _, h := range hidden {
+		masked[h.path] = true
+	}
 	for _, g := range guarded {
+		if masked[g.path] {
+			continue // masked read-only below (a protected .env that workspace.hidden hides)
+		}
 		b, made, err := guardBind(top, ws, g.path, g.file, empty, emptyFile)
 		if err != nil {
 			return nil, err
@@ -166,7 +168,7 @@ func guardedPaths(cfg *generator.Config) ([]guarded, error) {
 				return nil, fmt.Errorf("--workspace direct cannot make %s writable inside the read-only %s (workspace.writable); make all of %s writable or use the clone", w, e.Path, e.Path)
 			}
 		}
-		out = append(out, guarded{e.Path, slices.Contains(placeholderFiles, e.Path)})
+		out = append(out, guarded{e.Path, e.File})
 	}
 	for _, r := range cfg.ReadOnly {
 		out = append(out, guarded{path.Clean(r), false})

@@ -110,11 +110,15 @@ A branch is refused (and not written) when any of its new commits
   - changes a protected path (the README lists them: .vscode, .claude,
     .devcontainer, .agentbox, agentbox.yaml, .gitmodules, .envrc, ...) that
     workspace.writable does not name, or a workspace.readonly path, or the
-    hooks directory your core.hooksPath names,
+    hooks directory your core.hooksPath names, or where your own symlinks
+    lead one of those, or a file or link on the way there,
   - adds or changes a gitlink (a submodule),
   - adds a symlink that is absolute, climbs out of the repository or leads
-    into such a path,
+    into such a path (also through other links),
   - has a path component .git,
+  - has, anywhere in its tree (also assembled by a merge), a directory git
+    would take for a repository that your trees do not have, or changes
+    one you have other than in its objects and refs,
 and when its destination is checked out in one of your work trees. Paths
 match case-insensitively, as on macOS and Windows. The other branches are
 still written.

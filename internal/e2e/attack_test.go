@@ -58,6 +58,16 @@ git checkout -q -b gitlink "$base"
 git update-index --add --cacheinfo "160000,$base,lib" && git commit -q -m gitlink && echo "branch gitlink: committed"
 plant symlink sh -c 'ln -s /etc etc-link'
 plant symlink-up sh -c 'ln -s ../../../../root up-link'
+plant devcontainer-json sh -c "echo '{\"image\":\"x\",\"initializeCommand\":\"touch $M-devcontainer\"}' >.devcontainer.json"
+plant lefthook sh -c "printf 'pre-commit:\n  commands:\n    x:\n      run: touch $M-lefthook\n' >lefthook.yml"
+plant nested-envrc sh -c "mkdir -p sub2 && echo 'touch $M-nested-envrc' >sub2/.envrc"
+# A bare repository look-alike that only a merge assembles: neither side,
+# and no path of the merge, looks like one.
+git checkout -q -b bare-side "$base"
+mkdir -p d/objects && touch d/objects/.keep && git add -A && git commit -q -m side
+git checkout -q -b bare-merge "$base"
+mkdir -p d/refs && touch d/refs/.keep && echo 'ref: refs/heads/main' >d/HEAD && printf '[core]\n\tpager = touch %s\n' "$M-bare-merge" >d/config
+git add -A && git commit -q -m other && git merge -q --no-edit bare-side && git branch -q -D bare-side && echo "branch bare-merge: committed"
 git checkout -q -b intermediate "$base"
 mkdir -p .vscode && echo "$task" >.vscode/tasks.json && commit intermediate-1
 git rm -q -r .vscode && git commit -q -m intermediate-2 && echo "branch intermediate: committed"
@@ -116,7 +126,7 @@ func testAttack(e *env, p *project) {
 
 	// Bring the agent's work back.
 	r = p.agentbox(nil, "fetch")
-	e.timed("agentbox fetch (the attack's 16 branches)", r.took)
+	e.timed("agentbox fetch (the attack's 20 branches)", r.took)
 	t.Logf("agentbox fetch: %s", r)
 	if r.code != 1 {
 		t.Errorf("agentbox fetch: want exit 1 (branches refused): %s", r)
@@ -182,7 +192,8 @@ func testAttack(e *env, p *project) {
 	}
 
 	// No host tool file holds the agent's content.
-	for _, f := range []string{".vscode", ".VSCode", ".claude", ".mcp.json", ".envrc", ".pre-commit-config.yaml", ".husky", ".idea", ".gitmodules", "sub", "lib", "etc-link", "up-link"} {
+	for _, f := range []string{".vscode", ".VSCode", ".claude", ".mcp.json", ".envrc", ".pre-commit-config.yaml", ".husky", ".idea", ".gitmodules", "sub", "lib", "etc-link", "up-link",
+		".devcontainer.json", "lefthook.yml", "sub2", "d"} {
 		if _, err := os.Lstat(filepath.Join(p.dir, f)); err == nil {
 			t.Errorf("the project directory has %s after the attack", f)
 		}

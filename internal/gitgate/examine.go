@@ -12,7 +12,7 @@ import (
 
 // logFormat starts each commit of `git log -z` with a byte no header token
 // of git's raw output starts with.
-const logFormat = "--format=%x01%H %P"
+const logFormat = "--format=%x01%H %T %P"
 
 // logArgs are the arguments of the one `git log` pass over the new commits.
 // Each option pins what user configuration could change: a merge lists the
@@ -28,6 +28,7 @@ var logArgs = []string{"log", "--stdin", "-z", "--raw", "--no-abbrev", "--no-ren
 // commit is one commit of the log with the paths it changes.
 type commit struct {
 	id      string
+	tree    string
 	parents []string
 	changes []change
 }
@@ -67,10 +68,10 @@ func parseLog(out []byte) ([]commit, error) {
 		case t == "":
 		case t[0] == '\x01':
 			f := strings.Fields(t[1:])
-			if len(f) == 0 {
+			if len(f) < 2 {
 				return nil, fmt.Errorf("unexpected git log header %q", t)
 			}
-			commits = append(commits, commit{id: f[0], parents: f[1:]})
+			commits = append(commits, commit{id: f[0], tree: f[1], parents: f[2:]})
 		case t[0] == ':' && len(commits) > 0:
 			ch, err := parseRaw(t)
 			if err != nil {
@@ -101,11 +102,21 @@ func parseRaw(t string) (change, error) {
 // rules decide which changes refuse a branch.
 type rules struct {
 	writable, readOnly [][]string
-	hooksPath          []string // the host's core.hooksPath inside the work tree, or nil
+	hooksPaths         [][]string // the host's hooks directory inside the work tree, as spelled and resolved
+	// moved are further places the user's trees and work tree protect
+	// (withUserTrees): protected paths their links lead to, repository
+	// look-alikes they already have.
+	moved []place
+	// ways are the paths on the way to a protected path through the
+	// user's links, by foldKey: a file or link there moves it.
+	ways map[string]string
 }
 
-func newRules(p Policy, hooksPath string) rules {
-	r := rules{hooksPath: split(hooksPath)}
+func newRules(p Policy, hooksPaths []string) rules {
+	r := rules{}
+	for _, h := range hooksPaths {
+		r.hooksPaths = append(r.hooksPaths, split(h))
+	}
 	for _, w := range p.Writable {
 		r.writable = append(r.writable, split(w))
 	}
@@ -133,10 +144,13 @@ func (r rules) pathReasons(p string) []string {
 			why = append(why, fmt.Sprintf("read-only path %s (workspace.readonly)", strings.Join(ro, "/")))
 		}
 	}
-	if len(r.hooksPath) > 0 && under(comps, r.hooksPath) {
-		why = append(why, fmt.Sprintf("the host's hooks directory %s (core.hooksPath): git runs these programs", strings.Join(r.hooksPath, "/")))
+	for _, h := range r.hooksPaths {
+		if len(h) > 0 && under(comps, h) {
+			why = append(why, fmt.Sprintf("the host's hooks directory %s (core.hooksPath, or .git/hooks linked there): git runs these programs", strings.Join(h, "/")))
+			break
+		}
 	}
-	return why
+	return append(why, r.movedReasons(comps, why)...)
 }
 
 func (r rules) anyUnder(comps []string, entries [][]string) bool {
@@ -151,6 +165,9 @@ func (r rules) anyUnder(comps []string, entries [][]string) bool {
 // changeReasons says why ch is refused, apart from a symlink's target.
 func (r rules) changeReasons(ch change) []string {
 	why := r.pathReasons(ch.path)
+	if w, ok := r.ways[foldKey(split(ch.path))]; ok {
+		why = append(why, w)
+	}
 	if ch.mode == modeGitlink {
 		why = append(why, "adds or changes a gitlink (a submodule commit): git would fetch and check out another repository on the host")
 	}

@@ -86,7 +86,7 @@ type host struct {
 	git       gitRunner // runs at the top level (the git directory when bare)
 	objects   string    // absolute path of its object directory
 	format    string    // object format: sha1 or sha256
-	hooksPath string    // core.hooksPath relative to the top level, when it lies inside
+	hooksPath []string  // core.hooksPath relative to the top level, as spelled and resolved, when it lies inside
 }
 
 // Fetch brings the branches of a bundle into the repository at opts.Dir:
@@ -224,24 +224,6 @@ func TopLevel(ctx context.Context, dir string) (string, error) {
 		return "", fmt.Errorf("%s is not in a git work tree: %s", dir, stderrLine(err))
 	}
 	return strings.TrimSpace(string(out)), nil
-}
-
-// hooksPathIn returns the host's core.hooksPath relative to top, when it
-// names a directory below top.
-func hooksPathIn(ctx context.Context, g gitRunner, top string) string {
-	out, err := g.run(ctx, nil, "config", "--get", "core.hooksPath")
-	if err != nil { // unset
-		return ""
-	}
-	p := strings.TrimSpace(string(out))
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(top, p)
-	}
-	rel, err := filepath.Rel(top, p)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
-		return ""
-	}
-	return filepath.ToSlash(rel)
 }
 
 // bundleFile returns the bundle's absolute path, writing BundleReader to tmp

@@ -10,6 +10,7 @@ package gitgate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/internal/validate"
@@ -21,26 +22,97 @@ import (
 // opts out for that path (workspace.writable). A path matches an entry when
 // it is the entry or lies below it, compared as a case-insensitive
 // filesystem (macOS, Windows) would, with NTFS's trailing dots and spaces and
-// HFS+'s ignored code points dropped (see fold).
-var Protected = []struct{ Path, Why string }{
-	{".agentbox", "the sandbox's own definition: Dockerfiles, compose file and firewall program the host builds and runs"},
-	{"agentbox.yaml", "the sandbox's own definition: agentbox generate compiles it into what the host builds and runs"},
-	{"agentbox.lock", "the sandbox's own definition: the image digests and agent versions the host builds"},
-	{".devcontainer", "the Dev Container definition: VS Code and the devcontainer CLI build and start it on the host"},
-	{".gitmodules", "submodule URLs and paths: git clones and checks them out on the host (and URLs can name commands)"},
-	{".vscode", "VS Code runs tasks.json tasks on folder open (runOn: folderOpen) and reads settings that name programs"},
-	{".idea", "JetBrains IDEs run the run configurations and startup tasks it defines"},
-	{".claude", "Claude Code on the host runs the hooks of settings.json and settings.local.json"},
-	{".mcp.json", "MCP servers are programs: Claude Code and other clients start the ones listed here"},
-	{".codex", "Codex on the host reads config.toml, whose MCP servers are programs it starts"},
-	{".gemini", "Gemini CLI on the host reads settings.json, whose MCP servers are programs it starts"},
-	{".cursor", "Cursor starts the MCP servers of mcp.json"},
-	{".opencode", "OpenCode on the host loads its plugins (code) and the MCP servers (programs) of its config"},
-	{"opencode.json", "OpenCode on the host starts the local MCP servers (programs) it lists"},
-	{"opencode.jsonc", "OpenCode on the host starts the local MCP servers (programs) it lists"},
-	{".envrc", "direnv runs it in your shell when you enter the directory"},
-	{".pre-commit-config.yaml", "pre-commit runs the hooks it names at every commit on the host"},
-	{".husky", "husky's git hooks: git runs them at every commit on the host"},
+// HFS+'s ignored code points dropped (see fold); a Nested entry matches at
+// any depth too. File marks the entries a tool reads as a file (the others
+// are directories). A tool that reads
+// several names is listed with every name it reads: an agent could add the
+// one the project does not use yet.
+var Protected = slices.Concat([]ProtectedPath{
+	{".agentbox", "the sandbox's own definition: Dockerfiles, compose file and firewall program the host builds and runs", false, false},
+	{"agentbox.yaml", "the sandbox's own definition: agentbox generate compiles it into what the host builds and runs", true, false},
+	{"agentbox.lock", "the sandbox's own definition: the image digests and agent versions the host builds", true, false},
+	{".devcontainer", "the Dev Container definition: VS Code and the devcontainer CLI build and start it on the host", false, true},
+	{".devcontainer.json", "the Dev Container definition (the spec's top-level name): VS Code and the devcontainer CLI run its initializeCommand on the host", true, true},
+	{".gitmodules", "submodule URLs and paths: git clones and checks them out on the host (and URLs can name commands)", true, false},
+	{".vscode", "VS Code runs tasks.json tasks on folder open (runOn: folderOpen) and reads settings that name programs", false, true},
+	{".idea", "JetBrains IDEs run the run configurations and startup tasks it defines", false, true},
+	{".zed", "Zed starts the language servers and formatters its settings.json names", false, true},
+	{".dir-locals.el", "Emacs evaluates its eval: forms when you open a file below it (asking first)", true, true},
+	{".dir-locals-2.el", "Emacs evaluates its eval: forms when you open a file below it (asking first)", true, true},
+	{".exrc", "Vim and Neovim with 'exrc' set source it on start (Neovim asks first)", true, true},
+	{".vimrc", "Vim with 'exrc' set sources it on start", true, true},
+	{".nvimrc", "Neovim with 'exrc' set sources it on start (asking first)", true, true},
+	{".nvim.lua", "Neovim with 'exrc' set runs it on start (asking first)", true, true},
+	{".lazy.lua", "lazy.nvim loads it as a plugin spec (Lua code) when Neovim starts here (asking first)", true, true},
+	{".claude", "Claude Code on the host runs the hooks of settings.json and settings.local.json", false, true},
+	{".mcp.json", "MCP servers are programs: Claude Code and other clients start the ones listed here", true, true},
+	{".codex", "Codex on the host reads config.toml, whose MCP servers are programs it starts", false, true},
+	{".gemini", "Gemini CLI on the host reads settings.json, whose MCP servers are programs it starts", false, true},
+	{".qwen", "Qwen Code on the host reads settings.json, whose MCP servers are programs it starts", false, true},
+	{".cursor", "Cursor starts the MCP servers of mcp.json and runs the hooks of hooks.json", false, true},
+	{".opencode", "OpenCode on the host loads its plugins (code) and the MCP servers (programs) of its config", false, true},
+	{"opencode.json", "OpenCode on the host starts the local MCP servers (programs) it lists", true, true},
+	{"opencode.jsonc", "OpenCode on the host starts the local MCP servers (programs) it lists", true, true},
+	{".continue", "Continue starts the MCP servers (programs) its config and mcpServers/ list", false, true},
+	{".roo", "Roo Code starts the MCP servers (programs) of mcp.json", false, true},
+	{".kilocode", "Kilo Code starts the MCP servers (programs) of mcp.json", false, true},
+	{".amazonq", "Amazon Q starts the MCP servers (programs) of mcp.json", false, true},
+	{".junie", "Junie starts the MCP servers (programs) of mcp/mcp.json", false, true},
+	{"crush.json", "Crush starts the MCP servers and language servers (programs) it lists", true, true},
+	{".crush.json", "Crush starts the MCP servers and language servers (programs) it lists", true, true},
+	{".aider.conf.yml", "aider runs its lint-cmd and test-cmd after its edits", true, true},
+	{".envrc", "direnv runs it in your shell when you enter the directory", true, true},
+	{".env", "autoenv runs it as a shell script when you enter the directory (asking first); direnv (load_dotenv) and mise load it into your shell's environment, where PATH, BASH_ENV and the like name programs", true, true},
+	{".env.leave", "autoenv runs it as a shell script when you leave the directory (asking first)", true, true},
+	{".autoenv.zsh", "zsh-autoenv sources it when you enter the directory (asking first)", true, true},
+	{".autoenv_leave.zsh", "zsh-autoenv sources it when you leave the directory (asking first)", true, true},
+	{"mise.toml", "mise runs its [hooks] when you enter the directory and loads its [env] into your shell (once trusted)", true, true},
+	{".mise.toml", "mise runs its [hooks] when you enter the directory and loads its [env] into your shell (once trusted)", true, true},
+	{"mise.local.toml", "mise runs its [hooks] when you enter the directory and loads its [env] into your shell (once trusted)", true, true},
+	{".mise.local.toml", "mise runs its [hooks] when you enter the directory and loads its [env] into your shell (once trusted)", true, true},
+	{".mise", "mise reads .mise/config.toml: [hooks] it runs when you enter the directory, [env] it loads (once trusted)", false, true},
+	{".pre-commit-config.yaml", "pre-commit runs the hooks it names at every commit on the host", true, false},
+	{".husky", "husky's git hooks: git runs them at every commit on the host", false, false},
+	{".lefthook", "lefthook runs the scripts below it (source_dir) from its git hooks", false, false},
+	{".lefthook-local", "lefthook runs the scripts below it (source_dir_local) from its git hooks", false, false},
+	{".overcommit.yml", "overcommit runs the hooks it configures at every commit on the host", true, false},
+},
+	files("husky 4 runs the hook commands it names at every commit on the host",
+		".huskyrc", ".huskyrc.json", ".huskyrc.yaml", ".huskyrc.yml", ".huskyrc.js", "husky.config.js"),
+	files("lefthook runs the commands it names at every commit on the host (its git hooks call it)", lefthookConfigs()...))
+
+// ProtectedPath is one entry of Protected.
+type ProtectedPath struct {
+	Path, Why string
+	File      bool // a file; otherwise a directory
+	// Nested: the tool reads the name in whichever directory you open or
+	// enter (direnv, Emacs, Vim, mise, editors and agents started in a
+	// subdirectory), so it is protected at any depth; otherwise only at
+	// the top (git hook managers, submodules, agentbox itself).
+	Nested bool
+}
+
+func files(why string, paths ...string) []ProtectedPath {
+	out := make([]ProtectedPath, len(paths))
+	for i, p := range paths {
+		out[i] = ProtectedPath{p, why, true, false}
+	}
+	return out
+}
+
+// lefthookConfigs are the names lefthook reads its configuration from:
+// lefthook and lefthook-local, with or without a leading dot, in each of its
+// formats.
+func lefthookConfigs() []string {
+	var names []string
+	for _, dot := range []string{"", "."} {
+		for _, local := range []string{"", "-local"} {
+			for _, ext := range []string{"yml", "yaml", "toml", "json", "jsonc"} {
+				names = append(names, dot+"lefthook"+local+"."+ext)
+			}
+		}
+	}
+	return names
 }
 
 // Policy is what the user changed of the default rules.
@@ -90,11 +162,20 @@ func protectedNames() string {
 }
 
 // protectedEntry returns the index of the Protected entry that path (split
-// into components) is at or below.
+// into components) is at or below, or, for a Nested entry, has a part at or
+// below.
 func protectedEntry(path []string) (int, bool) {
 	for i, e := range Protected {
-		if under(path, split(e.Path)) {
+		entry := split(e.Path)
+		if under(path, entry) {
 			return i, true
+		}
+		if e.Nested {
+			for j := 1; j < len(path); j++ {
+				if under(path[j:], entry) {
+					return i, true
+				}
+			}
 		}
 	}
 	return 0, false

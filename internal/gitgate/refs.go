@@ -147,6 +147,10 @@ func decide(name string, in object, rs *refs, prefix string, commits []commit, g
 
 // judge returns the reasons each commit refuses its branches for.
 func judge(ctx context.Context, g gitRunner, commits []commit, r rules) (map[string][]Reason, error) {
+	r, treeBad, err := judgeTrees(ctx, g, commits, r)
+	if err != nil {
+		return nil, err
+	}
 	var blobs []string
 	seen := map[string]bool{}
 	for _, c := range commits {
@@ -180,11 +184,7 @@ func judge(ctx context.Context, g gitRunner, commits []commit, r rules) (map[str
 			}
 		}
 	}
-	gitDirs, err := bareRepoReasons(ctx, g, commits)
-	if err != nil {
-		return nil, err
-	}
-	for id, reasons := range gitDirs {
+	for id, reasons := range treeBad {
 		bad[id] = append(bad[id], reasons...)
 	}
 	return bad, nil

@@ -1,6 +1,7 @@
 package gitgate
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +18,9 @@ func TestProtectedPathsRefused(t *testing.T) {
 	agent := newAgent(t, host)
 	type tc struct{ branch, path, entry string }
 	var cases []tc
+	main := gitT(t, agent, "rev-parse", "main")
+	base := treeState{"README.md": {mode: "100644", data: "hello\n"}, "docs/guide.md": {mode: "100644", data: "guide\n"}}
+	var stream bytes.Buffer // one fast-import for all branches: a commit each is slow
 	for i, e := range Protected {
 		paths := []string{e.Path, e.Path + "/sub/settings.json"}
 		if e.Path == ".gitmodules" {
@@ -24,11 +28,13 @@ func TestProtectedPathsRefused(t *testing.T) {
 		}
 		for _, p := range paths {
 			c := tc{fmt.Sprintf("p%d-%d", i, len(cases)), p, e.Path}
-			branch(t, agent, c.branch)
-			commitFiles(t, agent, map[string]string{c.path: "{}\n"}, "change "+c.path)
+			s := base.clone()
+			s[c.path] = fileEntry{mode: "100644", data: "{}\n"}
+			writeCommit(&stream, "refs/heads/"+c.branch, len(cases)+1, []string{main}, s)
 			cases = append(cases, c)
 		}
 	}
+	fastImport(t, agent, stream.String())
 	branch(t, agent, "ok")
 	commitFiles(t, agent, map[string]string{"src/main.go": "package main\n", "docs/vscode.md": "x\n"}, "ordinary")
 
@@ -119,8 +125,12 @@ func TestRefusals(t *testing.T) {
 		{"bare repository with a commondir", files(map[string]string{
 			"d/HEAD": "ref: refs/heads/main\n", "d/commondir": "../c\n", "c/objects/.keep": "", "c/refs/.keep": "",
 		}), "d/HEAD", "git would take for a repository"},
-		{"bare repository in other case", files(map[string]string{"e/head": "x\n", "e/Objects/.keep": "", "e/REFS/.keep": ""}), "e/Objects/.keep", "git would take for a repository"},
+		{"bare repository in other case", files(map[string]string{"e/head": "x\n", "e/Objects/.keep": "", "e/REFS/.keep": ""}), "e/head", "git would take for a repository"},
 		{"bare repository at the top", files(map[string]string{"HEAD": "x\n", "refs/a": "", "objects/b": ""}), "HEAD", "git would take for a repository"},
+		{"top-level devcontainer.json", files(map[string]string{".devcontainer.json": `{"initializeCommand":"touch /tmp/pwned"}`}), ".devcontainer.json", "protected path .devcontainer.json"},
+		{"husky 4 rc", files(map[string]string{".huskyrc": `{"hooks":{"pre-commit":"touch /tmp/pwned"}}`}), ".huskyrc", "protected path .huskyrc"},
+		{"lefthook", files(map[string]string{"lefthook.yml": "pre-commit:\n  commands:\n    x:\n      run: touch /tmp/pwned\n"}), "lefthook.yml", "protected path lefthook.yml"},
+		{"mise", files(map[string]string{"mise.toml": "[hooks]\nenter = \"touch /tmp/pwned\"\n"}), "mise.toml", "protected path mise.toml"},
 		{"read-only path", files(map[string]string{"docs/adr/0001.md": "x\n"}), "docs/adr/0001.md", "read-only path docs/adr"},
 		{"read-only path, other case", files(map[string]string{"Docs/ADR/0002.md": "x\n"}), "Docs/ADR/0002.md", "read-only path docs/adr"},
 		{"writable does not cover a sibling", files(map[string]string{".vscode/tasks.json": "{}\n"}), ".vscode/tasks.json", "protected path .vscode"},

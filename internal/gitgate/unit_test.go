@@ -9,7 +9,7 @@ import (
 )
 
 func TestPathReasons(t *testing.T) {
-	r := newRules(Policy{ReadOnly: []string{"docs/adr"}, Writable: []string{".claude/commands"}}, "tools/hooks")
+	r := newRules(Policy{ReadOnly: []string{"docs/adr"}, Writable: []string{".claude/commands"}}, []string{"tools/hooks"})
 	for _, tt := range []struct {
 		path string
 		want string // "" when the change is accepted
@@ -17,7 +17,10 @@ func TestPathReasons(t *testing.T) {
 		{"src/main.go", ""},
 		{"docs/vscode.md", ""},
 		{".vscodex/x", ""},
-		{"sub/.vscode/tasks.json", ""}, // not at the top: no host tool opens it by itself
+		{"sub/.vscode/tasks.json", "protected path .vscode"}, // VS Code opened on sub/ runs it
+		{"a/b/.envrc", "protected path .envrc"},              // direnv in a/b runs it
+		{"sub/.husky/pre-commit", ""},                        // hook managers read the top only
+		{"sub/agentbox.yaml", ""},
 		{".vscode", "protected path .vscode"},
 		{".vscode/tasks.json", "protected path .vscode"},
 		{".VSCode/tasks.json", "protected path .vscode"},
@@ -47,7 +50,7 @@ func TestPathReasons(t *testing.T) {
 }
 
 func TestSymlinkReasons(t *testing.T) {
-	r := newRules(Policy{}, "")
+	r := newRules(Policy{}, nil)
 	for _, tt := range []struct {
 		link, target, want string
 	}{
@@ -186,5 +189,62 @@ func TestREADMEListsProtected(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(listed, want) {
 		t.Errorf("README's table lists %q\nProtected holds     %q", listed, want)
+	}
+}
+
+// TestParseTreeModes: a tree entry is read by its mode's type bits, so a
+// zero-padded mode (fsck only warns) still names a tree.
+func TestParseTreeModes(t *testing.T) {
+	id := strings.Repeat("\x01", 20)
+	data := []byte("40000 a\x00" + id + "040000 b\x00" + id + "120000 l\x00" + id + "100644 f\x00" + id)
+	entries, err := parseTree(data, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []uint64
+	for _, e := range entries {
+		got = append(got, entryType(e.mode))
+	}
+	if want := []uint64{typeTree, typeTree, typeSymlink, 0o100000}; !slices.Equal(got, want) {
+		t.Errorf("types %o, want %o", got, want)
+	}
+	if _, err := parseTree([]byte("100644 f\x00short"), 20); err == nil {
+		t.Error("a truncated tree was accepted")
+	}
+}
+
+// TestResolvePath: the walk through a tree's links as the kernel does it.
+func TestResolvePath(t *testing.T) {
+	links := map[string]string{
+		".vscode": "editor/vscode", "editor": "ed", "loop": "loop", "up": "..", "sub/up": "..",
+		"abs": "/home/u/proj/tools", "out": "/etc", "Case": "x", "broken": "",
+	}
+	look := func(p string) (string, bool) {
+		t, ok := links[p]
+		if !ok {
+			t, ok = links[strings.ToUpper(p[:1])+p[1:]]
+		}
+		return t, ok
+	}
+	tops := []string{"/home/u/proj"}
+	for _, tt := range []struct {
+		path, loc string
+		ok        bool
+		passed    string
+	}{
+		{".vscode/tasks.json", "ed/vscode/tasks.json", true, ".vscode editor ed ed/vscode ed/vscode/tasks.json"},
+		{"sub/up/.envrc", ".envrc", true, "sub sub/up .envrc"},
+		{"up/x", "", false, "up"},
+		{"loop/x", "", false, strings.TrimSpace(strings.Repeat("loop ", 41))},
+		{"abs/env.sh", "tools/env.sh", true, "abs tools tools/env.sh"},
+		{"out/passwd", "", false, "out"},
+		{"case/y", "x/y", true, "case x x/y"},
+		{"broken/y", "", false, "broken"},
+		{"a/../b", "b", true, "a b"},
+	} {
+		loc, passed, ok := resolvePath(look, tops, split(tt.path))
+		if ok != tt.ok || strings.Join(loc, "/") != tt.loc || strings.Join(passed, " ") != tt.passed {
+			t.Errorf("resolvePath(%q) = %q %q %v, want %q %q %v", tt.path, strings.Join(loc, "/"), strings.Join(passed, " "), ok, tt.loc, tt.passed, tt.ok)
+		}
 	}
 }
