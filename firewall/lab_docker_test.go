@@ -14,15 +14,17 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// dockerResolverPort is where the lab's Docker-like resolver listens, behind
-// the DNAT from port 53 (Docker picks a random port).
-const dockerResolverPort = 5302
+// dockerResolverPorts are where the lab's Docker-like resolver listens,
+// behind the DNAT from port 53: Docker picks a random port for UDP and
+// another one for TCP.
+var dockerResolverPorts = map[string]int{"udp": 5302, "tcp": 5303}
 
 // dockerLab says how newDockerLab builds the lab.
 type dockerLab struct {
 	upstream string              // the upstream resolver's address, on loopback
 	rules    func(string) string // if set, changes rules.nft
 	sysctls  map[string]string   // compose's sysctls for the egress service, set after Docker's
+	forward  bool                // the resolver forwards to the lab's upstream, as root, as Docker's does
 }
 
 // newDockerLab builds the lab as Docker sets up the egress container's
@@ -46,9 +48,11 @@ func (d dockerLab) build(t *testing.T) (*lab, *netlab.Helper) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.serve(resolver, &netlab.ServerConfig{DNS: []netlab.DNSServer{
-		{Listen: []string{addr(d.upstream, dockerResolverPort)}, Records: upstreamRecords},
-	}})
+	dns := netlab.DNSServer{Listen: []string{addr(d.upstream, dockerResolverPorts["udp"]), addr(d.upstream, dockerResolverPorts["tcp"])}, Records: upstreamRecords}
+	if d.forward {
+		dns.Forward = addr(upstream, 53)
+	}
+	l.serve(resolver, &netlab.ServerConfig{DNS: []netlab.DNSServer{dns}})
 	l.dockerNAT(d.upstream)
 	l.lab.Sysctl(l.sbx, "net/ipv4/ip_unprivileged_port_start", "0")
 	for key, value := range d.sysctls {
@@ -72,11 +76,11 @@ func (l *lab) dockerNAT(ip string) {
 	fmt.Fprintf(&b, "table %s dockerlike {\n", family)
 	b.WriteString("\tchain output {\n\t\ttype nat hook output priority -100; policy accept;\n")
 	for _, proto := range []string{"udp", "tcp"} {
-		fmt.Fprintf(&b, "\t\t%s daddr %s %s dport 53 dnat to %s:%d\n", match, ip, proto, to, dockerResolverPort)
+		fmt.Fprintf(&b, "\t\t%s daddr %s %s dport 53 dnat to %s:%d\n", match, ip, proto, to, dockerResolverPorts[proto])
 	}
 	b.WriteString("\t}\n\tchain postrouting {\n\t\ttype nat hook postrouting priority 100; policy accept;\n")
 	for _, proto := range []string{"udp", "tcp"} {
-		fmt.Fprintf(&b, "\t\t%s saddr %s %s sport %d snat to %s:53\n", match, ip, proto, dockerResolverPort, to)
+		fmt.Fprintf(&b, "\t\t%s saddr %s %s sport %d snat to %s:53\n", match, ip, proto, dockerResolverPorts[proto], to)
 	}
 	b.WriteString("\t}\n}\n")
 	file := filepath.Join(l.lab.Dir(), "dockerlike.nft")
