@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
@@ -18,6 +19,12 @@ import (
 // behind the DNAT from port 53: Docker picks a random port for UDP and
 // another one for TCP.
 var dockerResolverPorts = map[string]int{"udp": 5302, "tcp": 5303}
+
+// dockerAcceptAfter is how long a TCP connection to the lab's Docker-like
+// resolver waits before the resolver accepts it. dockerd accepts late
+// enough that the kernel acknowledges dnsmasq's query first, from a socket
+// no process holds yet, whose packets have no owner (meta skuid).
+const dockerAcceptAfter = 100 * time.Millisecond
 
 // dockerLab says how newDockerLab builds the lab.
 type dockerLab struct {
@@ -48,7 +55,8 @@ func (d dockerLab) build(t *testing.T) (*lab, *netlab.Helper) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dns := netlab.DNSServer{Listen: []string{addr(d.upstream, dockerResolverPorts["udp"]), addr(d.upstream, dockerResolverPorts["tcp"])}, Records: upstreamRecords}
+	dns := netlab.DNSServer{Listen: []string{addr(d.upstream, dockerResolverPorts["udp"]), addr(d.upstream, dockerResolverPorts["tcp"])}, Records: upstreamRecords,
+		AcceptAfter: dockerAcceptAfter}
 	if d.forward {
 		dns.Forward = addr(upstream, 53)
 	}
@@ -66,6 +74,10 @@ func (d dockerLab) build(t *testing.T) (*lab, *netlab.Helper) {
 
 // dockerNAT loads nat rules like those Docker adds for 127.0.0.11 (iptables
 // DOCKER_OUTPUT and DOCKER_POSTROUTING, priorities -100 and 100) for ip.
+// As Docker's, the SNAT of the resolver's port back to 53 applies only to
+// packets to ip itself (POSTROUTING -d 127.0.0.11 -j DOCKER_POSTROUTING):
+// the answers to dnsmasq, from ip to 127.0.0.1, get port 53 back only
+// through their flow's DNAT.
 func (l *lab) dockerNAT(ip string) {
 	l.t.Helper()
 	family, match, to := "ip", "ip", ip
@@ -80,7 +92,7 @@ func (l *lab) dockerNAT(ip string) {
 	}
 	b.WriteString("\t}\n\tchain postrouting {\n\t\ttype nat hook postrouting priority 100; policy accept;\n")
 	for _, proto := range []string{"udp", "tcp"} {
-		fmt.Fprintf(&b, "\t\t%s saddr %s %s sport %d snat to %s:53\n", match, ip, proto, dockerResolverPorts[proto], to)
+		fmt.Fprintf(&b, "\t\t%s daddr %s %s saddr %s %s sport %d snat to %s:53\n", match, ip, match, ip, proto, dockerResolverPorts[proto], to)
 	}
 	b.WriteString("\t}\n}\n")
 	file := filepath.Join(l.lab.Dir(), "dockerlike.nft")

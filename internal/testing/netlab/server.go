@@ -35,10 +35,14 @@ type ServerConfig struct {
 // With Forward, it answers nothing itself: like Docker's embedded DNS, it
 // sends each query to Forward over the protocol it came by (a new TCP
 // connection for each) and relays the answer as it is, truncated or not.
+// With AcceptAfter, a TCP connection waits that long in the listen queue
+// before the server accepts it, as in a busy dockerd: meanwhile the kernel
+// acknowledges the query from a socket that no process holds yet.
 type DNSServer struct {
-	Listen  []string `json:"listen"`
-	Records []Record `json:"records"`
-	Forward string   `json:"forward,omitempty"`
+	Listen      []string      `json:"listen"`
+	Records     []Record      `json:"records"`
+	Forward     string        `json:"forward,omitempty"`
+	AcceptAfter time.Duration `json:"acceptAfter,omitempty"`
 }
 
 // Record is a set of answers of a fake DNS server.
@@ -284,7 +288,19 @@ func (s *server) serveDNSUDP(pc net.PacketConn, d *DNSServer) {
 }
 
 func (s *server) serveDNSTCP(ln net.Listener, d *DNSServer) {
-	accept(ln, s.dnsTCPConn(d))
+	if d.AcceptAfter <= 0 {
+		accept(ln, s.dnsTCPConn(d))
+		return
+	}
+	serve := s.dnsTCPConn(d)
+	for {
+		time.Sleep(d.AcceptAfter) // a connection that came meanwhile waits in the queue
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go serve(c)
+	}
 }
 
 // dnsTCPConn returns the function that answers the queries of one TCP
