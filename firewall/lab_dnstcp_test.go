@@ -12,7 +12,10 @@ import (
 // TestLabDNSOverTCP: DNS over TCP through the filter resolver, with the
 // lab's remote upstream and with Docker's embedded resolver (127.0.0.11 on
 // loopback behind a DNAT to one port for UDP and another for TCP, which
-// forwards to the remote upstream as root), as under compose.
+// forwards to the remote upstream as root), as under compose, and with
+// such a resolver on ::1 (where dnsmasq asks from ::1 itself, so that the
+// SNAT like Docker's, for packets to the resolver's address, gives the
+// resolver's early ACK port 53 back even outside the zone).
 //   - Pipelined: queries written at once on one TCP connection, as RFC 7766
 //     lets a client, the first for a name the filter refuses: each gets
 //     its answer.
@@ -25,6 +28,7 @@ func TestLabDNSOverTCP(t *testing.T) {
 	}{
 		{"Remote", func(t *testing.T) *lab { l := newLab(t); l.startReady(); return l }},
 		{"Docker", func(t *testing.T) *lab { l, _ := dockerLab{upstream: "127.0.0.11", forward: true}.build(t); return l }},
+		{"DockerLikeIPv6", func(t *testing.T) *lab { l, _ := dockerLab{upstream: "::1", forward: true}.build(t); return l }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := tc.build(t)
