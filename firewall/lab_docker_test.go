@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
@@ -14,15 +15,23 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// dockerResolverPort is where the lab's Docker-like resolver listens, behind
-// the DNAT from port 53 (Docker picks a random port).
-const dockerResolverPort = 5302
+// dockerResolverPorts are where the lab's Docker-like resolver listens,
+// behind the DNAT from port 53: Docker picks a random port for UDP and
+// another one for TCP.
+var dockerResolverPorts = map[string]int{"udp": 5302, "tcp": 5303}
+
+// dockerAcceptAfter is how long a TCP connection to the lab's Docker-like
+// resolver waits before the resolver accepts it. dockerd accepts late
+// enough that the kernel acknowledges dnsmasq's query first, from a socket
+// no process holds yet, whose packets have no owner (meta skuid).
+const dockerAcceptAfter = 100 * time.Millisecond
 
 // dockerLab says how newDockerLab builds the lab.
 type dockerLab struct {
 	upstream string              // the upstream resolver's address, on loopback
 	rules    func(string) string // if set, changes rules.nft
 	sysctls  map[string]string   // compose's sysctls for the egress service, set after Docker's
+	forward  bool                // the resolver forwards to the lab's upstream, as root, as Docker's does
 }
 
 // newDockerLab builds the lab as Docker sets up the egress container's
@@ -46,9 +55,12 @@ func (d dockerLab) build(t *testing.T) (*lab, *netlab.Helper) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.serve(resolver, &netlab.ServerConfig{DNS: []netlab.DNSServer{
-		{Listen: []string{addr(d.upstream, dockerResolverPort)}, Records: upstreamRecords},
-	}})
+	dns := netlab.DNSServer{Listen: []string{addr(d.upstream, dockerResolverPorts["udp"]), addr(d.upstream, dockerResolverPorts["tcp"])}, Records: upstreamRecords,
+		AcceptAfter: dockerAcceptAfter}
+	if d.forward {
+		dns.Forward = addr(upstream, 53)
+	}
+	l.serve(resolver, &netlab.ServerConfig{DNS: []netlab.DNSServer{dns}})
 	l.dockerNAT(d.upstream)
 	l.lab.Sysctl(l.sbx, "net/ipv4/ip_unprivileged_port_start", "0")
 	for key, value := range d.sysctls {
@@ -62,6 +74,10 @@ func (d dockerLab) build(t *testing.T) (*lab, *netlab.Helper) {
 
 // dockerNAT loads nat rules like those Docker adds for 127.0.0.11 (iptables
 // DOCKER_OUTPUT and DOCKER_POSTROUTING, priorities -100 and 100) for ip.
+// As Docker's, the SNAT of the resolver's port back to 53 applies only to
+// packets to ip itself (POSTROUTING -d 127.0.0.11 -j DOCKER_POSTROUTING):
+// the answers to dnsmasq, from ip to 127.0.0.1, get port 53 back only
+// through their flow's DNAT.
 func (l *lab) dockerNAT(ip string) {
 	l.t.Helper()
 	family, match, to := "ip", "ip", ip
@@ -72,11 +88,11 @@ func (l *lab) dockerNAT(ip string) {
 	fmt.Fprintf(&b, "table %s dockerlike {\n", family)
 	b.WriteString("\tchain output {\n\t\ttype nat hook output priority -100; policy accept;\n")
 	for _, proto := range []string{"udp", "tcp"} {
-		fmt.Fprintf(&b, "\t\t%s daddr %s %s dport 53 dnat to %s:%d\n", match, ip, proto, to, dockerResolverPort)
+		fmt.Fprintf(&b, "\t\t%s daddr %s %s dport 53 dnat to %s:%d\n", match, ip, proto, to, dockerResolverPorts[proto])
 	}
 	b.WriteString("\t}\n\tchain postrouting {\n\t\ttype nat hook postrouting priority 100; policy accept;\n")
 	for _, proto := range []string{"udp", "tcp"} {
-		fmt.Fprintf(&b, "\t\t%s saddr %s %s sport %d snat to %s:53\n", match, ip, proto, dockerResolverPort, to)
+		fmt.Fprintf(&b, "\t\t%s daddr %s %s saddr %s %s sport %d snat to %s:53\n", match, ip, match, ip, proto, dockerResolverPorts[proto], to)
 	}
 	b.WriteString("\t}\n}\n")
 	file := filepath.Join(l.lab.Dir(), "dockerlike.nft")
@@ -147,7 +163,7 @@ func TestLabUpstreamSpoofLayers(t *testing.T) {
 	guardless := func(rules string) string {
 		return withoutLines(t, rules, `counter name "rejected_spoof" goto refuse`, 4)
 	}
-	zoneless := func(rules string) string { return withoutLines(t, rules, "ct zone set", 8) }
+	zoneless := func(rules string) string { return withoutLines(t, rules, "ct zone set", 10) }
 	for _, tc := range []struct {
 		name, net string
 		edit      func(string) string
@@ -239,8 +255,10 @@ func testSpoof(t *testing.T, l *lab, resolver *netlab.Helper, upstreamIP, networ
 	if network == "tcp" {
 		ports = l.ephemeralPorts()
 	}
+	// Timeout bounds the helper's answer only: over TCP the 28,000 SYNs
+	// take 8 s on a quiet machine, near the default of 10.
 	spoof := netlab.Request{Op: "spoof", Net: network, ID: "upstream", Local: addr(upstreamIP, 53), Addr: loopbackOf(upstreamIP),
-		Ports: ports, Records: forged}
+		Ports: ports, Records: forged, Timeout: 30 * time.Second}
 	r := l.do(spoof)
 	t.Logf("%s over %s from %s to %s port %s: %v", spoof.Op, network, spoof.Local, spoof.Addr, ports, r)
 	name := "spoof.wild.test"

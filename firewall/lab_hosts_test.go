@@ -1,6 +1,10 @@
 package firewall_test
 
-import "github.com/agentbox-dev/agentbox/internal/testing/netlab"
+import (
+	"fmt"
+
+	"github.com/agentbox-dev/agentbox/internal/testing/netlab"
+)
 
 // The lab's uids, addresses and the fake upstream's records; the diagram
 // at the top of lab_test.go shows where each one lives.
@@ -57,6 +61,17 @@ const (
 // rotating are the addresses the upstream gives rotate.test, one per lookup.
 var rotating = []string{"198.18.1.1", "198.18.1.2", "198.18.1.3", "198.18.1.4", "198.18.1.5", "198.18.1.6", "198.18.1.7", "198.18.1.8"}
 
+// bigAnswer is what the upstream gives big.wild.test: 100 addresses, an
+// answer of about 1.6 kB, larger than a UDP answer may be (512 bytes, or
+// dnsmasq's EDNS0 size, 1232): it resolves over TCP only.
+var bigAnswer = func() []string {
+	var out []string
+	for i := 1; i <= 100; i++ {
+		out = append(out, fmt.Sprintf("198.18.2.%d", i))
+	}
+	return out
+}()
+
 // egressCaps are the capabilities of the egress container
 // (.agentbox/docker-compose.yml: cap_drop ALL, cap_add these).
 var egressCaps = []string{"kill", "net_admin", "net_bind_service", "setgid", "setuid"}
@@ -69,6 +84,7 @@ var upstreamRecords = []netlab.Record{
 	{Name: "allowed.test", Type: "AAAA", Values: []string{allowedV6}, TTL: 60},
 	{Name: "allowed.test", Type: "TXT", Values: []string{"allowed.test text"}, TTL: 60},
 	{Name: "nat64.wild.test", Type: "AAAA", Values: []string{publicNAT64V6}, TTL: 60}, // before wild.test, which matches it too
+	{Name: "big.wild.test", Type: "A", Values: bigAnswer, TTL: 60},
 	{Name: "wild.test", Type: "A", Values: []string{wildV4}, TTL: 60},
 	{Name: "wild.test", Type: "AAAA", Values: []string{"2001:2::20"}, TTL: 60},
 	{Name: "rotate.test", Type: "A", Values: rotating, Rotate: true, TTL: 0},

@@ -337,6 +337,7 @@ func testSandbox(e *env, p *project) {
 	if _, err := os.Stat(filepath.Join(p.dir, "download.bin")); !os.IsNotExist(err) {
 		t.Fatalf("download: the file written in the sandbox's workspace is in the project directory (%v)", err)
 	}
+	checkDNSOverTCP(e, p)
 
 	// What the fake internet saw: the allowed name was asked upstream and
 	// fetched; the unlisted name never left the sandbox, and the decoy host

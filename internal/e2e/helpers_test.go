@@ -43,6 +43,10 @@ const (
 	allowedName = "allowed.e2e.test"
 	// unlistedName is not in any policy; the fake DNS would answer it.
 	unlistedName = "unlisted.e2e.test"
+	// bigName, under the allowed name, has bigCount addresses: an answer
+	// too large for UDP, which the fake DNS truncates there.
+	bigName  = "big." + allowedName
+	bigCount = 100
 
 	baseImage   = "agentbox-e2e/debian:bookworm" // scripts/e2e/base-image.sh
 	runLabel    = "agentbox-e2e.run"             // on every container, network and image the test makes itself
@@ -569,7 +573,8 @@ func (e *env) startFakeNet() {
 			quiet(t, "docker", "rm", "-f", "-v", name)
 		})
 	}
-	runHost(e.dnsName, dnsIP, e.fakeImage, "dns", "-listen", ":53", "-a", allowedName+"="+webIP, "-default", decoyIP)
+	runHost(e.dnsName, dnsIP, e.fakeImage, "dns", "-listen", ":53", "-a", allowedName+"="+webIP, "-default", decoyIP,
+		"-many", fmt.Sprintf("%s=%d", bigName, bigCount))
 	runHost(e.webName, webIP, "-v", filepath.Join(e.work, "srv-web")+":/srv:ro", e.fakeImage, "http", "-listen", ":80", "-dir", "/srv", "-name", "web")
 	runHost(e.decoyName, decoyIP, "-v", filepath.Join(e.work, "srv-decoy")+":/srv:ro", e.fakeImage, "http", "-listen", ":80", "-dir", "/srv", "-name", "decoy")
 

@@ -69,10 +69,11 @@ func RcodeName(rcode int) string {
 
 // Question is the question of a DNS message.
 type Question struct {
-	ID   uint16
-	Name string // lower case, no trailing dot
-	Type uint16
-	RD   bool
+	ID      uint16
+	Name    string // lower case, no trailing dot
+	Type    uint16
+	RD      bool
+	UDPSize uint16 // the largest UDP reply the sender takes (EDNS0); 0 without EDNS0
 }
 
 // Answer is a record of an answer section: an address or a TXT string.
@@ -84,9 +85,10 @@ type Answer struct {
 
 // Reply is a parsed DNS response.
 type Reply struct {
-	ID      uint16
-	Rcode   int
-	Answers []Answer
+	ID        uint16
+	Rcode     int
+	Truncated bool // TC: the answer did not fit; ask again over TCP
+	Answers   []Answer
 }
 
 // Values returns the values of the answers of type t.
@@ -144,7 +146,53 @@ func ParseQuery(msg []byte) (Question, error) {
 	if len(qs) != 1 {
 		return Question{}, errors.New("not a query with one question")
 	}
-	return Question{ID: h.ID, Name: canonical(qs[0].Name), Type: uint16(qs[0].Type), RD: h.RecursionDesired}, nil
+	q := Question{ID: h.ID, Name: canonical(qs[0].Name), Type: uint16(qs[0].Type), RD: h.RecursionDesired}
+	if err := p.SkipAllAnswers(); err != nil {
+		return Question{}, err
+	}
+	if err := p.SkipAllAuthorities(); err != nil {
+		return Question{}, err
+	}
+	for {
+		rh, err := p.AdditionalHeader()
+		if errors.Is(err, dnsmessage.ErrSectionDone) {
+			return q, nil
+		}
+		if err != nil {
+			return Question{}, err
+		}
+		if rh.Type == dnsmessage.TypeOPT {
+			q.UDPSize = uint16(rh.Class) // an OPT record's class is the sender's UDP size
+		}
+		if err := p.SkipAdditional(); err != nil {
+			return Question{}, err
+		}
+	}
+}
+
+// minUDPSize is the size of a UDP reply that every sender takes (RFC 1035).
+const minUDPSize = 512
+
+// ForUDP returns reply, the answer to q, as a server sends it over UDP: as
+// it is when it fits the size q's sender takes (512 bytes, or more with
+// EDNS0), else truncated: the question alone with TC set, which tells the
+// sender to ask again over TCP.
+func ForUDP(q Question, reply []byte) ([]byte, error) {
+	if len(reply) <= max(minUDPSize, int(q.UDPSize)) {
+		return reply, nil
+	}
+	var p dnsmessage.Parser
+	h, err := p.Start(reply)
+	if err != nil {
+		return nil, err
+	}
+	qs, err := p.AllQuestions()
+	if err != nil {
+		return nil, err
+	}
+	h.Truncated = true
+	m := dnsmessage.Message{Header: h, Questions: qs}
+	return m.Pack()
 }
 
 func canonical(n dnsmessage.Name) string {
@@ -208,7 +256,7 @@ func ParseReply(msg []byte) (*Reply, error) {
 	if err := p.SkipAllQuestions(); err != nil {
 		return nil, err
 	}
-	r := &Reply{ID: h.ID, Rcode: int(h.RCode)}
+	r := &Reply{ID: h.ID, Rcode: int(h.RCode), Truncated: h.Truncated}
 	for {
 		rh, err := p.AnswerHeader()
 		if errors.Is(err, dnsmessage.ErrSectionDone) {

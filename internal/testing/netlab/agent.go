@@ -72,6 +72,8 @@ func (a *agent) handle(req Request) Response {
 		return flood(req)
 	case "dnsbench":
 		return dnsBench(req)
+	case "dnspipe":
+		return dnsPipe(req)
 	case "spoof":
 		return a.spoof(req)
 	case "spoofed":
@@ -215,7 +217,7 @@ func dnsOnce(req Request, network string, t uint16) Response {
 	if err != nil {
 		return failed(err, time.Since(start))
 	}
-	resp := Response{OK: true, Elapsed: time.Since(start), Rcode: RcodeName(r.Rcode)}
+	resp := Response{OK: true, Elapsed: time.Since(start), Rcode: RcodeName(r.Rcode), TC: r.Truncated}
 	for _, a := range r.Answers {
 		resp.Answers = append(resp.Answers, a.Value)
 	}
@@ -502,5 +504,76 @@ func dnsBench(req Request) Response {
 			break
 		}
 	}
+	return resp
+}
+
+// dnsPipe writes every query of req.Queries on one TCP connection to Addr
+// before it reads any answer, then reads answers until each query has one
+// (a server may answer out of order) or the connection ends or times out.
+// OK means every query got an answer, whatever its code.
+func dnsPipe(req Request) Response {
+	d, err := dialer(req, "tcp")
+	if err != nil {
+		return Response{Err: err.Error()}
+	}
+	start := time.Now()
+	conn, err := d.Dial("tcp", req.Addr)
+	if err != nil {
+		return failed(err, time.Since(start))
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(start.Add(req.Timeout))
+	var out []byte
+	ids := map[uint16]int{} // query ID -> index
+	base := uint16(rand.N(1 << 16))
+	for i, q := range req.Queries {
+		t, err := ParseType(q.Type)
+		if err != nil {
+			return Response{Err: err.Error()}
+		}
+		id := base + uint16(i)
+		msg, err := BuildQuery(id, q.Name, t)
+		if err != nil {
+			return Response{Err: err.Error()}
+		}
+		ids[id] = i
+		out = append(binary.BigEndian.AppendUint16(out, uint16(len(msg))), msg...)
+	}
+	if _, err := conn.Write(out); err != nil {
+		return failed(err, time.Since(start))
+	}
+	resp := Response{Replies: make([]DNSReply, len(req.Queries))}
+	for i := range resp.Replies {
+		resp.Replies[i].Err = "no answer"
+	}
+	for left := len(ids); left > 0; left-- {
+		var n uint16
+		if err := binary.Read(conn, binary.BigEndian, &n); err != nil {
+			r := failed(fmt.Errorf("%d of %d queries answered: %w", len(req.Queries)-left, len(req.Queries), err), time.Since(start))
+			r.Replies = resp.Replies
+			return r
+		}
+		msg := make([]byte, n)
+		if _, err := io.ReadFull(conn, msg); err != nil {
+			r := failed(err, time.Since(start))
+			r.Replies = resp.Replies
+			return r
+		}
+		r, err := ParseReply(msg)
+		if err != nil {
+			return Response{Err: err.Error(), Replies: resp.Replies}
+		}
+		i, ok := ids[r.ID]
+		if !ok {
+			return Response{Err: fmt.Sprintf("an answer with ID %d, which no query had (or a second one)", r.ID), Replies: resp.Replies}
+		}
+		delete(ids, r.ID)
+		reply := DNSReply{Rcode: RcodeName(r.Rcode), Truncated: r.Truncated}
+		for _, a := range r.Answers {
+			reply.Answers = append(reply.Answers, a.Value)
+		}
+		resp.Replies[i] = reply
+	}
+	resp.OK, resp.Elapsed = true, time.Since(start)
 	return resp
 }

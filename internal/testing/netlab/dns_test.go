@@ -1,7 +1,9 @@
 package netlab
 
 import (
+	"net"
 	"slices"
+	"strconv"
 	"testing"
 
 	_ "github.com/agentbox-dev/agentbox/internal/testing/golden" // the shared -update flag
@@ -53,5 +55,33 @@ func TestServerAnswer(t *testing.T) {
 	d.Records = d.Records[:1]
 	if rcode, _ := ask("other.test", TypeA); rcode != "NXDOMAIN" {
 		t.Errorf("unmatched name: %s, want NXDOMAIN", rcode)
+	}
+}
+
+// TestServerTruncatesUDP: over UDP an answer larger than 512 bytes goes
+// out as the question with TC set; over TCP it goes out whole.
+func TestServerTruncatesUDP(t *testing.T) {
+	var many []string
+	for i := 1; i <= 60; i++ {
+		many = append(many, "198.18.2."+strconv.Itoa(i))
+	}
+	d := &DNSServer{Records: []Record{{Name: "big.test", Type: "A", Values: many}}}
+	s := newServer()
+	q, err := BuildQuery(7, "big.test", TypeA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 53}
+	for _, udp := range []bool{true, false} {
+		r, err := ParseReply(s.query(d, q, addr, addr, udp))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wantTC := udp; r.Truncated != wantTC || (udp && len(r.Answers) != 0) || (!udp && len(r.Answers) != len(many)) {
+			t.Errorf("udp %v: TC %v with %d answers", udp, r.Truncated, len(r.Answers))
+		}
+	}
+	if events := len(s.events); events != 2 {
+		t.Errorf("%d events, want 2", events)
 	}
 }

@@ -72,7 +72,9 @@ func loop(in io.Reader, out io.Writer, handle func(Request) Response) error {
 // Line to Addr, wait for an answer), "icmp" (ICMP echo to the address Addr
 // through a datagram socket), "raw" (open a raw socket of family Name:
 // inet, inet6 or packet), "exec" (Argv), "bulk" (receive Bytes from Addr),
-// "dnsbench" (Count queries for Name, "%d" replaced by the query's number).
+// "dnsbench" (Count queries for Name, "%d" replaced by the query's number),
+// "dnspipe" (Queries, written at once on one TCP connection to Addr, as
+// RFC 7766 lets a client; Replies holds the answers in the same order).
 // "dns" queries each go from a new socket, and so a new source port; so do
 // dnsbench's with NewSocket. Local binds the source address and port.
 // "spoof" sends from Local (any address and port the agent can bind) one
@@ -105,6 +107,22 @@ type Request struct {
 	Ports     string        `json:"ports,omitempty"`   // spoof: "FIRST-LAST"
 	Records   []Record      `json:"records,omitempty"` // spoof: the answers to queries that reach the socket
 	Routing   *Routing      `json:"routing,omitempty"` // dial, open: an IPv6 routing header
+	Queries   []DNSQuery    `json:"queries,omitempty"` // dnspipe
+}
+
+// DNSQuery is one query of a "dnspipe".
+type DNSQuery struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// DNSReply is the answer to one query of a "dnspipe"; Err says why there is
+// none.
+type DNSReply struct {
+	Rcode     string   `json:"rcode,omitempty"`
+	Truncated bool     `json:"truncated,omitempty"`
+	Answers   []string `json:"answers,omitempty"`
+	Err       string   `json:"err,omitempty"`
 }
 
 // Routing is an IPv6 routing header that a socket sets (IPV6_RTHDR, which
@@ -125,6 +143,7 @@ type Response struct {
 	Errno   string          `json:"errno,omitempty"`
 	Elapsed time.Duration   `json:"elapsed,omitempty"`
 	Rcode   string          `json:"rcode,omitempty"`
+	TC      bool            `json:"tc,omitempty"` // dns: the answer is truncated
 	Answers []string        `json:"answers,omitempty"`
 	Data    string          `json:"data,omitempty"`
 	Status  int             `json:"status,omitempty"`
@@ -134,6 +153,7 @@ type Response struct {
 	Sent    int             `json:"sent,omitempty"`  // flood: the datagrams that went through the output hook
 	Samples []time.Duration `json:"samples,omitempty"`
 	Events  []Event         `json:"events,omitempty"`
+	Replies []DNSReply      `json:"replies,omitempty"` // dnspipe
 }
 
 func (r Response) String() string {

@@ -26,13 +26,23 @@ type ServerConfig struct {
 }
 
 // DNSServer answers queries over UDP and TCP on each Listen address from
-// Records. The first record whose Name matches the query's name selects the
+// Records. Over UDP, an answer larger than the sender takes (512 bytes, or
+// its EDNS0 size) is truncated: the question alone, with TC set. The first record whose Name matches the query's name selects the
 // answer: the values of the records with that Name and the query's type, or
 // no answer (NOERROR) when there are none of that type. A name no record
 // matches gets NXDOMAIN.
+//
+// With Forward, it answers nothing itself: like Docker's embedded DNS, it
+// sends each query to Forward over the protocol it came by (a new TCP
+// connection for each) and relays the answer as it is, truncated or not.
+// With AcceptAfter, a TCP connection waits that long in the listen queue
+// before the server accepts it, as in a busy dockerd: meanwhile the kernel
+// acknowledges the query from a socket that no process holds yet.
 type DNSServer struct {
-	Listen  []string `json:"listen"`
-	Records []Record `json:"records"`
+	Listen      []string      `json:"listen"`
+	Records     []Record      `json:"records"`
+	Forward     string        `json:"forward,omitempty"`
+	AcceptAfter time.Duration `json:"acceptAfter,omitempty"`
 }
 
 // Record is a set of answers of a fake DNS server.
@@ -56,6 +66,7 @@ type Event struct {
 	Remote string `json:"remote"`
 	Name   string `json:"name,omitempty"` // dns: the name asked; http: the Host header
 	Type   string `json:"type,omitempty"` // dns: the type asked
+	Net    string `json:"net,omitempty"`  // dns: udp or tcp
 }
 
 type server struct {
@@ -203,13 +214,25 @@ func (s *server) answer(d *DNSServer, q Question) ([]byte, error) {
 	return BuildReply(q, RcodeSuccess, answers)
 }
 
-func (s *server) query(d *DNSServer, msg []byte, local, remote net.Addr) []byte {
+// query answers msg. Over UDP (udp), a reply larger than the sender takes
+// is truncated, which sends it to TCP.
+func (s *server) query(d *DNSServer, msg []byte, local, remote net.Addr, udp bool) []byte {
 	q, err := ParseQuery(msg)
 	if err != nil {
 		return nil
 	}
-	s.record(Event{Kind: "dns", Local: local.String(), Remote: remote.String(), Name: q.Name, Type: typeName(q.Type)})
+	s.record(Event{Kind: "dns", Local: local.String(), Remote: remote.String(), Name: q.Name, Type: typeName(q.Type), Net: local.Network()})
+	if d.Forward != "" {
+		reply, err := forward(d.Forward, msg, udp)
+		if err != nil {
+			reply, _ = BuildReply(q, RcodeServFail, nil)
+		}
+		return reply
+	}
 	reply, err := s.answer(d, q)
+	if err == nil && udp {
+		reply, err = dnswire.ForUDP(q, reply)
+	}
 	if err != nil {
 		reply, _ = BuildReply(q, RcodeServFail, nil)
 	}
@@ -218,6 +241,39 @@ func (s *server) query(d *DNSServer, msg []byte, local, remote net.Addr) []byte 
 
 func typeName(t uint16) string { return dnswire.TypeName(t) }
 
+// forward sends msg to the DNS server at addr, over UDP or TCP, and returns
+// its answer.
+func forward(addr string, msg []byte, udp bool) ([]byte, error) {
+	network := "tcp"
+	if udp {
+		network = "udp"
+	}
+	c, err := net.DialTimeout(network, addr, 2*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	if udp {
+		if _, err := c.Write(msg); err != nil {
+			return nil, err
+		}
+		buf := make([]byte, 65536)
+		n, err := c.Read(buf)
+		return buf[:n], err
+	}
+	if _, err := c.Write(append(binary.BigEndian.AppendUint16(nil, uint16(len(msg))), msg...)); err != nil {
+		return nil, err
+	}
+	var n uint16
+	if err := binary.Read(c, binary.BigEndian, &n); err != nil {
+		return nil, err
+	}
+	reply := make([]byte, n)
+	_, err = io.ReadFull(c, reply)
+	return reply, err
+}
+
 func (s *server) serveDNSUDP(pc net.PacketConn, d *DNSServer) {
 	buf := make([]byte, 65536)
 	for {
@@ -225,14 +281,26 @@ func (s *server) serveDNSUDP(pc net.PacketConn, d *DNSServer) {
 		if err != nil {
 			return
 		}
-		if reply := s.query(d, buf[:n], pc.LocalAddr(), from); reply != nil {
+		if reply := s.query(d, buf[:n], pc.LocalAddr(), from, true); reply != nil {
 			_, _ = pc.WriteTo(reply, from)
 		}
 	}
 }
 
 func (s *server) serveDNSTCP(ln net.Listener, d *DNSServer) {
-	accept(ln, s.dnsTCPConn(d))
+	if d.AcceptAfter <= 0 {
+		accept(ln, s.dnsTCPConn(d))
+		return
+	}
+	serve := s.dnsTCPConn(d)
+	for {
+		time.Sleep(d.AcceptAfter) // a connection that came meanwhile waits in the queue
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go serve(c)
+	}
 }
 
 // dnsTCPConn returns the function that answers the queries of one TCP
@@ -250,7 +318,7 @@ func (s *server) dnsTCPConn(d *DNSServer) func(net.Conn) {
 			if _, err := io.ReadFull(c, msg); err != nil {
 				return
 			}
-			reply := s.query(d, msg, c.LocalAddr(), c.RemoteAddr())
+			reply := s.query(d, msg, c.LocalAddr(), c.RemoteAddr(), false)
 			if reply == nil {
 				return
 			}

@@ -3,12 +3,16 @@
 // with CGO_ENABLED=0 and copies it into an image made FROM the local Debian
 // base image, so that nothing is pulled.
 //
-//	fakenet dns -listen :53 -a allowed.e2e.test=198.18.0.80 -default 198.18.0.99
+//	fakenet dns -listen :53 -a allowed.e2e.test=198.18.0.80 -default 198.18.0.99 -many big.allowed.e2e.test=100
 //	fakenet http -listen :80 -dir /srv -name web
 //
-// dns answers A queries over UDP and TCP: a name given with -a (and every
-// name below it) gets its address, every other name the -default address
-// (or NXDOMAIN without one); other query types get an empty NOERROR answer.
+// dns answers A queries over UDP and TCP: a name given with -many (and every
+// name below it) gets that many addresses (198.18.1.1 on), a name given
+// with -a (and every name below it) its address, every other name the -default address (or
+// NXDOMAIN without one); other query types get an empty NOERROR answer.
+// Over UDP an answer larger than the asker takes (512 bytes, or its EDNS0
+// size) goes out truncated (TC set), as real servers do: the asker must
+// ask again over TCP.
 // That the fake upstream answers every name is the point: an unlisted name
 // that does not resolve in the sandbox was stopped by the sandbox's filter.
 //
@@ -27,6 +31,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -82,16 +87,33 @@ func (r records) Set(s string) error {
 	return nil
 }
 
+// many are the names with large answers: NAME=COUNT.
+type many map[string]int
+
+func (m many) String() string { return fmt.Sprint(map[string]int(m)) }
+
+func (m many) Set(s string) error {
+	name, count, ok := strings.Cut(s, "=")
+	n, err := strconv.Atoi(count)
+	if !ok || err != nil || n < 1 || n > 250 || name == "" {
+		return fmt.Errorf("want NAME=COUNT (1-250), got %q", s)
+	}
+	m[strings.ToLower(strings.TrimSuffix(name, "."))] = n
+	return nil
+}
+
 type dnsServer struct {
 	records records
+	many    many
 	def     netip.Addr // zero: NXDOMAIN
 }
 
 func runDNS(args []string) error {
 	fs := flag.NewFlagSet("dns", flag.ContinueOnError)
 	listen := fs.String("listen", ":53", "UDP and TCP listen address")
-	s := &dnsServer{records: records{}}
+	s := &dnsServer{records: records{}, many: many{}}
 	fs.Var(s.records, "a", "NAME=IPv4: the A record of NAME and every name below it (repeatable)")
+	fs.Var(s.many, "many", "NAME=COUNT: COUNT A records, 198.18.1.1 on, for NAME and every name below it (repeatable)")
 	def := fs.String("default", "", "the address every other name gets (empty: NXDOMAIN)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -185,25 +207,46 @@ func (s *dnsServer) answer(msg []byte, network string, from net.Addr) []byte {
 	rcode := dnswire.RcodeSuccess
 	var answers []dnswire.Answer
 	what := "NOERROR (no answer)"
-	if a, ok := s.lookup(q.Name); !ok {
+	if n, ok := below(s.many, q.Name); ok {
+		if q.Type == typeA {
+			for i := 1; i <= n; i++ {
+				answers = append(answers, dnswire.Answer{Type: dnswire.TypeA, TTL: 5, Value: fmt.Sprintf("198.18.1.%d", i)})
+			}
+			what = fmt.Sprintf("%d addresses", n)
+		}
+	} else if a, ok := s.lookup(q.Name); !ok {
 		rcode, what = dnswire.RcodeNXDomain, "NXDOMAIN"
 	} else if q.Type == typeA {
 		answers = []dnswire.Answer{{Type: dnswire.TypeA, TTL: 5, Value: a.String()}}
 		what = a.String()
 	}
-	logf("dns %s %s %s %s -> %s", network, from, q.Name, typeName(q.Type), what)
 	reply, err := dnswire.BuildReply(q, rcode, answers)
+	if err == nil && network == "udp" {
+		full := len(reply)
+		if reply, err = dnswire.ForUDP(q, reply); err == nil && len(reply) < full {
+			what += fmt.Sprintf(", truncated (%d bytes, UDP size %d)", full, q.UDPSize)
+		}
+	}
 	if err != nil {
 		logf("dns %s %s: %v", network, from, err)
 		return nil
 	}
+	logf("dns %s %s %s %s -> %s", network, from, q.Name, typeName(q.Type), what)
 	return reply
 }
 
 func (s *dnsServer) lookup(name string) (netip.Addr, bool) {
+	if a, ok := below(s.records, name); ok {
+		return a, true
+	}
+	return s.def, s.def.IsValid()
+}
+
+// below returns the value of name, or of the nearest name above it, in m.
+func below[V any](m map[string]V, name string) (V, bool) {
 	for n := name; n != ""; {
-		if a, ok := s.records[n]; ok {
-			return a, true
+		if v, ok := m[n]; ok {
+			return v, true
 		}
 		_, rest, ok := strings.Cut(n, ".")
 		if !ok {
@@ -211,7 +254,8 @@ func (s *dnsServer) lookup(name string) (netip.Addr, bool) {
 		}
 		n = rest
 	}
-	return s.def, s.def.IsValid()
+	var zero V
+	return zero, false
 }
 
 // --- HTTP ---------------------------------------------------------------------
