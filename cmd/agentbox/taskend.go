@@ -203,12 +203,13 @@ func egressRefusals(log io.Reader, cidrs []netip.Prefix) ([]nameCount, []addrCou
 // uid) into the host repository through agentbox fetch's checks, and
 // lists what the task left uncommitted.
 func collectBranch(ctx context.Context, p *prepared, sum *taskSummary) {
-	if prof, ok := p.cfg.Profile(p.rec.Profile); ok && prof.Locked {
+	profile := cmp.Or(p.rec.Profile, generator.ProfileBalanced)
+	if prof, ok := p.cfg.Profile(profile); ok && prof.Locked {
 		sum.BranchStatus = "none: profile " + prof.Name + " keeps the clone read-only; what the task wrote to " +
-			generator.OutputDir + " is in volume " + p.rec.Project + "_" + generator.OutputVolume + " until agentbox rm " + p.rec.Name
+			generator.OutputDir + " is in volume " + generator.Volume(p.rec.Project, profile, generator.OutputVolume) + " until agentbox rm " + p.rec.Name
 		return
 	}
-	vol := p.rec.Project + "_" + generator.WorkspaceVolume
+	vol := generator.Volume(p.rec.Project, profile, generator.WorkspaceVolume)
 	cmd := exec.CommandContext(ctx, p.docker, "run", "--rm", "--network", "none", "--user", fmt.Sprintf("%d:%d", p.cfg.UID, p.cfg.GID),
 		"-v", vol+":/workspace:ro", "--entrypoint", "sh", p.cfg.Name+"-agent", "-c", bundleScript("/workspace"), "sh", p.rec.Name)
 	collectFrom(ctx, p, sum, cmd)
