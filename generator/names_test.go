@@ -107,6 +107,10 @@ func profileVolumes(cfg *Config, p *Profile, project string) map[string]string {
 // directory. Names are made of agentbox's separators (-task-, _, -) so
 // that the collisions that would exist are found.
 func TestDerivedNamesInjective(t *testing.T) {
+	// The case: a sandbox named X-task-Y was sandbox X's task Y.
+	if err := validate.ProjectName(TaskProject("x", "y")); err == nil {
+		t.Errorf("a sandbox may be named %s, the project of sandbox x's task y", TaskProject("x", "y"))
+	}
 	var sandboxes, tasks, profiles []string
 	for _, s := range candidateNames() {
 		if validate.ProjectName(s) == nil {
@@ -170,12 +174,30 @@ func TestDerivedNamesInjective(t *testing.T) {
 			d.add("volume", vol, target+" of profile "+p.Name+" of sandbox "+s+" task "+task)
 		}
 	}
-	// Every profile in a few projects; a few profiles in every project.
-	for i, s := range sandboxes {
-		for j, task := range append([]string{""}, tasks...) {
-			for k, p := range profs {
-				few := k < 3 || k%97 == 0
-				if (i%97 == 0 && j%61 == 0) || (few && i%5 == 0 && j%11 == 0) {
+	// Every profile in a few projects; a few profiles in many projects.
+	every := func(list []string, n int) []string {
+		var out []string
+		for i := 0; i < len(list); i += n {
+			out = append(out, list[i])
+		}
+		return out
+	}
+	var few []Profile
+	for k, p := range profs {
+		if k < 3 || k%97 == 0 {
+			few = append(few, p)
+		}
+	}
+	for _, c := range []struct {
+		sandboxes, tasks []string
+		profs            []Profile
+	}{
+		{every(sandboxes, 251), every(tasks, 150), profs},
+		{every(sandboxes, 17), every(tasks, 29), few},
+	} {
+		for _, s := range c.sandboxes {
+			for _, task := range append([]string{""}, c.tasks...) {
+				for _, p := range c.profs {
 					volumes(s, task, p)
 				}
 			}
