@@ -163,6 +163,23 @@ func TestDerivedNamesInjective(t *testing.T) {
 			profs = append(profs, Profile{Name: name}, Profile{Name: name, Locked: true})
 		}
 	}
+	// Generated files: a profile's firewall directory is no file of
+	// balanced's (which lives where it always did), and its compose file
+	// is its own.
+	fw, err := firewall.Render(firewall.Policy{Mode: firewall.ModeNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range fw {
+		d.add("generated file", EgressDir+"/"+name, "balanced's firewall")
+	}
+	d.add("generated file", ProfileSelector, "the profile selector")
+	for _, name := range slices.Concat(BuiltinProfiles, profiles) {
+		if name != ProfileBalanced {
+			d.add("generated file", ProfileEgressDir(name), "profile "+name+"'s firewall")
+		}
+		d.add("generated file", ProfileCompose(&Config{DefaultProfile: "none"}, name), "profile "+name+"'s compose file")
+	}
 	cfg := &Config{Workspace: "/workspace", Agent: catalog.Agent{StateDir: "/home/agent/.state"}}
 	volumes := func(s, task string, p Profile) {
 		project := s
