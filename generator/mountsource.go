@@ -195,7 +195,7 @@ func notExist(err error) bool {
 func CheckMounts(dir string, cfg *Config) error {
 	var rels []string
 	byRel := map[string]Mount{}
-	for _, m := range mounts(cfg, "") {
+	for _, m := range mounts(cfg, WorkspaceVolume, "") {
 		if m.Type == "bind" && m.Rel() != "." {
 			rels = append(rels, m.Rel())
 			byRel[m.Rel()] = m

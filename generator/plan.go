@@ -132,11 +132,11 @@ func plan(cfg *Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
 	p.CloneDir, p.InitUID, p.OutputDir = CloneDir, InitUID, OutputDir
 	p.OwnedDirs = []string{catalog.Home, cfg.Workspace, OutputDir}
 	if cfg.Agent.StateDir != "" {
-		p.StateVolume = "agent-state"
+		p.StateVolume = AgentStateVolume
 		p.OwnedDirs = append(p.OwnedDirs, cfg.Agent.StateDir)
 	}
 	slices.Sort(p.OwnedDirs)
-	p.Mounts = mounts(cfg, p.StateVolume)
+	p.Mounts = mounts(cfg, WorkspaceVolume, p.StateVolume)
 	p.Policy = policy(cfg)
 	p.DefaultProfile = cfg.DefaultProfile
 	for i := range cfg.Profiles {
@@ -209,17 +209,22 @@ func pin(s imageSpec, lock *images.Lock, errs *yamlpos.Errors) images.Ref {
 // workspace entrypoint clones it into the workspace volume.
 const OriginDir = "/run/agentbox/origin"
 
-// WorkspaceVolume is the named volume that holds the agent's clone.
-const WorkspaceVolume = "workspace"
+// WorkspaceVolume is the named volume that holds the agent's clone;
+// AgentStateVolume the agent's state. A profile's are named by
+// ProfileVolume.
+const (
+	WorkspaceVolume  = "workspace"
+	AgentStateVolume = "agent-state"
+)
 
 // mounts are the agent service's volumes. The project directory itself is
 // not among them: the agent works in its own clone on a volume, and nothing
 // it writes lands on the host (agentbox fetch brings its commits back as
 // data). They do not depend on the project's state on disk, so every clone
 // of the project generates the same compose file.
-func mounts(cfg *Config, stateVolume string) []Mount {
+func mounts(cfg *Config, workspaceVolume, stateVolume string) []Mount {
 	ms := []Mount{
-		{Type: "volume", Source: WorkspaceVolume, Target: cfg.Workspace,
+		{Type: "volume", Source: workspaceVolume, Target: cfg.Workspace,
 			Why: "the agent's clone of the project (agentbox fetch brings its commits back)"},
 		{Type: "bind", Source: "../.git", Target: OriginDir, ReadOnly: true,
 			Why: "read-only: the project's git database, which the clone is made from"},

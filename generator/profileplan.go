@@ -92,21 +92,42 @@ func profilePlan(cfg *Config, p *Profile, stateVolume string) ProfilePlan {
 		pp.CPUs = strconv.FormatFloat(p.CPUs, 'f', -1, 64)
 	}
 	if p.Locked {
-		pp.Mounts = lockedMounts(cfg)
+		pp.Mounts = lockedMounts(cfg, p.Name)
 	} else {
-		pp.StateVolume = stateVolume
-		pp.Mounts = mounts(cfg, stateVolume)
+		if stateVolume != "" {
+			pp.StateVolume = ProfileVolume(p.Name, stateVolume)
+		}
+		pp.Mounts = mounts(cfg, ProfileVolume(p.Name, WorkspaceVolume), pp.StateVolume)
 	}
 	return pp
 }
 
-// lockedMounts are the agent's volumes under a locked profile: the clone
-// read-only, and the output directory.
-func lockedMounts(cfg *Config) []Mount {
+// ProfileVolume is the compose name of volume key (WorkspaceVolume,
+// AgentStateVolume, LockedVolume, OutputVolume) in profile's compose file:
+// every profile's volumes are its own. Balanced and locked keep the names
+// they always had; another profile's are PROFILE.KEY. Neither a profile's
+// name nor a key holds '.' or '_', and compose names the volume
+// PROJECT_PROFILE.KEY: one project, profile and key each.
+func ProfileVolume(profile, key string) string {
+	if profile == ProfileBalanced || profile == ProfileLocked {
+		return key
+	}
+	return profile + "." + key
+}
+
+// Volume is the Docker name of profile's volume key in compose project
+// project: compose's PROJECT_NAME.
+func Volume(project, profile, key string) string {
+	return project + "_" + ProfileVolume(profile, key)
+}
+
+// lockedMounts are the agent's volumes under locked profile profile: the
+// clone read-only, and the output directory.
+func lockedMounts(cfg *Config, profile string) []Mount {
 	return []Mount{
-		{Type: "volume", Source: LockedVolume, Target: cfg.Workspace, ReadOnly: true, NoCopy: true,
+		{Type: "volume", Source: ProfileVolume(profile, LockedVolume), Target: cfg.Workspace, ReadOnly: true, NoCopy: true,
 			Why: "read-only: a fresh clone of the project that workspace-init made as another user (nocopy: the volume takes workspace-init's owner, not this directory's)"},
-		{Type: "volume", Source: OutputVolume, Target: OutputDir,
+		{Type: "volume", Source: ProfileVolume(profile, OutputVolume), Target: OutputDir,
 			Why: "the one writable directory besides /tmp: what the work leaves behind"},
 	}
 }

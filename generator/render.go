@@ -162,7 +162,7 @@ func renderProfile(files map[string][]byte, v view, pp ProfilePlan) error {
 		v.Context, v.Up = "..", ".."
 	}
 	if pp.Locked {
-		v.InitMounts = initMounts(pp.Mounts, v.Plan.Workspace)
+		v.InitMounts = initMounts(pp.Name, v.Plan.Workspace)
 	}
 	if err := execute(files, pp.Compose, "docker-compose.yml.tmpl", v); err != nil {
 		return err
@@ -177,13 +177,13 @@ func renderProfile(files map[string][]byte, v view, pp ProfilePlan) error {
 	return nil
 }
 
-// initMounts are workspace-init's volumes: the locked clone's volume,
-// writable, and the project's git database as the agent of another
-// profile has it.
-func initMounts(agent []Mount, workspace string) []Mount {
-	ms := []Mount{{Type: "volume", Source: LockedVolume, Target: CloneDir,
+// initMounts are workspace-init's volumes under locked profile profile:
+// the profile's clone volume, writable, and the project's git database as
+// the agent of another profile has it.
+func initMounts(profile, workspace string) []Mount {
+	ms := []Mount{{Type: "volume", Source: ProfileVolume(profile, LockedVolume), Target: CloneDir,
 		Why: "the clone it makes, which the agent sees read-only"}}
-	for _, m := range mounts(&Config{Workspace: workspace}, "") {
+	for _, m := range mounts(&Config{Workspace: workspace}, WorkspaceVolume, "") {
 		if m.Type == "bind" {
 			ms = append(ms, m)
 		}

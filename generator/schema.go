@@ -64,7 +64,7 @@ func schemaConstraints() map[string]schemaNode {
 	taskDuration := schemaNode{"pattern": "^" + TaskDurationGrammar + "$", "minLength": 1}
 	m := map[string]schemaNode{
 		"version":          {"enum": []any{1}},
-		"name":             {"pattern": "^" + validate.ProjectNameGrammar + "$", "maxLength": 63},
+		"name":             {"pattern": "^" + validate.ProjectNameGrammar + "$", "maxLength": 63, "not": schemaNode{"pattern": validate.TaskSeparatorGrammar}},
 		"agent":            {"enum": anys(catalog.AgentNames())},
 		"image.packages[]": {"pattern": "^" + validate.DebianPackageGrammar + "(=" + validate.DebianVersionGrammar + ")?$", "maxLength": 200},
 		"image.user.uid":   merged(id, schemaNode{"not": schemaNode{"const": firewall.DNSUID}}),

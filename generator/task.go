@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/internal/validate"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -56,8 +57,9 @@ type Bind struct {
 	ReadOnly bool
 }
 
-// TaskProject is the compose project of a task of the sandbox named name.
-func TaskProject(name, task string) string { return name + "-task-" + task }
+// TaskProject is the compose project of a task of the sandbox named name:
+// no sandbox's name (validate.ProjectName) is one.
+func TaskProject(name, task string) string { return name + validate.TaskSeparator + task }
 
 // TaskOverride renders the compose override of a task of cfg's sandbox.
 // The images are the sandbox's own (agentbox up builds them as

@@ -48,8 +48,9 @@ established ones are cut, even if agentbox is gone.
 Refused: anything overlapping a private, loopback, link-local, multicast or
 other special range (a name's addresses in them stay refused by the kernel), or
 elevation.never; a duration over elevation.max_duration (default 1h); any grant
-when elevation.allowed is false. Every grant, refused by the egress or not,
-goes to the audit log (agentbox audit).`,
+when elevation.allowed is false. Every grant asked for goes to the audit log
+(agentbox audit) with its result, refused or not (a malformed command line is
+no grant).`,
 		Example: `  agentbox allow 198.18.7.0/24 --for 30m --reason "fetch the test fixtures"
   agentbox allow '*.docs.example.com' --for 15m --reason "read the API docs"
   agentbox allow '[2001:db8::/48]:443,8443' --for 1h --reason "staging API"
@@ -148,27 +149,33 @@ func (o *allowOptions) grant(ctx context.Context, d deps, dest string, stdout io
 	if err != nil {
 		return err
 	}
-	name, err := d.profile(ctx, o.dir, o.task)
-	if err != nil {
-		return err
-	}
-	prof, err := profileOf(cfg, name)
-	if err != nil {
-		return err
-	}
-	if err := g.check(cfg, prof); err != nil {
-		return err
-	}
 	rec := newRecord(d, o.dir, cfg.Name, o.task, eventGrant, g.dest)
 	expires := rec.Time.Add(g.d)
 	rec.Seconds, rec.Expires, rec.Reason = int64(g.d/time.Second), &expires, g.reason
 	seconds := strconv.FormatInt(rec.Seconds, 10)
+	// Every grant asked for is recorded, with why it was refused when it
+	// was: no sandbox, the profile's elevation, or the egress.
+	asked := false
 	err = audited(d, o.dir, cfg.Name, &rec, func() error {
-		_, err := d.egress(ctx, o.dir, o.task, g.command("grant"), g.String(), portArg(g.ports), seconds)
+		name, err := d.profile(ctx, o.dir, o.task)
+		if err != nil {
+			return err
+		}
+		prof, err := profileOf(cfg, name)
+		if err != nil {
+			return err
+		}
+		if err := g.check(cfg, prof); err != nil {
+			return err
+		}
+		asked = true
+		_, err = d.egress(ctx, o.dir, o.task, g.command("grant"), g.String(), portArg(g.ports), seconds)
 		return err
 	})
-	if err != nil {
+	if err != nil && asked {
 		return fmt.Errorf("granting %s: %w", g, err)
+	} else if err != nil {
+		return err
 	}
 	fmt.Fprintf(stdout, "granted %s ports %s for %s, until %s\n", g, portArg(g.ports), generator.FormatTaskDuration(g.d), expires.UTC().Format(time.RFC3339))
 	return nil

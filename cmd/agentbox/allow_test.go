@@ -121,10 +121,36 @@ func TestAllowRefusals(t *testing.T) {
 			if len(eg.calls) > 0 {
 				t.Errorf("the egress was asked %q", eg.calls)
 			}
-			if _, err := os.Stat(log); err == nil {
-				t.Errorf("a refused grant wrote the audit log")
+			// A malformed command line is no grant; a grant that agentbox
+			// refuses is recorded, with the refusal as its result.
+			if tc.code == exitUsage {
+				if _, err := os.Stat(log); err == nil {
+					t.Errorf("a command line that was not a grant wrote the audit log")
+				}
+				return
+			}
+			recs := readRecords(t, log)
+			if len(recs) != 1 || recs[0]["event"] != "grant" || !strings.Contains(fmt.Sprint(recs[0]["result"]), tc.want) || recs[0]["reason"] != "r" {
+				t.Errorf("records %v, want one refused grant", recs)
 			}
 		})
+	}
+}
+
+// TestAllowNoSandbox: a grant that fails before it reaches the egress (no
+// sandbox runs) is recorded with its result.
+func TestAllowNoSandbox(t *testing.T) {
+	dir, d, eg, log := allowProject(t, "", nil)
+	d.profile = func(context.Context, string, string) (string, error) {
+		return "", fmt.Errorf("the sandbox is not running (agentbox up starts it)")
+	}
+	_, stderr, code := runDeps(t, d, "allow", "-C", dir, "203.0.113.5", "--for", "1m", "--reason", "docs")
+	if code != exitError || !strings.Contains(stderr, "not running") || len(eg.calls) > 0 {
+		t.Errorf("exit %d, calls %q: %s", code, eg.calls, stderr)
+	}
+	recs := readRecords(t, log)
+	if len(recs) != 1 || recs[0]["result"] != "the sandbox is not running (agentbox up starts it)" || recs[0]["destination"] != "203.0.113.5/32" {
+		t.Errorf("records %v", recs)
 	}
 }
 
@@ -361,6 +387,7 @@ func TestAudit(t *testing.T) {
 	stdout, stderr, code := runDeps(t, d, "audit", "-C", dir)
 	want := `TIME                  EVENT   TASK   DESTINATION     PORTS   FOR  USER   RESULT         REASON
 2026-11-22T10:00:00Z  grant   -      198.18.7.0/24   443     30m  alice  ok             old ` + "\uFFFD" + `[2J
+2026-11-22T10:30:00Z  expire  -      198.18.7.0/24   443     -    -      ok             old ` + "\uFFFD" + `[2J
 2026-11-22T11:59:00Z  revoke  fix-1  203.0.113.5/32  22, 80  -    bob    no such grant  -
 `
 	if code != 0 || stdout != want {
@@ -502,5 +529,51 @@ func TestParseGrantsNames(t *testing.T) {
 		if _, err := parseGrants(bad, allowNow); err == nil {
 			t.Errorf("parseGrants(%q) passed", bad)
 		}
+	}
+}
+
+// TestAuditExpiry: agentbox audit shows when each grant ended by itself:
+// an expire event at its expiry for the ports that no revoke ended and no
+// later grant renewed before it; none for a grant still in force or one
+// the egress refused.
+func TestAuditExpiry(t *testing.T) {
+	dir, d, _, log := allowProject(t, "", nil)
+	at := func(m int) time.Time { return allowNow.Add(time.Duration(m) * time.Minute) }
+	exp := func(m int) *time.Time { e := at(m); return &e }
+	for _, r := range []auditRecord{
+		// 443 and 8443 for 10m; 443 revoked at 5m: 8443 expires at 10m.
+		{Time: at(-60), Event: eventGrant, User: "alice", Dest: "198.18.7.0/24", Ports: []uint16{443, 8443}, Seconds: 600, Expires: exp(-50), Reason: "fixtures", Result: resultOK},
+		{Time: at(-55), Event: eventRevoke, User: "alice", Dest: "198.18.7.0/24", Ports: []uint16{443}, Result: resultOK},
+		// Renewed before its expiry: only the renewal expires.
+		{Time: at(-40), Event: eventGrant, User: "bob", Task: "fix-1", Dest: "example.com", Ports: []uint16{443}, Seconds: 600, Expires: exp(-30), Reason: "docs", Result: resultOK},
+		{Time: at(-35), Event: eventGrant, User: "bob", Task: "fix-1", Dest: "example.com", Ports: []uint16{443}, Seconds: 600, Expires: exp(-25), Reason: "docs again", Result: resultOK},
+		// Refused by the egress: nothing to expire.
+		{Time: at(-20), Event: eventGrant, User: "bob", Dest: "203.0.113.5/32", Ports: []uint16{22}, Seconds: 60, Expires: exp(-19), Reason: "ssh", Result: "nft failed"},
+		// Still in force.
+		{Time: at(-1), Event: eventGrant, User: "alice", Dest: "203.0.113.5/32", Ports: []uint16{22}, Seconds: 600, Expires: exp(9), Reason: "ssh", Result: resultOK},
+	} {
+		if err := appendAudit(log, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stdout, stderr, code := runDeps(t, d, "audit", "-C", dir, "--since", "52m")
+	want := `TIME                  EVENT   TASK   DESTINATION     PORTS  FOR  USER   RESULT      REASON
+2026-11-22T11:10:00Z  expire  -      198.18.7.0/24   8443   -    -      ok          fixtures
+2026-11-22T11:20:00Z  grant   fix-1  example.com     443    10m  bob    ok          docs
+2026-11-22T11:25:00Z  grant   fix-1  example.com     443    10m  bob    ok          docs again
+2026-11-22T11:35:00Z  expire  fix-1  example.com     443    -    -      ok          docs again
+2026-11-22T11:40:00Z  grant   -      203.0.113.5/32  22     1m   bob    nft failed  ssh
+2026-11-22T11:59:00Z  grant   -      203.0.113.5/32  22     10m  alice  ok          ssh
+`
+	if code != 0 || stdout != want {
+		t.Errorf("exit %d: %s\ngot\n%s\nwant\n%s", code, stderr, stdout, want)
+	}
+	stdout, _, _ = runDeps(t, d, "audit", "-C", dir, "--json")
+	var recs []map[string]any
+	if err := json.Unmarshal([]byte(stdout), &recs); err != nil || len(recs) != 8 {
+		t.Fatalf("%d records, %v: %s", len(recs), err, stdout)
+	}
+	if got := fmt.Sprint(recs[2]); got != "map[destination:198.18.7.0/24 event:expire ports:[8443] project: reason:fixtures result:ok sandbox: time:2026-11-22T11:10:00Z user:]" {
+		t.Errorf("JSON expire record %s", got)
 	}
 }

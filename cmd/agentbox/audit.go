@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -22,10 +23,11 @@ import (
 
 // auditRecord is one line of the audit log (agentbox audit --json prints a
 // list of them; the shape is in README.md). A grant's expiry is Expires: the
-// kernel ends it then, and no line is written.
+// kernel ends it then, with no process of agentbox; agentbox audit derives
+// an expire record from the log (withExpiries), which holds no line for it.
 type auditRecord struct {
 	Time     time.Time  `json:"time"`
-	Event    string     `json:"event"` // grant or revoke
+	Event    string     `json:"event"` // grant, revoke or expire
 	User     string     `json:"user"`  // the host user who ran agentbox
 	Project  string     `json:"project"`
 	Sandbox  string     `json:"sandbox"`
@@ -43,6 +45,7 @@ type auditRecord struct {
 const (
 	eventGrant  = "grant"
 	eventRevoke = "revoke"
+	eventExpire = "expire" // derived by agentbox audit, never written
 	resultOK    = "ok"
 )
 
@@ -180,10 +183,12 @@ func newAuditCmd(dir *string, d deps, stdout io.Writer) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "audit",
 		Short: "Print the audit log of agentbox allow and revoke",
-		Long: `Print the audit log of the project's sandbox and tasks: every grant of
-agentbox allow (also those the egress refused) and every revoke, with the host
-user, the destination, its ports, the duration, the expiry and the reason. A
-grant ends at its expiry without a line of its own. The log is JSON lines at
+		Long: `Print the audit log of the project's sandbox and tasks: every grant asked of
+agentbox allow (also those refused, with why) and every revoke, with the host
+user, the destination, its ports, the duration, the expiry and the reason; and
+an expire event at the expiry of each grant's ports that no revoke ended and no
+later grant renewed. The kernel ends a grant by itself, so expire events are
+derived from the log when it is printed, not written. The log is JSON lines at
 $XDG_STATE_HOME/agentbox/audit/NAME.jsonl (else ~/.local/state/...), on the
 host and mounted nowhere: the agent can neither write nor erase it.`,
 		Example: `  agentbox audit
@@ -200,7 +205,8 @@ host and mounted nowhere: the agent can neither write nor erase it.`,
 }
 
 func (o *auditOptions) run(d deps, stdout io.Writer) error {
-	since, err := parseSince(o.since, d.now())
+	now := d.now()
+	since, err := parseSince(o.since, now)
 	if err != nil {
 		return err
 	}
@@ -212,12 +218,16 @@ func (o *auditOptions) run(d deps, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	recs, err := readAudit(path, since)
+	// The whole log: a grant before since may expire after it.
+	all, err := readAudit(path, time.Time{})
 	if err != nil {
 		return err
 	}
-	if recs == nil {
-		recs = []auditRecord{}
+	recs := []auditRecord{}
+	for _, r := range withExpiries(all, now) {
+		if !r.Time.Before(since) {
+			recs = append(recs, r)
+		}
 	}
 	if o.json {
 		return report(stdout, "audit", "json", recs)
@@ -231,6 +241,57 @@ func (o *auditOptions) run(d deps, stdout io.Writer) error {
 		}
 	}
 	return report(stdout, "audit", "text", recs)
+}
+
+// grantKey is one granted port of a destination in the sandbox or a task:
+// what the egress adds, renews and removes as one element.
+type grantKey struct {
+	task, dest string
+	port       uint16
+}
+
+// withExpiries returns recs (the log, oldest first) with an expire record
+// at the expiry of each successful grant's ports that neither a revoke
+// ended nor a later grant renewed before it, once that expiry is at or
+// before now; sorted by time. The kernel removes an expired element by
+// itself, so the log has no line for it. (A sandbox stopped earlier lost
+// its grants then: an expiry says when a grant ended at the latest.)
+func withExpiries(recs []auditRecord, now time.Time) []auditRecord {
+	live := map[grantKey]int{}    // the grant record in force for each port
+	expired := map[int][]uint16{} // grant record -> its ports that expired
+	expire := func(k grantKey, at time.Time) {
+		if i, ok := live[k]; ok && !recs[i].Expires.After(at) {
+			expired[i] = append(expired[i], k.port)
+		}
+		delete(live, k)
+	}
+	for i, r := range recs {
+		if r.Result != resultOK || (r.Event == eventGrant && r.Expires == nil) {
+			continue
+		}
+		for _, p := range r.Ports {
+			k := grantKey{r.Task, r.Dest, p}
+			switch r.Event {
+			case eventGrant:
+				expire(k, r.Time)
+				live[k] = i
+			case eventRevoke:
+				expire(k, r.Time)
+			}
+		}
+	}
+	for k := range live {
+		expire(k, now)
+	}
+	out := slices.Clone(recs)
+	for i, ports := range expired {
+		g := recs[i]
+		slices.Sort(ports)
+		out = append(out, auditRecord{Time: *g.Expires, Event: eventExpire, Project: g.Project, Sandbox: g.Sandbox,
+			Task: g.Task, Dest: g.Dest, Ports: ports, Reason: g.Reason, Result: resultOK})
+	}
+	slices.SortStableFunc(out, func(a, b auditRecord) int { return a.Time.Compare(b.Time) })
+	return out
 }
 
 // loadConfig loads agentbox.yaml of the project in dir, without the lock.

@@ -240,14 +240,7 @@ func printFetchTable(w io.Writer, res *gitgate.Result) {
 	for _, b := range res.Branches {
 		reasons := make([]string, 0, len(b.Reasons))
 		for _, r := range b.Reasons {
-			s := r.Why
-			if r.Path != "" {
-				s = r.Path + ": " + s
-			}
-			if r.Commit != "" {
-				s = short(r.Commit) + " " + s
-			}
-			reasons = append(reasons, esc(s))
+			reasons = append(reasons, reasonText(r))
 		}
 		first := "-"
 		if len(reasons) > 0 {
@@ -259,6 +252,20 @@ func printFetchTable(w io.Writer, res *gitgate.Result) {
 		}
 	}
 	tw.Flush()
+}
+
+// reasonText is why fetch's checks refused a branch, as fetch's table and
+// run's summary print it: [COMMIT ][PATH: ]WHY, escaped (the path is the
+// agent's).
+func reasonText(r gitgate.Reason) string {
+	s := r.Why
+	if r.Path != "" {
+		s = r.Path + ": " + s
+	}
+	if r.Commit != "" {
+		s = short(r.Commit) + " " + s
+	}
+	return esc(s)
 }
 
 func short(id string) string { return id[:min(12, len(id))] }

@@ -77,7 +77,9 @@ Exit codes:
   1  error: invalid configuration, missing lock entry, I/O
   2  usage: unknown command or flag, bad flag value
   3  generate --check found generated files out of date; diff --fail-on
-     widen found a change that widens the sandbox`
+     widen found a change that widens the sandbox; run's command exited 0
+     but fetch's checks refused its branch (run exits with the command's
+     code otherwise, 124 at its deadline, 130 when stopped)`
 
 func newRootCmd(d deps, stdout, stderr io.Writer, ran *bool) *cobra.Command {
 	root := &cobra.Command{

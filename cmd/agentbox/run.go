@@ -22,6 +22,8 @@ import (
 const (
 	exitTimedOut = 124 // the deadline came, as timeout(1) says it
 	exitStopped  = 130 // agentbox stop, or Ctrl-C
+	// CMD exited 0, but fetch's checks refused the task's branch.
+	exitBranchRefused = 3
 )
 
 type runOptions struct {
@@ -70,7 +72,8 @@ directories it made are disarmed when it ends. See the README for the risk
 this keeps.
 
 Exit codes: CMD's own; 124 when the deadline came; 130 when it was stopped
-(Ctrl-C or agentbox stop); 1 when agentbox could not run it; 2 for usage.`,
+(Ctrl-C or agentbox stop); 3 when CMD exited 0 but fetch's checks refused its
+branch (the summary says why); 1 when agentbox could not run it; 2 for usage.`,
 		Example: `  agentbox run -- claude -p "fix issue 123"
   agentbox run --name tests --timeout 45m -- codex exec "write tests for pkg/x"
   agentbox run --detach --name nightly -- ./scripts/agent-task.sh

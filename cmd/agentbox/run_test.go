@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/gitgate"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -157,5 +160,52 @@ func TestTaskOverrideLocked(t *testing.T) {
 	task.Profile = "nope"
 	if _, err := generator.TaskOverride(cfg, task); err == nil || !strings.Contains(err.Error(), `unknown profile "nope"`) {
 		t.Errorf("unknown profile: %v", err)
+	}
+}
+
+// TestReportRefusedBranch: a task whose command succeeded but whose branch
+// fetch's checks refused does not exit 0; a failed command keeps its own
+// code.
+func TestReportRefusedBranch(t *testing.T) {
+	for _, tc := range []struct {
+		exit, want int
+		status     string
+	}{
+		{0, exitBranchRefused, "refused"},
+		{7, 7, "refused"},
+		{exitTimedOut, exitTimedOut, "refused"},
+		{0, 0, "new"},
+	} {
+		sum := &taskSummary{Task: "fix-1", State: stateExited, ExitCode: tc.exit, BranchStatus: tc.status}
+		var out, errs strings.Builder
+		code := 0
+		if err := reportTask(sum, false, &out, &errs); err != nil {
+			var ee *exitErr
+			if !errors.As(err, &ee) {
+				t.Fatalf("reportTask: %v", err)
+			}
+			code = ee.code
+		}
+		if code != tc.want {
+			t.Errorf("command exit %d, branch %s: run exits %d, want %d", tc.exit, tc.status, code, tc.want)
+		}
+	}
+	// The reasons read as fetch prints them, not as Go values; in JSON each
+	// is {commit, path, why}.
+	sum := &taskSummary{Task: "fix-1", State: stateExited, Branch: "refs/heads/agentbox/fix-1", BranchStatus: "refused",
+		Refusals: []gitgate.Reason{{Commit: "0123456789abcdef0123456789abcdef01234567", Path: "sub/.git/hooks/pre-commit\x1b[2J", Why: "a git directory in the tree"}}}
+	var out, errs strings.Builder
+	_ = reportTask(sum, false, &out, &errs)
+	if line := "           refused: 0123456789ab sub/.git/hooks/pre-commit\\x1b[2J: a git directory in the tree\n"; !strings.Contains(errs.String(), line) {
+		t.Errorf("the summary lacks %q:\n%s", line, errs.String())
+	}
+	out.Reset()
+	_ = reportTask(sum, true, &out, &errs)
+	var got struct {
+		Refusals []map[string]string `json:"branch_refusals"`
+	}
+	if err := json.Unmarshal([]byte(out.String()), &got); err != nil || len(got.Refusals) != 1 ||
+		got.Refusals[0]["commit"] != sum.Refusals[0].Commit || got.Refusals[0]["path"] != sum.Refusals[0].Path || got.Refusals[0]["why"] != sum.Refusals[0].Why {
+		t.Errorf("branch_refusals: %v (%v)\n%s", got.Refusals, err, out.String())
 	}
 }

@@ -26,17 +26,17 @@ import (
 
 // taskSummary is what run prints when a task ends (--json: this shape).
 type taskSummary struct {
-	Task            string   `json:"task"`
-	State           string   `json:"state"` // exited, timed out, stopped
-	ExitCode        int      `json:"exit_code"`
-	DurationSeconds float64  `json:"duration_seconds"`
-	Branch          string   `json:"branch"` // refs/heads/agentbox/TASK on the host
-	BranchStatus    string   `json:"branch_status"`
-	Refusals        []string `json:"branch_refusals"` // why fetch's checks refused the branch
-	Commits         []string `json:"commits"`         // "abbrev subject", newest first
-	Diffstat        string   `json:"diffstat"`
-	Uncommitted     []string `json:"uncommitted"` // git status --porcelain lines in the task's clone (direct: the project)
-	Workspace       string   `json:"workspace"`   // clone or direct
+	Task            string           `json:"task"`
+	State           string           `json:"state"` // exited, timed out, stopped
+	ExitCode        int              `json:"exit_code"`
+	DurationSeconds float64          `json:"duration_seconds"`
+	Branch          string           `json:"branch"` // refs/heads/agentbox/TASK on the host
+	BranchStatus    string           `json:"branch_status"`
+	Refusals        []gitgate.Reason `json:"branch_refusals"` // why fetch's checks refused the branch
+	Commits         []string         `json:"commits"`         // "abbrev subject", newest first
+	Diffstat        string           `json:"diffstat"`
+	Uncommitted     []string         `json:"uncommitted"` // git status --porcelain lines in the task's clone (direct: the project)
+	Workspace       string           `json:"workspace"`   // clone or direct
 	// Quarantined are the git directories a direct task's agent made in
 	// the project, disarmed (their HEAD renamed).
 	Quarantined  []string    `json:"quarantined,omitempty"`
@@ -203,12 +203,13 @@ func egressRefusals(log io.Reader, cidrs []netip.Prefix) ([]nameCount, []addrCou
 // uid) into the host repository through agentbox fetch's checks, and
 // lists what the task left uncommitted.
 func collectBranch(ctx context.Context, p *prepared, sum *taskSummary) {
-	if prof, ok := p.cfg.Profile(p.rec.Profile); ok && prof.Locked {
+	profile := cmp.Or(p.rec.Profile, generator.ProfileBalanced)
+	if prof, ok := p.cfg.Profile(profile); ok && prof.Locked {
 		sum.BranchStatus = "none: profile " + prof.Name + " keeps the clone read-only; what the task wrote to " +
-			generator.OutputDir + " is in volume " + p.rec.Project + "_" + generator.OutputVolume + " until agentbox rm " + p.rec.Name
+			generator.OutputDir + " is in volume " + generator.Volume(p.rec.Project, profile, generator.OutputVolume) + " until agentbox rm " + p.rec.Name
 		return
 	}
-	vol := p.rec.Project + "_" + generator.WorkspaceVolume
+	vol := generator.Volume(p.rec.Project, profile, generator.WorkspaceVolume)
 	cmd := exec.CommandContext(ctx, p.docker, "run", "--rm", "--network", "none", "--user", fmt.Sprintf("%d:%d", p.cfg.UID, p.cfg.GID),
 		"-v", vol+":/workspace:ro", "--entrypoint", "sh", p.cfg.Name+"-agent", "-c", bundleScript("/workspace"), "sh", p.rec.Name)
 	collectFrom(ctx, p, sum, cmd)
@@ -267,9 +268,7 @@ func collectFrom(ctx context.Context, p *prepared, sum *taskSummary, cmd *exec.C
 	}
 	b := res.Branches[0]
 	sum.BranchStatus = string(b.Status)
-	for _, r := range b.Reasons {
-		sum.Refusals = append(sum.Refusals, fmt.Sprint(r))
-	}
+	sum.Refusals = b.Reasons
 	if b.Status == gitgate.StatusRefused {
 		return
 	}
@@ -292,10 +291,13 @@ func reportTask(sum *taskSummary, asJSON bool, stdout, stderr io.Writer) error {
 	} else {
 		printSummary(stderr, sum)
 	}
-	if sum.ExitCode == 0 {
-		return nil
+	switch {
+	case sum.ExitCode != 0:
+		return &exitErr{sum.ExitCode, nil}
+	case sum.BranchStatus == string(gitgate.StatusRefused):
+		return &exitErr{exitBranchRefused, nil}
 	}
-	return &exitErr{sum.ExitCode, nil}
+	return nil
 }
 
 func printSummary(w io.Writer, s *taskSummary) {
@@ -310,7 +312,7 @@ func printSummary(w io.Writer, s *taskSummary) {
 	}
 	fmt.Fprintf(w, "  branch   %s: %s, %d new commits\n", s.Branch, esc(s.BranchStatus), len(s.Commits))
 	for _, r := range s.Refusals {
-		fmt.Fprintf(w, "           refused: %s\n", esc(r))
+		fmt.Fprintf(w, "           refused: %s\n", reasonText(r))
 	}
 	for _, c := range s.Commits[:min(len(s.Commits), 10)] {
 		fmt.Fprintf(w, "           %s\n", esc(c))

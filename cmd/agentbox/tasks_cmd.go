@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -272,6 +273,9 @@ func removeTask(ctx context.Context, o *taskOptions, rec *taskRecord) error {
 	if err := execCompose(ctx, p.compose, nil, io.Discard, io.Discard, "down", "--volumes", "--remove-orphans", "--timeout", "1"); err != nil {
 		return fmt.Errorf("removing task %s: %v", rec.Name, err)
 	}
+	if err := removeProjectVolumes(ctx, o.docker, rec.Project); err != nil {
+		return fmt.Errorf("removing task %s: %v", rec.Name, err)
+	}
 	if rec.Workspace == workspaceDirect && rec.Ended.IsZero() {
 		// Never collected: its git directories are disarmed now, before
 		// the record of which were the user's goes.
@@ -282,6 +286,25 @@ func removeTask(ctx context.Context, o *taskOptions, rec *taskRecord) error {
 		}
 	}
 	return os.RemoveAll(filepath.Clean(p.dir))
+}
+
+// removeProjectVolumes removes the volumes left in a task's compose
+// project that its compose file does not name (an older agentbox named
+// them otherwise): the project is the task's alone (no sandbox's name is a
+// task's project), so its volumes are the task's.
+func removeProjectVolumes(ctx context.Context, docker, project string) error {
+	out, err := exec.CommandContext(ctx, docker, "volume", "ls", "--quiet", "--filter", "label=com.docker.compose.project="+project).Output()
+	if err != nil {
+		return fmt.Errorf("listing the volumes of %s: %v", project, err)
+	}
+	vols := strings.Fields(string(out))
+	if len(vols) == 0 {
+		return nil
+	}
+	if out, err := exec.CommandContext(ctx, docker, append([]string{"volume", "rm"}, vols...)...).CombinedOutput(); err != nil {
+		return fmt.Errorf("removing the volumes of %s: %s", project, firstLine(out, err))
+	}
+	return nil
 }
 
 func newRmCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -15,6 +16,19 @@ import (
 // answering an unlisted name.
 func testProfiles(e *env, p *project) {
 	t := e.t
+	// review: from locked, with the allowed name (a session with network).
+	f, err := os.OpenFile(filepath.Join(p.dir, "agentbox.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString("profiles:\n  review:\n    from: locked\n    network:\n      domains:\n        - host: " + allowedName + "\n          ports: [80]\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.must(runOpt{dir: p.dir}, "git", "-c", "user.name=agentbox e2e", "-c", "user.email=e2e@agentbox.invalid", "commit", "-q", "-am", "profile review")
 	bump(e, p, nil)
 	e.trackImages(p.name)
 	defer e.trackImages(p.name)
@@ -34,6 +48,7 @@ func testProfiles(e *env, p *project) {
 		t.Errorf("agentbox allow under locked: %s", r)
 	}
 	p.mustAgentbox(nil, "down")
+	testProfileVolumes(e, p)
 
 	state := []string{"XDG_STATE_HOME=" + filepath.Join(e.work, "state-profiles")}
 	defer p.agentbox(state, "gc")
@@ -75,4 +90,31 @@ echo out >/output/result && echo OUTPUT-OK`
 	if strings.Contains(out, "LEAK") || !strings.Contains(out, "OUTPUT-OK") || !strings.Contains(out, "CLONE-OK") {
 		t.Errorf("under locked: %s", r)
 	}
+}
+
+// testProfileVolumes: what locked wrote to /output (lockedPromises) is not
+// in the /output of review, a profile from locked with network: each
+// profile's volumes are its own.
+func testProfileVolumes(e *env, p *project) {
+	t := e.t
+	defer func() {
+		for _, v := range []string{"review.output", "review.workspace-locked"} {
+			quiet(t, "docker", "volume", "rm", p.name+"_"+v)
+		}
+	}()
+	if r := p.agentbox(nil, "up", "--profile", "review"); r.failed() {
+		t.Fatalf("agentbox up --profile review: %s", r)
+	}
+	defer p.agentbox(nil, "down")
+	r := p.agentbox(nil, "shell", "--", "bash", "-c", "if [ -e /output/result ]; then echo LEAK: locked output; fi; echo fresh >/output/review && echo REVIEW-OK")
+	if out := r.stdout + r.stderr; strings.Contains(out, "LEAK") || !strings.Contains(out, "REVIEW-OK") {
+		t.Errorf("under review, a profile from locked with network: %s", r)
+	}
+	vols := e.run(runOpt{}, "docker", "volume", "ls", "--format", "{{.Name}}").stdout
+	for _, v := range []string{p.name + "_output", p.name + "_review.output"} {
+		if !strings.Contains(vols, v+"\n") {
+			t.Errorf("no volume %s: %s", v, vols)
+		}
+	}
+	p.mustAgentbox(nil, "down")
 }

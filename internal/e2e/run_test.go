@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -111,11 +112,28 @@ echo "task done in $HOME"`
 			t.Errorf("%s exists: something the task planted ran on the host", f)
 		}
 	}
+	testRefusedBranch(e, p, env)
 	benchRun(e, p, env)
 	testDeadline(e, p, env)
 	testParallelTasks(e, p, env)
 	testTaskCommands(e, p, env)
 	testDirect(e, p, env)
+}
+
+// testRefusedBranch: a task whose command succeeds but whose branch
+// fetch's checks refuse (it changes a protected path) makes run exit 3, and
+// the summary says why as fetch does: commit, path, reason.
+func testRefusedBranch(e *env, p *project, env []string) {
+	t := e.t
+	script := `set -e; cd /workspace; mkdir -p .vscode; echo '{}' > .vscode/settings.json
+git add .vscode; git -c user.name=task -c user.email=task@agentbox.invalid commit -q -m "editor settings"`
+	r := p.agentbox(env, "run", "--name", "refused", "--", "bash", "-c", script)
+	if r.code != 3 || !regexp.MustCompile(`refused: [0-9a-f]{12} \.vscode/settings\.json: `).MatchString(r.stderr) || strings.Contains(r.stderr, "{") {
+		t.Errorf("a task whose branch was refused: exit %d (want 3)\n%s", r.code, r.stderr)
+	}
+	if out := e.run(runOpt{dir: p.dir}, "git", "rev-parse", "-q", "--verify", "refs/heads/agentbox/refused").stdout; out != "" {
+		t.Errorf("the refused branch is in the host repository: %s", out)
+	}
 }
 
 // testDeadline: a hostile agent (it ignores signals, forks, tries to kill
@@ -260,7 +278,7 @@ func testTaskCommands(e *env, p *project, env []string) {
 		State    string `json:"state"`
 		ExitCode *int   `json:"exit_code"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 16 {
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 17 {
 		t.Fatalf("agentbox ps --json: %v\n%s", err, r.stdout)
 	}
 	// The command reached the container as written: compose did not
@@ -271,7 +289,7 @@ func testTaskCommands(e *env, p *project, env []string) {
 	if r := p.agentbox(env, "rm", "commit"); r.failed() {
 		t.Errorf("agentbox rm commit: %s", r)
 	}
-	if r := p.agentbox(env, "gc"); r.failed() || !strings.Contains(r.stderr, "15 tasks removed") {
+	if r := p.agentbox(env, "gc"); r.failed() || !strings.Contains(r.stderr, "16 tasks removed") {
 		t.Errorf("agentbox gc: %s", r)
 	}
 	for _, what := range [][]string{

@@ -160,10 +160,26 @@ func Extension(s string) error {
 	return nil
 }
 
-// ProjectName checks a compose project name.
+// TaskSeparator joins a sandbox's name and a task's into the task's
+// compose project: NAME-task-TASK. A sandbox's name neither holds it nor
+// ends with its first part (NAME-task), so that no task's project is a
+// sandbox's, nor another sandbox's task's.
+const TaskSeparator = "-task-"
+
+// TaskSeparatorGrammar matches the names that TaskSeparator makes
+// ambiguous.
+const TaskSeparatorGrammar = "-task(-|$)"
+
+var taskSepRe = regexp.MustCompile(TaskSeparatorGrammar)
+
+// ProjectName checks a sandbox's name: a compose project name that is not
+// one of a task's.
 func ProjectName(s string) error {
 	if !projectRe.MatchString(s) || len(s) > 63 {
 		return fmt.Errorf("invalid name %+q: lower-case letters, digits, '-' and '_', starting with a letter or digit, at most 63 characters", s)
+	}
+	if taskSepRe.MatchString(s) {
+		return fmt.Errorf("invalid name %+q: a name may not hold %q or end with %q: agentbox names the compose project of a sandbox's task NAME%sTASK", s, TaskSeparator, strings.TrimSuffix(TaskSeparator, "-"), TaskSeparator)
 	}
 	return nil
 }
@@ -184,6 +200,11 @@ func SanitizeProjectName(dir string) string {
 	s := strings.Trim(b.String(), "-_")
 	if len(s) > 63 {
 		s = strings.Trim(s[:63], "-_")
+	}
+	// NAME-task-TASK is a task's: "-task-" and a final "-task" become
+	// "_task-" and "_task".
+	for taskSepRe.MatchString(s) {
+		s = taskSepRe.ReplaceAllStringFunc(s, func(m string) string { return "_" + m[1:] })
 	}
 	if s == "" {
 		return "agentbox"

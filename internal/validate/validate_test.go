@@ -89,6 +89,13 @@ func TestPathsAndNames(t *testing.T) {
 			t.Errorf("ContainerPath(%q) accepted", s)
 		}
 	}
+	// A task's compose project is NAME-task-TASK: no sandbox may be named so.
+	for s, ok := range map[string]bool{"x-task-y": false, "x-task": false, "x-task-": false, "-task": false, "a-task-task-b": false,
+		"x-tasks": true, "x_task_y": true, "task-x": true, "x-tas-k": true, "xtask-y": true, "x-taskx": true} {
+		if err := ProjectName(s); (err == nil) != ok {
+			t.Errorf("ProjectName(%q): %v", s, err)
+		}
+	}
 	for _, s := range []string{"docs", "docs/adr", ".env", "a/b.c"} {
 		if err := RelPath(s); err != nil {
 			t.Errorf("RelPath(%q): %v", s, err)
@@ -99,7 +106,8 @@ func TestPathsAndNames(t *testing.T) {
 			t.Errorf("RelPath(%q) accepted", s)
 		}
 	}
-	for in, want := range map[string]string{"My Project!": "my-project", "___": "agentbox", "ÄBC": "bc", "\u212Aelvin": "elvin", "\u0130x": "x", strings.Repeat("x", 80): strings.Repeat("x", 63)} {
+	for in, want := range map[string]string{"My Project!": "my-project", "___": "agentbox", "ÄBC": "bc", "\u212Aelvin": "elvin", "\u0130x": "x", strings.Repeat("x", 80): strings.Repeat("x", 63),
+		"fix-task-tool": "fix_task-tool", "a-task-task-b": "a_task_task-b", "my task": "my_task", "task-force": "task-force", "multitask": "multitask"} {
 		if got := SanitizeProjectName(in); got != want || ProjectName(got) != nil {
 			t.Errorf("SanitizeProjectName(%q) = %q, want %q", in, got, want)
 		}
