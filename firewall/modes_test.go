@@ -20,9 +20,9 @@ var (
 	middleRules = []string{
 		"meta skuid 0 meta l4proto { tcp, udp } th dport 53 accept",
 		`exthdr rt exists counter name "rejected_routing" goto drop_routing`,
-		`ct mark & 0x00000001 == 0x00000001 ip daddr . tcp dport != @grant_v4 counter name "rejected_expired" goto refuse_expired`,
-		`ct mark & 0x00000001 == 0x00000001 ip6 daddr . tcp dport != @grant_v6 counter name "rejected_expired" goto refuse_expired`,
-		`ct mark & 0xffffff00 != 0 ct mark . tcp dport != @name_live counter name "rejected_expired" goto refuse_expired`,
+		`tcp flags & rst == 0 ct mark & 0x00000001 == 0x00000001 ip daddr . tcp dport != @grant_v4 counter name "rejected_expired" goto refuse_expired`,
+		`tcp flags & rst == 0 ct mark & 0x00000001 == 0x00000001 ip6 daddr . tcp dport != @grant_v6 counter name "rejected_expired" goto refuse_expired`,
+		`tcp flags & rst == 0 ct mark & 0xffffff00 != 0 ct mark . tcp dport != @name_live counter name "rejected_expired" goto refuse_expired`,
 		"ct state established,related accept",
 		"ct state invalid drop",
 		"icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit } ip6 hoplimit 255 accept",
