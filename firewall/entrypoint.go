@@ -44,6 +44,8 @@ type entrypointView struct {
 	GrantDNSBase, NftsetFormat                        string   // the grant resolver's configuration
 	NftsetV4, NftsetV6                                string   // a set in nftset=, without its name
 	Names                                             []string // sorted
+	NeverNames                                        []string // sorted
+	NeverNameSets                                     string   // their sets, as nftset= names them
 }
 
 // renderEntrypoint renders the program installed at EntrypointPath for a
@@ -104,6 +106,8 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 	for _, d := range p.Domains {
 		v.Names = append(v.Names, d.Name)
 	}
+	v.NeverNames = p.NeverNames
+	v.NeverNameSets = fmt.Sprintf("%s%s,%s%s", v.NftsetV4, neverNameV4, v.NftsetV6, neverNameV6)
 	return execute("entrypoint.sh.tmpl", v)
 }
 

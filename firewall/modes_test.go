@@ -35,6 +35,10 @@ var (
 		`ip6 daddr @special_v6 counter name "rejected_special" goto refuse_special`,
 	}
 	grantRules = []string{
+		`ip daddr @never_v4 counter name "rejected_never" goto refuse_never`,
+		`ip6 daddr @never_v6 counter name "rejected_never" goto refuse_never`,
+		`ip daddr @never_name_v4 counter name "rejected_never" goto refuse_never`,
+		`ip6 daddr @never_name_v6 counter name "rejected_never" goto refuse_never`,
 		"ip daddr . tcp dport @grant_v4 ct mark set ct mark | 0x00000001 accept",
 		"ip6 daddr . tcp dport @grant_v6 ct mark set ct mark | 0x00000001 accept",
 		"jump name_grants",
@@ -88,7 +92,7 @@ func TestRenderModeRules(t *testing.T) {
 	}{
 		{
 			policy:   "none",
-			sets:     []string{"special_v4", "special_v6", "grant_v4", "grant_v6", "name_live"},
+			sets:     []string{"special_v4", "special_v6", "never_v4", "never_v6", "never_name_v4", "never_name_v6", "grant_v4", "grant_v6", "name_live"},
 			output:   noneOutput,
 			chains:   []string{"dns_redirect", "refuse", "input"},
 			noChains: []string{"zone_out", "zone_in"},
@@ -96,7 +100,7 @@ func TestRenderModeRules(t *testing.T) {
 		},
 		{
 			policy: "open",
-			sets:   []string{"upstream_v4", "upstream_v6", "cidr_v4_5432", "cidr_v6_5432", "special_v4", "special_v6", "grant_v4", "grant_v6", "name_live"},
+			sets:   []string{"upstream_v4", "upstream_v6", "cidr_v4_5432", "cidr_v6_5432", "special_v4", "special_v6", "never_v4", "never_v6", "never_name_v4", "never_name_v6", "grant_v4", "grant_v6", "name_live"},
 			output: openOutput,
 			chains: []string{"dns_redirect", "refuse", "input", "zone_out", "zone_in"},
 			header: "# Mode open (the open profile): TCP to every public address.",

@@ -43,6 +43,10 @@ const (
 	// their connections, (K << 8) for slot K.
 	nameChain    = "name_grants"
 	nameMarkMask = "0xffffff00"
+	// neverNameV4 and neverNameV6 hold the addresses of the names of
+	// elevation.never, which the grant resolver adds (nftset=).
+	neverNameV4 = "never_name_v4"
+	neverNameV6 = "never_name_v6"
 )
 
 // dnsZone is the conntrack zone of the flows between dnsmasq and the
@@ -59,6 +63,7 @@ var counters = []counter{
 	{counterPrefix + "spoof", "other uids than dnsmasq posing as an upstream resolver: from its address, or from port 53"},
 	{counterPrefix + "routing", "IPv6 packets with a routing header, whose destination is only the first hop"},
 	{counterPrefix + "expired", "packets of a connection a grant let through, after the grant expired or was revoked"},
+	{counterPrefix + "never", "addresses no grant may reach (elevation.never), not admitted by the policy"},
 }
 
 type counter struct{ Name, Comment string }
@@ -86,6 +91,8 @@ type rulesView struct {
 	NameGroups                      []nameGroup   // by port, increasing
 	CIDRSets                        []intervalSet // by port, then family
 	Special                         []intervalSet // v4, v6
+	Never                           []intervalSet // v4, v6
+	NeverNameV4, NeverNameV6        string        // the sets of the never names' addresses
 	LogGroup, LogRate, LogBurst     int
 	LogSnaplen                      int
 	LogLimit, LogPrefix             string
@@ -154,6 +161,9 @@ func renderRules(p Policy) ([]byte, error) {
 		NameGroups:     r.nameGroups(),
 		CIDRSets:       r.cidrSets(),
 		Special:        specialSets(),
+		Never:          neverSets(p.Never),
+		NeverNameV4:    neverNameV4,
+		NeverNameV6:    neverNameV6,
 		LogGroup:       LogGroup,
 		LogRate:        LogRate,
 		LogBurst:       LogBurst,

@@ -13,8 +13,9 @@ import (
 )
 
 // The elevation section: the limits of agentbox allow, which grants an
-// address, a CIDR or a name for a while. It changes none of the generated
-// files.
+// address, a CIDR or a name for a while. Its never list is compiled into
+// each profile's firewall program too (the kernel refuses it whatever the
+// host-side check said); the rest changes no generated file.
 
 // DefaultElevationMax is the longest grant when elevation.max_duration is
 // not written.

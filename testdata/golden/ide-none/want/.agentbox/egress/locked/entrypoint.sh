@@ -96,6 +96,13 @@ readonly NFTSET_V6='6#inet#agentbox#'
 # sends them, and every name below them, to the upstream resolvers.
 readonly -a NAMES=()
 
+# The names that no grant reaches (elevation.never), nor any name below
+# them: grant-name refuses a name that covers one or lies below one, and
+# the grant resolver puts their addresses in sets that the firewall
+# refuses before every grant.
+readonly -a NEVER_NAMES=()
+readonly NEVER_NAME_SETS='4#inet#agentbox#never_name_v4,6#inet#agentbox#never_name_v6' # nftset= sets of their addresses
+
 log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 
 usage() {
@@ -658,8 +665,14 @@ new_slot() {
 
 # grant_name NAME PORTS SECONDS
 grant_name() {
-	local name=$1 secs=$3 k mark port elems="" keys="" new=0
+	local name=$1 secs=$3 k mark port elems="" keys="" new=0 n
 	name_args "$1" "$2" || exit 1
+	for n in "${NEVER_NAMES[@]}"; do
+		if covers "$n" "$name" || covers "$name" "$n"; then
+			log "error: $name overlaps $n, which elevation.never forbids"
+			exit 1
+		fi
+	done
 	if [[ ! $secs =~ ^[1-9][0-9]{0,6}$ ]] || ((secs > GRANT_MAX_SECONDS)); then
 		log "error: ${secs@Q}: want 1 to $GRANT_MAX_SECONDS seconds"
 		exit 1
@@ -784,6 +797,44 @@ grant_dns_conf() {
 		# shellcheck disable=SC2059 # the format comes from agentbox generate
 		printf "$NFTSET_FORMAT" "${granted_n[i]}" "$sets"
 	done
+	# The names of elevation.never: only the keeper asks for them here
+	# (dns_ask), and their addresses go to the sets the firewall refuses.
+	for name in "${NEVER_NAMES[@]}"; do
+		for ip in "${upstreams[@]}"; do
+			printf 'server=/%s/%s\n' "$name" "$ip"
+		done
+		# shellcheck disable=SC2059
+		printf "$NFTSET_FORMAT" "$name" "$NEVER_NAME_SETS"
+	done
+}
+
+# dns_ask asks the resolver on $FILTER_ADDR port $1 for name $2, of type
+# $3 (1: A, 28: AAAA), over UDP, and waits up to 1 s for the first byte of
+# the answer: dnsmasq adds an answer's addresses to the sets of nftset=
+# before it answers a query that came over UDP. The name is one that
+# agentbox generate checked (lower-case RFC 1123 labels), safe in a format.
+dns_ask() (
+	local label q="" len
+	local IFS=.
+	for label in $2; do
+		printf -v len '\\x%02x' "${#label}"
+		q+="$len$label"
+	done
+	exec 3<>"/dev/udp/$FILTER_ADDR/$1" || exit 1
+	# shellcheck disable=SC2059
+	printf "\\x61\\x62\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00${q}\\x00\\x00\\x$(printf %02x "$3")\\x00\\x01" >&3
+	IFS= read -r -d '' -t 1 -N 1 -u 3 _
+)
+
+# ask_never asks the grant resolver on port $1 for the addresses of the
+# names of elevation.never, so that the firewall refuses them before a
+# granted name can lead there (a CNAME, or the same address).
+ask_never() {
+	local name
+	for name in "${NEVER_NAMES[@]}"; do
+		dns_ask "$1" "$name" 1 || log "warning: no answer for $name (elevation.never) from the grant resolver"
+		dns_ask "$1" "$name" 28 || true
+	done
 }
 
 # servers_conf prints dnsmasq's servers file: the allowed names go to the
@@ -864,6 +915,7 @@ start_grant_dns() {
 	for ((i = 0; i < 300; i++)); do
 		alive "$pid" || break
 		if [[ $(pid_of "$(gdns_pidfile "$port")" dnsmasq) == "$pid" ]] && probe_dns "$port" 2>/dev/null; then
+			ask_never "$port"
 			log "grant resolver started on port $port for ${#granted_n[@]} names ($(((${EPOCHREALTIME/./} - ${start/./}) / 1000)) ms)"
 			return 0
 		fi
@@ -929,6 +981,8 @@ names_apply() {
 	fi
 	old=$(grant_dns_port) || old=""
 	follow_grants
+	# A never name's addresses may change: asked again at every look.
+	[[ -n $gdns_port && $gdns_port == "$old" ]] && ask_never "$gdns_port"
 	servers=$(servers_conf)
 	if [[ $servers != "$(cat "$SERVERS" 2>/dev/null)" ]]; then
 		if ! { printf '%s\n' "$servers" >"$SERVERS.new" && mv "$SERVERS.new" "$SERVERS" && reload_dnsmasq; }; then
