@@ -31,6 +31,7 @@ type entrypointView struct {
 	RunDir, LockFile, ReadyFile, ServersFile, PidFile string
 	FilterAddr, TableFamily, TableName                string
 	OutputChain, InputChain, UpstreamV4, UpstreamV6   string
+	HostV4, HostV6, HostAddrsEnv                      string
 	CounterPrefix, HealthArg                          string
 	PortStart, PortStartProc, PortStartWant           string
 	DNSPort, DNSMinPort, DNSUID, DeadlineExit         int
@@ -71,6 +72,9 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 		InputChain:      inputChain,
 		UpstreamV4:      upstreamV4,
 		UpstreamV6:      upstreamV6,
+		HostV4:          hostV4,
+		HostV6:          hostV6,
+		HostAddrsEnv:    HostAddrsEnv,
 		CounterPrefix:   counterPrefix,
 		HealthArg:       healthArg,
 		PortStart:       portStart.Key,

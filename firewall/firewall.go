@@ -35,6 +35,14 @@ const (
 	DeadlineStayEnv = "AGENTBOX_DEADLINE_STAY"
 )
 
+// HostAddrsEnv names the host's addresses, separated by spaces, in the
+// egress container's environment (agentbox up and run set it through the
+// compose file). The entrypoint refuses them in every mode unless a CIDR
+// lists them, with the default gateways of the namespace, which it reads
+// itself: the host serves on each, and under mode open a public one would
+// pass as any other public address.
+const HostAddrsEnv = "AGENTBOX_HOST_ADDRS"
+
 // FilterAddr is where the filter resolver (dnsmasq) listens, on port 53.
 const FilterAddr = filterAddr
 

@@ -148,7 +148,7 @@ var richSets = []string{
 	"allow_v4_22", "allow_v6_22", "allow_v4_80", "allow_v6_80",
 	"allow_v4_443", "allow_v6_443", "allow_v4_8443", "allow_v6_8443",
 	"cidr_v4_443", "cidr_v6_443", "cidr_v4_5432", "cidr_v6_5432", "cidr_v4_8443",
-	"special_v4", "special_v6", "never_v4", "never_v6", "never_name_v4", "never_name_v6", "grant_v4", "grant_v6", "name_live",
+	"host_v4", "host_v6", "special_v4", "special_v6", "never_v4", "never_v6", "never_name_v4", "never_name_v6", "grant_v4", "grant_v6", "name_live",
 }
 
 // richOutput are the rules of the output chain for the rich policy, in
@@ -184,6 +184,8 @@ var richOutput = []string{
 	"ip daddr @cidr_v4_5432 tcp dport 5432 accept",
 	"ip6 daddr @cidr_v6_5432 tcp dport 5432 accept",
 	"ip daddr @cidr_v4_8443 tcp dport 8443 accept",
+	`ip daddr @host_v4 counter name "rejected_special" goto refuse_special`,
+	`ip6 daddr @host_v6 counter name "rejected_special" goto refuse_special`,
 	`ip daddr @special_v4 counter name "rejected_special" goto refuse_special`,
 	`ip6 daddr @special_v6 counter name "rejected_special" goto refuse_special`,
 	"ip daddr @allow_v4_22 tcp dport 22 accept",

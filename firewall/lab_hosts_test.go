@@ -74,7 +74,7 @@ var egressCaps = []string{"kill", "net_admin", "net_bind_service", "setgid", "se
 // upstreamRecords are the fake upstream's answers. Every other name gets
 // addresses that no allowed name has, so that a query that leaks past the
 // filter shows.
-var upstreamRecords = []netlab.Record{
+var upstreamRecords = append(tableRecords(), []netlab.Record{
 	{Name: "allowed.test", Type: "A", Values: []string{allowedV4}, TTL: 60},
 	{Name: "allowed.test", Type: "AAAA", Values: []string{allowedV6}, TTL: 60},
 	{Name: "allowed.test", Type: "TXT", Values: []string{"allowed.test text"}, TTL: 60},
@@ -104,4 +104,4 @@ var upstreamRecords = []netlab.Record{
 	{Name: "*", Type: "A", Values: []string{unlistedV4}, TTL: 60},
 	{Name: "*", Type: "AAAA", Values: []string{unlistedV6}, TTL: 60},
 	{Name: "*", Type: "TXT", Values: []string{"upstream text"}, TTL: 60},
-}
+}...)

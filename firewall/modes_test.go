@@ -31,6 +31,8 @@ var (
 		"ip daddr 127.0.0.1 tcp dport 53 accept",
 	}
 	specialRules = []string{
+		`ip daddr @host_v4 counter name "rejected_special" goto refuse_special`,
+		`ip6 daddr @host_v6 counter name "rejected_special" goto refuse_special`,
 		`ip daddr @special_v4 counter name "rejected_special" goto refuse_special`,
 		`ip6 daddr @special_v6 counter name "rejected_special" goto refuse_special`,
 	}
@@ -92,7 +94,7 @@ func TestRenderModeRules(t *testing.T) {
 	}{
 		{
 			policy:   "none",
-			sets:     []string{"special_v4", "special_v6", "never_v4", "never_v6", "never_name_v4", "never_name_v6", "grant_v4", "grant_v6", "name_live"},
+			sets:     []string{"host_v4", "host_v6", "special_v4", "special_v6", "never_v4", "never_v6", "never_name_v4", "never_name_v6", "grant_v4", "grant_v6", "name_live"},
 			output:   noneOutput,
 			chains:   []string{"dns_redirect", "refuse", "input"},
 			noChains: []string{"zone_out", "zone_in"},
@@ -100,7 +102,7 @@ func TestRenderModeRules(t *testing.T) {
 		},
 		{
 			policy: "open",
-			sets:   []string{"upstream_v4", "upstream_v6", "cidr_v4_5432", "cidr_v6_5432", "special_v4", "special_v6", "never_v4", "never_v6", "never_name_v4", "never_name_v6", "grant_v4", "grant_v6", "name_live"},
+			sets:   []string{"upstream_v4", "upstream_v6", "cidr_v4_5432", "cidr_v6_5432", "host_v4", "host_v6", "special_v4", "special_v6", "never_v4", "never_v6", "never_name_v4", "never_name_v6", "grant_v4", "grant_v6", "name_live"},
 			output: openOutput,
 			chains: []string{"dns_redirect", "refuse", "input", "zone_out", "zone_in"},
 			header: "# Mode open (the open profile): TCP to every public address.",

@@ -33,6 +33,10 @@ const (
 	inputChain  = "input"
 	upstreamV4  = "upstream_v4"
 	upstreamV6  = "upstream_v6"
+	// hostV4 and hostV6 hold the host's addresses and the default
+	// gateways, which the entrypoint adds at start.
+	hostV4 = "host_v4"
+	hostV6 = "host_v6"
 	// counterPrefix starts the name of every counter; the entrypoint
 	// leaves it out when it prints them.
 	counterPrefix = "rejected_"
@@ -82,6 +86,7 @@ type rulesView struct {
 	Zone                            int
 	Table, OutputChain, InputChain  string
 	UpstreamV4, UpstreamV6          string
+	HostV4, HostV6, HostAddrsEnv    string
 	GrantV4, GrantV6, GrantMark     string
 	NameLive, NameChain, NameMask   string
 	GrantDNSPorts                   string // a range
@@ -148,6 +153,9 @@ func renderRules(p Policy) ([]byte, error) {
 		InputChain:     inputChain,
 		UpstreamV4:     upstreamV4,
 		UpstreamV6:     upstreamV6,
+		HostV4:         hostV4,
+		HostV6:         hostV6,
+		HostAddrsEnv:   HostAddrsEnv,
 		Counters:       counters,
 		GrantV4:        GrantSetV4,
 		GrantV6:        GrantSetV6,

@@ -40,6 +40,9 @@ readonly OUTPUT_CHAIN=output
 readonly INPUT_CHAIN=input
 readonly UPSTREAM_V4=upstream_v4
 readonly UPSTREAM_V6=upstream_v6
+readonly HOST_V4=host_v4 # the host's addresses and the gateways
+readonly HOST_V6=host_v6
+readonly HOST_ADDRS_ENV=AGENTBOX_HOST_ADDRS # the host's addresses, from agentbox up and run
 readonly COUNTER_PREFIX=rejected_
 readonly HEALTH_ARG=health # the compose healthcheck runs "$PROG $HEALTH_ARG"
 readonly PORT_START=net.ipv4.ip_unprivileged_port_start # a sysctl of the egress service in compose
@@ -177,13 +180,56 @@ read_upstreams() {
 	fi
 }
 
+# read_hosts fills host4 and host6: the host's addresses, from
+# $HOST_ADDRS_ENV (separated by spaces; agentbox up and run set it), and the
+# default gateways of this namespace (/proc/net/route, /proc/net/ipv6_route),
+# through which the host is reached on every address it has.
+read_hosts() {
+	local a dest gw len hop i
+	local -a addrs
+	declare -A seen=()
+	host4=() host6=()
+	read -ra addrs <<<"${!HOST_ADDRS_ENV:-}"
+	for a in "${addrs[@]}"; do
+		if is_ipv4 "$a"; then
+			host4+=("$a")
+		elif is_ipv6 "$a"; then
+			host6+=("$a")
+		else
+			log "ignoring ${a@Q} in $HOST_ADDRS_ENV: not a plain IPv4 or IPv6 address"
+		fi
+	done
+	while read -r _ dest gw _; do
+		[[ $dest == 00000000 && $gw =~ ^[0-9A-F]{8}$ && $gw != 00000000 ]] || continue
+		a="$((16#${gw:6:2})).$((16#${gw:4:2})).$((16#${gw:2:2})).$((16#${gw:0:2}))"
+		[[ -n ${seen[$a]-} ]] || host4+=("$a")
+		seen[$a]=1
+	done < <(cat /proc/net/route 2>/dev/null)
+	while read -r dest len _ _ hop _; do
+		[[ $dest =~ ^0{32}$ && $len == 00 && $hop =~ ^[0-9a-f]{32}$ && ! $hop =~ ^0{32}$ ]] || continue
+		a=""
+		for ((i = 0; i < 32; i += 4)); do
+			a+="${a:+:}${hop:i:4}"
+		done
+		[[ -n ${seen[$a]-} ]] || host6+=("$a")
+		seen[$a]=1
+	done < <(cat /proc/net/ipv6_route 2>/dev/null)
+}
+
 # ---------------------------------------------------------------------------
 # The firewall.
 
-# load_rules loads rules.nft and the upstream resolvers in one transaction.
+# load_rules loads rules.nft, the upstream resolvers, the host's addresses
+# and the gateways in one transaction.
 load_rules() {
 	local ip cmds
 	cmds="include \"$RULES\""$'\n'
+	for ip in "${host4[@]}"; do
+		cmds+="add element $TABLE $HOST_V4 { $ip }"$'\n'
+	done
+	for ip in "${host6[@]}"; do
+		cmds+="add element $TABLE $HOST_V6 { $ip }"$'\n'
+	done
 	for ip in "${upstream4[@]}"; do
 		cmds+="add element $TABLE $UPSTREAM_V4 { $ip }"$'\n'
 	done
@@ -991,8 +1037,6 @@ names_apply() {
 	fi
 	old=$(grant_dns_port) || old=""
 	follow_grants
-	# A never name's addresses may change: asked again at every look.
-	[[ -n $gdns_port && $gdns_port == "$old" ]] && ask_never "$gdns_port"
 	servers=$(servers_conf)
 	if [[ $servers != "$(cat "$SERVERS" 2>/dev/null)" ]]; then
 		if ! { printf '%s\n' "$servers" >"$SERVERS.new" && mv "$SERVERS.new" "$SERVERS" && reload_dnsmasq; }; then
@@ -1038,6 +1082,10 @@ name_keeper() {
 		flock 8
 		names_apply || log "error: the keeper could not apply the grants of names"
 		exec 8>&-
+		# A never name's addresses may change: asked again at every look
+		# (out of the lock, which grant-name takes before the kernel's
+		# element).
+		[[ -n $gdns_port ]] && ask_never "$gdns_port"
 		sleep "$names_wait" >/dev/null 2>&1 &
 		sleeper=$!
 		read -r req 2>/dev/null <"$NAMES_DIR/req" || req=0
@@ -1146,11 +1194,15 @@ run() {
 	fi
 
 	read_upstreams
+	read_hosts
 	if ! load_rules; then
 		log "error: loading $RULES failed"
 		exit 1
 	fi
 	rules_loaded=1
+	if ((${#host4[@]} + ${#host6[@]})); then
+		log "refused unless listed: the host and the gateways, ${host4[*]} ${host6[*]}"
+	fi
 
 	start_logger
 	start_dnsmasq
