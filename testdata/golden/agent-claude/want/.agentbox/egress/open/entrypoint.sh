@@ -832,7 +832,7 @@ covers() { [[ $2 == "$1" || $2 == *."$1" ]]; }
 # answers' addresses to its slot's sets and to those of the granted names
 # above it (dnsmasq takes the longest nftset= that matches).
 grant_dns_conf() {
-	local i j ip sets
+	local i j ip sets name
 	printf '# Written by %s: the grant resolver, for the names granted now.\n' "$PROG"
 	for i in "${!granted_n[@]}"; do
 		for ip in "${upstreams[@]}"; do
