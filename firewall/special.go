@@ -156,6 +156,19 @@ func neverSets(never []netip.Prefix) []intervalSet {
 	return out
 }
 
+// NeverForms returns the IPv6 ranges that carry an address of the IPv4
+// range p in a form that the firewall refuses range by range (NAT64 and
+// 6to4), each with the form's name: what the never_v6 set holds for p.
+func NeverForms(p netip.Prefix) []SpecialRange {
+	if !p.Addr().Is4() {
+		return nil
+	}
+	return []SpecialRange{
+		{Prefix: embedIn(nat64, p), Why: p.String() + " in NAT64"},
+		{Prefix: embedIn(sixToFour, p), Why: p.String() + " in 6to4"},
+	}
+}
+
 // neverRanges returns the ranges of family f that no grant reaches: each
 // range of never as written, and each IPv4 one also in the IPv6 forms that
 // specialV6 refuses range by range (NAT64 and 6to4); the other forms that
@@ -169,11 +182,7 @@ func neverRanges(never []netip.Prefix, f family) []SpecialRange {
 	}
 	if f == v6 {
 		for _, p := range never {
-			if p.Addr().Is4() {
-				out = append(out,
-					SpecialRange{Prefix: embedIn(nat64, p), Why: p.String() + " in NAT64"},
-					SpecialRange{Prefix: embedIn(sixToFour, p), Why: p.String() + " in 6to4"})
-			}
+			out = append(out, NeverForms(p)...)
 		}
 	}
 	return out

@@ -113,6 +113,8 @@ func TestAllowRefusals(t *testing.T) {
 		{"IPv6 documentation", "", []string{"2001:db8::/48", "--for", "1h", "--reason", "r"}, exitError, `overlaps 2001:db8::/32 (documentation (RFC 3849))`},
 		{"Teredo", "", []string{"2001:0:4136:e378:8000:63bf:f5ff:fefe", "--for", "1h", "--reason", "r"}, exitError, `overlaps 2001::/32 (Teredo (RFC 4380)`},
 		{"6to4 of documentation", "", []string{"2002:cb00:7105::1", "--for", "1h", "--reason", "r"}, exitError, `overlaps 2002:cb00:7100::/40 (203.0.113.0/24 in 6to4 (RFC 3056))`},
+		{"never in NAT64", "elevation:\n  never: [198.18.13.0/24]\n", []string{"64:ff9b::c612:d05", "--for", "1h", "--reason", "r"}, exitError, "refusing to grant: 64:ff9b::c612:d05/128 overlaps 64:ff9b::c612:d00/120 (198.18.13.0/24 in NAT64), which elevation.never forbids (agentbox.yaml:4:11)"},
+		{"never in 6to4", "elevation:\n  never: [198.18.13.0/24]\n", []string{"[2002:c612:d05::1]:22", "--for", "1h", "--reason", "r"}, exitError, "refusing to grant: 2002:c612:d05::1/128 overlaps 2002:c612:d00::/40 (198.18.13.0/24 in 6to4), which elevation.never forbids"},
 		{"never", "elevation:\n  never: [198.18.13.0/24]\n", []string{"198.18.13.5", "--for", "1h", "--reason", "r"}, exitError, "refusing to grant: 198.18.13.5/32 overlaps 198.18.13.0/24, which elevation.never forbids (agentbox.yaml:4:11)"},
 		{"wider than never", "elevation:\n  never: [198.18.13.0/24]\n", []string{"198.18.0.0/16", "--for", "1h", "--reason", "r"}, exitError, "refusing to grant: 198.18.0.0/16 overlaps 198.18.13.0/24, which elevation.never forbids"},
 	} {
