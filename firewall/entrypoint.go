@@ -31,6 +31,7 @@ type entrypointView struct {
 	RunDir, LockFile, ReadyFile, ServersFile, PidFile string
 	FilterAddr, TableFamily, TableName                string
 	OutputChain, InputChain, UpstreamV4, UpstreamV6   string
+	HostV4, HostV6, HostAddrsEnv                      string
 	CounterPrefix, HealthArg                          string
 	PortStart, PortStartProc, PortStartWant           string
 	DNSPort, DNSMinPort, DNSUID, DeadlineExit         int
@@ -44,6 +45,8 @@ type entrypointView struct {
 	GrantDNSBase, NftsetFormat                        string   // the grant resolver's configuration
 	NftsetV4, NftsetV6                                string   // a set in nftset=, without its name
 	Names                                             []string // sorted
+	NeverNames                                        []string // sorted
+	NeverNameSets                                     string   // their sets, as nftset= names them
 }
 
 // renderEntrypoint renders the program installed at EntrypointPath for a
@@ -69,6 +72,9 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 		InputChain:      inputChain,
 		UpstreamV4:      upstreamV4,
 		UpstreamV6:      upstreamV6,
+		HostV4:          hostV4,
+		HostV6:          hostV6,
+		HostAddrsEnv:    HostAddrsEnv,
 		CounterPrefix:   counterPrefix,
 		HealthArg:       healthArg,
 		PortStart:       portStart.Key,
@@ -104,6 +110,8 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 	for _, d := range p.Domains {
 		v.Names = append(v.Names, d.Name)
 	}
+	v.NeverNames = p.NeverNames
+	v.NeverNameSets = fmt.Sprintf("%s%s,%s%s", v.NftsetV4, neverNameV4, v.NftsetV6, neverNameV6)
 	return execute("entrypoint.sh.tmpl", v)
 }
 

@@ -54,6 +54,8 @@ func TestNameMillis(t *testing.T) {
 // names sends each to the upstream resolvers and its addresses to its own
 // slot's sets and those of the granted names above it; the servers file
 // routes the allowed names that a granted name covers to the grant resolver.
+// The names of elevation.never go to the upstream resolvers too, their
+// addresses to the sets the firewall refuses before every grant.
 func TestGrantDNSConf(t *testing.T) {
 	out := sourceEntrypoint(t, `upstreams=(192.0.2.53 2001:db8::53)
 granted_k=(3 7) granted_n=(github.com api.github.com) gdns_port=55
@@ -65,6 +67,9 @@ nftset=/github.com/4#inet#agentbox#gn_3_v4,6#inet#agentbox#gn_3_v6
 server=/api.github.com/192.0.2.53
 server=/api.github.com/2001:db8::53
 nftset=/api.github.com/4#inet#agentbox#gn_3_v4,6#inet#agentbox#gn_3_v6,4#inet#agentbox#gn_7_v4,6#inet#agentbox#gn_7_v6
+server=/corp.example/192.0.2.53
+server=/corp.example/2001:db8::53
+nftset=/corp.example/4#inet#agentbox#never_name_v4,6#inet#agentbox#never_name_v6
 server=/api.github.com/127.0.0.1#55
 server=/example.test/192.0.2.53
 server=/example.test/2001:db8::53

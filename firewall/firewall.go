@@ -35,6 +35,14 @@ const (
 	DeadlineStayEnv = "AGENTBOX_DEADLINE_STAY"
 )
 
+// HostAddrsEnv names the host's addresses, separated by spaces, in the
+// egress container's environment (agentbox up and run set it through the
+// compose file). The entrypoint refuses them in every mode unless a CIDR
+// lists them, with the default gateways of the namespace, which it reads
+// itself: the host serves on each, and under mode open a public one would
+// pass as any other public address.
+const HostAddrsEnv = "AGENTBOX_HOST_ADDRS"
+
 // FilterAddr is where the filter resolver (dnsmasq) listens, on port 53.
 const FilterAddr = filterAddr
 
@@ -123,6 +131,15 @@ type Policy struct {
 	Mode    Mode     // what the firewall admits beyond loopback; "" is ModeAllowlist
 	Domains []Domain // sorted by Name, unique; each admits the name AND every name below it
 	CIDRs   []CIDR   // sorted (v4 before v6, then by address, then bits), prefixes masked
+	// Never are ranges that no timed grant reaches (elevation.never), nor
+	// the IPv6 forms that embed an IPv4 one of them: refused after what
+	// the policy admits, before every grant. Masked, sorted like CIDRs.
+	Never []netip.Prefix
+	// NeverNames are names that no timed grant reaches (elevation.never),
+	// with every name below them: the entrypoint refuses to grant a name
+	// that covers one or lies below one, and their addresses, as the
+	// grant resolver resolves them, are refused like Never. Sorted.
+	NeverNames []string
 }
 
 // Mode is what a profile's firewall admits besides loopback.

@@ -42,6 +42,8 @@ var policies = map[string]Policy{
 			{Prefix: netip.MustParsePrefix("2001:2::/48"), Ports: []uint16{443}, Sources: []string{"network.cidrs"}},
 			{Prefix: netip.MustParsePrefix("fd00::/8"), Ports: []uint16{5432}, Sources: []string{"network.cidrs"}},
 		},
+		Never:      []netip.Prefix{netip.MustParsePrefix("198.19.113.0/24"), netip.MustParsePrefix("2001:2:0:ff::/64")},
+		NeverNames: []string{"corp.example"},
 	},
 }
 
@@ -95,11 +97,14 @@ func TestRenderDeterministic(t *testing.T) {
 func TestRenderSortsInput(t *testing.T) {
 	rich := policies["rich"]
 	shuffled := Policy{
-		Domains: slices.Clone(rich.Domains),
-		CIDRs:   slices.Clone(rich.CIDRs),
+		Domains:    slices.Clone(rich.Domains),
+		CIDRs:      slices.Clone(rich.CIDRs),
+		Never:      append(slices.Clone(rich.Never), rich.Never...), // duplicates too
+		NeverNames: slices.Clone(rich.NeverNames),
 	}
 	slices.Reverse(shuffled.Domains)
 	slices.Reverse(shuffled.CIDRs)
+	slices.Reverse(shuffled.Never)
 	for i := range shuffled.Domains {
 		d := &shuffled.Domains[i]
 		d.Ports = slices.Clone(d.Ports)
@@ -143,7 +148,7 @@ var richSets = []string{
 	"allow_v4_22", "allow_v6_22", "allow_v4_80", "allow_v6_80",
 	"allow_v4_443", "allow_v6_443", "allow_v4_8443", "allow_v6_8443",
 	"cidr_v4_443", "cidr_v6_443", "cidr_v4_5432", "cidr_v6_5432", "cidr_v4_8443",
-	"special_v4", "special_v6", "grant_v4", "grant_v6", "name_live",
+	"host_v4", "host_v6", "special_v4", "special_v6", "never_v4", "never_v6", "never_name_v4", "never_name_v6", "grant_v4", "grant_v6", "name_live",
 }
 
 // richOutput are the rules of the output chain for the rich policy, in
@@ -162,9 +167,9 @@ var richOutput = []string{
 	`meta skuid != { 0, 5353 } meta l4proto { tcp, udp } th sport 53 counter name "rejected_spoof" goto refuse_spoof`,
 	"meta skuid 0 meta l4proto { tcp, udp } th dport 53 accept",
 	`exthdr rt exists counter name "rejected_routing" goto drop_routing`,
-	`ct mark & 0x00000001 == 0x00000001 ip daddr . tcp dport != @grant_v4 counter name "rejected_expired" goto refuse_expired`,
-	`ct mark & 0x00000001 == 0x00000001 ip6 daddr . tcp dport != @grant_v6 counter name "rejected_expired" goto refuse_expired`,
-	`ct mark & 0xffffff00 != 0 ct mark . tcp dport != @name_live counter name "rejected_expired" goto refuse_expired`,
+	`tcp flags & rst == 0 ct mark & 0x00000001 == 0x00000001 ip daddr . tcp dport != @grant_v4 counter name "rejected_expired" goto refuse_expired`,
+	`tcp flags & rst == 0 ct mark & 0x00000001 == 0x00000001 ip6 daddr . tcp dport != @grant_v6 counter name "rejected_expired" goto refuse_expired`,
+	`tcp flags & rst == 0 ct mark & 0xffffff00 != 0 ct mark . tcp dport != @name_live counter name "rejected_expired" goto refuse_expired`,
 	"ct state established,related accept",
 	"ct state invalid drop",
 	"icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit } ip6 hoplimit 255 accept",
@@ -179,11 +184,10 @@ var richOutput = []string{
 	"ip daddr @cidr_v4_5432 tcp dport 5432 accept",
 	"ip6 daddr @cidr_v6_5432 tcp dport 5432 accept",
 	"ip daddr @cidr_v4_8443 tcp dport 8443 accept",
+	`ip daddr @host_v4 counter name "rejected_special" goto refuse_special`,
+	`ip6 daddr @host_v6 counter name "rejected_special" goto refuse_special`,
 	`ip daddr @special_v4 counter name "rejected_special" goto refuse_special`,
 	`ip6 daddr @special_v6 counter name "rejected_special" goto refuse_special`,
-	"ip daddr . tcp dport @grant_v4 ct mark set ct mark | 0x00000001 accept",
-	"ip6 daddr . tcp dport @grant_v6 ct mark set ct mark | 0x00000001 accept",
-	"jump name_grants",
 	"ip daddr @allow_v4_22 tcp dport 22 accept",
 	"ip6 daddr @allow_v6_22 tcp dport 22 accept",
 	"ip daddr @allow_v4_80 tcp dport 80 accept",
@@ -192,6 +196,13 @@ var richOutput = []string{
 	"ip6 daddr @allow_v6_443 tcp dport 443 accept",
 	"ip daddr @allow_v4_8443 tcp dport 8443 accept",
 	"ip6 daddr @allow_v6_8443 tcp dport 8443 accept",
+	`ip daddr @never_v4 counter name "rejected_never" goto refuse_never`,
+	`ip6 daddr @never_v6 counter name "rejected_never" goto refuse_never`,
+	`ip daddr @never_name_v4 counter name "rejected_never" goto refuse_never`,
+	`ip6 daddr @never_name_v6 counter name "rejected_never" goto refuse_never`,
+	"ip daddr . tcp dport @grant_v4 ct mark set ct mark | 0x00000001 accept",
+	"ip6 daddr . tcp dport @grant_v6 ct mark set ct mark | 0x00000001 accept",
+	"jump name_grants",
 	`counter name "rejected_other" goto refuse_other`,
 }
 
@@ -210,7 +221,7 @@ var richSnippets = []string{
 		"\t\t\t10.1.0.0/16,  # network.cidrs\n" +
 		"\t\t\t10.1.2.0/24,  # network.cidrs\n" +
 		"\t\t}\n",
-	"\t\t\t169.254.0.0/16,  # link-local, includes cloud metadata at 169.254.169.254\n",
+	"\t\t\t169.254.0.0/16,   # link-local, includes cloud metadata at 169.254.169.254\n",
 	"\t\tmeta skuid 5353 return",
 	// dnsmasq's flows to the upstreams in a conntrack zone of their own.
 	"\tchain zone_out {\n\t\ttype filter hook output priority raw; policy accept;\n\t\tmeta skuid 5353 ip daddr @upstream_v4 ct zone set 1\n",
@@ -236,10 +247,10 @@ func TestRenderRules(t *testing.T) {
 			t.Errorf("rules.nft lacks:\n%s", want)
 		}
 	}
-	// Tests use 198.18.0.0/15 and 2001:db8::/32 as public addresses, and
+	// Tests use 198.18.0.0/15 and 2001:2::/48 as public addresses, and
 	// the filter resolver must be matched by address, never by interface.
-	special := rules[strings.Index(rules, "\tset special_v4 {"):strings.Index(rules, "\tchain dns_redirect {")]
-	for _, unwanted := range []string{"198.18.", "2001:db8:"} {
+	special := rules[strings.Index(rules, "\tset special_v4 {"):strings.Index(rules, "\tset never_v4 {")]
+	for _, unwanted := range []string{"198.18.", "198.19.", "2001:2:"} {
 		if strings.Contains(special, unwanted) {
 			t.Errorf("the special ranges contain %q", unwanted)
 		}

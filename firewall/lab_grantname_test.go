@@ -81,6 +81,7 @@ func TestLabGrantName(t *testing.T) {
 	if out, code := enter("grant-name", "granted.test", "443", "4"); code != 0 || !strings.Contains(out, "granted") {
 		t.Fatalf("grant-name: exit %d: %s", code, out)
 	}
+	granted := time.Now() // the kernel's element is there: it expires before granted + 4 s
 	if !l.resolvesTo("granted.test", unlistedV4) {
 		t.Fatalf("granted.test does not resolve during its grant")
 	}
@@ -117,7 +118,7 @@ func TestLabGrantName(t *testing.T) {
 	l.connects(unlistedV4, 443)
 
 	// Expiry: new connections refused, the open one cut, NXDOMAIN again.
-	time.Sleep(time.Until(start.Add(4200 * time.Millisecond)))
+	time.Sleep(time.Until(granted.Add(4200 * time.Millisecond)))
 	l.refuses(unlistedV4, 443)
 	if r := l.do(netlab.Request{Op: "echo", ID: "named", Line: "after", Timeout: 300 * time.Millisecond}); r.OK {
 		t.Errorf("the connection opened during the grant still works after it expired: %v", r)
@@ -207,10 +208,10 @@ func testGrantNameRefusals(t *testing.T, p *netlab.Proc) {
 // testGrantNameKeeperDead: with the keeper (the helper that reverts the DNS
 // view) killed, the kernel still ends the grant on time.
 func testGrantNameKeeperDead(t *testing.T, l *lab, p *netlab.Proc) {
-	start := time.Now()
 	if out, code := egressCmd(t, p, "grant-name", "kept.test", "443", "2"); code != 0 {
 		t.Fatalf("grant-name: exit %d: %s", code, out)
 	}
+	start := time.Now()
 	if !l.resolvesTo("kept.test", unlistedV4) {
 		t.Fatalf("kept.test does not resolve during its grant")
 	}

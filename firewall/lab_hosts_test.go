@@ -53,6 +53,16 @@ const (
 	// one with an IPv6 segment routing header, which the internet follows.
 	routedV6 = "2001:2::70"
 
+	// elevation.never of the lab (testdata/lab): a range of each family,
+	// and a name, whose address lies outside them.
+	neverV4      = "198.19.113.10"
+	neverV6      = "2001:2:0:ff::10"
+	neverNAT64   = "64:ff9b::c613:710a" // neverV4 in NAT64
+	never6to4    = "2002:c613:710a::1"  // neverV4 in 6to4
+	neverNamed   = "198.18.5.5"         // never.test
+	besideNever  = "198.19.112.5"       // next to the never range
+	neverNamedV6 = "2001:2::55"         // never.test over IPv6
+
 	dockerDNS = "127.0.0.11:5301" // where Docker's embedded DNS really listens
 
 	poseTarget = "127.0.0.1:61000" // a source port of dnsmasq's queries
@@ -79,7 +89,7 @@ var egressCaps = []string{"kill", "net_admin", "net_bind_service", "setgid", "se
 // upstreamRecords are the fake upstream's answers. Every other name gets
 // addresses that no allowed name has, so that a query that leaks past the
 // filter shows.
-var upstreamRecords = []netlab.Record{
+var upstreamRecords = append(tableRecords(), []netlab.Record{
 	{Name: "allowed.test", Type: "A", Values: []string{allowedV4}, TTL: 60},
 	{Name: "allowed.test", Type: "AAAA", Values: []string{allowedV6}, TTL: 60},
 	{Name: "allowed.test", Type: "TXT", Values: []string{"allowed.test text"}, TTL: 60},
@@ -100,7 +110,14 @@ var upstreamRecords = []netlab.Record{
 	{Name: "nat64.private.test", Type: "AAAA", Values: []string{nat64V6}, TTL: 60},
 	{Name: "6to4.private.test", Type: "AAAA", Values: []string{sixTo4V6}, TTL: 60},
 	{Name: "compat.private.test", Type: "AAAA", Values: []string{compatV6}, TTL: 60},
+	{Name: "never.test", Type: "A", Values: []string{neverNamed}, TTL: 60},
+	{Name: "never.test", Type: "AAAA", Values: []string{neverNamedV6}, TTL: 60},
+	{Name: "cname.test", Type: "CNAME", Values: []string{"never.test"}, TTL: 60},
+	{Name: "intonever.test", Type: "A", Values: []string{neverV4}, TTL: 60},
+	{Name: "intonever.test", Type: "AAAA", Values: []string{neverV6}, TTL: 60},
+	{Name: "nat64never.test", Type: "AAAA", Values: []string{neverNAT64}, TTL: 60},
+	{Name: "6to4never.test", Type: "AAAA", Values: []string{never6to4}, TTL: 60},
 	{Name: "*", Type: "A", Values: []string{unlistedV4}, TTL: 60},
 	{Name: "*", Type: "AAAA", Values: []string{unlistedV6}, TTL: 60},
 	{Name: "*", Type: "TXT", Values: []string{"upstream text"}, TTL: 60},
-}
+}...)

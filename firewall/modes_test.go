@@ -20,9 +20,9 @@ var (
 	middleRules = []string{
 		"meta skuid 0 meta l4proto { tcp, udp } th dport 53 accept",
 		`exthdr rt exists counter name "rejected_routing" goto drop_routing`,
-		`ct mark & 0x00000001 == 0x00000001 ip daddr . tcp dport != @grant_v4 counter name "rejected_expired" goto refuse_expired`,
-		`ct mark & 0x00000001 == 0x00000001 ip6 daddr . tcp dport != @grant_v6 counter name "rejected_expired" goto refuse_expired`,
-		`ct mark & 0xffffff00 != 0 ct mark . tcp dport != @name_live counter name "rejected_expired" goto refuse_expired`,
+		`tcp flags & rst == 0 ct mark & 0x00000001 == 0x00000001 ip daddr . tcp dport != @grant_v4 counter name "rejected_expired" goto refuse_expired`,
+		`tcp flags & rst == 0 ct mark & 0x00000001 == 0x00000001 ip6 daddr . tcp dport != @grant_v6 counter name "rejected_expired" goto refuse_expired`,
+		`tcp flags & rst == 0 ct mark & 0xffffff00 != 0 ct mark . tcp dport != @name_live counter name "rejected_expired" goto refuse_expired`,
 		"ct state established,related accept",
 		"ct state invalid drop",
 		"icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit } ip6 hoplimit 255 accept",
@@ -31,10 +31,16 @@ var (
 		"ip daddr 127.0.0.1 tcp dport 53 accept",
 	}
 	specialRules = []string{
+		`ip daddr @host_v4 counter name "rejected_special" goto refuse_special`,
+		`ip6 daddr @host_v6 counter name "rejected_special" goto refuse_special`,
 		`ip daddr @special_v4 counter name "rejected_special" goto refuse_special`,
 		`ip6 daddr @special_v6 counter name "rejected_special" goto refuse_special`,
 	}
 	grantRules = []string{
+		`ip daddr @never_v4 counter name "rejected_never" goto refuse_never`,
+		`ip6 daddr @never_v6 counter name "rejected_never" goto refuse_never`,
+		`ip daddr @never_name_v4 counter name "rejected_never" goto refuse_never`,
+		`ip6 daddr @never_name_v6 counter name "rejected_never" goto refuse_never`,
 		"ip daddr . tcp dport @grant_v4 ct mark set ct mark | 0x00000001 accept",
 		"ip6 daddr . tcp dport @grant_v6 ct mark set ct mark | 0x00000001 accept",
 		"jump name_grants",
@@ -88,7 +94,7 @@ func TestRenderModeRules(t *testing.T) {
 	}{
 		{
 			policy:   "none",
-			sets:     []string{"special_v4", "special_v6", "grant_v4", "grant_v6", "name_live"},
+			sets:     []string{"host_v4", "host_v6", "special_v4", "special_v6", "never_v4", "never_v6", "never_name_v4", "never_name_v6", "grant_v4", "grant_v6", "name_live"},
 			output:   noneOutput,
 			chains:   []string{"dns_redirect", "refuse", "input"},
 			noChains: []string{"zone_out", "zone_in"},
@@ -96,7 +102,7 @@ func TestRenderModeRules(t *testing.T) {
 		},
 		{
 			policy: "open",
-			sets:   []string{"upstream_v4", "upstream_v6", "cidr_v4_5432", "cidr_v6_5432", "special_v4", "special_v6", "grant_v4", "grant_v6", "name_live"},
+			sets:   []string{"upstream_v4", "upstream_v6", "cidr_v4_5432", "cidr_v6_5432", "host_v4", "host_v6", "special_v4", "special_v6", "never_v4", "never_v6", "never_name_v4", "never_name_v6", "grant_v4", "grant_v6", "name_live"},
 			output: openOutput,
 			chains: []string{"dns_redirect", "refuse", "input", "zone_out", "zone_in"},
 			header: "# Mode open (the open profile): TCP to every public address.",

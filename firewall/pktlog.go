@@ -44,6 +44,7 @@ var LogReasons = map[string]string{
 	"spoof":        "posing as an upstream resolver (from its address or port 53)",
 	"routing":      "IPv6 routing header",
 	"expired":      "connection of an expired or revoked grant",
+	"never":        "an address no grant may reach (elevation.never)",
 	ReasonSpecial:  "private or special-purpose address",
 	ReasonUnlisted: "TCP to an unlisted address or port",
 	"udp":          "UDP (only TCP is allowed)",
@@ -69,6 +70,7 @@ var logChains = []logChain{
 	{"refuse_spoof", []logRule{{"", "spoof"}}, "goto refuse"},
 	{"drop_routing", []logRule{{"", "routing"}}, "drop"},
 	{"refuse_expired", []logRule{{"", "expired"}}, "goto refuse"},
+	{"refuse_never", []logRule{{"", "never"}}, "goto refuse"},
 	{"refuse_special", []logRule{{"", "special"}}, "goto refuse"},
 	{"refuse_other", []logRule{
 		{"meta l4proto tcp", ReasonUnlisted},

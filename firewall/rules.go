@@ -33,6 +33,10 @@ const (
 	inputChain  = "input"
 	upstreamV4  = "upstream_v4"
 	upstreamV6  = "upstream_v6"
+	// hostV4 and hostV6 hold the host's addresses and the default
+	// gateways, which the entrypoint adds at start.
+	hostV4 = "host_v4"
+	hostV6 = "host_v6"
 	// counterPrefix starts the name of every counter; the entrypoint
 	// leaves it out when it prints them.
 	counterPrefix = "rejected_"
@@ -43,6 +47,10 @@ const (
 	// their connections, (K << 8) for slot K.
 	nameChain    = "name_grants"
 	nameMarkMask = "0xffffff00"
+	// neverNameV4 and neverNameV6 hold the addresses of the names of
+	// elevation.never, which the grant resolver adds (nftset=).
+	neverNameV4 = "never_name_v4"
+	neverNameV6 = "never_name_v6"
 )
 
 // dnsZone is the conntrack zone of the flows between dnsmasq and the
@@ -59,6 +67,7 @@ var counters = []counter{
 	{counterPrefix + "spoof", "other uids than dnsmasq posing as an upstream resolver: from its address, or from port 53"},
 	{counterPrefix + "routing", "IPv6 packets with a routing header, whose destination is only the first hop"},
 	{counterPrefix + "expired", "packets of a connection a grant let through, after the grant expired or was revoked"},
+	{counterPrefix + "never", "addresses no grant may reach (elevation.never), not admitted by the policy"},
 }
 
 type counter struct{ Name, Comment string }
@@ -77,6 +86,7 @@ type rulesView struct {
 	Zone                            int
 	Table, OutputChain, InputChain  string
 	UpstreamV4, UpstreamV6          string
+	HostV4, HostV6, HostAddrsEnv    string
 	GrantV4, GrantV6, GrantMark     string
 	NameLive, NameChain, NameMask   string
 	GrantDNSPorts                   string // a range
@@ -86,6 +96,8 @@ type rulesView struct {
 	NameGroups                      []nameGroup   // by port, increasing
 	CIDRSets                        []intervalSet // by port, then family
 	Special                         []intervalSet // v4, v6
+	Never                           []intervalSet // v4, v6
+	NeverNameV4, NeverNameV6        string        // the sets of the never names' addresses
 	LogGroup, LogRate, LogBurst     int
 	LogSnaplen                      int
 	LogLimit, LogPrefix             string
@@ -141,6 +153,9 @@ func renderRules(p Policy) ([]byte, error) {
 		InputChain:     inputChain,
 		UpstreamV4:     upstreamV4,
 		UpstreamV6:     upstreamV6,
+		HostV4:         hostV4,
+		HostV6:         hostV6,
+		HostAddrsEnv:   HostAddrsEnv,
 		Counters:       counters,
 		GrantV4:        GrantSetV4,
 		GrantV6:        GrantSetV6,
@@ -154,6 +169,9 @@ func renderRules(p Policy) ([]byte, error) {
 		NameGroups:     r.nameGroups(),
 		CIDRSets:       r.cidrSets(),
 		Special:        specialSets(),
+		Never:          neverSets(p.Never),
+		NeverNameV4:    neverNameV4,
+		NeverNameV6:    neverNameV6,
 		LogGroup:       LogGroup,
 		LogRate:        LogRate,
 		LogBurst:       LogBurst,

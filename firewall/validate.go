@@ -57,6 +57,24 @@ func normalize(p Policy) (Policy, error) {
 			errs = append(errs, fmt.Errorf("cidr %s: listed twice", out.CIDRs[i].Prefix))
 		}
 	}
+	for _, n := range p.Never {
+		if !n.IsValid() || n != n.Masked() {
+			errs = append(errs, fmt.Errorf("never %s: not a masked, valid prefix", n))
+			continue
+		}
+		out.Never = append(out.Never, n)
+	}
+	slices.SortFunc(out.Never, ComparePrefix)
+	out.Never = slices.Compact(out.Never)
+	for _, n := range p.NeverNames {
+		if err := checkName(n); err != nil {
+			errs = append(errs, fmt.Errorf("never %q: %w", n, err))
+			continue
+		}
+		out.NeverNames = append(out.NeverNames, n)
+	}
+	slices.Sort(out.NeverNames)
+	out.NeverNames = slices.Compact(out.NeverNames)
 	if err := checkMode(p); err != nil {
 		errs = append(errs, err)
 	}

@@ -13,8 +13,9 @@ import (
 )
 
 // The elevation section: the limits of agentbox allow, which grants an
-// address, a CIDR or a name for a while. It changes none of the generated
-// files.
+// address, a CIDR or a name for a while. Its never list is compiled into
+// each profile's firewall program too (the kernel refuses it whatever the
+// host-side check said); the rest changes no generated file.
 
 // DefaultElevationMax is the longest grant when elevation.max_duration is
 // not written.
@@ -78,8 +79,9 @@ func (c *checker) elevationRules(path string, w wireElevation, e *Elevation) {
 }
 
 // RefusedGrant says why p may not be granted: it overlaps one of
-// agentbox's special ranges (firewall.SpecialRanges, always refused) or an
-// entry of elevation.never. It returns nil when p may be granted.
+// agentbox's special ranges (firewall.SpecialRanges, always refused), an
+// entry of elevation.never, or an IPv6 form of an IPv4 entry (NAT64, 6to4).
+// It returns nil when p may be granted.
 func RefusedGrant(cfg *Config, p netip.Prefix) error {
 	for _, s := range firewall.SpecialRanges() {
 		if s.Prefix.Overlaps(p) {
@@ -87,9 +89,16 @@ func RefusedGrant(cfg *Config, p netip.Prefix) error {
 		}
 	}
 	for i, n := range cfg.ElevationNever {
+		at := cfg.ElevationNeverPos[i]
 		if n.Overlaps(p) {
-			at := cfg.ElevationNeverPos[i]
 			return fmt.Errorf("%s overlaps %s, which elevation.never forbids (%s:%d:%d)", p, n, ConfigFile, at.Line, at.Col)
+		}
+		// The IPv6 forms that a translator or relay delivers to it,
+		// which the firewall refuses too.
+		for _, f := range firewall.NeverForms(n) {
+			if f.Prefix.Overlaps(p) {
+				return fmt.Errorf("%s overlaps %s (%s), which elevation.never forbids (%s:%d:%d)", p, f.Prefix, f.Why, ConfigFile, at.Line, at.Col)
+			}
 		}
 	}
 	return nil

@@ -24,17 +24,22 @@ func policy(cfg *Config) firewall.Policy {
 	return profilePolicy(cfg, p)
 }
 
-// profilePolicy builds the egress policy of profile p: its mode, and the
-// names and CIDRs of its network.
+// profilePolicy builds the egress policy of profile p: its mode, the
+// names and CIDRs of its network, and what no grant reaches (its
+// elevation.never), which the kernel refuses too.
 func profilePolicy(cfg *Config, p *Profile) firewall.Policy {
-	if p.Mode == firewall.ModeNone {
-		return firewall.Policy{Mode: firewall.ModeNone}
+	var pol firewall.Policy
+	if p.Mode != firewall.ModeNone {
+		pol = allowlist(cfg, p.Network, p.Catalog)
 	}
-	pol := allowlist(cfg, p.Network, p.Catalog)
 	pol.Mode = p.Mode
 	if p.Mode == firewall.ModeOpen {
 		pol.Domains = nil
 	}
+	for _, n := range p.Elevate.Never {
+		pol.Never = append(pol.Never, n.Masked())
+	}
+	pol.NeverNames = slices.Clone(p.Elevate.NeverNames)
 	return pol
 }
 

@@ -82,6 +82,7 @@ type view struct {
 	Up                   string      // "" or ".."
 	InitMounts           []Mount     // workspace-init's volumes
 	ProfileEnv           string
+	HostAddrsEnv         string
 	HiddenEnv            string
 	ProfileLabel         string
 	FreshCloneEnv        string
@@ -113,6 +114,7 @@ func render(p *Plan) (map[string][]byte, error) {
 		ReceiveEnv:      ReceiveEnv,
 
 		ProfileEnv:           ProfileEnv,
+		HostAddrsEnv:         firewall.HostAddrsEnv,
 		HiddenEnv:            HiddenEnv,
 		ProfileLabel:         ProfileLabel,
 		FreshCloneEnv:        FreshCloneEnv,

@@ -53,8 +53,8 @@ when elevation.allowed is false. Every grant asked for goes to the audit log
 no grant).`,
 		Example: `  agentbox allow 198.18.7.0/24 --for 30m --reason "fetch the test fixtures"
   agentbox allow '*.docs.example.com' --for 15m --reason "read the API docs"
-  agentbox allow '[2001:db8::/48]:443,8443' --for 1h --reason "staging API"
-  agentbox allow 203.0.113.5:22 --task fix-123 --for 10m --reason "clone over ssh"
+  agentbox allow '[2001:2::/48]:443,8443' --for 1h --reason "staging API"
+  agentbox allow 198.18.13.5:22 --task fix-123 --for 10m --reason "clone over ssh"
   agentbox allow --list`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {

@@ -75,27 +75,27 @@ func TestAllowRefusals(t *testing.T) {
 		want       string
 	}{
 		{"no destination", "", []string{"--for", "1h", "--reason", "r"}, exitUsage, "name a destination: agentbox allow DEST --for DURATION --reason TEXT"},
-		{"bad destination", "", []string{"198.18.7.0/33", "--for", "1h", "--reason", "r"}, exitUsage, `invalid destination "198.18.7.0/33": not an address or CIDR (want ADDRESS, CIDR or NAME, then optionally :PORT[,PORT]; an IPv6 one with a port as [2001:db8::/48]:443)`},
+		{"bad destination", "", []string{"198.18.7.0/33", "--for", "1h", "--reason", "r"}, exitUsage, `invalid destination "198.18.7.0/33": not an address or CIDR (want ADDRESS, CIDR or NAME, then optionally :PORT[,PORT]; an IPv6 one with a port as [2001:2::/48]:443)`},
 		{"host bits", "", []string{"198.18.7.1/24", "--for", "1h", "--reason", "r"}, exitUsage, `invalid destination "198.18.7.1/24": host bits are set; did you mean 198.18.7.0/24?`},
 		{"bad port", "", []string{"198.18.7.0/24:0", "--for", "1h", "--reason", "r"}, exitUsage, `invalid destination "198.18.7.0/24:0": invalid port 0: must be 1-65535`},
-		{"17 ports", "", []string{"203.0.113.5:1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17", "--for", "1h", "--reason", "r"}, exitUsage, `17 ports: a grant names at most 16`},
-		{"IPv6 with a port, no brackets", "", []string{"2001:db8::1:443x", "--for", "1h", "--reason", "r"}, exitUsage, `invalid destination "2001:db8::1:443x": not an address or CIDR`},
-		{"missing --for", "", []string{"203.0.113.5", "--reason", "r"}, exitUsage, "--for is required: how long the grant lasts, such as 30m or 1h"},
-		{"bad --for", "", []string{"203.0.113.5", "--for", "90d", "--reason", "r"}, exitUsage, `invalid --for: invalid duration "90d": want whole hours, minutes or seconds such as 30m, 4h or 1h30m`},
-		{"missing --reason", "", []string{"203.0.113.5", "--for", "1h"}, exitUsage, "--reason is required: say why the sandbox needs 203.0.113.5/32 (it goes to the audit log)"},
-		{"blank --reason", "", []string{"203.0.113.5", "--for", "1h", "--reason", "  "}, exitUsage, "--reason is required"},
-		{"bad task", "", []string{"203.0.113.5", "--task", "Fix_1", "--for", "1h", "--reason", "r"}, exitUsage, `invalid --task "Fix_1"`},
+		{"17 ports", "", []string{"198.18.13.5:1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17", "--for", "1h", "--reason", "r"}, exitUsage, `17 ports: a grant names at most 16`},
+		{"IPv6 with a port, no brackets", "", []string{"2001:2::1:443x", "--for", "1h", "--reason", "r"}, exitUsage, `invalid destination "2001:2::1:443x": not an address or CIDR`},
+		{"missing --for", "", []string{"198.18.13.5", "--reason", "r"}, exitUsage, "--for is required: how long the grant lasts, such as 30m or 1h"},
+		{"bad --for", "", []string{"198.18.13.5", "--for", "90d", "--reason", "r"}, exitUsage, `invalid --for: invalid duration "90d": want whole hours, minutes or seconds such as 30m, 4h or 1h30m`},
+		{"missing --reason", "", []string{"198.18.13.5", "--for", "1h"}, exitUsage, "--reason is required: say why the sandbox needs 198.18.13.5/32 (it goes to the audit log)"},
+		{"blank --reason", "", []string{"198.18.13.5", "--for", "1h", "--reason", "  "}, exitUsage, "--reason is required"},
+		{"bad task", "", []string{"198.18.13.5", "--task", "Fix_1", "--for", "1h", "--reason", "r"}, exitUsage, `invalid --task "Fix_1"`},
 		{"single-label name", "", []string{"intranet", "--for", "1h", "--reason", "r"}, exitUsage, `invalid destination "intranet": invalid domain "intranet": a domain needs at least two labels`},
 		{"bad name", "", []string{"exa_mple.com:443", "--for", "1h", "--reason", "r"}, exitUsage, `invalid destination "exa_mple.com:443": invalid domain "exa_mple.com": character '_' is not allowed`},
 		{"wildcard inside", "", []string{"a.*.example.com", "--for", "1h", "--reason", "r"}, exitUsage, `a wildcard may only be the whole first label`},
 		{"name, bad port", "", []string{"example.com:0", "--for", "1h", "--reason", "r"}, exitUsage, `invalid destination "example.com:0": invalid port 0: must be 1-65535`},
-		{"name never", "elevation:\n  never: [203.0.113.0/24, \"*.corp.example\"]\n", []string{"git.corp.example", "--for", "1h", "--reason", "r"}, exitError, "refusing to grant: git.corp.example overlaps corp.example, which elevation.never forbids (agentbox.yaml:4:27)"},
+		{"name never", "elevation:\n  never: [198.18.13.0/24, \"*.corp.example\"]\n", []string{"git.corp.example", "--for", "1h", "--reason", "r"}, exitError, "refusing to grant: git.corp.example overlaps corp.example, which elevation.never forbids (agentbox.yaml:4:27)"},
 		{"name above never", "elevation:\n  never: [secret.example.com]\n", []string{"*.example.com:22", "--for", "1h", "--reason", "r"}, exitError, "refusing to grant: example.com overlaps secret.example.com, which elevation.never forbids (agentbox.yaml:4:11)"},
 		{"name not allowed", "elevation:\n  allowed: false\n", []string{"example.com", "--for", "1h", "--reason", "r"}, exitError, "elevation is not allowed in profile balanced"},
 		{"name over max", "", []string{"example.com", "--for", "2h", "--reason", "r"}, exitError, "--for 2h is over elevation.max_duration 1h (the default)"},
-		{"not allowed", "elevation:\n  allowed: false\n", []string{"203.0.113.5", "--for", "1h", "--reason", "r"}, exitError, "elevation is not allowed in profile balanced (elevation.allowed is false at agentbox.yaml:4:12)"},
-		{"over the default max", "", []string{"203.0.113.5", "--for", "1h1s", "--reason", "r"}, exitError, "--for 1h1s is over elevation.max_duration 1h (the default)"},
-		{"over max", "elevation: {max_duration: 10m}\n", []string{"203.0.113.5", "--for", "11m", "--reason", "r"}, exitError, "--for 11m is over elevation.max_duration 10m (at agentbox.yaml:3:27)"},
+		{"not allowed", "elevation:\n  allowed: false\n", []string{"198.18.13.5", "--for", "1h", "--reason", "r"}, exitError, "elevation is not allowed in profile balanced (elevation.allowed is false at agentbox.yaml:4:12)"},
+		{"over the default max", "", []string{"198.18.13.5", "--for", "1h1s", "--reason", "r"}, exitError, "--for 1h1s is over elevation.max_duration 1h (the default)"},
+		{"over max", "elevation: {max_duration: 10m}\n", []string{"198.18.13.5", "--for", "11m", "--reason", "r"}, exitError, "--for 11m is over elevation.max_duration 10m (at agentbox.yaml:3:27)"},
 		{"everything", "", []string{"0.0.0.0/0", "--for", "1h", "--reason", "r"}, exitError, `refusing to grant: 0.0.0.0/0 overlaps 0.0.0.0/8 ("this" network), which agentbox never grants`},
 		{"every IPv6 address", "", []string{"::/0", "--for", "1h", "--reason", "r"}, exitError, `refusing to grant: ::/0 overlaps ::/96 (unspecified, loopback and IPv4-compatible (deprecated, RFC 4291)), which agentbox never grants`},
 		{"private", "", []string{"10.1.2.0/24:22", "--for", "1h", "--reason", "r"}, exitError, `refusing to grant: 10.1.2.0/24 overlaps 10.0.0.0/8 (private (RFC 1918)), which agentbox never grants`},
@@ -109,8 +109,14 @@ func TestAllowRefusals(t *testing.T) {
 		{"IPv6 link-local", "", []string{"fe80::1", "--for", "1h", "--reason", "r"}, exitError, `overlaps fe80::/10 (link-local)`},
 		{"IPv6 multicast", "", []string{"ff02::1", "--for", "1h", "--reason", "r"}, exitError, `overlaps ff00::/8 (multicast)`},
 		{"NAT64 of private", "", []string{"64:ff9b::a00:1", "--for", "1h", "--reason", "r"}, exitError, `overlaps 64:ff9b::a00:0/104 (10.0.0.0/8 in NAT64 (RFC 6052))`},
-		{"never", "elevation:\n  never: [203.0.113.0/24]\n", []string{"203.0.113.5", "--for", "1h", "--reason", "r"}, exitError, "refusing to grant: 203.0.113.5/32 overlaps 203.0.113.0/24, which elevation.never forbids (agentbox.yaml:4:11)"},
-		{"wider than never", "elevation:\n  never: [203.0.113.0/24]\n", []string{"203.0.0.0/16", "--for", "1h", "--reason", "r"}, exitError, "refusing to grant: 203.0.0.0/16 overlaps 203.0.113.0/24, which elevation.never forbids"},
+		{"documentation", "", []string{"203.0.113.5", "--for", "1h", "--reason", "r"}, exitError, `overlaps 203.0.113.0/24 (documentation (RFC 5737))`},
+		{"IPv6 documentation", "", []string{"2001:db8::/48", "--for", "1h", "--reason", "r"}, exitError, `overlaps 2001:db8::/32 (documentation (RFC 3849))`},
+		{"Teredo", "", []string{"2001:0:4136:e378:8000:63bf:f5ff:fefe", "--for", "1h", "--reason", "r"}, exitError, `overlaps 2001::/32 (Teredo (RFC 4380)`},
+		{"6to4 of documentation", "", []string{"2002:cb00:7105::1", "--for", "1h", "--reason", "r"}, exitError, `overlaps 2002:cb00:7100::/40 (203.0.113.0/24 in 6to4 (RFC 3056))`},
+		{"never in NAT64", "elevation:\n  never: [198.18.13.0/24]\n", []string{"64:ff9b::c612:d05", "--for", "1h", "--reason", "r"}, exitError, "refusing to grant: 64:ff9b::c612:d05/128 overlaps 64:ff9b::c612:d00/120 (198.18.13.0/24 in NAT64), which elevation.never forbids (agentbox.yaml:4:11)"},
+		{"never in 6to4", "elevation:\n  never: [198.18.13.0/24]\n", []string{"[2002:c612:d05::1]:22", "--for", "1h", "--reason", "r"}, exitError, "refusing to grant: 2002:c612:d05::1/128 overlaps 2002:c612:d00::/40 (198.18.13.0/24 in 6to4), which elevation.never forbids"},
+		{"never", "elevation:\n  never: [198.18.13.0/24]\n", []string{"198.18.13.5", "--for", "1h", "--reason", "r"}, exitError, "refusing to grant: 198.18.13.5/32 overlaps 198.18.13.0/24, which elevation.never forbids (agentbox.yaml:4:11)"},
+		{"wider than never", "elevation:\n  never: [198.18.13.0/24]\n", []string{"198.18.0.0/16", "--for", "1h", "--reason", "r"}, exitError, "refusing to grant: 198.18.0.0/16 overlaps 198.18.13.0/24, which elevation.never forbids"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, d, eg, log := allowProject(t, tc.yaml, nil)
@@ -168,13 +174,13 @@ func TestAllowProfiles(t *testing.T) {
     from: balanced
     elevation: {max_duration: 5m}
 `
-	grant := []string{"203.0.113.5", "--for", "10m", "--reason", "r"}
+	grant := []string{"198.18.13.5", "--for", "10m", "--reason", "r"}
 	for _, tc := range []struct {
 		name, running, want string
 		code                int
 	}{
-		{"balanced", "balanced", "granted 203.0.113.5/32 ports 443 for 10m", exitOK},
-		{"open", "open", "granted 203.0.113.5/32", exitOK},
+		{"balanced", "balanced", "granted 198.18.13.5/32 ports 443 for 10m", exitOK},
+		{"open", "open", "granted 198.18.13.5/32", exitOK},
 		{"locked", "locked", "elevation is not allowed in profile locked (a locked profile permits none unless its elevation.allowed says so)", exitError},
 		{"custom from locked that allows", "review", "--for 10m is over elevation.max_duration 5m (at agentbox.yaml:6:46)", exitError},
 		{"custom from open that does not", "lab", "elevation is not allowed in profile lab (elevation.allowed is false at agentbox.yaml:9:26)", exitError},
@@ -182,7 +188,7 @@ func TestAllowProfiles(t *testing.T) {
 		{"a profile no longer configured", "gone", `the sandbox runs profile "gone", which agentbox.yaml no longer has`, exitError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir, d, eg, _ := allowProject(t, profiles, map[string]fakeReply{": grant 203.0.113.5/32 443 600": {}})
+			dir, d, eg, _ := allowProject(t, profiles, map[string]fakeReply{": grant 198.18.13.5/32 443 600": {}})
 			eg.running = tc.running
 			stdout, stderr, code := runDeps(t, d, append([]string{"allow", "-C", dir}, grant...)...)
 			if code != tc.code || !strings.Contains(stdout+stderr, tc.want) {
@@ -208,14 +214,14 @@ func readRecords(t *testing.T, path string) []map[string]any {
 
 func TestAllowGrant(t *testing.T) {
 	dir, d, eg, log := allowProject(t, "", map[string]fakeReply{
-		"fix-1: grant 2001:db8::/48 443,8443 1800": {out: "granted 2001:db8::/48 443,8443 for 1800 s\n"},
+		"fix-1: grant 2001:2::/48 443,8443 1800": {out: "granted 2001:2::/48 443,8443 for 1800 s\n"},
 	})
-	stdout, stderr, code := runDeps(t, d, "allow", "-C", dir, "--task", "fix-1", "[2001:db8::/48]:8443,443,443", "--for", "30m",
+	stdout, stderr, code := runDeps(t, d, "allow", "-C", dir, "--task", "fix-1", "[2001:2::/48]:8443,443,443", "--for", "30m",
 		"--reason", "staging API \x1b]0;owned\x07"+strings.Repeat("é", 300))
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if want := "granted 2001:db8::/48 ports 443,8443 for 30m, until 2026-11-22T12:30:00Z\n"; stdout != want {
+	if want := "granted 2001:2::/48 ports 443,8443 for 30m, until 2026-11-22T12:30:00Z\n"; stdout != want {
 		t.Errorf("stdout %q, want %q", stdout, want)
 	}
 	if len(eg.calls) != 1 {
@@ -236,7 +242,7 @@ func TestAllowGrant(t *testing.T) {
 	delete(r, "reason")
 	abs, _ := filepath.Abs(dir)
 	want := map[string]any{"time": "2026-11-22T12:00:00Z", "event": "grant", "user": "alice", "project": abs,
-		"sandbox": "demo", "task": "fix-1", "destination": "2001:db8::/48", "ports": []any{443.0, 8443.0},
+		"sandbox": "demo", "task": "fix-1", "destination": "2001:2::/48", "ports": []any{443.0, 8443.0},
 		"duration_seconds": 1800.0, "expires": "2026-11-22T12:30:00Z", "result": "ok"}
 	if fmt.Sprint(r) != fmt.Sprint(want) {
 		t.Errorf("record\n%v\nwant\n%v", r, want)
@@ -279,10 +285,10 @@ func TestAllowGrantName(t *testing.T) {
 // TestAllowEgressFails: the egress's error is reported and recorded.
 func TestAllowEgressFails(t *testing.T) {
 	dir, d, _, log := allowProject(t, "", map[string]fakeReply{
-		": grant 203.0.113.5/32 443 60": {err: fmt.Errorf("agentbox-egress: nft: no such set")},
+		": grant 198.18.13.5/32 443 60": {err: fmt.Errorf("agentbox-egress: nft: no such set")},
 	})
-	_, stderr, code := runDeps(t, d, "allow", "-C", dir, "203.0.113.5", "--for", "1m", "--reason", "docs")
-	if want := "granting 203.0.113.5/32: agentbox-egress: nft: no such set\n"; code != exitError || stderr != want {
+	_, stderr, code := runDeps(t, d, "allow", "-C", dir, "198.18.13.5", "--for", "1m", "--reason", "docs")
+	if want := "granting 198.18.13.5/32: agentbox-egress: nft: no such set\n"; code != exitError || stderr != want {
 		t.Errorf("exit %d, stderr %q, want %q", code, stderr, want)
 	}
 	recs := readRecords(t, log)
@@ -296,7 +302,7 @@ func TestAllowEgressFails(t *testing.T) {
 func TestAllowAuditInsideProject(t *testing.T) {
 	dir, d, eg, _ := allowProject(t, "", nil)
 	d.auditDir = func() (string, error) { return filepath.Join(dir, "state"), nil }
-	_, stderr, code := runDeps(t, d, "allow", "-C", dir, "203.0.113.5", "--for", "1m", "--reason", "docs")
+	_, stderr, code := runDeps(t, d, "allow", "-C", dir, "198.18.13.5", "--for", "1m", "--reason", "docs")
 	if code != exitError || !strings.Contains(stderr, "which the sandbox mounts") || len(eg.calls) > 0 {
 		t.Errorf("exit %d, calls %q, stderr %s", code, eg.calls, stderr)
 	}
@@ -304,7 +310,7 @@ func TestAllowAuditInsideProject(t *testing.T) {
 
 func TestAllowList(t *testing.T) {
 	dir, d, _, log := allowProject(t, "", map[string]fakeReply{
-		": grants": {out: "198.18.7.0/24 443 1795\n198.18.7.0/24 8443 1795\n203.0.113.5 22 59\n"},
+		": grants": {out: "198.18.7.0/24 443 1795\n198.18.7.0/24 8443 1795\n198.18.13.5 22 59\n"},
 	})
 	exp := allowNow.Add(1795 * time.Second)
 	old := allowNow.Add(-time.Hour)
@@ -312,7 +318,7 @@ func TestAllowList(t *testing.T) {
 		{Time: old, Event: eventGrant, Dest: "198.18.7.0/24", Ports: []uint16{443}, Expires: &old, Reason: "expired grant", Result: resultOK},
 		{Time: allowNow, Event: eventGrant, Dest: "198.18.7.0/24", Ports: []uint16{443, 8443}, Expires: &exp, Reason: "fixtures \x1b[31m", Result: resultOK},
 		{Time: allowNow, Event: eventGrant, Dest: "198.18.7.0/24", Ports: []uint16{443}, Expires: &exp, Reason: "refused", Result: "nft failed"},
-		{Time: allowNow, Task: "fix-1", Event: eventGrant, Dest: "203.0.113.5/32", Ports: []uint16{22}, Expires: &exp, Reason: "another task's", Result: resultOK},
+		{Time: allowNow, Task: "fix-1", Event: eventGrant, Dest: "198.18.13.5/32", Ports: []uint16{22}, Expires: &exp, Reason: "another task's", Result: resultOK},
 	} {
 		if err := appendAudit(log, r); err != nil {
 			t.Fatal(err)
@@ -322,7 +328,7 @@ func TestAllowList(t *testing.T) {
 	want := `DESTINATION     PORT  TIME LEFT  EXPIRES               REASON
 198.18.7.0/24   443   29m55s     2026-11-22T12:29:55Z  fixtures ` + "\uFFFD" + `[31m
 198.18.7.0/24   8443  29m55s     2026-11-22T12:29:55Z  fixtures ` + "\uFFFD" + `[31m
-203.0.113.5/32  22    59s        2026-11-22T12:00:59Z  -
+198.18.13.5/32  22    59s        2026-11-22T12:00:59Z  -
 `
 	if code != 0 || stdout != want {
 		t.Errorf("exit %d: %s\ngot\n%s\nwant\n%s", code, stderr, stdout, want)
@@ -352,14 +358,14 @@ func TestAllowListEmpty(t *testing.T) {
 func TestRevoke(t *testing.T) {
 	dir, d, eg, log := allowProject(t, "", map[string]fakeReply{
 		": revoke 198.18.7.0/24 443": {out: ""},
-		": revoke 203.0.113.5/32 22": {err: fmt.Errorf("no such grant")},
+		": revoke 198.18.13.5/32 22": {err: fmt.Errorf("no such grant")},
 	})
 	stdout, stderr, code := runDeps(t, d, "revoke", "-C", dir, "198.18.7.0/24")
 	if code != 0 || stdout != "revoked 198.18.7.0/24 ports 443\n" {
 		t.Errorf("exit %d: %s%s", code, stdout, stderr)
 	}
-	_, stderr, code = runDeps(t, d, "revoke", "-C", dir, "203.0.113.5:22")
-	if code != exitError || stderr != "revoking 203.0.113.5/32: no such grant\n" {
+	_, stderr, code = runDeps(t, d, "revoke", "-C", dir, "198.18.13.5:22")
+	if code != exitError || stderr != "revoking 198.18.13.5/32: no such grant\n" {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
 	_, stderr, code = runDeps(t, d, "revoke", "-C", dir, "exa_mple.com")
@@ -378,7 +384,7 @@ func TestAudit(t *testing.T) {
 	exp := allowNow.Add(-90 * time.Minute)
 	for _, r := range []auditRecord{
 		{Time: allowNow.Add(-2 * time.Hour), Event: eventGrant, User: "alice", Sandbox: "demo", Dest: "198.18.7.0/24", Ports: []uint16{443}, Seconds: 1800, Expires: &exp, Reason: "old \x1b[2J", Result: resultOK},
-		{Time: allowNow.Add(-time.Minute), Event: eventRevoke, User: "bob", Sandbox: "demo", Task: "fix-1", Dest: "203.0.113.5/32", Ports: []uint16{22, 80}, Result: "no such grant"},
+		{Time: allowNow.Add(-time.Minute), Event: eventRevoke, User: "bob", Sandbox: "demo", Task: "fix-1", Dest: "198.18.13.5/32", Ports: []uint16{22, 80}, Result: "no such grant"},
 	} {
 		if err := appendAudit(log, r); err != nil {
 			t.Fatal(err)
@@ -388,7 +394,7 @@ func TestAudit(t *testing.T) {
 	want := `TIME                  EVENT   TASK   DESTINATION     PORTS   FOR  USER   RESULT         REASON
 2026-11-22T10:00:00Z  grant   -      198.18.7.0/24   443     30m  alice  ok             old ` + "\uFFFD" + `[2J
 2026-11-22T10:30:00Z  expire  -      198.18.7.0/24   443     -    -      ok             old ` + "\uFFFD" + `[2J
-2026-11-22T11:59:00Z  revoke  fix-1  203.0.113.5/32  22, 80  -    bob    no such grant  -
+2026-11-22T11:59:00Z  revoke  fix-1  198.18.13.5/32  22, 80  -    bob    no such grant  -
 `
 	if code != 0 || stdout != want {
 		t.Errorf("exit %d: %s\ngot\n%s\nwant\n%s", code, stderr, stdout, want)
@@ -398,7 +404,7 @@ func TestAudit(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &recs); err != nil || len(recs) != 1 {
 		t.Fatalf("%v: %s", err, stdout)
 	}
-	if got := fmt.Sprint(recs[0]); got != "map[destination:203.0.113.5/32 event:revoke ports:[22 80] project: result:no such grant sandbox:demo task:fix-1 time:2026-11-22T11:59:00Z user:bob]" {
+	if got := fmt.Sprint(recs[0]); got != "map[destination:198.18.13.5/32 event:revoke ports:[22 80] project: result:no such grant sandbox:demo task:fix-1 time:2026-11-22T11:59:00Z user:bob]" {
 		t.Errorf("JSON record %s", got)
 	}
 	stdout, _, _ = runDeps(t, d, "audit", "-C", dir, "--since", "2026-11-22T12:00:00Z")
@@ -457,11 +463,11 @@ func TestSanitizeReason(t *testing.T) {
 
 func TestParseDest(t *testing.T) {
 	for in, want := range map[string]string{
-		"203.0.113.5":             "203.0.113.5/32 [443]",
+		"198.18.13.5":             "198.18.13.5/32 [443]",
 		"198.18.7.0/24:80,443,80": "198.18.7.0/24 [80 443]",
-		"2001:db8::/48":           "2001:db8::/48 [443]",
-		"[2001:db8::1]:22":        "2001:db8::1/128 [22]",
-		"[2001:db8::/48]":         "2001:db8::/48 [443]",
+		"2001:2::/48":             "2001:2::/48 [443]",
+		"[2001:2::1]:22":          "2001:2::1/128 [22]",
+		"[2001:2::/48]":           "2001:2::/48 [443]",
 		"example.com":             "name example.com [443]",
 		"*.Example.com.:22,443":   "name example.com [22 443]",
 		"xn--bcher-kva.example":   "name xn--bcher-kva.example [443]",
@@ -475,7 +481,7 @@ func TestParseDest(t *testing.T) {
 			t.Errorf("parseDest(%q) = %s, %v; want %s", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "[2001:db8::1", "[2001:db8::1]443", "203.0.113.5:", "203.0.113.5:https", "fe80::1%eth0", "::ffff:198.18.0.1",
+	for _, in := range []string{"", "[2001:2::1", "[2001:2::1]443", "198.18.13.5:", "198.18.13.5:https", "fe80::1%eth0", "::ffff:198.18.0.1",
 		"example", "example.com:", "example.com:443:80", "[example.com]:443", "exa mple.com", "bücher.example", "example.123", "*.*.example.com", "-a.example.com"} {
 		if _, err := parseDest(in); err == nil {
 			t.Errorf("parseDest(%q) passed", in)
@@ -494,7 +500,7 @@ func TestAllowAuditJSONShape(t *testing.T) {
 	exp := allowNow.Add(time.Hour)
 	for _, r := range []auditRecord{
 		{Time: allowNow, Event: eventGrant, User: "alice", Dest: "198.18.7.0/24", Ports: []uint16{443}, Seconds: 1800, Expires: &exp, Reason: "r", Result: resultOK},
-		{Time: allowNow, Event: eventRevoke, User: "alice", Task: "fix-1", Dest: "203.0.113.5/32", Ports: []uint16{22}, Result: resultOK},
+		{Time: allowNow, Event: eventRevoke, User: "alice", Task: "fix-1", Dest: "198.18.13.5/32", Ports: []uint16{22}, Result: resultOK},
 	} {
 		if err := appendAudit(log, r); err != nil {
 			t.Fatal(err)

@@ -118,7 +118,7 @@ func parsePorts(s string) ([]uint16, error) {
 }
 
 func badDest(s, why string) error {
-	return usageErrorf("invalid destination %+q: %s (want ADDRESS, CIDR or NAME, then optionally :PORT[,PORT]; an IPv6 one with a port as [2001:db8::/48]:443)", s, why)
+	return usageErrorf("invalid destination %+q: %s (want ADDRESS, CIDR or NAME, then optionally :PORT[,PORT]; an IPv6 one with a port as [2001:2::/48]:443)", s, why)
 }
 
 // portArg writes ports as the egress reads them: 443,8443.

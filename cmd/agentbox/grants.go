@@ -136,7 +136,7 @@ func newRevokeCmd(dir *string, d deps, stdout io.Writer) *cobra.Command {
 443 when none is written). The revoke goes to the audit log (agentbox audit).`,
 		Example: `  agentbox revoke 198.18.7.0/24
   agentbox revoke docs.example.com
-  agentbox revoke 203.0.113.5:22 --task fix-123`,
+  agentbox revoke 198.18.13.5:22 --task fix-123`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErrorf("name one destination: agentbox revoke DEST")

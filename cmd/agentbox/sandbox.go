@@ -146,6 +146,7 @@ const composeGrace = 10 * time.Second
 func execCompose(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, args ...string) error {
 	cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], args...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	cmd.Env = composeEnviron()
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = composeGrace
 	if err := cmd.Run(); err != nil {

@@ -349,6 +349,7 @@ func (o *verifyOptions) report(probes []probe, stdout, stderr io.Writer) error {
 func runCompose(ctx context.Context, argv []string, stdin string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], args...)...)
 	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Env = composeEnviron() // the egress service's configuration as up has it
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {

@@ -1,6 +1,6 @@
 // Package dnswire is the one DNS message codec of the test infrastructure
 // (the network lab's hosts and the e2e's fake upstream): queries and
-// replies of A, AAAA and TXT records, on golang.org/x/net/dns/dnsmessage.
+// replies of A, AAAA, TXT and CNAME records, on golang.org/x/net/dns/dnsmessage.
 package dnswire
 
 import (
@@ -14,9 +14,10 @@ import (
 
 // Record types and response codes the tests use.
 const (
-	TypeA    = uint16(dnsmessage.TypeA)
-	TypeTXT  = uint16(dnsmessage.TypeTXT)
-	TypeAAAA = uint16(dnsmessage.TypeAAAA)
+	TypeA     = uint16(dnsmessage.TypeA)
+	TypeTXT   = uint16(dnsmessage.TypeTXT)
+	TypeAAAA  = uint16(dnsmessage.TypeAAAA)
+	TypeCNAME = uint16(dnsmessage.TypeCNAME)
 
 	RcodeSuccess  = int(dnsmessage.RCodeSuccess)
 	RcodeServFail = int(dnsmessage.RCodeServerFailure)
@@ -24,8 +25,8 @@ const (
 	RcodeRefused  = int(dnsmessage.RCodeRefused)
 )
 
-// typeNames are the types a query may ask for; replies of A, AAAA and TXT
-// only are built, and other answers parse to their data in hexadecimal.
+// typeNames are the types a query may ask for; replies of A, AAAA, TXT and
+// CNAME only are built, and other answers parse to their data in hexadecimal.
 var typeNames = map[string]uint16{
 	"A": TypeA, "TXT": TypeTXT, "AAAA": TypeAAAA,
 	"NS": uint16(dnsmessage.TypeNS), "CNAME": uint16(dnsmessage.TypeCNAME), "SOA": uint16(dnsmessage.TypeSOA),
@@ -76,8 +77,10 @@ type Question struct {
 	UDPSize uint16 // the largest UDP reply the sender takes (EDNS0); 0 without EDNS0
 }
 
-// Answer is a record of an answer section: an address or a TXT string.
+// Answer is a record of an answer section: an address, a TXT string or a
+// CNAME's target.
 type Answer struct {
+	Name  string // its owner; "" is the question's name
 	Type  uint16
 	TTL   uint32
 	Value string // the address for A and AAAA, the text for TXT, hex otherwise
@@ -215,8 +218,14 @@ func BuildReply(q Question, rcode int, answers []Answer) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+		owner := n
+		if a.Name != "" {
+			if owner, err = newName(a.Name); err != nil {
+				return nil, err
+			}
+		}
 		m.Answers = append(m.Answers, dnsmessage.Resource{
-			Header: dnsmessage.ResourceHeader{Name: n, Type: dnsmessage.Type(a.Type), Class: dnsmessage.ClassINET, TTL: a.TTL},
+			Header: dnsmessage.ResourceHeader{Name: owner, Type: dnsmessage.Type(a.Type), Class: dnsmessage.ClassINET, TTL: a.TTL},
 			Body:   body,
 		})
 	}
@@ -239,6 +248,12 @@ func resource(a Answer) (dnsmessage.ResourceBody, error) {
 			return nil, fmt.Errorf("TXT string of %d bytes", len(a.Value))
 		}
 		return &dnsmessage.TXTResource{TXT: []string{a.Value}}, nil
+	case TypeCNAME:
+		target, err := newName(a.Value)
+		if err != nil {
+			return nil, err
+		}
+		return &dnsmessage.CNAMEResource{CNAME: target}, nil
 	}
 	return nil, fmt.Errorf("cannot encode type %d", a.Type)
 }
@@ -265,7 +280,7 @@ func ParseReply(msg []byte) (*Reply, error) {
 		if err != nil {
 			return nil, err
 		}
-		a := Answer{Type: uint16(rh.Type), TTL: rh.TTL}
+		a := Answer{Name: canonical(rh.Name), Type: uint16(rh.Type), TTL: rh.TTL}
 		if a.Value, err = answerValue(&p, rh.Type); err != nil {
 			return nil, err
 		}
@@ -284,6 +299,9 @@ func answerValue(p *dnsmessage.Parser, t dnsmessage.Type) (string, error) {
 	case dnsmessage.TypeTXT:
 		a, err := p.TXTResource()
 		return strings.Join(a.TXT, ""), err
+	case dnsmessage.TypeCNAME:
+		a, err := p.CNAMEResource()
+		return canonical(a.CNAME), err
 	}
 	u, err := p.UnknownResource()
 	return fmt.Sprintf("%x", u.Data), err

@@ -5,9 +5,10 @@ import "github.com/agentbox-dev/agentbox/internal/testing/dnswire"
 // The lab's DNS messages are internal/dnswire's, the one codec of the test
 // infrastructure; these names keep the lab's code short.
 const (
-	TypeA    = dnswire.TypeA
-	TypeTXT  = dnswire.TypeTXT
-	TypeAAAA = dnswire.TypeAAAA
+	TypeA     = dnswire.TypeA
+	TypeTXT   = dnswire.TypeTXT
+	TypeAAAA  = dnswire.TypeAAAA
+	TypeCNAME = dnswire.TypeCNAME
 
 	RcodeSuccess  = dnswire.RcodeSuccess
 	RcodeServFail = dnswire.RcodeServFail

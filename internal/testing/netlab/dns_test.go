@@ -13,6 +13,8 @@ func TestServerAnswer(t *testing.T) {
 	d := &DNSServer{Records: []Record{
 		{Name: "v6.test", Type: "AAAA", Values: []string{"2001:2::60"}},
 		{Name: "rotate.test", Type: "A", Values: []string{"198.18.1.1", "198.18.1.2"}, Rotate: true},
+		{Name: "alias.test", Type: "CNAME", Values: []string{"v6.test"}},
+		{Name: "loop.test", Type: "CNAME", Values: []string{"loop.test"}},
 		{Name: "*", Type: "A", Values: []string{"198.18.0.11"}},
 	}}
 	s := newServer()
@@ -46,6 +48,9 @@ func TestServerAnswer(t *testing.T) {
 		{"rotate.test", TypeA, "NOERROR", []string{"198.18.1.1"}},
 		{"other.test", TypeA, "NOERROR", []string{"198.18.0.11"}},
 		{"other.test", TypeTXT, "NOERROR", nil},
+		{"a.alias.test", TypeAAAA, "NOERROR", []string{"v6.test", "2001:2::60"}}, // the chain, then the target's
+		{"alias.test", TypeCNAME, "NOERROR", []string{"v6.test"}},
+		{"loop.test", TypeA, "NOERROR", []string{"loop.test", "loop.test", "loop.test", "loop.test", "loop.test", "loop.test", "loop.test", "loop.test"}},
 	} {
 		rcode, values := ask(c.name, c.typ)
 		if rcode != c.rcode || !slices.Equal(values, c.want) {

@@ -48,7 +48,7 @@ type DNSServer struct {
 // Record is a set of answers of a fake DNS server.
 type Record struct {
 	Name   string   `json:"name"`   // the name and every name below it; "*" matches every name
-	Type   string   `json:"type"`   // A, AAAA or TXT
+	Type   string   `json:"type"`   // A, AAAA, TXT, or CNAME (its first value; the target's answers follow it)
 	Values []string `json:"values"` // the answers, or with Rotate one per query in turn
 	Rotate bool     `json:"rotate,omitempty"`
 	TTL    uint32   `json:"ttl"`
@@ -183,17 +183,32 @@ func accept(ln net.Listener, serve func(net.Conn)) {
 
 // answer returns the response to a query.
 func (s *server) answer(d *DNSServer, q Question) ([]byte, error) {
+	answers, found := s.lookup(d, q.Name, q.Type, 8)
+	if !found {
+		return BuildReply(q, RcodeNXDomain, nil)
+	}
+	return BuildReply(q, RcodeSuccess, answers)
+}
+
+// lookup returns the answers for name of type t, as a recursive resolver
+// gives them: a CNAME record of the name, then the target's answers (up to
+// depth links of a chain). found is false when no record matches the name.
+func (s *server) lookup(d *DNSServer, name string, t uint16, depth int) (answers []Answer, found bool) {
 	var first *Record
-	var answers []Answer
 	for i := range d.Records {
 		r := &d.Records[i]
-		if first == nil && r.matches(q.Name) {
+		if first == nil && r.matches(name) {
 			first = r
 		}
 		if first == nil || r.Name != first.Name {
 			continue
 		}
-		if t, _ := ParseType(r.Type); t != q.Type || len(r.Values) == 0 {
+		rt, _ := ParseType(r.Type)
+		if rt == TypeCNAME && t != TypeCNAME && len(r.Values) > 0 && depth > 0 {
+			more, _ := s.lookup(d, r.Values[0], t, depth-1)
+			return append([]Answer{{Name: name, Type: TypeCNAME, TTL: r.TTL, Value: r.Values[0]}}, more...), true
+		}
+		if rt != t || len(r.Values) == 0 {
 			continue
 		}
 		values := r.Values
@@ -205,13 +220,10 @@ func (s *server) answer(d *DNSServer, q Question) ([]byte, error) {
 			values = values[n%len(values) : n%len(values)+1]
 		}
 		for _, v := range values {
-			answers = append(answers, Answer{Type: q.Type, TTL: r.TTL, Value: v})
+			answers = append(answers, Answer{Name: name, Type: t, TTL: r.TTL, Value: v})
 		}
 	}
-	if first == nil {
-		return BuildReply(q, RcodeNXDomain, nil)
-	}
-	return BuildReply(q, RcodeSuccess, answers)
+	return answers, first != nil
 }
 
 // query answers msg. Over UDP (udp), a reply larger than the sender takes

@@ -40,6 +40,9 @@ readonly OUTPUT_CHAIN=output
 readonly INPUT_CHAIN=input
 readonly UPSTREAM_V4=upstream_v4
 readonly UPSTREAM_V6=upstream_v6
+readonly HOST_V4=host_v4 # the host's addresses and the gateways
+readonly HOST_V6=host_v6
+readonly HOST_ADDRS_ENV=AGENTBOX_HOST_ADDRS # the host's addresses, from agentbox up and run
 readonly COUNTER_PREFIX=rejected_
 readonly HEALTH_ARG=health # the compose healthcheck runs "$PROG $HEALTH_ARG"
 readonly PORT_START=net.ipv4.ip_unprivileged_port_start # a sysctl of the egress service in compose
@@ -95,6 +98,13 @@ readonly NFTSET_V6='6#inet#agentbox#'
 # The allowed names, one nftset= line each in dnsmasq.conf: the servers file
 # sends them, and every name below them, to the upstream resolvers.
 readonly -a NAMES=()
+
+# The names that no grant reaches (elevation.never), nor any name below
+# them: grant-name refuses a name that covers one or lies below one, and
+# the grant resolver puts their addresses in sets that the firewall
+# refuses before every grant.
+readonly -a NEVER_NAMES=()
+readonly NEVER_NAME_SETS='4#inet#agentbox#never_name_v4,6#inet#agentbox#never_name_v6' # nftset= sets of their addresses
 
 log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 
@@ -170,13 +180,56 @@ read_upstreams() {
 	fi
 }
 
+# read_hosts fills host4 and host6: the host's addresses, from
+# $HOST_ADDRS_ENV (separated by spaces; agentbox up and run set it), and the
+# default gateways of this namespace (/proc/net/route, /proc/net/ipv6_route),
+# through which the host is reached on every address it has.
+read_hosts() {
+	local a dest gw len hop i
+	local -a addrs
+	declare -A seen=()
+	host4=() host6=()
+	read -ra addrs <<<"${!HOST_ADDRS_ENV:-}"
+	for a in "${addrs[@]}"; do
+		if is_ipv4 "$a"; then
+			host4+=("$a")
+		elif is_ipv6 "$a"; then
+			host6+=("$a")
+		else
+			log "ignoring ${a@Q} in $HOST_ADDRS_ENV: not a plain IPv4 or IPv6 address"
+		fi
+	done
+	while read -r _ dest gw _; do
+		[[ $dest == 00000000 && $gw =~ ^[0-9A-F]{8}$ && $gw != 00000000 ]] || continue
+		a="$((16#${gw:6:2})).$((16#${gw:4:2})).$((16#${gw:2:2})).$((16#${gw:0:2}))"
+		[[ -n ${seen[$a]-} ]] || host4+=("$a")
+		seen[$a]=1
+	done < <(cat /proc/net/route 2>/dev/null)
+	while read -r dest len _ _ hop _; do
+		[[ $dest =~ ^0{32}$ && $len == 00 && $hop =~ ^[0-9a-f]{32}$ && ! $hop =~ ^0{32}$ ]] || continue
+		a=""
+		for ((i = 0; i < 32; i += 4)); do
+			a+="${a:+:}${hop:i:4}"
+		done
+		[[ -n ${seen[$a]-} ]] || host6+=("$a")
+		seen[$a]=1
+	done < <(cat /proc/net/ipv6_route 2>/dev/null)
+}
+
 # ---------------------------------------------------------------------------
 # The firewall.
 
-# load_rules loads rules.nft and the upstream resolvers in one transaction.
+# load_rules loads rules.nft, the upstream resolvers, the host's addresses
+# and the gateways in one transaction.
 load_rules() {
 	local ip cmds
 	cmds="include \"$RULES\""$'\n'
+	for ip in "${host4[@]}"; do
+		cmds+="add element $TABLE $HOST_V4 { $ip }"$'\n'
+	done
+	for ip in "${host6[@]}"; do
+		cmds+="add element $TABLE $HOST_V6 { $ip }"$'\n'
+	done
 	for ip in "${upstream4[@]}"; do
 		cmds+="add element $TABLE $UPSTREAM_V4 { $ip }"$'\n'
 	done
@@ -661,8 +714,14 @@ new_slot() {
 
 # grant_name NAME PORTS SECONDS
 grant_name() {
-	local name=$1 secs=$3 k mark port elems="" keys="" new=0
+	local name=$1 secs=$3 k mark port elems="" keys="" new=0 n
 	name_args "$1" "$2" || exit 1
+	for n in "${NEVER_NAMES[@]}"; do
+		if covers "$n" "$name" || covers "$name" "$n"; then
+			log "error: $name overlaps $n, which elevation.never forbids"
+			exit 1
+		fi
+	done
 	if [[ ! $secs =~ ^[1-9][0-9]{0,6}$ ]] || ((secs > GRANT_MAX_SECONDS)); then
 		log "error: ${secs@Q}: want 1 to $GRANT_MAX_SECONDS seconds"
 		exit 1
@@ -773,7 +832,7 @@ covers() { [[ $2 == "$1" || $2 == *."$1" ]]; }
 # answers' addresses to its slot's sets and to those of the granted names
 # above it (dnsmasq takes the longest nftset= that matches).
 grant_dns_conf() {
-	local i j ip sets
+	local i j ip sets name
 	printf '# Written by %s: the grant resolver, for the names granted now.\n' "$PROG"
 	for i in "${!granted_n[@]}"; do
 		for ip in "${upstreams[@]}"; do
@@ -786,6 +845,44 @@ grant_dns_conf() {
 		done
 		# shellcheck disable=SC2059 # the format comes from agentbox generate
 		printf "$NFTSET_FORMAT" "${granted_n[i]}" "$sets"
+	done
+	# The names of elevation.never: only the keeper asks for them here
+	# (dns_ask), and their addresses go to the sets the firewall refuses.
+	for name in "${NEVER_NAMES[@]}"; do
+		for ip in "${upstreams[@]}"; do
+			printf 'server=/%s/%s\n' "$name" "$ip"
+		done
+		# shellcheck disable=SC2059
+		printf "$NFTSET_FORMAT" "$name" "$NEVER_NAME_SETS"
+	done
+}
+
+# dns_ask asks the resolver on $FILTER_ADDR port $1 for name $2, of type
+# $3 (1: A, 28: AAAA), over UDP, and waits up to 1 s for the first byte of
+# the answer: dnsmasq adds an answer's addresses to the sets of nftset=
+# before it answers a query that came over UDP. The name is one that
+# agentbox generate checked (lower-case RFC 1123 labels), safe in a format.
+dns_ask() (
+	local label q="" len
+	local IFS=.
+	for label in $2; do
+		printf -v len '\\x%02x' "${#label}"
+		q+="$len$label"
+	done
+	exec 3<>"/dev/udp/$FILTER_ADDR/$1" || exit 1
+	# shellcheck disable=SC2059
+	printf "\\x61\\x62\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00${q}\\x00\\x00\\x$(printf %02x "$3")\\x00\\x01" >&3
+	IFS= read -r -d '' -t 1 -N 1 -u 3 _
+)
+
+# ask_never asks the grant resolver on port $1 for the addresses of the
+# names of elevation.never, so that the firewall refuses them before a
+# granted name can lead there (a CNAME, or the same address).
+ask_never() {
+	local name
+	for name in "${NEVER_NAMES[@]}"; do
+		dns_ask "$1" "$name" 1 || log "warning: no answer for $name (elevation.never) from the grant resolver"
+		dns_ask "$1" "$name" 28 || true
 	done
 }
 
@@ -874,6 +971,7 @@ start_grant_dns() {
 	for ((i = 0; i < 300; i++)); do
 		alive "$pid" || break
 		if [[ $(pid_of "$(gdns_pidfile "$port")" dnsmasq) == "$pid" ]] && probe_dns "$port" 2>/dev/null; then
+			ask_never "$port"
 			log "grant resolver started on port $port for ${#granted_n[@]} names ($(((${EPOCHREALTIME/./} - ${start/./}) / 1000)) ms)"
 			return 0
 		fi
@@ -984,6 +1082,10 @@ name_keeper() {
 		flock 8
 		names_apply || log "error: the keeper could not apply the grants of names"
 		exec 8>&-
+		# A never name's addresses may change: asked again at every look
+		# (out of the lock, which grant-name takes before the kernel's
+		# element).
+		[[ -n $gdns_port ]] && ask_never "$gdns_port"
 		sleep "$names_wait" >/dev/null 2>&1 &
 		sleeper=$!
 		read -r req 2>/dev/null <"$NAMES_DIR/req" || req=0
@@ -1092,11 +1194,15 @@ run() {
 	fi
 
 	read_upstreams
+	read_hosts
 	if ! load_rules; then
 		log "error: loading $RULES failed"
 		exit 1
 	fi
 	rules_loaded=1
+	if ((${#host4[@]} + ${#host6[@]})); then
+		log "refused unless listed: the host and the gateways, ${host4[*]} ${host6[*]}"
+	fi
 
 	start_logger
 	start_dnsmasq

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+
+	"github.com/agentbox-dev/agentbox/firewall"
+)
+
+// composeEnv is the environment of docker compose: the caller's, with
+// firewall.HostAddrsEnv naming the host's addresses unless the caller set
+// it. The compose file passes it to the egress service, whose firewall
+// refuses those addresses in every profile unless network.cidrs lists them:
+// the host serves on each, and under the open profile a public one would
+// pass as any other.
+func composeEnv(environ []string, interfaceAddrs func() ([]net.Addr, error)) []string {
+	for _, kv := range environ {
+		if strings.HasPrefix(kv, firewall.HostAddrsEnv+"=") {
+			return environ
+		}
+	}
+	return append(environ, firewall.HostAddrsEnv+"="+strings.Join(hostAddrs(interfaceAddrs), " "))
+}
+
+// hostAddrs lists the host's unicast addresses, loopback and link-local
+// aside (the firewall refuses those ranges whole).
+func hostAddrs(interfaceAddrs func() ([]net.Addr, error)) []string {
+	addrs, err := interfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, a := range addrs {
+		n, ok := a.(*net.IPNet)
+		if !ok {
+			continue
+		}
+		ip, ok := netip.AddrFromSlice(n.IP)
+		if ip = ip.Unmap(); ok && ip.IsGlobalUnicast() {
+			out = append(out, ip.String())
+		}
+	}
+	return out
+}
+
+// composeEnviron is composeEnv of this process.
+func composeEnviron() []string { return composeEnv(os.Environ(), net.InterfaceAddrs) }
