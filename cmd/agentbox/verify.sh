@@ -320,8 +320,10 @@ resources() {
 	# Allocate past the memory limit in a child: it must be killed, not us.
 	local status
 	# dd's one block of that size is allocated and filled by the kernel:
-	# as fast as memory, where a shell string took seconds per GiB.
-	dd if=/dev/zero of=/dev/null bs=$((memory_bytes + 64 * 1024 * 1024)) count=1 >/dev/null 2>&1
+	# as fast as memory, where a shell string took seconds per GiB. One
+	# read(2) returns at most 2 GiB: iflag=fullblock reads again until the
+	# block is full (without it, a 4g limit is never reached).
+	dd if=/dev/zero of=/dev/null bs=$((memory_bytes + 64 * 1024 * 1024)) count=1 iflag=fullblock >/dev/null 2>&1
 	status=$?
 	if ((status == 137)); then
 		report PASS resources "memory limit" "allocate $((memory_bytes / 1048576 + 64)) MiB" "killed; the container survives"

@@ -364,3 +364,53 @@ func TestVerifyLockedProbes(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyMemoryProbePast2GiB runs the memory probe on this host in a
+// memory cgroup of its own whose limit is above 2 GiB: one read(2) returns
+// at most 2 GiB, so a probe that allocates with a single read stays under
+// such a limit (the default memory: 4g among them) and reports a failure
+// where the limit holds. It allocates about 2.6 GiB for a second.
+func TestVerifyMemoryProbePast2GiB(t *testing.T) {
+	testenv.RequireRoot(t)
+	if testing.Short() {
+		t.Skip("allocates 2.6 GiB")
+	}
+	const limit = 2<<30 + 512<<20
+	cg := memoryCgroup(t, limit)
+	cmd := exec.Command("bash", "-c", `echo $$ > "$1/cgroup.procs" && exec bash -s -- resources`, "_", cg)
+	cmd.Env = append(os.Environ(), "AGENTBOX_VERIFY_WORKSPACE=/nonexistent", "AGENTBOX_VERIFY_UNLISTED_NAME=x.invalid",
+		"AGENTBOX_VERIFY_UNLISTED_ADDRESS=127.0.0.1:1", "AGENTBOX_VERIFY_RESOLVER=127.0.0.1", "AGENTBOX_VERIFY_IPV6_ADDRESS=[::1]:1",
+		"AGENTBOX_VERIFY_METADATA_ADDRESS=127.0.0.1:2", "AGENTBOX_VERIFY_MEMORY_BYTES="+strconv.Itoa(limit),
+		"AGENTBOX_VERIFY_PIDS=64", "AGENTBOX_VERIFY_ORIGIN=/nonexistent", "AGENTBOX_VERIFY_NETWORK=allowlist")
+	cmd.Stdin = strings.NewReader(verifyScript)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if !strings.Contains(string(out), "PASS\tresources\tmemory limit\tallocate 2624 MiB\tkilled") {
+		t.Fatalf("the memory probe did not go past a limit of 2.5 GiB:\n%s", out)
+	}
+}
+
+// memoryCgroup makes a memory cgroup (v1 or v2) limited to limit bytes,
+// removed at the end of the test, or skips the test where there is none.
+func memoryCgroup(t *testing.T, limit int) string {
+	t.Helper()
+	var parent, file string
+	if _, err := os.Stat("/sys/fs/cgroup/memory/memory.limit_in_bytes"); err == nil {
+		parent, file = "/sys/fs/cgroup/memory", "memory.limit_in_bytes" // v1
+	} else if b, err := os.ReadFile("/sys/fs/cgroup/cgroup.subtree_control"); err == nil && strings.Contains(string(b), "memory") {
+		parent, file = "/sys/fs/cgroup", "memory.max" // v2
+	} else {
+		t.Skip("no memory cgroup controller here")
+	}
+	dir := filepath.Join(parent, fmt.Sprintf("agentbox-verify-test-%d", os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Skipf("cannot make a memory cgroup: %v", err)
+	}
+	t.Cleanup(func() { os.Remove(dir) })
+	if err := os.WriteFile(filepath.Join(dir, file), []byte(strconv.Itoa(limit)), 0o644); err != nil {
+		t.Fatalf("limiting cgroup %s: %v", dir, err)
+	}
+	return dir
+}
