@@ -414,3 +414,47 @@ func memoryCgroup(t *testing.T, limit int) string {
 	}
 	return dir
 }
+
+// TestVerifyOfflineSaysNoNetwork runs the network probes in a network
+// namespace with loopback alone, as on a machine offline: a name that does
+// not resolve for want of an upstream, and an address with no route, read
+// "no network/upstream", never "refused" (bash's own words for a name it
+// cannot resolve are "Invalid argument").
+func TestVerifyOfflineSaysNoNetwork(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireProgram(t, "unshare")
+	testenv.RequireProgram(t, "ip")
+	run := func(mode string) string {
+		cmd := exec.Command("unshare", "--net", "bash", "-c", `ip link set lo up && exec bash -s -- network`)
+		cmd.Env = append(os.Environ(), "AGENTBOX_VERIFY_WORKSPACE=/nonexistent", "AGENTBOX_VERIFY_UNLISTED_NAME=unlisted.agentbox.test",
+			"AGENTBOX_VERIFY_ALLOWED=allowed.agentbox.test:443", "AGENTBOX_VERIFY_UNLISTED_ADDRESS=198.18.0.1:443",
+			"AGENTBOX_VERIFY_RESOLVER=127.0.0.1", "AGENTBOX_VERIFY_IPV6_ADDRESS=[2001:db8::1]:443",
+			"AGENTBOX_VERIFY_METADATA_ADDRESS=127.0.0.1:2", "AGENTBOX_VERIFY_MEMORY_BYTES=1048576", "AGENTBOX_VERIFY_PIDS=64",
+			"AGENTBOX_VERIFY_ORIGIN=/nonexistent", "AGENTBOX_VERIFY_NETWORK="+mode)
+		cmd.Stdin = strings.NewReader(verifyScript)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return string(out)
+	}
+	rows := map[string]string{}
+	for _, mode := range []string{"allowlist", "open"} {
+		for _, line := range strings.Split(strings.TrimSpace(run(mode)), "\n") {
+			if f := strings.Split(line, "\t"); len(f) == 5 {
+				rows[mode+" "+f[2]] = f[0] + " " + f[4]
+			}
+		}
+	}
+	for _, want := range []struct{ probe, result string }{
+		{"allowlist allowed name", "FAIL no network/upstream: allowed.agentbox.test does not resolve (the resolver: connection refused)"},
+		{"allowlist unlisted address", "PASS no network/upstream: Network is unreachable in "},
+		{"allowlist IPv6", "PASS no network/upstream: Network is unreachable"},
+		{"open every name resolves", "FAIL no network/upstream: unlisted.agentbox.test does not resolve (the resolver: connection refused)"},
+		{"open public address", "FAIL no network/upstream: Network is unreachable"},
+	} {
+		if got := rows[want.probe]; !strings.HasPrefix(got, want.result) {
+			t.Errorf("%s: got %q, want %q", want.probe, got, want.result)
+		}
+	}
+}
