@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -455,6 +456,22 @@ func TestVerifyOfflineSaysNoNetwork(t *testing.T) {
 	} {
 		if got := rows[want.probe]; !strings.HasPrefix(got, want.result) {
 			t.Errorf("%s: got %q, want %q", want.probe, got, want.result)
+		}
+	}
+}
+
+// TestVerifyHelpListsDefaultTargets: verify --help names every default
+// target of the network probes, from the constants the probes use.
+func TestVerifyHelpListsDefaultTargets(t *testing.T) {
+	stdout, stderr, code := runIn(t, t.TempDir(), "verify", "--help")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range append(slices.Clone(generator.DefaultUnlistedNames), generator.DefaultUnlistedAddress,
+		"resolver          "+generator.DefaultResolver, generator.DefaultIPv6Address, generator.DefaultMetadataAddress,
+		"the first allowed name") {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("verify --help does not name %q:\n%s", want, stdout)
 		}
 	}
 }

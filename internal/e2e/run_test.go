@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -66,6 +67,7 @@ echo left > uncommitted.txt
 printf '#!/bin/sh\ntouch /tmp/agentbox-e2e-hook-ran\n' > .git/hooks/post-merge; chmod +x .git/hooks/post-merge
 git config core.fsmonitor "touch /tmp/agentbox-e2e-fsmonitor-ran"
 getent hosts ` + unlistedName + ` || true
+getent hosts wanted.e2e.test || true
 echo "task done in $HOME"`
 	r := p.agentbox(env, "run", "--name", "commit", "--json", "--", "bash", "-c", script)
 	e.timed("agentbox run (a task that commits)", r.took)
@@ -96,10 +98,12 @@ echo "task done in $HOME"`
 	if out := e.must(runOpt{dir: p.dir}, "git", "show", "refs/heads/agentbox/commit:made.txt").stdout; out != "made by the task\n" {
 		t.Errorf("the task's branch in the host repository: made.txt is %q", out)
 	}
-	// What the task was refused, and the line that would allow it.
+	// What the task was refused, and the line that would allow it; never
+	// the name verify probes (verify.unlisted_name), which it leaves out.
 	r = p.agentbox(env, "blocked", "--task", "commit", "--suggest")
-	if r.failed() || !strings.Contains(r.stdout, "- "+unlistedName) {
-		t.Errorf("agentbox blocked --task commit --suggest does not suggest %s: %s", unlistedName, r)
+	if r.failed() || !strings.Contains(r.stdout, "- wanted.e2e.test") || strings.Contains(r.stdout, "- "+unlistedName) ||
+		!regexp.MustCompile(`(?m)^# Left out: .*\n# .*`+regexp.QuoteMeta(unlistedName)).MatchString(r.stdout) {
+		t.Errorf("agentbox blocked --task commit --suggest: want wanted.e2e.test suggested, %s left out: %s", unlistedName, r)
 	}
 	r = p.agentbox(env, "blocked", "--task", "commit", "--json")
 	if r.failed() || !strings.Contains(r.stdout, `"`+unlistedName+`"`) || strings.Contains(r.stdout, "agentbox-probe") ||
