@@ -39,7 +39,7 @@ type blockedView struct {
 	Suggestions     []blockedSuggestion     `json:"suggestions,omitempty"`
 	CIDRSuggestions []blockedCIDRSuggestion `json:"cidr_suggestions,omitempty"`
 	LeftOut         []string                `json:"left_out,omitempty"` // refused, agentbox's own probes: never suggested
-	LogRate         int                     `json:"-"` // the firewall's records a second, at most
+	LogRate         int                     `json:"-"`                  // the firewall's records a second, at most
 }
 
 // blockedDest is a refused destination; times are null when the record had

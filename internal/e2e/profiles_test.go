@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -15,6 +16,16 @@ import (
 // answering an unlisted name.
 func testProfiles(e *env, p *project) {
 	t := e.t
+	// The default memory limit (4g): more than one read(2) can fill, so
+	// the memory probe must read past 2 GiB to reach it.
+	yaml := filepath.Join(p.dir, "agentbox.yaml")
+	data, err := os.ReadFile(yaml)
+	if err != nil || !strings.Contains(string(data), "\n  memory: 256m\n") {
+		t.Fatalf("agentbox.yaml: %v\n%s", err, data)
+	}
+	if err := os.WriteFile(yaml, []byte(strings.Replace(string(data), "\n  memory: 256m\n", "\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	bump(e, p, nil)
 	e.trackImages(p.name)
 	defer e.trackImages(p.name)
@@ -26,7 +37,12 @@ func testProfiles(e *env, p *project) {
 	}
 	defer p.agentbox(nil, "down")
 	e.trackImages(p.name)
-	verify(e, p, "files/read-only workspace", "files/read-only root", "files/writable output", "network/no name resolves")
+	rep := verify(e, p, "files/read-only workspace", "files/read-only root", "files/writable output", "network/no name resolves")
+	for _, pr := range rep.Probes {
+		if pr.Probe == "memory limit" && (pr.Result != "PASS" || pr.Tried != "allocate 4160 MiB") {
+			t.Errorf("verify at the default memory limit: %+v", pr)
+		}
+	}
 	lockedPromises(e, func(script string) result {
 		return p.agentbox(nil, "shell", "--", "bash", "-c", script)
 	})

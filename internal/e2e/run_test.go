@@ -60,9 +60,9 @@ func testRun(e *env, p *project) {
 	host, port, _ := strings.Cut(hostPort, ":")
 	script := `if timeout 3 bash -c 'exec 3<>/dev/tcp/` + host + `/` + port + `' 2>/dev/null; then echo "LEAK: reached the host before the firewall"; fi
 set -e; cd /workspace
-git -c user.name=task -c user.email=task@agentbox.invalid commit -q --allow-empty -m "first task commit"
+git commit -q --allow-empty -m "first task commit"
 echo made by the task > made.txt; git add made.txt
-git -c user.name=task -c user.email=task@agentbox.invalid commit -q -m "add made.txt"
+git commit -q -m "add made.txt"
 echo left > uncommitted.txt
 printf '#!/bin/sh\ntouch /tmp/agentbox-e2e-hook-ran\n' > .git/hooks/post-merge; chmod +x .git/hooks/post-merge
 git config core.fsmonitor "touch /tmp/agentbox-e2e-fsmonitor-ran"
@@ -98,6 +98,9 @@ echo "task done in $HOME"`
 	if out := e.must(runOpt{dir: p.dir}, "git", "show", "refs/heads/agentbox/commit:made.txt").stdout; out != "made by the task\n" {
 		t.Errorf("the task's branch in the host repository: made.txt is %q", out)
 	}
+	// The task committed with no git configuration of its own: as the
+	// agent, author and committer (the image's identity, issue 20).
+	checkAgentIdentity(e, p.dir, "refs/heads/agentbox/commit")
 	// What the task was refused, and the line that would allow it; never
 	// the name verify probes (verify.unlisted_name), which it leaves out.
 	r = p.agentbox(env, "blocked", "--task", "commit", "--suggest")
@@ -327,4 +330,16 @@ func median(ds []time.Duration) time.Duration {
 		return 0
 	}
 	return s[len(s)/2]
+}
+
+// agentIdentity is the author and committer of an agent none's commits.
+const agentIdentity = "Agent (agentbox) <agent@agentbox.invalid>"
+
+// checkAgentIdentity checks that the commit at rev in the repository dir
+// was authored and committed as the agent.
+func checkAgentIdentity(e *env, dir, rev string) {
+	out := strings.TrimSpace(e.must(runOpt{dir: dir}, "git", "log", "-1", "--format=%an <%ae>|%cn <%ce>", rev).stdout)
+	if want := agentIdentity + "|" + agentIdentity; out != want {
+		e.t.Errorf("the agent's commit %s: author|committer %q, want %q", rev, out, want)
+	}
 }
