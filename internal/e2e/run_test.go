@@ -307,10 +307,14 @@ func benchRun(e *env, p *project, env []string) {
 	for i := range 10 {
 		r := p.agentbox(env, "run", "--name", fmt.Sprintf("bench-%d", i), "--json", "--", "true")
 		var sum struct {
-			Timings map[string]float64 `json:"timings"`
+			Timings      map[string]float64 `json:"timings"`
+			BranchStatus string             `json:"branch_status"`
 		}
 		if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || r.code != 0 {
 			t.Fatalf("agentbox run -- true: %s", r)
+		}
+		if i == 0 && sum.BranchStatus != "empty: no new commit" { // a task that commits nothing says so
+			t.Errorf("agentbox run -- true: branch_status %q, want empty: no new commit", sum.BranchStatus)
 		}
 		total = append(total, r.took)
 		for k, v := range sum.Timings {
