@@ -99,7 +99,7 @@ addresses refused over TCP: review them before you paste.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.dir = *dir
-			return o.run(c.Context(), d, stdout)
+			return o.run(c.Context(), d, stdout, c.ErrOrStderr())
 		},
 	}
 	f := c.Flags()
@@ -110,7 +110,7 @@ addresses refused over TCP: review them before you paste.`,
 	return c
 }
 
-func (o *blockedOptions) run(ctx context.Context, d deps, stdout io.Writer) error {
+func (o *blockedOptions) run(ctx context.Context, d deps, stdout, stderr io.Writer) error {
 	since, err := parseSince(o.since, d.now())
 	if err != nil {
 		return err
@@ -123,6 +123,9 @@ func (o *blockedOptions) run(ctx context.Context, d deps, stdout io.Writer) erro
 		return err
 	}
 	cfg, _ := loadConfig(o.dir) // without it, only the resolver's answers tell a port from an address
+	if cfg != nil && o.task == "" {
+		warnStale(ctx, "", o.dir, cfg.Name, stderr)
+	}
 	opts := []denials.Option{denials.Ignore(firewall.ProbeName), denials.Packets(firewall.LogPrefix, firewall.LogReasons),
 		denials.Ports(firewall.ReasonUnlisted, firewall.ReasonSpecial, policyCIDRs(cfg))}
 	if !since.IsZero() {

@@ -281,6 +281,7 @@ func (o *verifyOptions) run(ctx context.Context, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	warnStale(ctx, argv[0], o.dir, cfg.Name, stderr)
 	fmt.Fprintf(stderr, "agentbox: verifying profile %s\n", prof.Name)
 	execArgs := []string{"exec", "-T"}
 	for _, kv := range verifyEnv(cfg, prof) {
