@@ -46,6 +46,7 @@ func testProfiles(e *env, p *project) {
 	lockedPromises(e, func(script string) result {
 		return p.agentbox(nil, "shell", "--", "bash", "-c", script)
 	})
+	staleSandbox(e, p, yaml)
 	if r := p.agentbox(nil, "allow", decoyIP+":80", "--for", "1m", "--reason", "e2e: locked refuses"); r.code != 1 || !strings.Contains(r.stderr, "not allowed in profile locked") {
 		t.Errorf("agentbox allow under locked: %s", r)
 	}
@@ -90,5 +91,37 @@ echo out >/output/result && echo OUTPUT-OK`
 	out := r.stdout + r.stderr
 	if strings.Contains(out, "LEAK") || !strings.Contains(out, "OUTPUT-OK") || !strings.Contains(out, "CLONE-OK") {
 		t.Errorf("under locked: %s", r)
+	}
+}
+
+// staleSandbox: once the generated files change, generate and shell say
+// that the running sandbox (started by agentbox up) is older; once they
+// are back, nothing is said.
+func staleSandbox(e *env, p *project, yaml string) {
+	t := e.t
+	const note = "the running sandbox was started before the generated files last changed"
+	data, err := os.ReadFile(yaml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.Replace(string(data), "\nnetwork:\n  domains:\n", "\nnetwork:\n  domains:\n    - stale.e2e.test\n", 1)
+	if changed == string(data) {
+		t.Fatalf("agentbox.yaml has no network.domains:\n%s", data)
+	}
+	if err := os.WriteFile(yaml, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := p.agentbox(nil, "generate")
+	if r.failed() || !strings.Contains(r.stderr, note) {
+		t.Errorf("agentbox generate after a policy change does not say the sandbox is older: %s", r)
+	}
+	if r := p.agentbox(nil, "shell", "--", "true"); r.failed() || !strings.Contains(r.stderr, note) {
+		t.Errorf("agentbox shell with newer files does not say the sandbox is older: %s", r)
+	}
+	if err := os.WriteFile(yaml, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := p.agentbox(nil, "generate"); r.failed() || strings.Contains(r.stderr, note) {
+		t.Errorf("agentbox generate, the files as up started the sandbox: %s", r)
 	}
 }
