@@ -12,6 +12,7 @@ const Home = "/home/agent"
 // Agent is one catalog entry: how to install and run an agent CLI.
 type Agent struct {
 	Name      string
+	Title     string   // the product's name: the agent's git identity is "Title (agentbox)"; "" for none
 	Package   string   // npm package; "" for agent "none"
 	BaseImage string   // default base image, repo:tag
 	StateDir  string   // persisted in a named volume; "" for none
@@ -39,6 +40,7 @@ const nodeImage = "node:24-bookworm-slim"
 var agents = []Agent{
 	{
 		Name:      "claude",
+		Title:     "Claude Code",
 		Package:   "@anthropic-ai/claude-code",
 		BaseImage: nodeImage,
 		StateDir:  Home + "/.claude",
@@ -52,6 +54,7 @@ var agents = []Agent{
 	},
 	{
 		Name:      "codex",
+		Title:     "Codex",
 		Package:   "@openai/codex",
 		BaseImage: nodeImage,
 		StateDir:  Home + "/.codex",
@@ -61,6 +64,7 @@ var agents = []Agent{
 	},
 	{
 		Name:      "copilot",
+		Title:     "Copilot CLI",
 		Package:   "@github/copilot",
 		BaseImage: nodeImage,
 		StateDir:  Home + "/.copilot",
@@ -74,6 +78,7 @@ var agents = []Agent{
 	},
 	{
 		Name:      "gemini",
+		Title:     "Gemini CLI",
 		Package:   "@google/gemini-cli",
 		BaseImage: nodeImage,
 		StateDir:  Home + "/.gemini",
@@ -83,6 +88,7 @@ var agents = []Agent{
 	{Name: "none", BaseImage: DefaultEgressImage},
 	{
 		Name:      "opencode",
+		Title:     "OpenCode",
 		Package:   "opencode-ai",
 		BaseImage: nodeImage,
 		StateDir:  Home + "/.local/share/opencode",

@@ -38,6 +38,8 @@ type Config struct {
 	IDE         string
 	Extensions  []string
 	Verify      Verify // as written; VerifyTargets applies the defaults
+	GitName     string // git.name as written, "" when not
+	GitEmail    string // git.email as written, "" when not
 
 	// The run section, defaults applied; agentbox run alone reads it.
 	RunTimeout       time.Duration // a task's deadline without --timeout

@@ -24,6 +24,7 @@ type Sandbox struct {
 	Filesystem Filesystem `json:"filesystem"`
 	Privileges Privileges `json:"privileges"`
 	Pins       []Pin      `json:"pins"`
+	Git        GitView    `json:"git"` // the identity of the agent's commits
 	// Profiles are every profile (trust tier), sorted by name; the
 	// sections above are the balanced profile's.
 	Profiles       []ProfileView  `json:"profiles"`
@@ -134,10 +135,30 @@ func (c *Compiled) Explain() (*Sandbox, error) {
 		Filesystem:     o.filesystem(p),
 		Privileges:     o.privileges(p),
 		Pins:           o.pins(p),
+		Git:            o.git(p),
 		Profiles:       o.profiles(p),
 		DefaultProfile: p.DefaultProfile,
 		lines:          lines(c.pos),
 	}, nil
+}
+
+// GitView is the author and committer of the agent's commits.
+type GitView struct {
+	Name  string `json:"name"`
+	Email string `json:"email"`
+	Origin
+}
+
+// git is the agent's git identity, citing git.name (else git.email) where
+// either is written, else the agent, whose defaults they are.
+func (o origins) git(p *Plan) GitView {
+	orig := o.at("git.name")
+	if orig.Line == 0 {
+		if orig = o.at("git.email"); orig.Line == 0 {
+			orig = o.at("agent")
+		}
+	}
+	return GitView{Name: p.GitName, Email: p.GitEmail, Origin: orig}
 }
 
 // origins finds the agentbox.yaml key behind each fact.

@@ -16,8 +16,10 @@ func InitFile(dir, name, agent, ide string) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s", enumError("agent", agent, catalog.AgentNames()))
 	}
+	gitName, gitEmail := GitIdentity(&Config{Agent: a})
 	data, err := executeTemplate("agentbox.yaml.tmpl", map[string]string{
 		"Name":     name,
+		"Git":      gitName + " <" + gitEmail + ">",
 		"Agent":    a.Name,
 		"Agents":   strings.Join(catalog.AgentNames(), ", "),
 		"Base":     a.BaseImage,

@@ -20,7 +20,7 @@ const (
 // DiffRow is one semantic change between two sandboxes.
 type DiffRow struct {
 	Kind    string `json:"kind"`    // widens, narrows, pin or changes
-	What    string `json:"what"`    // destination, mount, readonly, writable, hidden, memory, pids, cpus, capability, no_new_privs, image, package, agent, uid, gid
+	What    string `json:"what"`    // destination, mount, readonly, writable, hidden, memory, pids, cpus, capability, no_new_privs, image, package, agent, uid, gid, git identity
 	Subject string `json:"subject"` // e.g. "example.com:443", "agent image"
 	From    string `json:"from"`    // "" when added
 	To      string `json:"to"`      // "" when removed
@@ -180,6 +180,7 @@ func facts(s *Sandbox) []fact {
 	add("uid", "agent", strconv.Itoa(pr.UID), pr.keys["uid"])
 	add("gid", "agent", strconv.Itoa(pr.GID), pr.keys["gid"])
 	add("agent", "agent", s.Agent, pr.keys["agent"])
+	add("git identity", "agent's commits", s.Git.Name+" <"+s.Git.Email+">", s.Git.Origin)
 	for _, p := range s.Pins {
 		what, subject, v := p.Kind, p.What, p.Name+"@"+p.Digest
 		switch p.Kind {

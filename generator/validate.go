@@ -102,6 +102,7 @@ func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, di
 	}
 	cfg.Extensions = w.Devcontainer.Extensions
 	c.verifyTargets(w.Verify, cfg)
+	c.gitIdentity(w.Git, cfg)
 	c.run(w.Run, w.Env, cfg)
 	c.elevation(w.Elevation, cfg)
 	c.profiles(w, cfg)

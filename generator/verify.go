@@ -12,6 +12,19 @@ import (
 	"github.com/agentbox-dev/agentbox/internal/validate"
 )
 
+// The default targets of verify's network probes, for real use: names
+// reserved for documentation (RFC 2606), a public resolver's addresses and
+// the cloud metadata service. agentbox verify --help lists them, and
+// blocked --suggest never proposes them.
+var DefaultUnlistedNames = []string{"example.com", "example.net", "example.org"}
+
+const (
+	DefaultUnlistedAddress = "1.1.1.1:443"
+	DefaultResolver        = "1.1.1.1"
+	DefaultIPv6Address     = "[2606:4700:4700::1111]:443"
+	DefaultMetadataAddress = "169.254.169.254:80"
+)
+
 // Verify holds the targets of `agentbox verify`'s network probes.
 type Verify struct {
 	Allowed         string // host:port, or "" when the policy lists no name
@@ -109,7 +122,7 @@ func ProfileVerifyTargets(cfg *Config, p *Profile) Verify {
 		}
 	}
 	if v.UnlistedName == "" {
-		for _, n := range []string{"example.com", "example.net", "example.org"} {
+		for _, n := range DefaultUnlistedNames {
 			if !slices.ContainsFunc(pol.Domains, func(d firewall.Domain) bool { return n == d.Name || strings.HasSuffix(n, "."+d.Name) }) {
 				v.UnlistedName = n
 				break
@@ -117,16 +130,16 @@ func ProfileVerifyTargets(cfg *Config, p *Profile) Verify {
 		}
 	}
 	if v.UnlistedAddress == "" {
-		v.UnlistedAddress = "1.1.1.1:443"
+		v.UnlistedAddress = DefaultUnlistedAddress
 	}
 	if v.Resolver == "" {
-		v.Resolver = "1.1.1.1"
+		v.Resolver = DefaultResolver
 	}
 	if v.MetadataAddress == "" {
-		v.MetadataAddress = "169.254.169.254:80"
+		v.MetadataAddress = DefaultMetadataAddress
 	}
 	if v.IPv6Address == "" {
-		v.IPv6Address = "[2606:4700:4700::1111]:443"
+		v.IPv6Address = DefaultIPv6Address
 	}
 	return v
 }

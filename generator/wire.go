@@ -27,6 +27,7 @@ type wireFile struct {
 	Elevation    wireElevation          `yaml:"elevation" jsonschema:"Limits of agentbox allow (timed grants of an address or CIDR). Changes none of the generated files."`
 	Profile      *string                `yaml:"profile" jsonschema:"The default profile (trust tier): what agentbox up without --profile and the Dev Container start. Default: balanced."`
 	Profiles     map[string]wireProfile `yaml:"profiles" jsonschema:"Your own profiles (trust tiers), each derived from a built-in one: locked, balanced or open."`
+	Git          wireGit                `yaml:"git" jsonschema:"The identity of the agent's commits (author and committer), set in the agent image. Default: the agent's own, such as the name Claude Code (agentbox) and the email claude@agentbox.invalid."`
 	Kubernetes   wireKubernetes         `yaml:"kubernetes" jsonschema:"Run the sandbox on a Kubernetes cluster too: generate writes a Pod and a Job template under .agentbox/kubernetes/, and agentbox run --on kubernetes runs tasks as Jobs."`
 }
 
@@ -54,6 +55,11 @@ type wireRun struct {
 	Timeout    *string  `yaml:"timeout" jsonschema:"A task's deadline unless agentbox run --timeout names one: whole hours, minutes and seconds such as 30m or 1h30m, at most 168h. Default: 30m (or run.max_timeout if less)."`
 	MaxTimeout *string  `yaml:"max_timeout" jsonschema:"The longest --timeout a task may ask for, same grammar. Default: 4h."`
 	Env        []string `yaml:"env" jsonschema:"Names of environment variables agentbox run passes from the host's environment into each task's agent, read at run time (credentials stay out of the repository). Not AGENTBOX_*, nor a name set in env."`
+}
+
+type wireGit struct {
+	Name  *string `yaml:"name" jsonschema:"The name of the agent's commits. Default: the agent CLI's name followed by (agentbox), such as Claude Code (agentbox); Agent (agentbox) for agent none."`
+	Email *string `yaml:"email" jsonschema:"The email address of the agent's commits. Default: AGENT@agentbox.invalid, such as claude@agentbox.invalid."`
 }
 
 type wireVerify struct {

@@ -6,9 +6,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/netip"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,7 +38,8 @@ type blockedView struct {
 	Skipped         int                     `json:"skipped_lines"`
 	Suggestions     []blockedSuggestion     `json:"suggestions,omitempty"`
 	CIDRSuggestions []blockedCIDRSuggestion `json:"cidr_suggestions,omitempty"`
-	LogRate         int                     `json:"-"` // the firewall's records a second, at most
+	LeftOut         []string                `json:"left_out,omitempty"` // refused, agentbox's own probes: never suggested
+	LogRate         int                     `json:"-"`                  // the firewall's records a second, at most
 }
 
 // blockedDest is a refused destination; times are null when the record had
@@ -96,7 +99,7 @@ addresses refused over TCP: review them before you paste.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.dir = *dir
-			return o.run(c.Context(), d, stdout)
+			return o.run(c.Context(), d, stdout, c.ErrOrStderr())
 		},
 	}
 	f := c.Flags()
@@ -107,7 +110,7 @@ addresses refused over TCP: review them before you paste.`,
 	return c
 }
 
-func (o *blockedOptions) run(ctx context.Context, d deps, stdout io.Writer) error {
+func (o *blockedOptions) run(ctx context.Context, d deps, stdout, stderr io.Writer) error {
 	since, err := parseSince(o.since, d.now())
 	if err != nil {
 		return err
@@ -120,6 +123,9 @@ func (o *blockedOptions) run(ctx context.Context, d deps, stdout io.Writer) erro
 		return err
 	}
 	cfg, _ := loadConfig(o.dir) // without it, only the resolver's answers tell a port from an address
+	if cfg != nil && o.task == "" {
+		warnStale(ctx, "", o.dir, cfg.Name, stderr)
+	}
 	opts := []denials.Option{denials.Ignore(firewall.ProbeName), denials.Packets(firewall.LogPrefix, firewall.LogReasons),
 		denials.Ports(firewall.ReasonUnlisted, firewall.ReasonSpecial, policyCIDRs(cfg))}
 	if !since.IsZero() {
@@ -132,7 +138,7 @@ func (o *blockedOptions) run(ctx context.Context, d deps, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	v := newBlockedView(rep, o.suggest)
+	v := newBlockedView(rep, o.suggest, probedTargets(cfg))
 	switch {
 	case o.json:
 		return report(stdout, "blocked", "json", v)
@@ -157,7 +163,7 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, usageErrorf("invalid --since %q: a positive duration (1h, 30m) or an RFC 3339 time (2026-01-02T15:04:05Z)", s)
 }
 
-func newBlockedView(rep *denials.Report, suggest bool) *blockedView {
+func newBlockedView(rep *denials.Report, suggest bool, probed probes) *blockedView {
 	v := &blockedView{Names: []blockedName{}, Addresses: blockedDests(rep.Dests), Packets: rep.Packets,
 		Dropped: rep.Dropped, DroppedRecords: rep.DroppedPackets, BadRecords: rep.BadRecords, Skipped: rep.Skipped,
 		LogRate: firewall.LogRate}
@@ -170,16 +176,83 @@ func newBlockedView(rep *denials.Report, suggest bool) *blockedView {
 		v.Names = append(v.Names, n)
 	}
 	if suggest {
+		rows, dests, left := probed.leaveOut(rep.Rows, rep.Dests)
 		v.Suggestions = []blockedSuggestion{}
-		for _, s := range denials.Suggest(rep.Rows) {
+		for _, s := range denials.Suggest(rows) {
 			v.Suggestions = append(v.Suggestions, blockedSuggestion{s, s.Line()})
 		}
 		v.CIDRSuggestions = []blockedCIDRSuggestion{}
-		for _, s := range denials.SuggestCIDRs(rep.Dests, firewall.ReasonUnlisted) {
+		for _, s := range denials.SuggestCIDRs(dests, firewall.ReasonUnlisted) {
 			v.CIDRSuggestions = append(v.CIDRSuggestions, blockedCIDRSuggestion{s, s.Line()})
 		}
+		v.LeftOut = left
 	}
 	return v
+}
+
+// probes are the names and destinations agentbox itself probes, which the
+// firewall refuses as it should: the entrypoint's name, and the targets of
+// verify under every profile.
+type probes struct {
+	names map[string]bool
+	dests map[netip.AddrPort]bool
+}
+
+// probedTargets returns what agentbox probes for cfg: verify's defaults
+// always (cfg may be nil, or have been edited since the probes ran), and
+// the targets of each of cfg's profiles.
+func probedTargets(cfg *generator.Config) probes {
+	p := probes{names: map[string]bool{firewall.ProbeName: true}, dests: map[netip.AddrPort]bool{}}
+	targets := []generator.Verify{{
+		UnlistedAddress: generator.DefaultUnlistedAddress, Resolver: generator.DefaultResolver,
+		IPv6Address: generator.DefaultIPv6Address, MetadataAddress: generator.DefaultMetadataAddress,
+	}}
+	for _, n := range generator.DefaultUnlistedNames {
+		p.names[n] = true
+	}
+	if cfg != nil {
+		for i := range cfg.Profiles {
+			targets = append(targets, generator.ProfileVerifyTargets(cfg, &cfg.Profiles[i]))
+		}
+	}
+	for _, t := range targets {
+		if t.UnlistedName != "" {
+			p.names[strings.ToLower(t.UnlistedName)] = true
+		}
+		for _, a := range []string{t.UnlistedAddress, t.IPv6Address, t.MetadataAddress, net.JoinHostPort(t.Resolver, "53")} {
+			if ap, err := netip.ParseAddrPort(a); err == nil {
+				p.dests[ap] = true
+			}
+		}
+	}
+	return p
+}
+
+// leaveOut returns rows and dests without what agentbox probed, and what
+// it left out, sorted.
+func (p probes) leaveOut(rows []denials.Row, dests []denials.Dest) ([]denials.Row, []denials.Dest, []string) {
+	var left []string
+	rows = slices.DeleteFunc(slices.Clone(rows), func(r denials.Row) bool {
+		if p.names[r.Name] {
+			left = append(left, r.Name)
+			return true
+		}
+		return false
+	})
+	seen := map[netip.AddrPort]bool{}
+	dests = slices.DeleteFunc(slices.Clone(dests), func(d denials.Dest) bool {
+		ap := netip.AddrPortFrom(d.Addr, d.Port)
+		if !p.dests[ap] {
+			return false
+		}
+		if !seen[ap] {
+			seen[ap] = true
+			left = append(left, ap.String())
+		}
+		return true
+	})
+	slices.Sort(left)
+	return rows, dests, slices.Compact(left)
 }
 
 // blockedDests converts the report's destinations for printing.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -89,22 +90,24 @@ rejected packets: dns=2 other=3 special=1 (every packet; the rows above are thos
 		{"suggest", []string{"--suggest"}, `# agentbox blocked --suggest: network.domains entries that would allow what was refused.
 # Review each one before you paste it: an allowed name is a place the agent can send data to.
 # A plain name admits its subdomains too; "*.name" admits only its subdomains.
-# Paste under "network:" / "  domains:" in agentbox.yaml, then run agentbox generate.
+# Paste under "network:" / "  domains:" in agentbox.yaml, then apply it: agentbox generate && agentbox up
+# (up rebuilds the firewall and recreates the sandbox: the agent's processes restart, its volumes stay).
     - "*.cdn.example.com"   # refused 2 times (A, AAAA): a.cdn.example.com, b.cdn.example.com
     - api.evil.example   # refused 2 times (A, AAAA)
 # network.cidrs entries for the public addresses refused over TCP, one address each.
 # An address of a CDN or a cloud serves others too and changes: prefer the name the agent used.
-# Paste under "network:" / "  cidrs:" in agentbox.yaml, then run agentbox generate.
+# Paste under "network:" / "  cidrs:" in agentbox.yaml, then apply it: agentbox generate && agentbox up
     - {cidr: 198.51.100.7/32, ports: [22, 443]}   # refused 3 times
 `, time.Time{}},
 		{"since a duration", []string{"--since", "45m", "--suggest"}, `# agentbox blocked --suggest: network.domains entries that would allow what was refused.
 # Review each one before you paste it: an allowed name is a place the agent can send data to.
 # A plain name admits its subdomains too; "*.name" admits only its subdomains.
-# Paste under "network:" / "  domains:" in agentbox.yaml, then run agentbox generate.
+# Paste under "network:" / "  domains:" in agentbox.yaml, then apply it: agentbox generate && agentbox up
+# (up rebuilds the firewall and recreates the sandbox: the agent's processes restart, its volumes stay).
     - api.evil.example   # refused 2 times (A, AAAA)
 # network.cidrs entries for the public addresses refused over TCP, one address each.
 # An address of a CDN or a cloud serves others too and changes: prefer the name the agent used.
-# Paste under "network:" / "  cidrs:" in agentbox.yaml, then run agentbox generate.
+# Paste under "network:" / "  cidrs:" in agentbox.yaml, then apply it: agentbox generate && agentbox up
     - {cidr: 198.51.100.7/32, ports: [22, 443]}   # refused 3 times
 `, time.Date(2026, 11, 22, 10, 15, 0, 0, time.UTC)},
 		{"since a time", []string{"--since", "2026-11-22T10:30:30Z"}, `NAME                      COUNT  FIRST                 LAST                  TYPES  WHY
@@ -221,4 +224,60 @@ func TestStartLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Close() // before the end: the command ends, Close returns
+}
+
+// TestBlockedSuggestLeavesOutProbes: what agentbox itself probed (the
+// entrypoint's name, verify's default targets and those agentbox.yaml
+// names) is listed as refused but never suggested; the suggestion says what
+// it left out, and its hint names the commands that apply the change.
+func TestBlockedSuggestLeavesOutProbes(t *testing.T) {
+	log := `dnsmasq[25]: config agentbox-probe.invalid is NXDOMAIN
+dnsmasq[25]: config example.com is NXDOMAIN
+dnsmasq[25]: config decoy.agentbox.test is NXDOMAIN
+dnsmasq[25]: config api.real.example is NXDOMAIN
+` + pktRecord("unlisted", "1.1.1.1", 6, 443) + "\n" +
+		pktRecord("unlisted", "2606:4700:4700::1111", 6, 443) + "\n" +
+		pktRecord("unlisted", "198.18.0.9", 6, 80) + "\n" +
+		pktRecord("unlisted", "198.18.0.9", 6, 8080) + "\n"
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "agentbox.yaml"), []byte(`verify:
+  unlisted_name: decoy.agentbox.test
+  unlisted_address: 198.18.0.9:80
+`))
+	d := testDeps()
+	d.egressLog = fakeEgressLogs{logs: map[string]string{"": log}}.open
+	stdout, stderr, code := runInDeps(t, d, dir, "blocked", "--suggest")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := `# agentbox blocked --suggest: network.domains entries that would allow what was refused.
+# Review each one before you paste it: an allowed name is a place the agent can send data to.
+# A plain name admits its subdomains too; "*.name" admits only its subdomains.
+# Paste under "network:" / "  domains:" in agentbox.yaml, then apply it: agentbox generate && agentbox up
+# (up rebuilds the firewall and recreates the sandbox: the agent's processes restart, its volumes stay).
+    - api.real.example   # refused 1 time
+# network.cidrs entries for the public addresses refused over TCP, one address each.
+# An address of a CDN or a cloud serves others too and changes: prefer the name the agent used.
+# Paste under "network:" / "  cidrs:" in agentbox.yaml, then apply it: agentbox generate && agentbox up
+    - {cidr: 198.18.0.9/32, ports: [8080]}   # refused 1 time
+# Left out: agentbox's own probes (agentbox verify's targets), refused as they should be:
+# 1.1.1.1:443, 198.18.0.9:80, [2606:4700:4700::1111]:443, decoy.agentbox.test, example.com
+`
+	if stdout != want {
+		t.Errorf("got\n%s\nwant\n%s", stdout, want)
+	}
+	stdout, _, _ = runInDeps(t, d, dir, "blocked", "--suggest", "--json")
+	var v struct {
+		LeftOut []string `json:"left_out"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &v); err != nil || len(v.LeftOut) != 5 {
+		t.Errorf("--json: left_out %q (%v):\n%s", v.LeftOut, err, stdout)
+	}
+	// The table still lists them: they were refused.
+	stdout, _, _ = runInDeps(t, d, dir, "blocked")
+	for _, w := range []string{"example.com", "decoy.agentbox.test", "1.1.1.1"} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("the table lacks %s:\n%s", w, stdout)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -39,14 +40,14 @@ missing, changed and extra files and exits 3 if there is any.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.dir = *dir
-			return o.run(stdout, stderr)
+			return o.run(c.Context(), stdout, stderr)
 		},
 	}
 	c.Flags().BoolVar(&o.check, "check", false, "write nothing; print a diff and exit 3 when the files are out of date")
 	return c
 }
 
-func (o *generateOptions) run(stdout, stderr io.Writer) error {
+func (o *generateOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	c, err := generator.Compile(o.dir, generator.CompileOptions{CheckMounts: true})
 	if err != nil {
 		return err
@@ -74,5 +75,6 @@ func (o *generateOptions) run(stdout, stderr io.Writer) error {
 	if len(changes) == 0 {
 		fmt.Fprintln(stderr, "agentbox: generated files are up to date")
 	}
+	warnStale(ctx, "", o.dir, c.Config.Name, stderr)
 	return nil
 }

@@ -19,6 +19,18 @@ func TestMain(m *testing.M) {
 	if os.Getenv("AGENTBOX_TEST_MAIN") == "1" {
 		main()
 	}
+	// agentbox's state (up's records, tasks) in a directory of the tests'
+	// own unless a test names one.
+	if os.Getenv("XDG_STATE_HOME") == "" {
+		d, err := os.MkdirTemp("", "agentbox-test-state-")
+		if err != nil {
+			panic(err)
+		}
+		os.Setenv("XDG_STATE_HOME", d)
+		code := m.Run()
+		os.RemoveAll(d)
+		os.Exit(code)
+	}
 	os.Exit(m.Run())
 }
 

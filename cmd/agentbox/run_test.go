@@ -209,3 +209,27 @@ func TestReportRefusedBranch(t *testing.T) {
 		t.Errorf("branch_refusals: %v (%v)\n%s", got.Refusals, err, out.String())
 	}
 }
+
+// TestTaskBranchStatusEmpty: a task branch with no commit beyond the task's
+// base says so, rather than "new", which reads as work that arrived.
+func TestTaskBranchStatusEmpty(t *testing.T) {
+	for _, tc := range []struct {
+		b    gitgate.Branch
+		want string
+	}{
+		{gitgate.Branch{Status: gitgate.StatusNew, Commits: 0}, "empty: no new commit"},
+		{gitgate.Branch{Status: gitgate.StatusUpdated, Commits: 0}, "empty: no new commit"},
+		{gitgate.Branch{Status: gitgate.StatusNew, Commits: 2}, "new"},
+		{gitgate.Branch{Status: gitgate.StatusUnchanged, Commits: 0}, "unchanged"},
+		{gitgate.Branch{Status: gitgate.StatusRefused, Commits: 1}, "refused"},
+	} {
+		if got := taskBranchStatus(tc.b); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.b, got, tc.want)
+		}
+	}
+	var b strings.Builder
+	printSummary(&b, &taskSummary{Task: "fix-1", State: stateExited, Branch: "refs/heads/agentbox/fix-1", BranchStatus: taskBranchStatus(gitgate.Branch{Status: gitgate.StatusNew})})
+	if !strings.Contains(b.String(), "branch   refs/heads/agentbox/fix-1: empty: no new commit\n") {
+		t.Errorf("the summary:\n%s", b.String())
+	}
+}

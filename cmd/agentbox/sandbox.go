@@ -26,6 +26,9 @@ type sandboxOptions struct {
 	// one running.
 	choose  bool
 	profile string
+	// stale says that the command says when the running sandbox predates
+	// the generated files (shell).
+	stale bool
 }
 
 // compose checks that the generated files are current and that Docker,
@@ -129,9 +132,12 @@ func daemonError(stderr, stdout []byte, err error) string {
 // run runs docker compose with args, connected to the terminal; starts says
 // whether that starts containers (compose).
 func (o *sandboxOptions) run(ctx context.Context, starts bool, stdin io.Reader, stdout, stderr io.Writer, args ...string) error {
-	argv, _, err := o.compose(ctx, starts)
+	argv, cfg, err := o.compose(ctx, starts)
 	if err != nil {
 		return err
+	}
+	if o.stale {
+		warnStale(ctx, argv[0], o.dir, cfg.Name, stderr)
 	}
 	return execCompose(ctx, argv, stdin, stdout, stderr, args...)
 }
@@ -205,7 +211,13 @@ generate).`,
 			if err := execCompose(c.Context(), argv, os.Stdin, stdout, stderr, "up", "-d", "--build", "--wait", "--remove-orphans"); err != nil {
 				return err
 			}
-			return followEgress(c.Context(), argv, stderr)
+			if err := followEgress(c.Context(), argv, stderr); err != nil {
+				return err
+			}
+			if err := recordUp(c.Context(), argv[0], o.dir, cfg.Name); err != nil {
+				fmt.Fprintf(stderr, "agentbox: recording the files the sandbox started from (generate and shell will not say when it is older): %v\n", err)
+			}
+			return nil
 		},
 	}
 	c.Flags().StringVar(&o.profile, "profile", "", profileFlagUsage)
@@ -236,6 +248,7 @@ func newShellCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
   agentbox shell -- claude --version`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.dir = *dir
+			o.stale = true
 			argv := []string{"exec"}
 			if !isTerminal(os.Stdin) {
 				argv = append(argv, "-T")

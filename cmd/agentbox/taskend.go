@@ -267,7 +267,7 @@ func collectFrom(ctx context.Context, p *prepared, sum *taskSummary, cmd *exec.C
 		return
 	}
 	b := res.Branches[0]
-	sum.BranchStatus = string(b.Status)
+	sum.BranchStatus = taskBranchStatus(b)
 	sum.Refusals = b.Reasons
 	if b.Status == gitgate.StatusRefused {
 		return
@@ -279,6 +279,19 @@ func collectFrom(ctx context.Context, p *prepared, sum *taskSummary, cmd *exec.C
 		}
 	}
 	sum.Diffstat, _ = gitOut(ctx, p.rec.Dir, "diff", "--no-ext-diff", "--no-textconv", "--stat=100", p.rec.Base, sum.Branch, "--")
+}
+
+// branchEmpty is the status of a task branch with no commit beyond the
+// task's base: written, but no work arrived.
+const branchEmpty = "empty: no new commit"
+
+// taskBranchStatus is a task branch's status in the summary: fetch's, or
+// branchEmpty for a branch written with no new commit.
+func taskBranchStatus(b gitgate.Branch) string {
+	if b.Commits == 0 && (b.Status == gitgate.StatusNew || b.Status == gitgate.StatusUpdated) {
+		return branchEmpty
+	}
+	return string(b.Status)
 }
 
 // reportTask prints the summary (on stdout with --json) and returns the exit
@@ -310,7 +323,11 @@ func printSummary(w io.Writer, s *taskSummary) {
 		printDirect(w, s)
 		return
 	}
-	fmt.Fprintf(w, "  branch   %s: %s, %d new commits\n", s.Branch, esc(s.BranchStatus), len(s.Commits))
+	if s.BranchStatus == branchEmpty {
+		fmt.Fprintf(w, "  branch   %s: %s\n", s.Branch, s.BranchStatus)
+	} else {
+		fmt.Fprintf(w, "  branch   %s: %s, %d new commits\n", s.Branch, esc(s.BranchStatus), len(s.Commits))
+	}
 	for _, r := range s.Refusals {
 		fmt.Fprintf(w, "           refused: %s\n", reasonText(r))
 	}

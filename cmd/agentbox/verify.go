@@ -244,9 +244,22 @@ resolves (not even one the balanced profile allows), the workspace and the root
 file system cannot be written, /output and /tmp can (no persistence or fetch
 probe: the clone is read-only and fresh at every start). Under open: an unlisted
 name resolves through the filter and an unlisted address connects; the metadata
-address is still refused. The network targets come from the verify: section of
-agentbox.yaml, with defaults for real use. Exit 1 if any probe fails, and also if any expected
-probe did not report at all (the error names them).`,
+address is still refused. Exit 1 if any probe fails, and also if any expected
+probe did not report at all (the error names them). A probe that cannot tell
+for want of a network or an upstream resolver says "no network/upstream".
+
+The network targets come from the verify: section of agentbox.yaml; the
+defaults, for real use:
+
+  allowed           the first allowed name, on its first port
+  unlisted_name     the first of ` + strings.Join(generator.DefaultUnlistedNames, ", ") + `
+                    that the policy does not allow
+  unlisted_address  ` + generator.DefaultUnlistedAddress + `
+  resolver          ` + generator.DefaultResolver + `
+  ipv6_address      ` + generator.DefaultIPv6Address + `
+  metadata_address  ` + generator.DefaultMetadataAddress + `
+
+agentbox blocked --suggest never proposes them.`,
 		Example: `  agentbox up && agentbox verify
   agentbox verify --json`,
 		Args: cobra.NoArgs,
@@ -268,6 +281,7 @@ func (o *verifyOptions) run(ctx context.Context, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	warnStale(ctx, argv[0], o.dir, cfg.Name, stderr)
 	fmt.Fprintf(stderr, "agentbox: verifying profile %s\n", prof.Name)
 	execArgs := []string{"exec", "-T"}
 	for _, kv := range verifyEnv(cfg, prof) {

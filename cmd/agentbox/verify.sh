@@ -31,13 +31,37 @@ readonly marker=.agentbox-verify-marker
 report() { printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5"; }
 
 # tcp HOST PORT: connect within 3 s; prints what happened, returns 0 on connect.
+# What a sandbox with no network, or a filter with no upstream resolver,
+# does is told from a refusal: "no network/upstream: ...".
 tcp() {
-	local out
+	local out status
+	if [[ $1 == *[!0-9.]* && $1 != *:* ]] && ! getent ahosts "$1" >/dev/null 2>&1; then
+		unresolved "$1"; return 1 # a name; bash would say "Invalid argument"
+	fi
 	out=$(timeout 3 bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ "$1" "$2" 2>&1)
-	case $? in
+	status=$?
+	case $status in
 	0) echo "connected"; return 0 ;;
 	124) echo "timed out after 3 s"; return 1 ;;
-	*) out=${out##*: }; echo "refused: ${out:-error}"; return 1 ;;
+	esac
+	out=${out##*: }
+	case $out in
+	"Network is unreachable") echo "no network/upstream: $out" ;;
+	*) echo "refused: ${out:-error}" ;;
+	esac
+	return 1
+}
+
+# unresolved NAME: why NAME has no address. The filter answers a name it
+# refuses with NXDOMAIN; a name it forwards, with what its upstream said, or
+# nothing when there is none.
+unresolved() {
+	local rcode
+	rcode=$(dns_tcp "$resolver" "$1")
+	case $rcode in
+	NXDOMAIN) echo "refused: $1 does not resolve (NXDOMAIN)" ;;
+	NOERROR) echo "refused: $1 has no address" ;;
+	*) echo "no network/upstream: $1 does not resolve (the resolver: $rcode)" ;;
 	esac
 }
 
@@ -191,7 +215,7 @@ network() {
 		if getent ahosts "$unlisted_name" >/dev/null 2>&1; then
 			report PASS network "every name resolves" "resolve $unlisted_name (unlisted) through the filter" "resolved"
 		else
-			report FAIL network "every name resolves" "resolve $unlisted_name (unlisted) through the filter" "no address"
+			report FAIL network "every name resolves" "resolve $unlisted_name (unlisted) through the filter" "$(unresolved "$unlisted_name")"
 		fi
 		;;
 	*)
@@ -251,7 +275,7 @@ closed_network() {
 	local out start took
 	split_hostport "$unlisted_addr"
 	start=$(ms); out=$(tcp "$host" "$port"); took=$(($(ms) - start))
-	if [[ $out == refused* ]] && ((took < 1000)); then
+	if [[ $out == refused* || $out == "no network/upstream"* ]] && ((took < 1000)); then
 		report PASS network "unlisted address" "connect to $unlisted_addr" "$out in $took ms"
 	else
 		report FAIL network "unlisted address" "connect to $unlisted_addr" "$out in $took ms"
@@ -320,8 +344,10 @@ resources() {
 	# Allocate past the memory limit in a child: it must be killed, not us.
 	local status
 	# dd's one block of that size is allocated and filled by the kernel:
-	# as fast as memory, where a shell string took seconds per GiB.
-	dd if=/dev/zero of=/dev/null bs=$((memory_bytes + 64 * 1024 * 1024)) count=1 >/dev/null 2>&1
+	# as fast as memory, where a shell string took seconds per GiB. One
+	# read(2) returns at most 2 GiB: iflag=fullblock reads again until the
+	# block is full (without it, a 4g limit is never reached).
+	dd if=/dev/zero of=/dev/null bs=$((memory_bytes + 64 * 1024 * 1024)) count=1 iflag=fullblock >/dev/null 2>&1
 	status=$?
 	if ((status == 137)); then
 		report PASS resources "memory limit" "allocate $((memory_bytes / 1048576 + 64)) MiB" "killed; the container survives"

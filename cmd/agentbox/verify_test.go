@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -361,6 +362,116 @@ func TestVerifyLockedProbes(t *testing.T) {
 		got := run("network", "AGENTBOX_VERIFY_NETWORK="+tc.mode, "AGENTBOX_VERIFY_UNLISTED_NAME="+tc.name)
 		if !strings.Contains(got, tc.want) {
 			t.Errorf("%s %s: want %q:\n%s", tc.mode, tc.name, tc.want, got)
+		}
+	}
+}
+
+// TestVerifyMemoryProbePast2GiB runs the memory probe on this host in a
+// memory cgroup of its own whose limit is above 2 GiB: one read(2) returns
+// at most 2 GiB, so a probe that allocates with a single read stays under
+// such a limit (the default memory: 4g among them) and reports a failure
+// where the limit holds. It allocates about 2.6 GiB for a second.
+func TestVerifyMemoryProbePast2GiB(t *testing.T) {
+	testenv.RequireRoot(t)
+	if testing.Short() {
+		t.Skip("allocates 2.6 GiB")
+	}
+	const limit = 2<<30 + 512<<20
+	cg := memoryCgroup(t, limit)
+	cmd := exec.Command("bash", "-c", `echo $$ > "$1/cgroup.procs" && exec bash -s -- resources`, "_", cg)
+	cmd.Env = append(os.Environ(), "AGENTBOX_VERIFY_WORKSPACE=/nonexistent", "AGENTBOX_VERIFY_UNLISTED_NAME=x.invalid",
+		"AGENTBOX_VERIFY_UNLISTED_ADDRESS=127.0.0.1:1", "AGENTBOX_VERIFY_RESOLVER=127.0.0.1", "AGENTBOX_VERIFY_IPV6_ADDRESS=[::1]:1",
+		"AGENTBOX_VERIFY_METADATA_ADDRESS=127.0.0.1:2", "AGENTBOX_VERIFY_MEMORY_BYTES="+strconv.Itoa(limit),
+		"AGENTBOX_VERIFY_PIDS=64", "AGENTBOX_VERIFY_ORIGIN=/nonexistent", "AGENTBOX_VERIFY_NETWORK=allowlist")
+	cmd.Stdin = strings.NewReader(verifyScript)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if !strings.Contains(string(out), "PASS\tresources\tmemory limit\tallocate 2624 MiB\tkilled") {
+		t.Fatalf("the memory probe did not go past a limit of 2.5 GiB:\n%s", out)
+	}
+}
+
+// memoryCgroup makes a memory cgroup (v1 or v2) limited to limit bytes,
+// removed at the end of the test, or skips the test where there is none.
+func memoryCgroup(t *testing.T, limit int) string {
+	t.Helper()
+	var parent, file string
+	if _, err := os.Stat("/sys/fs/cgroup/memory/memory.limit_in_bytes"); err == nil {
+		parent, file = "/sys/fs/cgroup/memory", "memory.limit_in_bytes" // v1
+	} else if b, err := os.ReadFile("/sys/fs/cgroup/cgroup.subtree_control"); err == nil && strings.Contains(string(b), "memory") {
+		parent, file = "/sys/fs/cgroup", "memory.max" // v2
+	} else {
+		t.Skip("no memory cgroup controller here")
+	}
+	dir := filepath.Join(parent, fmt.Sprintf("agentbox-verify-test-%d", os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Skipf("cannot make a memory cgroup: %v", err)
+	}
+	t.Cleanup(func() { os.Remove(dir) })
+	if err := os.WriteFile(filepath.Join(dir, file), []byte(strconv.Itoa(limit)), 0o644); err != nil {
+		t.Fatalf("limiting cgroup %s: %v", dir, err)
+	}
+	return dir
+}
+
+// TestVerifyOfflineSaysNoNetwork runs the network probes in a network
+// namespace with loopback alone, as on a machine offline: a name that does
+// not resolve for want of an upstream, and an address with no route, read
+// "no network/upstream", never "refused" (bash's own words for a name it
+// cannot resolve are "Invalid argument").
+func TestVerifyOfflineSaysNoNetwork(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireProgram(t, "unshare")
+	testenv.RequireProgram(t, "ip")
+	run := func(mode string) string {
+		cmd := exec.Command("unshare", "--net", "bash", "-c", `ip link set lo up && exec bash -s -- network`)
+		cmd.Env = append(os.Environ(), "AGENTBOX_VERIFY_WORKSPACE=/nonexistent", "AGENTBOX_VERIFY_UNLISTED_NAME=unlisted.agentbox.test",
+			"AGENTBOX_VERIFY_ALLOWED=allowed.agentbox.test:443", "AGENTBOX_VERIFY_UNLISTED_ADDRESS=198.18.0.1:443",
+			"AGENTBOX_VERIFY_RESOLVER=127.0.0.1", "AGENTBOX_VERIFY_IPV6_ADDRESS=[2001:db8::1]:443",
+			"AGENTBOX_VERIFY_METADATA_ADDRESS=127.0.0.1:2", "AGENTBOX_VERIFY_MEMORY_BYTES=1048576", "AGENTBOX_VERIFY_PIDS=64",
+			"AGENTBOX_VERIFY_ORIGIN=/nonexistent", "AGENTBOX_VERIFY_NETWORK="+mode)
+		cmd.Stdin = strings.NewReader(verifyScript)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return string(out)
+	}
+	rows := map[string]string{}
+	for _, mode := range []string{"allowlist", "open"} {
+		for _, line := range strings.Split(strings.TrimSpace(run(mode)), "\n") {
+			if f := strings.Split(line, "\t"); len(f) == 5 {
+				rows[mode+" "+f[2]] = f[0] + " " + f[4]
+			}
+		}
+	}
+	for _, want := range []struct{ probe, result string }{
+		{"allowlist allowed name", "FAIL no network/upstream: allowed.agentbox.test does not resolve (the resolver: connection refused)"},
+		{"allowlist unlisted address", "PASS no network/upstream: Network is unreachable in "},
+		{"allowlist IPv6", "PASS no network/upstream: Network is unreachable"},
+		{"open every name resolves", "FAIL no network/upstream: unlisted.agentbox.test does not resolve (the resolver: connection refused)"},
+		{"open public address", "FAIL no network/upstream: Network is unreachable"},
+	} {
+		if got := rows[want.probe]; !strings.HasPrefix(got, want.result) {
+			t.Errorf("%s: got %q, want %q", want.probe, got, want.result)
+		}
+	}
+}
+
+// TestVerifyHelpListsDefaultTargets: verify --help names every default
+// target of the network probes, from the constants the probes use.
+func TestVerifyHelpListsDefaultTargets(t *testing.T) {
+	stdout, stderr, code := runIn(t, t.TempDir(), "verify", "--help")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range append(slices.Clone(generator.DefaultUnlistedNames), generator.DefaultUnlistedAddress,
+		"resolver          "+generator.DefaultResolver, generator.DefaultIPv6Address, generator.DefaultMetadataAddress,
+		"the first allowed name") {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("verify --help does not name %q:\n%s", want, stdout)
 		}
 	}
 }

@@ -24,6 +24,7 @@ rm -f .envrc 2>/dev/null && [ ! -e .envrc ] && echo "LEAK: removed the .envrc gu
 grep -q SECRET .env 2>/dev/null && echo "LEAK: read .env"
 echo tampered > .env 2>/dev/null && echo "LEAK: wrote .env"
 git init -q evil && git -C evil config core.fsmonitor "touch /tmp/agentbox-e2e-direct-ran" && echo "embedded made"
+git -C evil commit -q --allow-empty -m "the agent commits" && git -C evil log -1 --format="committed as %an <%ae>|%cn <%ce>"
 git init -q --bare pager && git -C pager config core.pager "touch /tmp/agentbox-e2e-direct-ran; cat" && echo "bare made"
 echo "direct task done"`
 
@@ -55,7 +56,8 @@ func testDirect(e *env, p *project, env []string) {
 		t.Fatalf("agentbox run --workspace direct: exit %d, summary %q (%v)\n%s", r.code, r.stdout, err, r.stderr)
 	}
 	if strings.Contains(r.stderr, "LEAK") || !strings.Contains(r.stderr, "direct task done") ||
-		!strings.Contains(r.stderr, "embedded made") || !strings.Contains(r.stderr, "bare made") {
+		!strings.Contains(r.stderr, "embedded made") || !strings.Contains(r.stderr, "bare made") ||
+		!strings.Contains(r.stderr, "committed as "+agentIdentity+"|"+agentIdentity) {
 		t.Errorf("the direct task's output:\n%s", r.stderr)
 	}
 	if data, err := os.ReadFile(filepath.Join(p.dir, "direct-made.txt")); err != nil || string(data) != "direct\n" {

@@ -228,8 +228,8 @@ type verifyReport struct {
 }
 
 // verify runs agentbox verify and checks that every probe passed and that
-// the probes named in want ran.
-func verify(e *env, p *project, want ...string) {
+// the probes named in want ran; it returns the report.
+func verify(e *env, p *project, want ...string) verifyReport {
 	t := e.t
 	r := p.agentbox(nil, "verify", "--json")
 	e.timed("agentbox verify ("+p.what+")", r.took)
@@ -269,6 +269,7 @@ func verify(e *env, p *project, want ...string) {
 	if t.Failed() {
 		t.FailNow()
 	}
+	return rep
 }
 
 // checkLimits checks the agent container's limits as Docker applied them.
@@ -317,6 +318,13 @@ func testSandbox(e *env, p *project) {
 	upWithFakeDNS(e, p, nil)
 	checkLimits(e, p.name)
 	verify(e, p, coreProbes...)
+	// The agent commits with no git configuration of its own, in a
+	// container verify has just recreated.
+	r = p.mustAgentbox(nil, "shell", "--", "bash", "-c",
+		`cd /tmp && git init -q identity && git -C identity commit -q --allow-empty -m x && git -C identity log -1 --format="%an <%ae>|%cn <%ce>"`)
+	if want := agentIdentity + "|" + agentIdentity; strings.TrimSpace(r.stdout) != want {
+		t.Errorf("a commit in agentbox shell: author|committer %q, want %q", strings.TrimSpace(r.stdout), want)
+	}
 
 	// A real download through the allowed name.
 	r = p.mustAgentbox(nil, "shell", "--", "bash", "-c", downloadScript)

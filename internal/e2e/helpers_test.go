@@ -200,6 +200,9 @@ func (e *env) run(o runOpt, name string, args ...string) result {
 	if e.debianURL != "" {
 		cmd.Env = append(cmd.Env, "AGENTBOX_DEBIAN_ARCHIVE="+e.debianURL)
 	}
+	// agentbox's state (up's records, tasks) under the test's directory,
+	// unless o.env names another (the last value of a name wins).
+	cmd.Env = append(cmd.Env, "XDG_STATE_HOME="+filepath.Join(e.work, "state-default"))
 	cmd.Env = append(cmd.Env, o.env...)
 	cmd.Stdin = strings.NewReader(o.stdin)
 	var stdout, stderr bytes.Buffer

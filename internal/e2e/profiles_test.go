@@ -16,6 +16,16 @@ import (
 // answering an unlisted name.
 func testProfiles(e *env, p *project) {
 	t := e.t
+	// The default memory limit (4g): more than one read(2) can fill, so
+	// the memory probe must read past 2 GiB to reach it.
+	yaml := filepath.Join(p.dir, "agentbox.yaml")
+	data, err := os.ReadFile(yaml)
+	if err != nil || !strings.Contains(string(data), "\n  memory: 256m\n") {
+		t.Fatalf("agentbox.yaml: %v\n%s", err, data)
+	}
+	if err := os.WriteFile(yaml, []byte(strings.Replace(string(data), "\n  memory: 256m\n", "\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// review: from locked, with the allowed name (a session with network).
 	f, err := os.OpenFile(filepath.Join(p.dir, "agentbox.yaml"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
@@ -40,10 +50,16 @@ func testProfiles(e *env, p *project) {
 	}
 	defer p.agentbox(nil, "down")
 	e.trackImages(p.name)
-	verify(e, p, "files/read-only workspace", "files/read-only root", "files/writable output", "network/no name resolves")
+	rep := verify(e, p, "files/read-only workspace", "files/read-only root", "files/writable output", "network/no name resolves")
+	for _, pr := range rep.Probes {
+		if pr.Probe == "memory limit" && (pr.Result != "PASS" || pr.Tried != "allocate 4160 MiB") {
+			t.Errorf("verify at the default memory limit: %+v", pr)
+		}
+	}
 	lockedPromises(e, func(script string) result {
 		return p.agentbox(nil, "shell", "--", "bash", "-c", script)
 	})
+	staleSandbox(e, p, yaml)
 	if r := p.agentbox(nil, "allow", decoyIP+":80", "--for", "1m", "--reason", "e2e: locked refuses"); r.code != 1 || !strings.Contains(r.stderr, "not allowed in profile locked") {
 		t.Errorf("agentbox allow under locked: %s", r)
 	}
@@ -117,4 +133,36 @@ func testProfileVolumes(e *env, p *project) {
 		}
 	}
 	p.mustAgentbox(nil, "down")
+}
+
+// staleSandbox: once the generated files change, generate and shell say
+// that the running sandbox (started by agentbox up) is older; once they
+// are back, nothing is said.
+func staleSandbox(e *env, p *project, yaml string) {
+	t := e.t
+	const note = "the running sandbox was started before the generated files last changed"
+	data, err := os.ReadFile(yaml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.Replace(string(data), "\nnetwork:\n  domains:\n", "\nnetwork:\n  domains:\n    - stale.e2e.test\n", 1)
+	if changed == string(data) {
+		t.Fatalf("agentbox.yaml has no network.domains:\n%s", data)
+	}
+	if err := os.WriteFile(yaml, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := p.agentbox(nil, "generate")
+	if r.failed() || !strings.Contains(r.stderr, note) {
+		t.Errorf("agentbox generate after a policy change does not say the sandbox is older: %s", r)
+	}
+	if r := p.agentbox(nil, "shell", "--", "true"); r.failed() || !strings.Contains(r.stderr, note) {
+		t.Errorf("agentbox shell with newer files does not say the sandbox is older: %s", r)
+	}
+	if err := os.WriteFile(yaml, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := p.agentbox(nil, "generate"); r.failed() || strings.Contains(r.stderr, note) {
+		t.Errorf("agentbox generate, the files as up started the sandbox: %s", r)
+	}
 }

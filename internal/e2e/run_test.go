@@ -60,13 +60,14 @@ func testRun(e *env, p *project) {
 	host, port, _ := strings.Cut(hostPort, ":")
 	script := `if timeout 3 bash -c 'exec 3<>/dev/tcp/` + host + `/` + port + `' 2>/dev/null; then echo "LEAK: reached the host before the firewall"; fi
 set -e; cd /workspace
-git -c user.name=task -c user.email=task@agentbox.invalid commit -q --allow-empty -m "first task commit"
+git commit -q --allow-empty -m "first task commit"
 echo made by the task > made.txt; git add made.txt
-git -c user.name=task -c user.email=task@agentbox.invalid commit -q -m "add made.txt"
+git commit -q -m "add made.txt"
 echo left > uncommitted.txt
 printf '#!/bin/sh\ntouch /tmp/agentbox-e2e-hook-ran\n' > .git/hooks/post-merge; chmod +x .git/hooks/post-merge
 git config core.fsmonitor "touch /tmp/agentbox-e2e-fsmonitor-ran"
 getent hosts ` + unlistedName + ` || true
+getent hosts wanted.e2e.test || true
 echo "task done in $HOME"`
 	r := p.agentbox(env, "run", "--name", "commit", "--json", "--", "bash", "-c", script)
 	e.timed("agentbox run (a task that commits)", r.took)
@@ -97,10 +98,15 @@ echo "task done in $HOME"`
 	if out := e.must(runOpt{dir: p.dir}, "git", "show", "refs/heads/agentbox/commit:made.txt").stdout; out != "made by the task\n" {
 		t.Errorf("the task's branch in the host repository: made.txt is %q", out)
 	}
-	// What the task was refused, and the line that would allow it.
+	// The task committed with no git configuration of its own: as the
+	// agent, author and committer (the image's identity, issue 20).
+	checkAgentIdentity(e, p.dir, "refs/heads/agentbox/commit")
+	// What the task was refused, and the line that would allow it; never
+	// the name verify probes (verify.unlisted_name), which it leaves out.
 	r = p.agentbox(env, "blocked", "--task", "commit", "--suggest")
-	if r.failed() || !strings.Contains(r.stdout, "- "+unlistedName) {
-		t.Errorf("agentbox blocked --task commit --suggest does not suggest %s: %s", unlistedName, r)
+	if r.failed() || !strings.Contains(r.stdout, "- wanted.e2e.test") || strings.Contains(r.stdout, "- "+unlistedName) ||
+		!regexp.MustCompile(`(?m)^# Left out: .*\n# .*`+regexp.QuoteMeta(unlistedName)).MatchString(r.stdout) {
+		t.Errorf("agentbox blocked --task commit --suggest: want wanted.e2e.test suggested, %s left out: %s", unlistedName, r)
 	}
 	r = p.agentbox(env, "blocked", "--task", "commit", "--json")
 	if r.failed() || !strings.Contains(r.stdout, `"`+unlistedName+`"`) || strings.Contains(r.stdout, "agentbox-probe") ||
@@ -318,10 +324,14 @@ func benchRun(e *env, p *project, env []string) {
 	for i := range 10 {
 		r := p.agentbox(env, "run", "--name", fmt.Sprintf("bench-%d", i), "--json", "--", "true")
 		var sum struct {
-			Timings map[string]float64 `json:"timings"`
+			Timings      map[string]float64 `json:"timings"`
+			BranchStatus string             `json:"branch_status"`
 		}
 		if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || r.code != 0 {
 			t.Fatalf("agentbox run -- true: %s", r)
+		}
+		if i == 0 && sum.BranchStatus != "empty: no new commit" { // a task that commits nothing says so
+			t.Errorf("agentbox run -- true: branch_status %q, want empty: no new commit", sum.BranchStatus)
 		}
 		total = append(total, r.took)
 		for k, v := range sum.Timings {
@@ -341,4 +351,16 @@ func median(ds []time.Duration) time.Duration {
 		return 0
 	}
 	return s[len(s)/2]
+}
+
+// agentIdentity is the author and committer of an agent none's commits.
+const agentIdentity = "Agent (agentbox) <agent@agentbox.invalid>"
+
+// checkAgentIdentity checks that the commit at rev in the repository dir
+// was authored and committed as the agent.
+func checkAgentIdentity(e *env, dir, rev string) {
+	out := strings.TrimSpace(e.must(runOpt{dir: dir}, "git", "log", "-1", "--format=%an <%ae>|%cn <%ce>", rev).stdout)
+	if want := agentIdentity + "|" + agentIdentity; out != want {
+		e.t.Errorf("the agent's commit %s: author|committer %q, want %q", rev, out, want)
+	}
 }

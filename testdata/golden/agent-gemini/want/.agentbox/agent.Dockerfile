@@ -65,6 +65,15 @@ RUN chmod 0755 /usr/local/bin/agentbox-workspace \
  && git config --system --add safe.directory /run/agentbox/origin \
  && git config --system --add safe.directory /workspace
 
+# The agent commits as itself, author and committer (git.name and git.email in
+# agentbox.yaml): in the environment, which git reads even when a tool tells it
+# to skip its configuration files, and in the system configuration, which
+# `git config user.name` reports.
+ENV GIT_AUTHOR_NAME="Gemini CLI (agentbox)" GIT_AUTHOR_EMAIL="gemini@agentbox.invalid" \
+    GIT_COMMITTER_NAME="Gemini CLI (agentbox)" GIT_COMMITTER_EMAIL="gemini@agentbox.invalid"
+RUN git config --system user.name 'Gemini CLI (agentbox)' \
+ && git config --system user.email gemini@agentbox.invalid
+
 # No way back to root: drop every setuid and setgid bit.
 RUN find / -xdev -type f -perm /6000 -exec chmod a-s {} +
 

@@ -65,6 +65,15 @@ RUN chmod 0755 /usr/local/bin/agentbox-workspace \
  && git config --system --add safe.directory /run/agentbox/origin \
  && git config --system --add safe.directory /src/project
 
+# The agent commits as itself, author and committer (git.name and git.email in
+# agentbox.yaml): in the environment, which git reads even when a tool tells it
+# to skip its configuration files, and in the system configuration, which
+# `git config user.name` reports.
+ENV GIT_AUTHOR_NAME="O'Brien's agent (agentbox)" GIT_AUTHOR_EMAIL="obrien+agent@example.com" \
+    GIT_COMMITTER_NAME="O'Brien's agent (agentbox)" GIT_COMMITTER_EMAIL="obrien+agent@example.com"
+RUN git config --system user.name 'O'\''Brien'\''s agent (agentbox)' \
+ && git config --system user.email obrien+agent@example.com
+
 # No way back to root: drop every setuid and setgid bit.
 RUN find / -xdev -type f -perm /6000 -exec chmod a-s {} +
 

@@ -1,0 +1,153 @@
+package main
+
+// The running sandbox against the generated files: agentbox up records the
+// files it started the sandbox from (a hash, beside the egress container's
+// id), and generate, shell, verify and blocked say when the files have
+// changed since: the policy is baked into the egress image, so a changed
+// file does nothing until agentbox up rebuilds and recreates.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentbox-dev/agentbox/generator"
+)
+
+// upRecord is what agentbox up started a sandbox from.
+type upRecord struct {
+	Dir    string `json:"dir"`    // the project directory
+	Egress string `json:"egress"` // the egress container's id
+	Files  string `json:"files"`  // filesHash of the project then
+}
+
+// upRecordPath is where up records the sandbox of project.
+func upRecordPath(project string) (string, error) {
+	d, err := stateDir("sandboxes")
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, project+".json"), nil
+}
+
+// filesHash hashes the generated files a sandbox is built and started from:
+// every regular file under .agentbox/ but its kubernetes/ directory, by path
+// and content.
+func filesHash(dir string) (string, error) {
+	root := filepath.Join(dir, generator.OutDir)
+	h := sha256.New()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if d.IsDir() && rel == "kubernetes" {
+			return filepath.SkipDir
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", filepath.ToSlash(rel), len(data))
+		h.Write(data)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// egressID is the id of project's egress container, "" when there is none.
+func egressID(ctx context.Context, docker, project string) (string, error) {
+	s, err := serviceState(ctx, docker, project, "egress")
+	if err != nil || s == nil {
+		return "", err
+	}
+	return s.ID, nil
+}
+
+// recordUp records, after agentbox up, the files the sandbox of project
+// in dir was started from.
+func recordUp(ctx context.Context, docker, dir, project string) error {
+	id, err := egressID(ctx, docker, project)
+	if err != nil || id == "" {
+		return err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	sum, err := filesHash(dir)
+	if err != nil {
+		return err
+	}
+	path, err := upRecordPath(project)
+	if err != nil {
+		return err
+	}
+	data, _ := json.Marshal(upRecord{Dir: abs, Egress: id, Files: sum})
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o600)
+}
+
+// staleSandbox reports whether the running sandbox of project in dir was
+// started by agentbox up from files that have changed since. It knows only
+// what up recorded: a sandbox started otherwise (the Dev Container, compose
+// itself) or recreated since is not judged.
+func staleSandbox(ctx context.Context, docker, dir, project string) bool {
+	if project == "" || strings.ContainsAny(project, "/\\") {
+		return false
+	}
+	path, err := upRecordPath(project)
+	if err != nil {
+		return false
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var rec upRecord
+	abs, _ := filepath.Abs(dir)
+	if json.Unmarshal(data, &rec) != nil || rec.Dir != abs {
+		return false
+	}
+	sum, err := filesHash(dir)
+	if err != nil || sum == rec.Files {
+		return false
+	}
+	if docker == "" {
+		if docker, err = exec.LookPath("docker"); err != nil {
+			return false
+		}
+	}
+	id, err := egressID(ctx, docker, project)
+	return err == nil && id == rec.Egress
+}
+
+// staleNote is what generate, shell, verify and blocked print when the
+// running sandbox predates the generated files.
+const staleNote = "agentbox: the running sandbox was started before the generated files last changed; " +
+	"agentbox up applies them (it rebuilds and recreates the containers)\n"
+
+// warnStale prints staleNote to w when the running sandbox of project in
+// dir predates the generated files. docker "" looks it up when there is a
+// record to check; nothing is said when it cannot tell.
+func warnStale(ctx context.Context, docker, dir, project string, w io.Writer) {
+	if staleSandbox(ctx, docker, dir, project) {
+		fmt.Fprint(w, staleNote)
+	}
+}
