@@ -48,6 +48,12 @@ type gitRunner struct {
 
 func newGit(dir string) gitRunner { return gitRunner{dir: dir, env: gitEnv()} }
 
+// with returns g with the variables kv added to its environment.
+func (g gitRunner) with(kv ...string) gitRunner {
+	g.env = append(append([]string{}, g.env...), kv...)
+	return g
+}
+
 // run runs `git -C DIR ARGS...` with stdin and returns its stdout. A failure
 // is an error naming the subcommand and git's first line on stderr.
 func (g gitRunner) run(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
@@ -84,7 +90,7 @@ func (e *gitError) Error() string {
 	if line == "" {
 		line = e.err.Error()
 	}
-	return fmt.Sprintf("git %s: %s", subcommand(e.args), line)
+	return fmt.Sprintf("git %s: %s", subcommand(e.args), inert(line))
 }
 
 // subcommand is the first argument that is neither an option nor the value
@@ -103,15 +109,16 @@ func subcommand(args []string) string {
 
 func (e *gitError) Unwrap() error { return e.err }
 
-// stderrLine is git's first error line on stderr, or the error itself.
+// stderrLine is git's first error line on stderr, or the error itself,
+// with anything but printable ASCII escaped.
 func stderrLine(err error) string {
 	var ge *gitError
 	if errors.As(err, &ge) {
 		if l := errorLine(ge.stderr); l != "" {
-			return l
+			return inert(l)
 		}
 	}
-	return err.Error()
+	return inert(err.Error())
 }
 
 // errorLine is the first line of git's stderr that says "error:" or

