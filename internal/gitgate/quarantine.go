@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode"
@@ -207,33 +208,61 @@ func fetchBranches(ctx context.Context, g gitRunner, scratch string, heads []*he
 	return err
 }
 
-// newQuarantine makes the object directory dir and returns the host's git
-// writing objects there and reading the host's through it.
-func newQuarantine(h *host, dir string) (gitRunner, error) {
-	for _, d := range []string{"pack", "info"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			return gitRunner{}, err
-		}
-	}
-	return h.git.with("GIT_OBJECT_DIRECTORY="+dir, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+h.objects), nil
+// quarantinePattern names the quarantines in the host's object directory
+// (on its file system, so that a pack moves into the object store with a
+// rename).
+const quarantinePattern = "agentbox-quarantine-*"
+
+// quarantine is an object directory the host's git writes to instead of its
+// own.
+type quarantine struct {
+	dir string
+	git gitRunner // the host's git, writing to dir and reading the host's objects through it
+	// whole lists the branches when one fetch brought them all in: the
+	// quarantine then holds one pack of their objects and nothing else.
+	whole []*head
 }
 
-// quarantineBranches fetches the open branches into the quarantine q. When
-// fsck refuses the fetch of them all, each is fetched on its own, and those
-// fsck refuses are refused (a refused fetch leaves no object: every fetch
-// keeps its pack whole, transfer.unpackLimit=1, and git deletes a pack that
-// fails).
-func quarantineBranches(ctx context.Context, q gitRunner, scratch string, heads []*head) error {
+// newQuarantine makes a quarantine in the host's object directory, after
+// removing those an interrupted Fetch left.
+func newQuarantine(h *host) (*quarantine, error) {
+	old, _ := filepath.Glob(filepath.Join(h.objects, quarantinePattern))
+	for _, d := range old {
+		if err := os.RemoveAll(d); err != nil {
+			return nil, err
+		}
+	}
+	dir, err := os.MkdirTemp(h.objects, quarantinePattern)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range []string{"pack", "info"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	return &quarantine{dir: dir, git: h.git.with("GIT_OBJECT_DIRECTORY="+dir, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+h.objects)}, nil
+}
+
+// fetch fetches the open branches into the quarantine. When fsck refuses
+// the fetch of them all, each is fetched on its own, and those fsck refuses
+// are refused (a refused fetch leaves no object: every fetch keeps its pack
+// whole, transfer.unpackLimit=1, and git deletes a pack that fails).
+func (q *quarantine) fetch(ctx context.Context, scratch string, heads []*head) error {
 	pending := open(heads)
 	if len(pending) == 0 {
 		return nil
 	}
 	one := []string{"-c", "fetch.unpackLimit=1", "-c", "transfer.unpackLimit=1"}
-	if err := fetchBranches(ctx, q, scratch, pending, one...); err == nil || ctx.Err() != nil {
+	if err := fetchBranches(ctx, q.git, scratch, pending, one...); err == nil || ctx.Err() != nil {
+		if err == nil {
+			q.whole = pending
+		}
 		return err
 	}
 	for _, hd := range pending {
-		err := fetchBranches(ctx, q, scratch, []*head{hd}, one...)
+		err := fetchBranches(ctx, q.git, scratch, []*head{hd}, one...)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -242,6 +271,43 @@ func quarantineBranches(ctx context.Context, q gitRunner, scratch string, heads 
 		}
 	}
 	return nil
+}
+
+// migrate moves the quarantine's packs into the host's object store, each
+// index after its pack (git sees a pack when its index appears), and
+// reports whether it did. It does not unless the quarantine holds the
+// objects of accepted branches only: one fetch brought them in, and none
+// of them is refused.
+func (q *quarantine) migrate(objects string) (bool, error) {
+	if len(q.whole) == 0 || len(open(q.whole)) != len(q.whole) {
+		return false, nil
+	}
+	var moves [][2]string
+	for _, d := range []string{".", "pack", "info"} {
+		entries, err := os.ReadDir(filepath.Join(q.dir, d))
+		if err != nil {
+			return false, err
+		}
+		for _, e := range entries {
+			name := e.Name()
+			switch {
+			case d == "." && (name == "pack" || name == "info"):
+			case d == "pack" && strings.HasPrefix(name, "pack-") &&
+				(strings.HasSuffix(name, ".pack") || strings.HasSuffix(name, ".rev") || strings.HasSuffix(name, ".idx")):
+				moves = append(moves, [2]string{filepath.Join(q.dir, d, name), filepath.Join(objects, "pack", name)})
+			default:
+				return false, nil
+			}
+		}
+	}
+	rank := func(p string) int { return strings.Index(".pack.rev.idx", filepath.Ext(p)) }
+	sort.Slice(moves, func(i, j int) bool { return rank(moves[i][0]) < rank(moves[j][0]) })
+	for _, m := range moves {
+		if err := os.Rename(m[0], m[1]); err != nil {
+			return false, fmt.Errorf("moving the accepted objects into the repository: %w", err)
+		}
+	}
+	return true, nil
 }
 
 // measureBranches refuses the open branches over a limit.
