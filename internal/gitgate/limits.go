@@ -2,8 +2,8 @@ package gitgate
 
 import (
 	"bufio"
-	"bytes"
 	"context"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"strconv"
@@ -91,10 +91,12 @@ const shownPath = 200
 // sizer measures branches against the limits in one repository (the
 // quarantine), remembering what it read for the next branch.
 type sizer struct {
-	g       gitRunner
-	limits  Limits
-	idLen   int                // hex digits of an object id
-	own     []string           // the host's own tips: what a branch brings is what they do not reach
+	g      gitRunner
+	limits Limits
+	idLen  int      // hex digits of an object id
+	own    []string // the host's own tips: what a branch brings is what they do not reach
+	// Below, objects are named by their raw ids (half the bytes of hex,
+	// and a tree's entries name them so).
 	objects map[string]objInfo // every object read
 	trees   map[string][]treeEntry
 	shapes  map[string]shape
@@ -105,8 +107,28 @@ type objInfo struct {
 	size int64
 }
 
+// treeEntry is an entry of a tree: its kind, name and raw id.
 type treeEntry struct {
-	mode, name, id string
+	kind     entryKind
+	name, id string
+}
+
+type entryKind uint8
+
+const (
+	kindFile    entryKind = iota // a blob: a file or a symlink
+	kindTree                     // a directory
+	kindGitlink                  // a commit of another repository: an empty directory
+)
+
+// raw returns the raw id of a hex id (hex, already checked by git, when it
+// is not one).
+func raw(id string) string {
+	b, err := hex.DecodeString(id)
+	if err != nil {
+		return id
+	}
+	return string(b)
 }
 
 func newSizer(g gitRunner, limits Limits, format string, own []string) *sizer {
@@ -138,7 +160,7 @@ func (s *sizer) measure(ctx context.Context, tip string) ([]Reason, error) {
 		if len(l) < s.idLen {
 			continue
 		}
-		id := l[:s.idLen]
+		id := raw(l[:s.idLen])
 		ids = append(ids, id)
 		if len(l) > s.idLen+1 {
 			names[id] = l[s.idLen+1:]
@@ -247,14 +269,14 @@ func (s *sizer) shapeOf(id string) shape {
 	sh := shape{deepVia: -1, longVia: -1}
 	for i, e := range s.trees[id] {
 		d, l := 1, len(e.name)
-		switch e.mode {
-		case "40000":
+		switch e.kind {
+		case kindTree:
 			c := s.shapeOf(e.id)
 			if c.depth > 0 {
 				d, l = 1+c.depth, len(e.name)+1+c.length
 			}
 			sh.files, sh.bytes = addSat(sh.files, c.files), addSat(sh.bytes, c.bytes)
-		case modeGitlink:
+		case kindGitlink:
 			sh.files = addSat(sh.files, 1) // an empty directory
 		default:
 			sh.files, sh.bytes = addSat(sh.files, 1), addSat(sh.bytes, s.objects[e.id].size)
@@ -287,7 +309,7 @@ func (s *sizer) path(id string, deepest bool) string {
 			p.WriteByte('/')
 		}
 		p.WriteString(e.name)
-		if e.mode != "40000" {
+		if e.kind != kindTree {
 			break
 		}
 		id = e.id
@@ -336,10 +358,10 @@ func (s *sizer) readBelow(ctx context.Context, trees []string) error {
 				_, sized := s.objects[e.id]
 				switch {
 				case seen[e.id]:
-				case e.mode == "40000" && !read:
+				case e.kind == kindTree && !read:
 					seen[e.id] = true
 					next = append(next, e.id)
-				case e.mode != "40000" && e.mode != modeGitlink && !sized:
+				case e.kind == kindFile && !sized:
 					seen[e.id] = true
 					blobs = append(blobs, e.id)
 				}
@@ -356,7 +378,7 @@ func (s *sizer) readInfo(ctx context.Context, ids []string) error {
 	var want strings.Builder
 	for _, id := range ids {
 		if _, ok := s.objects[id]; !ok {
-			fmt.Fprintln(&want, id)
+			fmt.Fprintln(&want, hex.EncodeToString([]byte(id)))
 		}
 	}
 	if want.Len() == 0 {
@@ -375,7 +397,7 @@ func (s *sizer) readInfo(ctx context.Context, ids []string) error {
 		if err != nil || size < 0 {
 			return fmt.Errorf("unexpected git cat-file output %q", l)
 		}
-		s.objects[f[0]] = objInfo{f[1], size}
+		s.objects[raw(f[0])] = objInfo{f[1], size}
 	}
 	return nil
 }
@@ -395,7 +417,12 @@ func (s *sizer) readTrees(ctx context.Context, ids []string) error {
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		err := s.g.stream(ctx, strings.NewReader(strings.Join(want, "\n")+"\n"), pw, "cat-file", "--batch")
+		var req strings.Builder
+		for _, id := range want {
+			req.WriteString(hex.EncodeToString([]byte(id)))
+			req.WriteByte('\n')
+		}
+		err := s.g.stream(ctx, strings.NewReader(req.String()), pw, "cat-file", "--batch")
 		pw.CloseWithError(err)
 		done <- err
 	}()
@@ -418,62 +445,53 @@ func (s *sizer) readTreeBatch(br *bufio.Reader, ids []string) error {
 		}
 		f := strings.Fields(header)
 		var size int64
-		if len(f) == 3 && f[0] == id && f[1] == "tree" {
+		if len(f) == 3 && raw(f[0]) == id && f[1] == "tree" {
 			size, err = strconv.ParseInt(f[2], 10, 64)
 		}
-		if len(f) != 3 || f[0] != id || f[1] != "tree" || err != nil || size < 0 {
+		if len(f) != 3 || raw(f[0]) != id || f[1] != "tree" || err != nil || size < 0 {
 			return fmt.Errorf("unexpected git cat-file output %q", header)
 		}
 		buf := make([]byte, size+1) // the content and a newline
 		if _, err := io.ReadFull(br, buf); err != nil {
 			return err
 		}
-		entries, err := parseTree(buf[:size], s.idLen/2)
+		entries, err := parseTree(string(buf[:size]), s.idLen/2)
 		if err != nil {
-			return fmt.Errorf("tree %s: %w", id, err)
+			return fmt.Errorf("tree %x: %w", id, err)
 		}
 		s.trees[id] = entries
 	}
 	return nil
 }
 
-// canonMode is the mode git gives a tree entry of mode m: a tree may write
-// a directory as 040000 (fsck only warns), and git takes any mode that is
-// no file, link or directory for a gitlink.
-func canonMode(m string) string {
+// kindOf is what git takes a tree entry of mode m for: a tree may write a
+// directory as 040000 (fsck only warns), and git takes any mode that is no
+// file, link or directory for a gitlink.
+func kindOf(m string) entryKind {
 	n, err := strconv.ParseUint(m, 8, 32)
 	if err != nil {
-		return modeGitlink
+		return kindGitlink
 	}
 	switch n & 0o170000 {
 	case 0o040000:
-		return "40000"
-	case 0o120000:
-		return modeSymlink
-	case 0o100000:
-		if n&0o100 != 0 {
-			return "100755"
-		}
-		return "100644"
+		return kindTree
+	case 0o100000, 0o120000:
+		return kindFile
 	}
-	return modeGitlink
+	return kindGitlink
 }
 
 // parseTree reads a tree object: entries of "MODE NAME\0" and a raw id of
-// rawLen bytes.
-func parseTree(b []byte, rawLen int) ([]treeEntry, error) {
-	var entries []treeEntry
+// rawLen bytes. Names and ids are substrings of b.
+func parseTree(b string, rawLen int) ([]treeEntry, error) {
+	entries := make([]treeEntry, 0, strings.Count(b, "\x00"))
 	for len(b) > 0 {
-		sp := bytes.IndexByte(b, ' ')
-		nul := bytes.IndexByte(b, 0)
+		sp := strings.IndexByte(b, ' ')
+		nul := strings.IndexByte(b, 0)
 		if sp < 0 || nul < sp || len(b) < nul+1+rawLen {
 			return nil, fmt.Errorf("malformed tree entry")
 		}
-		entries = append(entries, treeEntry{
-			mode: canonMode(string(b[:sp])),
-			name: string(b[sp+1 : nul]),
-			id:   fmt.Sprintf("%x", b[nul+1:nul+1+rawLen]),
-		})
+		entries = append(entries, treeEntry{kind: kindOf(b[:sp]), name: b[sp+1 : nul], id: b[nul+1 : nul+1+rawLen]})
 		b = b[nul+1+rawLen:]
 	}
 	return entries, nil

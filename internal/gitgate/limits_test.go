@@ -216,7 +216,7 @@ func newTreeBuilder(t *testing.T) *treeBuilder {
 }
 
 // tree returns the id of a tree of entries (already in git's order).
-func (b *treeBuilder) tree(entries ...treeEntry) string {
+func (b *treeBuilder) tree(entries ...testEntry) string {
 	var buf bytes.Buffer
 	for _, e := range entries {
 		raw, err := hex.DecodeString(e.id)
@@ -260,9 +260,9 @@ func commitTree(t *testing.T, repo, name, tree string) string {
 // directories' mode: 40000, or 040000 (which git takes and fsck only warns
 // about).
 func chain(b *treeBuilder, n int, blob, mode string) []string {
-	trees := []string{b.tree(treeEntry{"100644", "f", blob})}
+	trees := []string{b.tree(testEntry{"100644", "f", blob})}
 	for len(trees) < n {
-		trees = append(trees, b.tree(treeEntry{mode, "d", trees[len(trees)-1]}))
+		trees = append(trees, b.tree(testEntry{mode, "d", trees[len(trees)-1]}))
 	}
 	return trees
 }
@@ -281,25 +281,25 @@ func TestLimits(t *testing.T) {
 	padded := chain(b, 4000, blob, "040000")
 	// The same chain with every one of its trees also at the top: no
 	// object is first met deeper than two directories.
-	var all []treeEntry
+	var all []testEntry
 	for i, id := range deep {
-		all = append(all, treeEntry{"40000", fmt.Sprintf("t%05d", i), id})
+		all = append(all, testEntry{"40000", fmt.Sprintf("t%05d", i), id})
 	}
 	shortcut := b.tree(all...)
 	// 40 directories of 120 bytes: 4,841 bytes, within the depth.
-	long := b.tree(treeEntry{"100644", "f", blob})
+	long := b.tree(testEntry{"100644", "f", blob})
 	for range 40 {
-		long = b.tree(treeEntry{"40000", strings.Repeat("n", 120), long})
+		long = b.tree(testEntry{"40000", strings.Repeat("n", 120), long})
 	}
 	// Within the limits: 100 deep.
 	fine := chain(b, 100, blob, "40000")[99]
 	// One directory of 20 entries that each name a directory of 20 that
 	// each name a directory of 20 files: 8,000 files from 3 trees.
-	many := b.tree(treeEntry{"100644", "f", blob})
+	many := b.tree(testEntry{"100644", "f", blob})
 	for range 3 {
-		var es []treeEntry
+		var es []testEntry
 		for i := range 20 {
-			es = append(es, treeEntry{"40000", fmt.Sprintf("%02d", i), many})
+			es = append(es, testEntry{"40000", fmt.Sprintf("%02d", i), many})
 		}
 		many = b.tree(es...)
 	}
@@ -474,3 +474,6 @@ func TestAcceptedPackMovedIn(t *testing.T) {
 		t.Errorf("quarantine left behind: %v", left)
 	}
 }
+
+// testEntry is an entry of a tree built in Go.
+type testEntry struct{ mode, name, id string }
