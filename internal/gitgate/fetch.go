@@ -104,8 +104,8 @@ type host struct {
 //     entries and bad .gitmodules, and when it does, each branch is fetched
 //     on its own and those it refuses are refused;
 //  3. a branch over one of the Limits is refused (its new objects, their
-//     inflated sizes, the entries of its trees, the depth and length of
-//     its paths);
+//     inflated sizes, the entries of its trees, and the depth and length of
+//     the paths, the files and their bytes of a checkout of each new tree);
 //  4. one `git log` pass reads every commit reachable from a branch left
 //     and from no ref of the host's own (the destination prefix is not the
 //     host's own);
@@ -117,18 +117,17 @@ type host struct {
 //     repository or leads into such a path; a branch whose destination is
 //     checked out in a work tree is refused too (it is not moved);
 //  6. the host fetches the accepted branches into its own object store, with
-//     fsck on, and writes them to Prefix+name with `git update-ref`, forced
-//     (the destination belongs to the agent) but only from the value read
-//     in step 4.
+//     fsck on (or, when every branch was accepted, the quarantine's pack is
+//     moved in), and writes them to Prefix+name with `git update-ref`,
+//     forced (the destination belongs to the agent) but only from the value
+//     read in step 4.
 //
 // The scratch repository and the quarantine are deleted before Fetch
 // returns (the quarantine lies in the host's object directory; one an
 // interrupted Fetch left is deleted by the next): a refused branch leaves
-// no object in the host's repository. When every branch is accepted, the
-// quarantine's pack is moved into the host's object store instead of
-// fetched again. No
-// program, hook or configuration of the agent's repository is used: the
-// bundle carries only objects and ref names.
+// no object in the host's repository. No program, hook or configuration
+// of the agent's repository is used: the bundle carries only objects and
+// ref names.
 func Fetch(ctx context.Context, opts FetchOptions) (*Result, error) {
 	if err := opts.Policy.Validate(); err != nil {
 		return nil, err
