@@ -278,7 +278,7 @@ func TestLimits(t *testing.T) {
 
 	// 4,000 directories deep: git 2.39's checkout crashes on it.
 	deep := chain(b, 4000, blob, "40000")
-	padded := chain(b, 4000, blob, "040000")
+	padded := chain(b, 200, blob, "040000")
 	// The same chain with every one of its trees also at the top: no
 	// object is first met deeper than two directories.
 	var all []testEntry
@@ -390,13 +390,13 @@ func TestObjectLimit(t *testing.T) {
 // host's repository.
 func TestCompressibleBlob(t *testing.T) {
 	if testing.Short() {
-		t.Skip("writes a 150 MiB blob")
+		t.Skip("writes a 101 MiB blob")
 	}
 	isolate(t)
 	host := newHost(t)
 	agent := newAgent(t, host)
 	cmd := gitCmd(agent, "hash-object", "-w", "--stdin")
-	cmd.Stdin = io.LimitReader(zeros{}, 150<<20)
+	cmd.Stdin = io.LimitReader(zeros{}, 101<<20)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatal(err)
@@ -408,7 +408,7 @@ func TestCompressibleBlob(t *testing.T) {
 		t.Fatalf("bundle: %v, %d bytes", err, fi.Size())
 	}
 	res := fetchT2(t, host, bundle)
-	wantRefused(t, host, byName(t, res, "zeros"), "zeros.bin", "a blob of 150.0 MiB once inflated (limit 100.0 MiB)")
+	wantRefused(t, host, byName(t, res, "zeros"), "zeros.bin", "a blob of 101.0 MiB once inflated (limit 100.0 MiB)")
 	for _, id := range []string{c, blob} {
 		if _, err := gitE(host, "cat-file", "-e", id); err == nil {
 			t.Errorf("object %s of the refused branch is in the host's repository", id)
