@@ -304,8 +304,8 @@ func TestFetchCommandBadBranches(t *testing.T) {
 		"feature new 1 -",
 		"dotgit refused 0 git's fsck refuses its objects (error: object ",
 		": hasDotgit: contains '.git'); the host cannot take it: rewrite or delete the branch in the agent's clone",
-		`"\x1b[2Jnnnn`,
-		`... refused 0 the agent's clone's branch #4 (in the order of git for-each-ref refs/heads/), "\x1b[2Jnnn`,
+		`\x1b[2Jnnnn`,
+		`... refused 0 the agent's clone's branch #4 (in the order of git for-each-ref refs/heads/): its name`,
 		"its name is 304 bytes long, longer than 250",
 	} {
 		if !strings.Contains(tab, want) {

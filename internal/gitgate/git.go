@@ -90,7 +90,7 @@ func (e *gitError) Error() string {
 	if line == "" {
 		line = e.err.Error()
 	}
-	return fmt.Sprintf("git %s: %s", subcommand(e.args), inert(line))
+	return fmt.Sprintf("git %s: %s", subcommand(e.args), line)
 }
 
 // subcommand is the first argument that is neither an option nor the value
@@ -109,16 +109,15 @@ func subcommand(args []string) string {
 
 func (e *gitError) Unwrap() error { return e.err }
 
-// stderrLine is git's first error line on stderr, or the error itself,
-// with anything but printable ASCII escaped.
+// stderrLine is git's first error line on stderr, or the error itself.
 func stderrLine(err error) string {
 	var ge *gitError
 	if errors.As(err, &ge) {
 		if l := errorLine(ge.stderr); l != "" {
-			return inert(l)
+			return l
 		}
 	}
-	return inert(err.Error())
+	return err.Error()
 }
 
 // errorLine is the first line of git's stderr that says "error:" or

@@ -101,14 +101,10 @@ func checkNames(heads []*head, max int) {
 	}
 }
 
-// label names the branch without its raw name: its place in the agent's
-// clone and the start of its name, quoted in printable ASCII.
+// label names the branch without its name (which Branch.Name holds, and
+// which may be long or hostile): its place in the agent's clone.
 func (hd *head) label() string {
-	name := hd.name
-	if len(name) > 40 {
-		name = name[:40] + "..."
-	}
-	return fmt.Sprintf("the agent's clone's branch #%d (in the order of git for-each-ref refs/heads/), %s", hd.n, strconv.QuoteToASCII(name))
+	return fmt.Sprintf("the agent's clone's branch #%d (in the order of git for-each-ref refs/heads/)", hd.n)
 }
 
 // printableName reports whether name is UTF-8 of printable characters
@@ -320,16 +316,4 @@ func measureBranches(ctx context.Context, sz *sizer, heads []*head) error {
 		hd.reasons = append(hd.reasons, why...)
 	}
 	return nil
-}
-
-// inert returns s with every byte outside printable ASCII escaped as Go
-// does: git's messages may repeat what the agent wrote.
-func inert(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] >= 0x7f {
-			q := strconv.QuoteToASCII(s)
-			return q[1 : len(q)-1]
-		}
-	}
-	return s
 }

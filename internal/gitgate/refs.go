@@ -213,7 +213,7 @@ func writeRefs(ctx context.Context, g gitRunner, res *Result) {
 		}
 		if _, err := g.run(ctx, nil, "update-ref", "--no-deref", "-m", "agentbox fetch", b.Ref, b.New, b.Old); err != nil {
 			b.Status = StatusRefused
-			b.Reasons = append(b.Reasons, Reason{Why: fmt.Sprintf("writing %s: %s", inert(b.Ref), stderrLine(err))})
+			b.Reasons = append(b.Reasons, Reason{Why: fmt.Sprintf("writing %s: %s", b.Ref, stderrLine(err))})
 		}
 	}
 }
