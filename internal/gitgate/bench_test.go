@@ -8,16 +8,6 @@ import (
 	"testing"
 )
 
-// fastImport feeds a git fast-import stream to repo.
-func fastImport(tb testing.TB, repo, stream string) {
-	tb.Helper()
-	cmd := gitCmd(repo, "fast-import", "--quiet")
-	cmd.Stdin = strings.NewReader(stream)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		tb.Fatalf("fast-import: %v\n%s", err, out)
-	}
-}
-
 // importFiles writes a stream of commits on branch from main: commits
 // commits, each adding files files of about 100 bytes.
 func importFiles(branch, from string, commits, files int) string {

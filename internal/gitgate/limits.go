@@ -98,7 +98,7 @@ type sizer struct {
 	// Below, objects are named by their raw ids (half the bytes of hex,
 	// and a tree's entries name them so).
 	objects map[string]objInfo // every object read
-	trees   map[string][]treeEntry
+	trees   map[string][]rawEntry
 	shapes  map[string]shape
 }
 
@@ -107,8 +107,8 @@ type objInfo struct {
 	size int64
 }
 
-// treeEntry is an entry of a tree: its kind, name and raw id.
-type treeEntry struct {
+// rawEntry is an entry of a tree: its kind, name and raw id.
+type rawEntry struct {
 	kind     entryKind
 	name, id string
 }
@@ -137,7 +137,7 @@ func newSizer(g gitRunner, limits Limits, format string, own []string) *sizer {
 		idLen = 64
 	}
 	return &sizer{g: g, limits: limits, idLen: idLen, own: own, objects: map[string]objInfo{},
-		trees: map[string][]treeEntry{}, shapes: map[string]shape{}}
+		trees: map[string][]rawEntry{}, shapes: map[string]shape{}}
 }
 
 // measure returns why the branch at tip is over a limit: its new objects,
@@ -455,7 +455,7 @@ func (s *sizer) readTreeBatch(br *bufio.Reader, ids []string) error {
 		if _, err := io.ReadFull(br, buf); err != nil {
 			return err
 		}
-		entries, err := parseTree(string(buf[:size]), s.idLen/2)
+		entries, err := parseRawTree(string(buf[:size]), s.idLen/2)
 		if err != nil {
 			return fmt.Errorf("tree %x: %w", id, err)
 		}
@@ -481,17 +481,17 @@ func kindOf(m string) entryKind {
 	return kindGitlink
 }
 
-// parseTree reads a tree object: entries of "MODE NAME\0" and a raw id of
+// parseRawTree reads a tree object: entries of "MODE NAME\0" and a raw id of
 // rawLen bytes. Names and ids are substrings of b.
-func parseTree(b string, rawLen int) ([]treeEntry, error) {
-	entries := make([]treeEntry, 0, strings.Count(b, "\x00"))
+func parseRawTree(b string, rawLen int) ([]rawEntry, error) {
+	entries := make([]rawEntry, 0, strings.Count(b, "\x00"))
 	for len(b) > 0 {
 		sp := strings.IndexByte(b, ' ')
 		nul := strings.IndexByte(b, 0)
 		if sp < 0 || nul < sp || len(b) < nul+1+rawLen {
 			return nil, fmt.Errorf("malformed tree entry")
 		}
-		entries = append(entries, treeEntry{kind: kindOf(b[:sp]), name: b[sp+1 : nul], id: b[nul+1 : nul+1+rawLen]})
+		entries = append(entries, rawEntry{kind: kindOf(b[:sp]), name: b[sp+1 : nul], id: b[nul+1 : nul+1+rawLen]})
 		b = b[nul+1+rawLen:]
 	}
 	return entries, nil
