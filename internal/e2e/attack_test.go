@@ -148,7 +148,7 @@ func testAttack(e *env, p *project) {
 
 	// Bring the agent's work back.
 	r = p.agentbox(nil, "fetch")
-	e.timed("agentbox fetch (the attack's 20 branches)", r.took)
+	e.timed("agentbox fetch (the attack's 24 branches)", r.took)
 	t.Logf("agentbox fetch: %s", r)
 	if r.code != 1 {
 		t.Errorf("agentbox fetch: want exit 1 (branches refused): %s", r)
