@@ -25,8 +25,10 @@ import (
 //     branch from the scratch repository into it with fsck on, and
 //     everything is examined there, against the host's refs.
 //
-// Only then does the host fetch the accepted branches, with fsck on again,
-// into its own object store: a refused branch leaves nothing there.
+// Only then do the accepted branches enter the host's object store: the
+// quarantine's pack is moved in when it holds accepted branches only, and
+// otherwise the host fetches them, with fsck on again. A refused branch
+// leaves nothing there.
 
 // head is one branch the bundle lists.
 type head struct {
