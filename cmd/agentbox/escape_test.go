@@ -56,7 +56,8 @@ func jsonSafe(t *testing.T, what, out string) {
 }
 
 // TestFetchEscapesAgentText: branch names and paths of the agent's bundle
-// reach fetch's table and --json escaped.
+// reach fetch's table and --json escaped. (The gate refuses the branches
+// whose names are not printable: git on the host would print them raw.)
 func TestFetchEscapesAgentText(t *testing.T) {
 	gitHome(t)
 	host := filepath.Join(t.TempDir(), "host")
@@ -66,7 +67,8 @@ func TestFetchEscapesAgentText(t *testing.T) {
 	_, bundle := agentRepo(t, host, map[string]map[string]string{
 		names[0]: {"a": "a\n"},
 		names[1]: {"b": "b\n"},
-		names[2]: {".vscode/" + osc52 + rawCSI: "x\n"},
+		names[2]: {"c": "c\n"},
+		"paths":  {".vscode/" + osc52 + rawCSI: "x\n"},
 	})
 	d := fakeBundle(t, bundle, &generator.Config{Workspace: "/workspace"}, nil)
 
@@ -101,8 +103,8 @@ func TestFetchEscapesAgentText(t *testing.T) {
 }
 
 // TestFetchEscapesFsckError: git's fsck echoes a .gitmodules value in its
-// error (it replaces ASCII controls, not C1 or bidi ones); agentbox's error
-// line passes it on escaped.
+// error (it replaces ASCII controls, not C1 or bidi ones); the branch's
+// reason passes it on escaped.
 func TestFetchEscapesFsckError(t *testing.T) {
 	gitHome(t)
 	host := filepath.Join(t.TempDir(), "host")
@@ -112,13 +114,13 @@ func TestFetchEscapesFsckError(t *testing.T) {
 		"sub": {".gitmodules": "[submodule \"../" + rawCSI + utf8CSI + bidi + "\"]\n\tpath = x\n\turl = https://example.invalid/x\n"},
 	})
 	d := fakeBundle(t, bundle, &generator.Config{Workspace: "/workspace"}, nil)
-	_, stderr, code := runInDeps(t, d, host, "fetch")
-	if code != exitError || !strings.Contains(stderr, "disallowed submodule name") {
-		t.Fatalf("exit %d, stderr %q", code, stderr)
+	stdout, stderr, code := runInDeps(t, d, host, "fetch")
+	if code != exitError || !strings.Contains(stdout, "disallowed submodule name") {
+		t.Fatalf("exit %d, stderr %q, stdout %q", code, stderr, stdout)
 	}
-	terminalSafe(t, "fetch's error", stderr)
-	if want := `../\x9b2J\u{9b}2J\u{202e}gnp.exe`; !strings.Contains(stderr, want) {
-		t.Errorf("the error lacks %s: %q", want, stderr)
+	terminalSafe(t, "fetch's table", stdout)
+	if want := `../\x9b2J\u{9b}2J\u{202e}gnp.exe`; !strings.Contains(stdout, want) {
+		t.Errorf("the reason lacks %s: %q", want, stdout)
 	}
 }
 

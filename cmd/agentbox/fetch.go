@@ -10,9 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
@@ -96,12 +98,14 @@ type fetchOptions struct {
 	prefix string
 }
 
-const fetchLong = `Bring the agent's commits back: make a git bundle of every branch of the
-agent's clone (docker compose exec agent git bundle create), fetch it into
-this repository with git's fsck on, examine every new commit, and write each
-accepted branch to refs/heads/agentbox/<branch> (--prefix), forced: those
-refs belong to the agent. Your own branches are never touched; merge or
-cherry-pick from agentbox/<branch> as you would from a colleague's.
+var fetchLong = `Bring the agent's commits back: make a git bundle of every branch of the
+agent's clone (docker compose exec agent git bundle create), fetch it with
+git's fsck on into a quarantine (an object directory of its own beside this
+repository's), examine every new commit there, and write each accepted
+branch to refs/heads/agentbox/<branch> (--prefix), forced: those refs belong
+to the agent. Only the accepted branches' objects enter this repository.
+Your own branches are never touched; merge or cherry-pick from
+agentbox/<branch> as you would from a colleague's.
 
 Nothing of the agent's repository runs: a bundle holds only objects and
 branch names, not its config or hooks.
@@ -120,8 +124,14 @@ A branch is refused (and not written) when any of its new commits
     would take for a repository that your trees do not have, or changes
     one you have other than in its objects and refs,
 and when its destination is checked out in one of your work trees. Paths
-match case-insensitively, as on macOS and Windows. The other branches are
-still written.
+match case-insensitively, as on macOS and Windows.
+
+A branch is refused too when git's fsck refuses one of its objects, when
+its name is longer than ` + strconv.Itoa(gitgate.DefaultLimits.NameBytes) + ` bytes, not printable or not a valid branch name
+(the reason names it by its place in git for-each-ref refs/heads/ of the
+agent's clone; its "ref" is empty), and when it is over a limit:
+` + limitsText(gitgate.DefaultLimits) + `.
+The other branches are still written.
 
 stdout: a table, one row per branch (and one per reason), or with --json:
   {"branches": [{"name": "feature/x",
@@ -246,12 +256,38 @@ func printFetchTable(w io.Writer, res *gitgate.Result) {
 		if len(reasons) > 0 {
 			first = reasons[0]
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", esc(b.Name), b.Status, b.Commits, first)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", shortName(esc(b.Name)), b.Status, b.Commits, first)
 		for _, r := range reasons[min(1, len(reasons)):] {
 			fmt.Fprintf(tw, "\t\t\t%s\n", r)
 		}
 	}
 	tw.Flush()
+}
+
+// limitsText says what a branch may bring, wrapped for --help.
+func limitsText(l gitgate.Limits) string {
+	size := func(n int64) string {
+		if n >= 1<<30 && n%(1<<30) == 0 {
+			return fmt.Sprintf("%d GiB", n>>30)
+		}
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	text := fmt.Sprintf("%d new objects, %s for one object once inflated, %s for all of "+
+		"them, a path of %d components or %d bytes, %d entries in a tree, a checkout of one of "+
+		"its trees of %d files or %s", l.Objects, size(l.ObjectSize), size(l.TotalSize),
+		l.Depth, l.PathBytes, l.TreeEntries, l.CheckoutFiles, size(l.CheckoutSize))
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		if line != "" && len(line)+1+len(w) > 72 {
+			lines, line = append(lines, line), ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	return strings.Join(append(lines, line), "\n")
 }
 
 // reasonText is why fetch's checks refused a branch, as fetch's table and
@@ -266,6 +302,19 @@ func reasonText(r gitgate.Reason) string {
 		s = short(r.Commit) + " " + s
 	}
 	return esc(s)
+}
+
+// shortName cuts a branch name longer than 100 bytes (the gate refuses
+// those over 250, and a reason says which branch it is).
+func shortName(s string) string {
+	if len(s) <= 100 {
+		return s
+	}
+	cut := 100
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }
 
 func short(id string) string { return id[:min(12, len(id))] }

@@ -259,3 +259,63 @@ func TestLimitWriter(t *testing.T) {
 		t.Errorf("headBuffer kept %d of %d", hb.Len(), n)
 	}
 }
+
+// TestFetchCommandBadBranches: a branch whose name git cannot store and
+// one whose tree git's fsck refuses are refused on their own rows; the
+// other branches are written, and the table carries neither the long name
+// whole nor a control.
+func TestFetchCommandBadBranches(t *testing.T) {
+	gitHome(t)
+	host := filepath.Join(t.TempDir(), "host")
+	git(t, ".", "init", "-q", host)
+	commitAll(t, host, map[string]string{"README.md": "hi\n"})
+	agent, bundle := agentRepo(t, host, map[string]map[string]string{"feature": {"src/a.go": "package a\n"}})
+	// A tree with a .git entry, made with plumbing (git add refuses it).
+	mk := func(entries string) string {
+		cmd := exec.Command("git", "-C", agent, "mktree")
+		cmd.Stdin = strings.NewReader(entries)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	blob := git(t, agent, "rev-parse", "main:README.md")
+	sub := mk("100644 blob " + blob + "\tconfig\n")
+	c := git(t, agent, "commit-tree", "-p", "main", "-m", "dotgit", mk("040000 tree "+sub+"\t.git\n"))
+	git(t, agent, "update-ref", "refs/heads/dotgit", c)
+	git(t, agent, "bundle", "create", "-q", bundle, "--branches")
+	// A name of 300 bytes with a terminal escape, added to the header.
+	data, err := os.ReadFile(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := "\x1b[2J" + strings.Repeat("n", 300)
+	data = []byte(strings.Replace(string(data), "\n\n", "\n"+c+" refs/heads/"+long+"\n\n", 1))
+	writeFile(t, bundle, data)
+
+	d := fakeBundle(t, bundle, &generator.Config{Workspace: "/workspace"}, nil)
+	stdout, stderr, code := runInDeps(t, d, host, "fetch")
+	if code != exitError || !strings.Contains(stderr, "agentbox: 2 of 4 branches refused") {
+		t.Fatalf("exit %d, stderr %q\n%s", code, stderr, stdout)
+	}
+	tab := table(stdout)
+	for _, want := range []string{
+		"feature new 1 -",
+		"dotgit refused 0 git's fsck refuses its objects (error: object ",
+		": hasDotgit: contains '.git'); the host cannot take it: rewrite or delete the branch in the agent's clone",
+		`\x1b[2Jnnnn`,
+		`... refused 0 the agent's clone's branch #4 (in the order of git for-each-ref refs/heads/): its name`,
+		"its name is 304 bytes long, longer than 250",
+	} {
+		if !strings.Contains(tab, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "\x1b") || strings.Contains(stdout, long[:120]) {
+		t.Errorf("the long name reached stdout whole or raw:\n%q", stdout)
+	}
+	if got := git(t, host, "for-each-ref", "--format=%(refname)", "refs/heads/agentbox/"); got != "refs/heads/agentbox/feature\nrefs/heads/agentbox/main" {
+		t.Errorf("written: %s", got)
+	}
+}

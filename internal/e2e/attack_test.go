@@ -71,6 +71,23 @@ git add -A && git commit -q -m other && git merge -q --no-edit bare-side && git 
 git checkout -q -b intermediate "$base"
 mkdir -p .vscode && echo "$task" >.vscode/tasks.json && commit intermediate-1
 git rm -q -r .vscode && git commit -q -m intermediate-2 && echo "branch intermediate: committed"
+# What a branch may carry: each of these is refused on its own, and its
+# objects stay out of the host's repository. A tree with a .git entry
+# (fsck), a file 4,000 directories deep (git 2.39's checkout crashes), a
+# blob of 150 MB of zeros (150 KB packed), a name of 252 bytes (through
+# packed-refs: the host cannot lock it as a file).
+blob=$(echo x | git hash-object -w --stdin)
+sub=$(printf '100644 blob %s\tconfig\n' "$blob" | git mktree)
+c=$(git commit-tree -p "$base" -m dotgit-tree "$(printf '040000 tree %s\t.git\n' "$sub" | git mktree)") &&
+	git update-ref refs/heads/dotgit-tree "$c" && echo "branch dotgit-tree: committed"
+p=$(printf 'd/%.0s' $(seq 4000))f
+printf 'commit refs/heads/deep\ncommitter a <a@sandbox.invalid> 0 +0000\ndata 4\ndeep\nfrom %s\nM 100644 inline %s\ndata 2\nx\n\n' "$base" "$p" |
+	git fast-import --quiet 2>/dev/null && echo "branch deep: committed"
+z=$(head -c 150000000 /dev/zero | git hash-object -w --stdin)
+c=$(git commit-tree -p "$base" -m zeros "$(printf '100644 blob %s\tzeros.bin\n' "$z" | git mktree)") &&
+	git update-ref refs/heads/zeros "$c" && echo "branch zeros: committed" && echo "refused-object $z"
+git pack-refs --all && sed -i '/^#/d' .git/packed-refs &&
+	printf '%s refs/heads/%s\n' "$base" "$(printf 'n%.0s' $(seq 252))" >>.git/packed-refs && echo "branch long-name: committed"
 # The clone's own configuration and hooks: they run in the sandbox only.
 git config core.fsmonitor "touch $M-clone-config"
 hook clone-hook >.git/hooks/post-checkout && chmod +x .git/hooks/post-checkout
@@ -115,7 +132,12 @@ func testAttack(e *env, p *project) {
 	}
 	r := p.mustAgentbox(nil, "shell", "--", "bash", "-c", attackScript, "attack", marker)
 	t.Logf("the attack in the sandbox:\n%s", r.stdout)
+	var refusedObjects []string
 	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		if id, ok := strings.CutPrefix(line, "refused-object "); ok {
+			refusedObjects = append(refusedObjects, id)
+			continue
+		}
 		if strings.HasPrefix(line, "origin") && !strings.HasSuffix(line, ": refused") {
 			t.Errorf("the agent wrote into the host's git database: %s", line)
 		}
@@ -126,7 +148,7 @@ func testAttack(e *env, p *project) {
 
 	// Bring the agent's work back.
 	r = p.agentbox(nil, "fetch")
-	e.timed("agentbox fetch (the attack's 20 branches)", r.took)
+	e.timed("agentbox fetch (the attack's 24 branches)", r.took)
 	t.Logf("agentbox fetch: %s", r)
 	if r.code != 1 {
 		t.Errorf("agentbox fetch: want exit 1 (branches refused): %s", r)
@@ -135,6 +157,21 @@ func testAttack(e *env, p *project) {
 	branches := e.must(runOpt{dir: p.dir}, "git", "branch", "--list", "agentbox/*", "--format=%(refname:short)").stdout
 	if got := strings.Fields(branches); strings.Join(got, " ") != "agentbox/clean agentbox/main" {
 		t.Errorf("agentbox fetch created %q; want agentbox/clean and agentbox/main", got)
+	}
+	// Each bad branch is refused on its own row, and none of its objects
+	// is in the host's repository.
+	for _, want := range []string{"dotgit-tree", "deep", "zeros", "its name is 252 bytes long"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("agentbox fetch does not report %q:\n%s", want, r.stdout)
+		}
+	}
+	if len(refusedObjects) == 0 {
+		t.Errorf("the attack script made no blob of zeros")
+	}
+	for _, id := range refusedObjects {
+		if e.run(runOpt{dir: p.dir}, "git", "cat-file", "-e", id).code == 0 {
+			t.Errorf("the refused object %s is in the host's repository", id)
+		}
 	}
 
 	// A bundle of the agent's whole clone, to pull and fetch from directly

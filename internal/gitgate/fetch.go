@@ -7,16 +7,17 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
-	"time"
 )
 
 // DefaultPrefix is where accepted branches are written: the agent's branch
 // feature/x becomes refs/heads/agentbox/feature/x.
 const DefaultPrefix = "refs/heads/agentbox/"
 
-// incoming is where the agent's branches wait while they are examined. Every
-// ref below it is deleted when Fetch returns.
+// incoming is where agentbox's fetch once kept the agent's branches while
+// it examined them; Fetch deletes what an interrupted one left there, and
+// refuses it as a prefix.
 const incoming = "refs/agentbox-incoming/"
 
 // FetchOptions say what to fetch, from where, into where.
@@ -32,6 +33,8 @@ type FetchOptions struct {
 	// in "/" with at least three components (DefaultPrefix when empty).
 	Prefix string
 	Policy Policy
+	// Limits bound what a branch may bring (DefaultLimits where zero).
+	Limits Limits
 }
 
 // Status says what Fetch did with a branch.
@@ -48,7 +51,7 @@ const (
 // Branch is what became of one branch of the bundle.
 type Branch struct {
 	Name string `json:"name"` // the agent's branch: feature/x
-	Ref  string `json:"ref"`  // the destination: refs/heads/agentbox/feature/x
+	Ref  string `json:"ref"`  // the destination: refs/heads/agentbox/feature/x; "" when the name is refused
 	Old  string `json:"old"`  // the destination's commit before; "" when it did not exist
 	New  string `json:"new"`  // the agent's commit
 	// Commits counts the commits reachable from New and neither from Old
@@ -91,28 +94,40 @@ type host struct {
 
 // Fetch brings the branches of a bundle into the repository at opts.Dir:
 //
-//  1. the bundle is fetched into a scratch repository (git 2.39 does not fsck
-//     objects fetched straight from a bundle), and the host fetches from
-//     that with fetch.fsckObjects, transfer.fsckObjects and
-//     receive.fsckObjects on, into refs/agentbox-incoming/; fsck refuses
-//     malformed objects, trees with .git entries and bad .gitmodules;
-//  2. one `git log` pass reads every commit reachable from an incoming
-//     branch and from no ref of the host's own (refs/agentbox-incoming/ and
-//     the destination prefix are not the host's own);
-//  3. a branch is refused, with every reason, when one of its commits adds or
+//  1. the bundle is read into a scratch repository (git 2.39 does not fsck
+//     objects fetched straight from a bundle); a branch whose name git could
+//     not store or a terminal would not show as is, or that is listed twice,
+//     is refused;
+//  2. the host fetches the branches from there, with fetch.fsckObjects,
+//     transfer.fsckObjects and receive.fsckObjects on, into a quarantine
+//     object directory: fsck refuses malformed objects, trees with .git
+//     entries and bad .gitmodules, and when it does, each branch is fetched
+//     on its own and those it refuses are refused;
+//  3. a branch over one of the Limits is refused (its new objects, their
+//     inflated sizes, the entries of its trees, and the depth and length of
+//     the paths, the files and their bytes of a checkout of each new tree);
+//  4. one `git log` pass reads every commit reachable from a branch left
+//     and from no ref of the host's own (the destination prefix is not the
+//     host's own);
+//  5. a branch is refused, with every reason, when one of its commits adds or
 //     changes a gitlink, changes a Protected path not in Policy.Writable or a
 //     Policy.ReadOnly path or the host's core.hooksPath, has a .git path
 //     component, has a directory git takes for a bare repository, or adds a
 //     symlink that is absolute, climbs out of the
 //     repository or leads into such a path; a branch whose destination is
 //     checked out in a work tree is refused too (it is not moved);
-//  4. accepted branches are written to Prefix+name with `git update-ref`,
+//  6. the host fetches the accepted branches into its own object store, with
+//     fsck on (or, when every branch was accepted, the quarantine's pack is
+//     moved in), and writes them to Prefix+name with `git update-ref`,
 //     forced (the destination belongs to the agent) but only from the value
-//     read in step 2.
+//     read in step 4.
 //
-// Every ref below refs/agentbox-incoming/ is deleted before Fetch returns.
-// No program, hook or configuration of the agent's repository is used: the
-// bundle carries only objects and ref names.
+// The scratch repository and the quarantine are deleted before Fetch
+// returns (the quarantine lies in the host's object directory; one an
+// interrupted Fetch left is deleted by the next): a refused branch leaves
+// no object in the host's repository. No program, hook or configuration
+// of the agent's repository is used: the bundle carries only objects and
+// ref names.
 func Fetch(ctx context.Context, opts FetchOptions) (*Result, error) {
 	if err := opts.Policy.Validate(); err != nil {
 		return nil, err
@@ -134,38 +149,85 @@ func Fetch(ctx context.Context, opts FetchOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	scratch, err := unbundle(ctx, h, bundle, filepath.Join(tmp, "scratch.git"))
+	if err := deleteIncoming(ctx, h.git); err != nil { // left by an agentbox before the quarantine
+		return nil, err
+	}
+	s, heads, err := unbundle(ctx, h, bundle, filepath.Join(tmp, "scratch.git"))
 	if err != nil {
 		return nil, err
 	}
-	if err := deleteIncoming(ctx, h.git); err != nil { // left by an interrupted run
+	limits := opts.Limits.orDefault()
+	checkNames(heads, limits.NameBytes)
+	if err := scratchRefs(ctx, s, heads); err != nil {
 		return nil, err
 	}
-	res, err := fetchAndExamine(ctx, h, scratch, prefix, newRules(opts.Policy, h.hooksPath))
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	if derr := deleteIncoming(cctx, h.git); derr != nil && err == nil {
-		err = derr
-	}
+	q, err := newQuarantine(h)
 	if err != nil {
 		return nil, err
 	}
-	return res, nil
-}
-
-// fetchAndExamine fetches from the scratch repository with fsck, examines
-// the incoming branches and writes the accepted ones.
-func fetchAndExamine(ctx context.Context, h *host, scratch, prefix string, r rules) (*Result, error) {
-	if _, err := h.git.run(ctx, nil, "-c", "fetch.fsckObjects=true", "-c", "transfer.fsckObjects=true", "-c", "receive.fsckObjects=true",
-		"fetch", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head", "--no-auto-maintenance", "--quiet",
-		scratch, "+refs/heads/*:"+incoming+"*"); err != nil {
+	defer os.RemoveAll(q.dir)
+	if err := q.fetch(ctx, s.dir, heads); err != nil {
 		return nil, fmt.Errorf("checking the bundle's objects: %s", stderrLine(err))
 	}
-	res, err := examine(ctx, h.git, prefix, r)
+	rs, err := readRefs(ctx, q.git, prefix)
 	if err != nil {
 		return nil, err
 	}
+	if err := measureBranches(ctx, newSizer(q.git, limits, h.format, rs.own), heads); err != nil {
+		return nil, err
+	}
+	return judgeAndWrite(ctx, h, q, s.dir, rs, heads, prefix, newRules(opts.Policy, h.hooksPath))
+}
+
+// judgeAndWrite applies the rules to the branches still open, in the
+// quarantine, brings the accepted ones into the host's object store and
+// writes them.
+func judgeAndWrite(ctx context.Context, h *host, q *quarantine, scratch string, rs *refs, heads []*head, prefix string, r rules) (*Result, error) {
+	res := &Result{}
+	byName := map[string]*head{}
+	if pending := open(heads); len(pending) > 0 {
+		for _, hd := range pending {
+			rs.incoming[hd.name] = object{hd.id, hd.typ}
+			byName[hd.name] = hd
+		}
+		var err error
+		if res, err = examine(ctx, q.git, rs, prefix, r); err != nil {
+			return nil, err
+		}
+	}
+	var accepted []*head
+	for _, b := range res.Branches {
+		if b.Status == StatusNew || b.Status == StatusUpdated {
+			accepted = append(accepted, byName[b.Name])
+		}
+	}
+	// When every branch the quarantine holds was accepted, its pack is
+	// moved in; otherwise the host fetches the accepted ones again.
+	moved := false
+	if res.Refused() == 0 {
+		var err error
+		if moved, err = q.migrate(h.objects); err != nil {
+			return nil, err
+		}
+	}
+	if len(accepted) > 0 && !moved {
+		if err := fetchBranches(ctx, h.git, scratch, accepted); err != nil {
+			return nil, fmt.Errorf("bringing the accepted branches into the repository: %s", stderrLine(err))
+		}
+	}
 	writeRefs(ctx, h.git, res)
+	for _, hd := range heads {
+		if len(hd.reasons) == 0 {
+			continue
+		}
+		b := Branch{Name: hd.name, New: hd.id, Status: StatusRefused, Reasons: hd.reasons}
+		if !hd.badName {
+			b.Ref = prefix + hd.name
+			b.Old = rs.dest[b.Ref].id
+		}
+		res.Branches = append(res.Branches, b)
+	}
+	sort.SliceStable(res.Branches, func(i, j int) bool { return res.Branches[i].Name < res.Branches[j].Name })
 	return res, nil
 }
 
@@ -244,42 +306,6 @@ func bundleFile(opts FetchOptions, tmp string) (string, error) {
 		return "", fmt.Errorf("reading the bundle: %w", err)
 	}
 	return f.Name(), f.Close()
-}
-
-// unbundle fetches the bundle's branches into a new bare scratch repository
-// that borrows the host's objects (so that a bundle may leave out what the
-// host has) and returns its path. Nothing is checked here: the host's fetch
-// from the scratch repository checks everything.
-func unbundle(ctx context.Context, h *host, bundle, scratch string) (string, error) {
-	if _, err := h.git.run(ctx, nil, "init", "--quiet", "--bare", "--template=", "--object-format="+h.format, scratch); err != nil {
-		return "", fmt.Errorf("creating a scratch repository: %s", stderrLine(err))
-	}
-	alt := filepath.Join(scratch, "objects", "info", "alternates")
-	if err := os.MkdirAll(filepath.Dir(alt), 0o755); err != nil {
-		return "", err
-	}
-	if err := os.WriteFile(alt, []byte(h.objects+"\n"), 0o644); err != nil {
-		return "", err
-	}
-	s := newGit(scratch)
-	heads, err := s.run(ctx, nil, "bundle", "list-heads", bundle)
-	if err != nil {
-		return "", fmt.Errorf("reading the bundle: %s", stderrLine(err))
-	}
-	n := 0
-	for _, l := range strings.Split(string(heads), "\n") {
-		if f := strings.Fields(l); len(f) == 2 && strings.HasPrefix(f[1], "refs/heads/") {
-			n++
-		}
-	}
-	if n == 0 {
-		return "", errors.New("the bundle holds no branches")
-	}
-	if _, err := s.run(ctx, nil, "fetch", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance", "--quiet",
-		bundle, "+refs/heads/*:refs/heads/*"); err != nil {
-		return "", fmt.Errorf("reading the bundle: %s", stderrLine(err))
-	}
-	return scratch, nil
 }
 
 // deleteIncoming deletes every ref below refs/agentbox-incoming/.

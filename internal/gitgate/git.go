@@ -48,6 +48,12 @@ type gitRunner struct {
 
 func newGit(dir string) gitRunner { return gitRunner{dir: dir, env: gitEnv()} }
 
+// with returns g with the variables kv added to its environment.
+func (g gitRunner) with(kv ...string) gitRunner {
+	g.env = append(append([]string{}, g.env...), kv...)
+	return g
+}
+
 // run runs `git -C DIR ARGS...` with stdin and returns its stdout. A failure
 // is an error naming the subcommand and git's first line on stderr.
 func (g gitRunner) run(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {

@@ -13,7 +13,7 @@ import (
 
 // isolate points HOME and git's global configuration at throwaway files, so
 // that neither the user's configuration nor the system's changes a test.
-func isolate(t *testing.T) {
+func isolate(t testing.TB) {
 	t.Helper()
 	testenv.RequireProgram(t, "git")
 	home := t.TempDir()
@@ -25,7 +25,7 @@ func isolate(t *testing.T) {
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 }
 
-func writeTestFile(t *testing.T, path, content string) {
+func writeTestFile(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -37,7 +37,7 @@ func writeTestFile(t *testing.T, path, content string) {
 
 // gitT runs git in dir and returns its trimmed stdout; a failure fails the
 // test.
-func gitT(t *testing.T, dir string, args ...string) string {
+func gitT(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	out, err := gitE(dir, args...)
 	if err != nil {
@@ -56,7 +56,7 @@ func gitCmd(dir string, args ...string) *exec.Cmd {
 }
 
 // newHost makes a host repository with one commit on main.
-func newHost(t *testing.T) string {
+func newHost(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "host")
 	gitT(t, ".", "init", "-q", dir)
@@ -68,7 +68,7 @@ func newHost(t *testing.T) string {
 }
 
 // newAgent clones host as the sandbox does: the agent's own repository.
-func newAgent(t *testing.T, host string) string {
+func newAgent(t testing.TB, host string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "agent")
 	gitT(t, ".", "clone", "-q", host, dir)
@@ -94,7 +94,7 @@ func branch(t *testing.T, repo, name string) {
 }
 
 // bundleOf bundles every branch of repo.
-func bundleOf(t *testing.T, repo string, extra ...string) string {
+func bundleOf(t testing.TB, repo string, extra ...string) string {
 	t.Helper()
 	f := filepath.Join(t.TempDir(), "agent.bundle")
 	gitT(t, repo, append([]string{"bundle", "create", "-q", f, "--branches"}, extra...)...)

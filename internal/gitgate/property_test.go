@@ -409,7 +409,7 @@ func writeCommit(w *bytes.Buffer, ref string, mark int, parents []string, s tree
 	w.WriteString("\n")
 }
 
-func fastImport(t *testing.T, repo, stream string) {
+func fastImport(t testing.TB, repo, stream string) {
 	t.Helper()
 	cmd := gitCmd(repo, "fast-import", "--quiet", "--export-marks="+filepath.Join(repo, ".git", "marks"))
 	cmd.Stdin = strings.NewReader(stream)

@@ -1,11 +1,13 @@
 // Package gitgate brings an agent's commits from its own git clone into the
 // host repository without trusting anything in that clone. The clone travels
-// as a git bundle (pure data); the host's git fetches it with fsck on, and
-// every new commit is examined before a branch is written: changes to paths
-// whose content host tools run or offer to run (Protected), gitlinks,
+// as a git bundle (pure data); the host's git fetches it with fsck on into a
+// quarantine object directory, and every branch is examined there before it
+// is written or any of its objects enters the host's store: a name git
+// cannot store, an object fsck refuses, a branch over the Limits, changes to
+// paths whose content host tools run or offer to run (Protected), gitlinks,
 // symlinks that leave the repository and `.git` path components refuse the
-// branch. Nothing from the agent's repository (config, hooks, attributes) is
-// ever read or run. The package never prints.
+// branch, and that branch only. Nothing from the agent's repository (config,
+// hooks, attributes) is ever read or run. The package never prints.
 package gitgate
 
 import (

@@ -9,7 +9,7 @@ import (
 
 // refs is what the host's refs say before anything is written.
 type refs struct {
-	incoming   map[string]object // branch name -> the agent's tip
+	incoming   map[string]object // branch name -> the agent's tip (the caller's)
 	dest       map[string]object // destination ref -> its object
 	own        []string          // objects of the host's own refs
 	checkedOut map[string]string // ref -> the work tree that has it checked out
@@ -30,8 +30,7 @@ func readRefs(ctx context.Context, g gitRunner, prefix string) (*refs, error) {
 		}
 		o := object{f[0], f[1]}
 		switch name := f[2]; {
-		case strings.HasPrefix(name, incoming):
-			rs.incoming[strings.TrimPrefix(name, incoming)] = o
+		case strings.HasPrefix(name, incoming): // deleted before
 		case strings.HasPrefix(name, prefix):
 			rs.dest[name] = o
 		default:
@@ -55,11 +54,7 @@ func readRefs(ctx context.Context, g gitRunner, prefix string) (*refs, error) {
 
 // examine reads the new commits of every incoming branch in one `git log`
 // pass and decides each branch's fate; writeRefs carries it out.
-func examine(ctx context.Context, g gitRunner, prefix string, r rules) (*Result, error) {
-	rs, err := readRefs(ctx, g, prefix)
-	if err != nil {
-		return nil, err
-	}
+func examine(ctx context.Context, g gitRunner, rs *refs, prefix string, r rules) (*Result, error) {
 	if len(rs.incoming) == 0 {
 		return nil, fmt.Errorf("the bundle holds no branches")
 	}

@@ -207,30 +207,6 @@ func TestMergeOfTheHostsWork(t *testing.T) {
 	}
 }
 
-// TestTreeWithDotGitRefusedByFsck: a tree with a .git entry never reaches
-// the host: git's fsck refuses the objects, and nothing is written.
-func TestTreeWithDotGitRefusedByFsck(t *testing.T) {
-	isolate(t)
-	host := newHost(t)
-	agent := newAgent(t, host)
-	blob := gitT(t, agent, "hash-object", "-w", "README.md")
-	sub := mktree(t, agent, "100644 blob "+blob+"\tconfig\n")
-	top := mktree(t, agent, "040000 tree "+sub+"\t.git\n100644 blob "+blob+"\tREADME.md\n")
-	c := gitT(t, agent, "commit-tree", "-p", "HEAD", "-m", "dotgit", top)
-	gitT(t, agent, "update-ref", "refs/heads/dotgit", c)
-	_, err := Fetch(t.Context(), FetchOptions{Dir: host, Bundle: bundleOf(t, agent)})
-	if err == nil || !strings.Contains(err.Error(), "hasDotgit") {
-		t.Fatalf("Fetch err = %v, want git fsck's hasDotgit", err)
-	}
-	checkNoIncoming(t, host)
-	if refs := gitT(t, host, "for-each-ref", "refs/heads/agentbox/"); refs != "" {
-		t.Errorf("refs written: %s", refs)
-	}
-	if out, err := gitE(host, "cat-file", "-e", c); err == nil {
-		t.Errorf("the hostile commit is in the host's objects %s", out)
-	}
-}
-
 func mktree(t *testing.T, repo, entries string) string {
 	t.Helper()
 	cmd := gitCmd(repo, "mktree")
