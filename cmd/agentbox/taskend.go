@@ -22,7 +22,6 @@ import (
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/denials"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
-	"github.com/agentbox-dev/agentbox/internal/shquote"
 )
 
 // taskSummary is what run prints when a task ends (--json: this shape).
@@ -200,8 +199,7 @@ func egressRefusals(log io.Reader, cidrs []netip.Prefix) ([]nameCount, []addrCou
 }
 
 // collectBranch takes the task's branch from its workspace volume (a
-// bundle made by the sandbox's own image, with no network, as the agent's
-// uid) into the host repository through agentbox fetch's checks, and
+// bundle made by the sandbox's own image in collectCommand's container) into the host repository through agentbox fetch's checks, and
 // lists what the task left uncommitted.
 func collectBranch(ctx context.Context, p *prepared, sum *taskSummary) {
 	if prof, ok := p.cfg.Profile(p.rec.Profile); ok && prof.Locked {
@@ -209,28 +207,7 @@ func collectBranch(ctx context.Context, p *prepared, sum *taskSummary) {
 			generator.OutputDir + " is in volume " + p.rec.Project + "_" + generator.OutputVolume + " until agentbox rm " + p.rec.Name
 		return
 	}
-	vol := p.rec.Project + "_" + generator.WorkspaceVolume
-	cmd := exec.CommandContext(ctx, p.docker, "run", "--rm", "--network", "none", "--user", fmt.Sprintf("%d:%d", p.cfg.UID, p.cfg.GID),
-		"-v", vol+":/workspace:ro", "--entrypoint", "sh", p.cfg.Name+"-agent", "-c", bundleScript("/workspace"), "sh", p.rec.Name)
-	collectFrom(ctx, p, sum, cmd)
-}
-
-// bundleScript, run by sh with the task's name as $1, writes the status of
-// the clone at workspace on stderr, line by line, then a bundle of the
-// task's branch (renamed TASK, so that fetch's prefix makes it
-// agentbox/TASK) on stdout.
-func bundleScript(workspace string) string {
-	ws := shquote.Word(workspace)
-	// The clone may be another uid's (the collect container on Kubernetes):
-	// trusted for reading, in a global config of this run's own, since
-	// the upload-pack of a local clone reads safe.directory from no other
-	// place. Nothing of the clone's config runs: status without
-	// core.fsmonitor, clone and bundle run no hook.
-	return `export GIT_CONFIG_GLOBAL=/tmp/agentbox-collect.gitconfig; ` +
-		`git config --global safe.directory ` + ws + ` && git config --global --add safe.directory ` + shquote.Word(workspace+"/.git") + `; ` +
-		`git -C ` + ws + ` -c core.fsmonitor=false --no-optional-locks status --porcelain=v1 --untracked-files=all | sed 's/^/status /' >&2; set -e; ` +
-		`rm -rf /tmp/task.git; git clone -q --bare --single-branch --branch "agentbox/$1" ` + ws + ` /tmp/task.git; ` +
-		`git -C /tmp/task.git branch -m "agentbox/$1" "$1"; git -C /tmp/task.git bundle create - "$1"`
+	collectFrom(ctx, p, sum, collectCommand(ctx, p))
 }
 
 // collectFrom runs cmd, which writes bundleScript's output, and takes the
