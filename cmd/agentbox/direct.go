@@ -21,7 +21,6 @@ package main
 // What it cannot do: disarm such a directory while the task still runs.
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,11 +59,27 @@ var placeholderFiles = []string{"agentbox.yaml", "agentbox.lock", ".gitmodules",
 // collection (direct.json in its directory).
 type directState struct {
 	// GitDirs are the git directories the work tree held at the start,
-	// relative to the project: they are the user's, not the agent's.
-	GitDirs []string `json:"git_dirs"`
+	// with their identity: they are the user's, not the agent's, wherever
+	// the agent moved them.
+	GitDirs []pathID `json:"git_dirs"`
+	// Links are the identities of the symbolic links the work tree held
+	// at the start.
+	Links []fileID `json:"links"`
 	// Placeholders are the mount points Docker made in the project for
 	// paths that did not exist: removed after the task when still empty.
 	Placeholders []string `json:"placeholders"`
+}
+
+// fileID is a file's identity: its device and inode.
+type fileID struct {
+	Dev uint64 `json:"dev"`
+	Ino uint64 `json:"ino"`
+}
+
+// pathID is a path of the work tree and the identity of what it named.
+type pathID struct {
+	Path string `json:"path"`
+	fileID
 }
 
 // directPlan is a direct task's mounts and what its collection needs.
@@ -105,7 +120,7 @@ func planDirect(cfg *generator.Config, project, taskDir string) (*directPlan, er
 			return nil, fmt.Errorf("--workspace direct: the project directory belongs to uid %d but the agent runs as uid %d (uid: in agentbox.yaml); the agent could not write your files", uid, cfg.UID)
 		}
 	}
-	gitDirs, hidden, err := scanWorkTree(top, cfg.Hidden)
+	scan, err := scanWorkTree(top, cfg.Hidden)
 	if err != nil {
 		return nil, err
 	}
@@ -116,9 +131,9 @@ func planDirect(cfg *generator.Config, project, taskDir string) (*directPlan, er
 		// As for the clone: remote URLs with tokens and the like stay on
 		// the host.
 		{Source: filepath.Join(top, filepath.FromSlash(generator.GitConfigMask)), Target: ws + "/.git/config", ReadOnly: true}}
-	st := directState{GitDirs: gitDirs}
-	for _, d := range gitDirs {
-		binds = append(binds, generator.Bind{Source: filepath.Join(top, d), Target: path.Join(ws, d), ReadOnly: true})
+	st := directState{GitDirs: scan.gitDirs, Links: scan.links}
+	for _, d := range scan.gitDirs {
+		binds = append(binds, generator.Bind{Source: filepath.Join(top, filepath.FromSlash(d.Path)), Target: path.Join(ws, d.Path), ReadOnly: true})
 	}
 	guarded, err := guardedPaths(cfg)
 	if err != nil {
@@ -134,17 +149,44 @@ func planDirect(cfg *generator.Config, project, taskDir string) (*directPlan, er
 			st.Placeholders = append(st.Placeholders, g.path)
 		}
 	}
-	for _, h := range hidden {
+	for _, h := range scan.masked {
 		src := emptyFile
 		if h.dir {
 			src = empty
 		}
 		binds = append(binds, generator.Bind{Source: src, Target: path.Join(ws, h.path), ReadOnly: true})
 	}
+	binds = pinParents(top, ws, binds)
 	if len(binds) > maxDirectMounts {
 		return nil, fmt.Errorf("--workspace direct would need %d mounts (git directories and hidden files in the work tree); at most %d", len(binds), maxDirectMounts)
 	}
 	return &directPlan{binds, st}, nil
+}
+
+// pinParents binds every directory above a read-only mount onto itself,
+// read-write: a mount point cannot be renamed, so the agent cannot move a
+// read-only path (or a git directory, or a masked file) away with its
+// parent and put its own in its place.
+func pinParents(top, ws string, binds []generator.Bind) []generator.Bind {
+	have := map[string]bool{}
+	for _, b := range binds {
+		have[b.Target] = true
+	}
+	var pins []generator.Bind
+	for _, b := range binds {
+		rel, ok := strings.CutPrefix(b.Target, ws+"/")
+		if !b.ReadOnly || !ok {
+			continue
+		}
+		for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+			if t := path.Join(ws, d); !have[t] {
+				have[t] = true
+				pins = append(pins, generator.Bind{Source: filepath.Join(top, filepath.FromSlash(d)), Target: t})
+			}
+		}
+	}
+	slices.SortFunc(pins, func(a, b generator.Bind) int { return strings.Compare(a.Target, b.Target) })
+	return append(binds, pins...)
 }
 
 // guarded is one path a direct task may not write.
@@ -209,52 +251,6 @@ type hiddenMatch struct {
 	dir  bool
 }
 
-// scanWorkTree walks the work tree (not into git directories, which it
-// lists) and returns its git directories and the paths workspace.hidden
-// masks (a masked directory is not walked further).
-func scanWorkTree(top string, hidden []string) (gitDirs []string, masked []hiddenMatch, err error) {
-	match := hiddenMatcher(hidden)
-	err = filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(top, p)
-		rel = filepath.ToSlash(rel)
-		if rel == "." {
-			return nil
-		}
-		if rel == ".git" {
-			return fs.SkipDir
-		}
-		switch {
-		case d.IsDir() && isGitDir(p):
-			gitDirs = append(gitDirs, rel)
-			return fs.SkipDir
-		case d.Name() == ".git" && !d.IsDir():
-			gitDirs = append(gitDirs, rel)
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink == 0 && match(rel) {
-			masked = append(masked, hiddenMatch{rel, d.IsDir()})
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading the work tree: %w", err)
-	}
-	return gitDirs, masked, nil
-}
-
-// isGitDir reports whether git would take directory p for a git directory:
-// HEAD beside objects and refs, or beside commondir.
-func isGitDir(p string) bool {
-	exists := func(n string) bool { _, err := os.Lstat(filepath.Join(p, n)); return err == nil }
-	return exists("HEAD") && (exists("commondir") || exists("objects") && exists("refs"))
-}
-
 // hiddenMatcher matches a relative path against workspace.hidden as the
 // workspace's entrypoint does: a pattern without / matches the last
 // component, one with / the whole path; * and ? match any characters; the
@@ -297,97 +293,6 @@ func hiddenMatcher(patterns []string) func(rel string) bool {
 		}
 		return hit
 	}
-}
-
-// collectDirect ends a direct task's hold on the project: it disarms the
-// git directories the agent made, removes the placeholders that are still
-// empty, and lists the work tree's changes.
-func collectDirect(ctx context.Context, p *prepared, sum *taskSummary) {
-	sum.Branch = ""
-	var st directState
-	data, err := os.ReadFile(filepath.Join(p.dir, "direct.json"))
-	if err == nil {
-		err = json.Unmarshal(data, &st)
-	}
-	if err != nil {
-		sum.BranchStatus = "not collected: " + err.Error()
-		return
-	}
-	top, err := realDir(p.rec.Dir)
-	if err != nil {
-		sum.BranchStatus = "not collected: " + err.Error()
-		return
-	}
-	sum.Quarantined, err = disarmGitDirs(top, st.GitDirs)
-	if err != nil {
-		sum.BranchStatus = "not collected: " + err.Error()
-		return
-	}
-	for _, ph := range slices.Backward(st.Placeholders) {
-		_ = removeIfEmpty(filepath.Join(top, filepath.FromSlash(ph)))
-	}
-	sum.BranchStatus = "direct"
-	status, err := gitOut(ctx, top, "--no-optional-locks", "status", "--porcelain=v1", "--untracked-files=all")
-	if err != nil {
-		sum.BranchStatus = "not collected: " + err.Error()
-		return
-	}
-	for _, l := range strings.Split(status, "\n") {
-		if l != "" && len(sum.Uncommitted) < 200 {
-			sum.Uncommitted = append(sum.Uncommitted, printable(l))
-		}
-	}
-	sum.Diffstat, _ = gitOut(ctx, top, "diff", "--no-ext-diff", "--no-textconv", "--stat=100", "HEAD", "--")
-}
-
-// disarmGitDirs renames the HEAD of every git directory in the work tree
-// that was not there before (and a .git file itself), so that no git takes
-// it for a repository, and returns them.
-// A disarmed directory is walked in the next round, for the git
-// directories inside it.
-func disarmGitDirs(top string, before []string) ([]string, error) {
-	var out []string
-	for range maxDisarmRounds {
-		n, err := disarmRound(top, before, &out)
-		if err != nil || n == 0 {
-			return out, err
-		}
-	}
-	return out, fmt.Errorf("git directories nested more than %d deep in the work tree: not all disarmed; do not run git below %s", maxDisarmRounds, out[len(out)-1])
-}
-
-// maxDisarmRounds bounds the nesting of git directories disarmGitDirs
-// follows.
-const maxDisarmRounds = 16
-
-// disarmRound disarms the new git directories one walk finds, appending
-// them to out, and returns how many.
-func disarmRound(top string, before []string, out *[]string) (int, error) {
-	now, _, err := scanWorkTree(top, nil)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, d := range now {
-		if slices.Contains(before, d) {
-			continue
-		}
-		p := filepath.Join(top, filepath.FromSlash(d))
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return n, err
-		}
-		target := p
-		if fi.IsDir() {
-			target = filepath.Join(p, "HEAD")
-		}
-		if err := os.Rename(target, target+quarantineSuffix); err != nil {
-			return n, fmt.Errorf("disarming the git directory %s the agent made: %w", d, err)
-		}
-		*out = append(*out, d)
-		n++
-	}
-	return n, nil
 }
 
 // removeIfEmpty removes a placeholder's mount point: an empty directory or

@@ -39,7 +39,10 @@ type taskSummary struct {
 	Workspace       string   `json:"workspace"`   // clone or direct
 	// Quarantined are the git directories a direct task's agent made in
 	// the project, disarmed (their HEAD renamed).
-	Quarantined  []string    `json:"quarantined,omitempty"`
+	Quarantined []string `json:"quarantined,omitempty"`
+	// RemovedLinks are the links a direct task's agent made that led out
+	// of the project, removed ("PATH -> TARGET").
+	RemovedLinks []string    `json:"removed_links,omitempty"`
 	RefusedNames []nameCount `json:"refused_names"`
 	// RefusedAddresses are the firewall's records of refused connections
 	// (at most firewall.LogRate a second), one per destination.
@@ -316,6 +319,9 @@ func printDirect(w io.Writer, s *taskSummary) {
 	}
 	for _, q := range s.Quarantined {
 		fmt.Fprintf(w, "  disarmed %s: a git directory the agent made (its HEAD renamed *%s); do not run git in it\n", q, quarantineSuffix)
+	}
+	for _, l := range s.RemovedLinks {
+		fmt.Fprintf(w, "  removed  %s: a link the agent made that led out of the project\n", l)
 	}
 	printRefused(w, s)
 }
