@@ -23,7 +23,7 @@ fi
 printf '[core]\n\trepositoryformatversion = 0\n\tbare = false\n' >"$GIT_DIR/config"
 printf '%s/objects\n' "$g" >"$GIT_DIR/objects/info/alternates"
 # Regular files only: a FIFO or a link to one would hold git forever.
-for f in HEAD packed-refs index; do
+for f in HEAD packed-refs index shallow; do
 	if [ -f "$g/$f" ] && [ ! -L "$g/$f" ]; then cp "$g/$f" "$GIT_DIR/$f" || exit 1; fi
 done
 (cd "$g" && find refs -type f -exec cp --parents -t "$GIT_DIR" {} + &&
