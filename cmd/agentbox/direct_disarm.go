@@ -136,18 +136,22 @@ func linkLeaves(root *os.Root, e *treeEntry) (string, bool) {
 	return target, err != nil && !errors.Is(err, fs.ErrNotExist)
 }
 
+// failDirect records that a direct task's work tree is not known to be
+// disarmed: the task fails.
+func failDirect(sum *taskSummary, err error) {
+	sum.Branch = ""
+	sum.BranchStatus = "not disarmed: " + printable(err.Error()) + "; do not run git or your tools in the project before you checked it"
+	if sum.ExitCode == 0 {
+		sum.ExitCode = exitError
+	}
+}
+
 // collectDirect ends a direct task's hold on the project: it disarms what
 // the agent made (disarmTree), removes the placeholders that are still
 // empty, and lists the work tree's changes. When disarming fails, no git
-// runs and the task fails.
+// runs and the task fails (failDirect). The task's containers have stopped.
 func collectDirect(ctx context.Context, p *prepared, sum *taskSummary) {
-	sum.Branch = ""
-	fail := func(err error) {
-		sum.BranchStatus = "not disarmed: " + printable(err.Error()) + "; do not run git or your tools in the project before you checked it"
-		if sum.ExitCode == 0 {
-			sum.ExitCode = exitError
-		}
-	}
+	fail := func(err error) { failDirect(sum, err) }
 	var st directState
 	data, err := os.ReadFile(filepath.Join(p.dir, "direct.json"))
 	if err == nil {
@@ -162,6 +166,7 @@ func collectDirect(ctx context.Context, p *prepared, sum *taskSummary) {
 		fail(err)
 		return
 	}
+	sum.Branch = ""
 	d, err := disarmTree(top, &st)
 	for _, q := range d.gitDirs {
 		sum.Quarantined = append(sum.Quarantined, printable(q))

@@ -106,6 +106,7 @@ func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error
 	// Stopping egress (which logs its counters as it exits) and taking the
 	// branch from the workspace volume are independent: at once.
 	done := make(chan struct{})
+	var stopErr error
 	go func() {
 		defer close(done)
 		// docker stop, not compose's: one call, without compose's start-up.
@@ -116,7 +117,7 @@ func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error
 			}
 		}
 		if len(ids) > 0 {
-			_ = exec.CommandContext(ctx, p.docker, append([]string{"stop", "--time", "1"}, ids...)...).Run()
+			stopErr = exec.CommandContext(ctx, p.docker, append([]string{"stop", "--time", "1"}, ids...)...).Run()
 		}
 		if eg != nil {
 			if log, err := startLog(exec.CommandContext(ctx, p.docker, "logs", "--timestamps", eg.ID)); err == nil {
@@ -128,7 +129,11 @@ func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error
 	if p.rec.Workspace == workspaceDirect {
 		// The agent writes the project itself until it is stopped.
 		<-done
-		collectDirect(ctx, p, sum)
+		if stopErr != nil {
+			failDirect(sum, fmt.Errorf("stopping the task's containers: %w", stopErr))
+		} else {
+			collectDirect(ctx, p, sum)
+		}
 	} else {
 		collectBranch(ctx, p, sum)
 		<-done
