@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -135,11 +136,18 @@ func planDirect(cfg *generator.Config, project, taskDir string) (*directPlan, er
 	for _, d := range scan.gitDirs {
 		binds = append(binds, generator.Bind{Source: filepath.Join(top, filepath.FromSlash(d.Path)), Target: path.Join(ws, d.Path), ReadOnly: true})
 	}
-	guarded, err := guardedPaths(cfg)
+	guards, err := guardedPaths(cfg)
 	if err != nil {
 		return nil, err
 	}
-	for _, g := range guarded {
+	hooks, err := hooksPathIn(top)
+	if err != nil {
+		return nil, err
+	}
+	if hooks != "" {
+		guards = append(guards, guarded{hooks, false})
+	}
+	for _, g := range guards {
 		b, made, err := guardBind(top, ws, g.path, g.file, empty, emptyFile)
 		if err != nil {
 			return nil, err
@@ -214,6 +222,29 @@ func guardedPaths(cfg *generator.Config) ([]guarded, error) {
 		out = append(out, guarded{path.Clean(r), false})
 	}
 	return out, nil
+}
+
+// hooksPathIn is the directory the project's core.hooksPath names, relative
+// to top, when it lies inside the work tree: git on the host runs the
+// programs there, so the agent may not write it.
+func hooksPathIn(top string) (string, error) {
+	out, err := exec.Command("git", "-C", top, "config", "--get", "core.hooksPath").Output()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 1 { // unset
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("--workspace direct: reading core.hooksPath: %w", err)
+	}
+	p := strings.TrimSpace(string(out))
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(top, p)
+	}
+	rel, err := filepath.Rel(top, filepath.Clean(p))
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", nil
+	}
+	return filepath.ToSlash(rel), nil
 }
 
 // guardBind mounts rel read-only: itself when it exists, else a placeholder

@@ -356,3 +356,31 @@ func TestCollectDirectFailsClosed(t *testing.T) {
 		t.Errorf("exit %d, status %q, uncommitted %v; want a failure before any git", sum.ExitCode, sum.BranchStatus, sum.Uncommitted)
 	}
 }
+
+// TestPlanDirectHooksPath: the hooks directory the user's core.hooksPath
+// names inside the work tree is read-only as a protected path is (git runs
+// its programs on the host); one outside the work tree is not mounted.
+func TestPlanDirectHooksPath(t *testing.T) {
+	gitHome(t)
+	for _, tc := range []struct{ hooks, target string }{
+		{".githooks", "/workspace/.githooks"}, {"tools/hooks", "/workspace/tools"}, {"/elsewhere/hooks", ""},
+	} {
+		t.Run(tc.hooks, func(t *testing.T) {
+			dir, cfg := directProject(t)
+			writeFile(t, filepath.Join(dir, ".git", "config"), []byte("[core]\n\thooksPath = "+tc.hooks+"\n"))
+			plan, err := planDirect(cfg, dir, filepath.Join(t.TempDir(), "task"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, b := range plan.binds {
+				if strings.Contains(b.Target, "hooks") || b.Target == "/workspace/tools" {
+					got = append(got, b.Target)
+				}
+			}
+			if tc.target == "" && len(got) > 0 || tc.target != "" && !slices.Equal(got, []string{tc.target}) {
+				t.Errorf("binds for core.hooksPath %s: %v, want %q", tc.hooks, got, tc.target)
+			}
+		})
+	}
+}
