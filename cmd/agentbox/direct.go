@@ -8,15 +8,20 @@ package main
 //     or replaced), so are every git directory already in the work tree
 //     (a submodule's .git, an embedded repository) and every directory git
 //     would take for a bare repository;
-//   - every protected path (gitgate.Protected: .vscode, .envrc, .claude, ...)
-//     and workspace.readonly path is read-only, whether or not it exists: a
+//   - every protected path (gitgate.Protected: .vscode, .envrc, .claude, ...),
+//     the hooks directory of core.hooksPath inside the work tree, and every
+//     workspace.readonly path is read-only, whether or not it exists: a
 //     missing one is covered by an empty read-only placeholder, whose mount
 //     point Docker makes in the project and agentbox removes afterwards;
 //   - every file or directory that matches workspace.hidden is masked;
+//   - every directory above one of these mounts is bound onto itself,
+//     read-write (pinParents): a mount protects its mount point, not its
+//     parent, and a mount point cannot be renamed;
 //   - when the task ends, every git directory the agent made (a .git file or
 //     directory, or a directory with HEAD beside objects and refs or a
-//     commondir) is disarmed before agentbox's or the user's git looks at the
-//     work tree: its HEAD, or the .git file, is renamed with quarantineSuffix.
+//     commondir), told from the user's by identity, is disarmed before
+//     agentbox's or the user's git looks at the work tree, and every link it
+//     made out of the project is removed (direct_disarm.go).
 //
 // What it cannot do: disarm such a directory while the task still runs.
 
@@ -166,7 +171,7 @@ func planDirect(cfg *generator.Config, project, taskDir string) (*directPlan, er
 	}
 	binds = pinParents(top, ws, binds)
 	if len(binds) > maxDirectMounts {
-		return nil, fmt.Errorf("--workspace direct would need %d mounts (git directories and hidden files in the work tree); at most %d", len(binds), maxDirectMounts)
+		return nil, fmt.Errorf("--workspace direct would need %d mounts (git directories, hidden files and the directories above them in the work tree); at most %d", len(binds), maxDirectMounts)
 	}
 	return &directPlan{binds, st}, nil
 }
