@@ -8,25 +8,30 @@ package main
 //     or replaced), so are every git directory already in the work tree
 //     (a submodule's .git, an embedded repository) and every directory git
 //     would take for a bare repository;
-//   - every protected path (gitgate.Protected: .vscode, .envrc, .claude, ...)
-//     and workspace.readonly path is read-only, whether or not it exists: a
+//   - every protected path (gitgate.Protected: .vscode, .envrc, .claude, ...),
+//     the hooks directory of core.hooksPath inside the work tree, and every
+//     workspace.readonly path is read-only, whether or not it exists: a
 //     missing one is covered by an empty read-only placeholder, whose mount
 //     point Docker makes in the project and agentbox removes afterwards;
 //   - every file or directory that matches workspace.hidden is masked;
+//   - every directory above one of these mounts is bound onto itself,
+//     read-write (pinParents): a mount protects its mount point, not its
+//     parent, and a mount point cannot be renamed;
 //   - when the task ends, every git directory the agent made (a .git file or
 //     directory, or a directory with HEAD beside objects and refs or a
-//     commondir) is disarmed before agentbox's or the user's git looks at the
-//     work tree: its HEAD, or the .git file, is renamed with quarantineSuffix.
+//     commondir), told from the user's by identity, is disarmed before
+//     agentbox's or the user's git looks at the work tree, and every link it
+//     made out of the project is removed (direct_disarm.go).
 //
 // What it cannot do: disarm such a directory while the task still runs.
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -55,11 +60,27 @@ const maxDirectMounts = 500
 // collection (direct.json in its directory).
 type directState struct {
 	// GitDirs are the git directories the work tree held at the start,
-	// relative to the project: they are the user's, not the agent's.
-	GitDirs []string `json:"git_dirs"`
+	// with their identity: they are the user's, not the agent's, wherever
+	// the agent moved them.
+	GitDirs []pathID `json:"git_dirs"`
+	// Links are the identities of the symbolic links the work tree held
+	// at the start.
+	Links []fileID `json:"links"`
 	// Placeholders are the mount points Docker made in the project for
 	// paths that did not exist: removed after the task when still empty.
 	Placeholders []string `json:"placeholders"`
+}
+
+// fileID is a file's identity: its device and inode.
+type fileID struct {
+	Dev uint64 `json:"dev"`
+	Ino uint64 `json:"ino"`
+}
+
+// pathID is a path of the work tree and the identity of what it named.
+type pathID struct {
+	Path string `json:"path"`
+	fileID
 }
 
 // directPlan is a direct task's mounts and what its collection needs.
@@ -100,7 +121,7 @@ func planDirect(cfg *generator.Config, project, taskDir string) (*directPlan, er
 			return nil, fmt.Errorf("--workspace direct: the project directory belongs to uid %d but the agent runs as uid %d (uid: in agentbox.yaml); the agent could not write your files", uid, cfg.UID)
 		}
 	}
-	gitDirs, hidden, err := scanWorkTree(top, cfg.Hidden)
+	scan, err := scanWorkTree(top, cfg.Hidden)
 	if err != nil {
 		return nil, err
 	}
@@ -111,19 +132,26 @@ func planDirect(cfg *generator.Config, project, taskDir string) (*directPlan, er
 		// As for the clone: remote URLs with tokens and the like stay on
 		// the host.
 		{Source: filepath.Join(top, filepath.FromSlash(generator.GitConfigMask)), Target: ws + "/.git/config", ReadOnly: true}}
-	st := directState{GitDirs: gitDirs}
-	for _, d := range gitDirs {
-		binds = append(binds, generator.Bind{Source: filepath.Join(top, d), Target: path.Join(ws, d), ReadOnly: true})
+	st := directState{GitDirs: scan.gitDirs, Links: scan.links}
+	for _, d := range scan.gitDirs {
+		binds = append(binds, generator.Bind{Source: filepath.Join(top, filepath.FromSlash(d.Path)), Target: path.Join(ws, d.Path), ReadOnly: true})
 	}
-	guarded, err := guardedPaths(cfg)
+	guards, err := guardedPaths(cfg)
 	if err != nil {
 		return nil, err
 	}
+	hooks, err := hooksPathIn(top)
+	if err != nil {
+		return nil, err
+	}
+	if hooks != "" {
+		guards = append(guards, guarded{hooks, false})
+	}
 	masked := map[string]bool{}
-	for _, h := range hidden {
+	for _, h := range scan.masked {
 		masked[h.path] = true
 	}
-	for _, g := range guarded {
+	for _, g := range guards {
 		if masked[g.path] {
 			continue // masked read-only below (a protected .env that workspace.hidden hides)
 		}
@@ -136,17 +164,44 @@ func planDirect(cfg *generator.Config, project, taskDir string) (*directPlan, er
 			st.Placeholders = append(st.Placeholders, g.path)
 		}
 	}
-	for _, h := range hidden {
+	for _, h := range scan.masked {
 		src := emptyFile
 		if h.dir {
 			src = empty
 		}
 		binds = append(binds, generator.Bind{Source: src, Target: path.Join(ws, h.path), ReadOnly: true})
 	}
+	binds = pinParents(top, ws, binds)
 	if len(binds) > maxDirectMounts {
-		return nil, fmt.Errorf("--workspace direct would need %d mounts (git directories and hidden files in the work tree); at most %d", len(binds), maxDirectMounts)
+		return nil, fmt.Errorf("--workspace direct would need %d mounts (git directories, hidden files and the directories above them in the work tree); at most %d", len(binds), maxDirectMounts)
 	}
 	return &directPlan{binds, st}, nil
+}
+
+// pinParents binds every directory above a read-only mount onto itself,
+// read-write: a mount point cannot be renamed, so the agent cannot move a
+// read-only path (or a git directory, or a masked file) away with its
+// parent and put its own in its place.
+func pinParents(top, ws string, binds []generator.Bind) []generator.Bind {
+	have := map[string]bool{}
+	for _, b := range binds {
+		have[b.Target] = true
+	}
+	var pins []generator.Bind
+	for _, b := range binds {
+		rel, ok := strings.CutPrefix(b.Target, ws+"/")
+		if !b.ReadOnly || !ok {
+			continue
+		}
+		for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+			if t := path.Join(ws, d); !have[t] {
+				have[t] = true
+				pins = append(pins, generator.Bind{Source: filepath.Join(top, filepath.FromSlash(d)), Target: t})
+			}
+		}
+	}
+	slices.SortFunc(pins, func(a, b generator.Bind) int { return strings.Compare(a.Target, b.Target) })
+	return append(binds, pins...)
 }
 
 // guarded is one path a direct task may not write.
@@ -174,6 +229,29 @@ func guardedPaths(cfg *generator.Config) ([]guarded, error) {
 		out = append(out, guarded{path.Clean(r), false})
 	}
 	return out, nil
+}
+
+// hooksPathIn is the directory the project's core.hooksPath names, relative
+// to top, when it lies inside the work tree: git on the host runs the
+// programs there, so the agent may not write it.
+func hooksPathIn(top string) (string, error) {
+	out, err := exec.Command("git", "-C", top, "config", "--get", "core.hooksPath").Output()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 1 { // unset
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("--workspace direct: reading core.hooksPath: %w", err)
+	}
+	p := strings.TrimSpace(string(out))
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(top, p)
+	}
+	rel, err := filepath.Rel(top, filepath.Clean(p))
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", nil
+	}
+	return filepath.ToSlash(rel), nil
 }
 
 // guardBind mounts rel read-only: itself when it exists, else a placeholder
@@ -209,52 +287,6 @@ func guardBind(top, ws, rel string, file bool, empty, emptyFile string) (b gener
 type hiddenMatch struct {
 	path string
 	dir  bool
-}
-
-// scanWorkTree walks the work tree (not into git directories, which it
-// lists) and returns its git directories and the paths workspace.hidden
-// masks (a masked directory is not walked further).
-func scanWorkTree(top string, hidden []string) (gitDirs []string, masked []hiddenMatch, err error) {
-	match := hiddenMatcher(hidden)
-	err = filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(top, p)
-		rel = filepath.ToSlash(rel)
-		if rel == "." {
-			return nil
-		}
-		if rel == ".git" {
-			return fs.SkipDir
-		}
-		switch {
-		case d.IsDir() && isGitDir(p):
-			gitDirs = append(gitDirs, rel)
-			return fs.SkipDir
-		case d.Name() == ".git" && !d.IsDir():
-			gitDirs = append(gitDirs, rel)
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink == 0 && match(rel) {
-			masked = append(masked, hiddenMatch{rel, d.IsDir()})
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading the work tree: %w", err)
-	}
-	return gitDirs, masked, nil
-}
-
-// isGitDir reports whether git would take directory p for a git directory:
-// HEAD beside objects and refs, or beside commondir.
-func isGitDir(p string) bool {
-	exists := func(n string) bool { _, err := os.Lstat(filepath.Join(p, n)); return err == nil }
-	return exists("HEAD") && (exists("commondir") || exists("objects") && exists("refs"))
 }
 
 // hiddenMatcher matches a relative path against workspace.hidden as the
@@ -299,97 +331,6 @@ func hiddenMatcher(patterns []string) func(rel string) bool {
 		}
 		return hit
 	}
-}
-
-// collectDirect ends a direct task's hold on the project: it disarms the
-// git directories the agent made, removes the placeholders that are still
-// empty, and lists the work tree's changes.
-func collectDirect(ctx context.Context, p *prepared, sum *taskSummary) {
-	sum.Branch = ""
-	var st directState
-	data, err := os.ReadFile(filepath.Join(p.dir, "direct.json"))
-	if err == nil {
-		err = json.Unmarshal(data, &st)
-	}
-	if err != nil {
-		sum.BranchStatus = "not collected: " + err.Error()
-		return
-	}
-	top, err := realDir(p.rec.Dir)
-	if err != nil {
-		sum.BranchStatus = "not collected: " + err.Error()
-		return
-	}
-	sum.Quarantined, err = disarmGitDirs(top, st.GitDirs)
-	if err != nil {
-		sum.BranchStatus = "not collected: " + err.Error()
-		return
-	}
-	for _, ph := range slices.Backward(st.Placeholders) {
-		_ = removeIfEmpty(filepath.Join(top, filepath.FromSlash(ph)))
-	}
-	sum.BranchStatus = "direct"
-	status, err := gitOut(ctx, top, "--no-optional-locks", "status", "--porcelain=v1", "--untracked-files=all")
-	if err != nil {
-		sum.BranchStatus = "not collected: " + err.Error()
-		return
-	}
-	for _, l := range strings.Split(status, "\n") {
-		if l != "" && len(sum.Uncommitted) < 200 {
-			sum.Uncommitted = append(sum.Uncommitted, l)
-		}
-	}
-	sum.Diffstat, _ = gitOut(ctx, top, "diff", "--no-ext-diff", "--no-textconv", "--stat=100", "HEAD", "--")
-}
-
-// disarmGitDirs renames the HEAD of every git directory in the work tree
-// that was not there before (and a .git file itself), so that no git takes
-// it for a repository, and returns them.
-// A disarmed directory is walked in the next round, for the git
-// directories inside it.
-func disarmGitDirs(top string, before []string) ([]string, error) {
-	var out []string
-	for range maxDisarmRounds {
-		n, err := disarmRound(top, before, &out)
-		if err != nil || n == 0 {
-			return out, err
-		}
-	}
-	return out, fmt.Errorf("git directories nested more than %d deep in the work tree: not all disarmed; do not run git below %s", maxDisarmRounds, out[len(out)-1])
-}
-
-// maxDisarmRounds bounds the nesting of git directories disarmGitDirs
-// follows.
-const maxDisarmRounds = 16
-
-// disarmRound disarms the new git directories one walk finds, appending
-// them to out, and returns how many.
-func disarmRound(top string, before []string, out *[]string) (int, error) {
-	now, _, err := scanWorkTree(top, nil)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, d := range now {
-		if slices.Contains(before, d) {
-			continue
-		}
-		p := filepath.Join(top, filepath.FromSlash(d))
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return n, err
-		}
-		target := p
-		if fi.IsDir() {
-			target = filepath.Join(p, "HEAD")
-		}
-		if err := os.Rename(target, target+quarantineSuffix); err != nil {
-			return n, fmt.Errorf("disarming the git directory %s the agent made: %w", d, err)
-		}
-		*out = append(*out, d)
-		n++
-	}
-	return n, nil
 }
 
 // removeIfEmpty removes a placeholder's mount point: an empty directory or

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,12 +21,13 @@ func directProject(t *testing.T) (string, *generator.Config) {
 		"src/main.go": "package main\n", ".env": "TOKEN=1\n", "deploy/.env.prod": "TOKEN=2\n", ".env.example": "TOKEN=\n",
 		"vendor/sub/.git": "gitdir: ../../.git/modules/sub\n", "fixtures/bare/HEAD": "x\n", "fixtures/bare/objects/a": "",
 		"fixtures/bare/refs/a": "", ".vscode/settings.json": "{}\n", "secrets/key": "k\n",
+		"conf/ro/settings": "x\n",
 	} {
 		writeFile(t, filepath.Join(dir, p), []byte(c))
 	}
 	uid, _ := ownerUID(mustStat(t, dir))
 	cfg := &generator.Config{UID: uid, Workspace: "/workspace", Hidden: append(slices.Clone(generator.DefaultHidden), "secrets"),
-		ReadOnly: []string{"docs/adr"}}
+		ReadOnly: []string{"docs/adr", "conf/ro"}}
 	return dir, cfg
 }
 
@@ -74,12 +76,20 @@ func TestPlanDirect(t *testing.T) {
 		"/workspace/.env":             {Source: emptyFile, ReadOnly: true},
 		"/workspace/deploy/.env.prod": {Source: emptyFile, ReadOnly: true},
 		"/workspace/secrets":          {Source: empty, ReadOnly: true},
+		// The parents of read-only mounts, pinned (read-write) so that
+		// they cannot be renamed.
+		"/workspace/vendor":     {Source: dir + "/vendor"},
+		"/workspace/vendor/sub": {Source: dir + "/vendor/sub"},
+		"/workspace/fixtures":   {Source: dir + "/fixtures"},
+		"/workspace/deploy":     {Source: dir + "/deploy"},
+		"/workspace/conf":       {Source: dir + "/conf"},
+		"/workspace/conf/ro":    {Source: dir + "/conf/ro", ReadOnly: true},
 	} {
 		if b, ok := got[target]; !ok || b.Source != want.Source || b.ReadOnly != want.ReadOnly {
 			t.Errorf("bind at %s = %+v (present %v), want source %s read-only %v", target, b, ok, want.Source, want.ReadOnly)
 		}
 	}
-	for _, target := range []string{"/workspace/.env.example", "/workspace/src", "/workspace/fixtures/bare/HEAD"} {
+	for _, target := range []string{"/workspace/.env.example", "/workspace/src", "/workspace/fixtures/bare/HEAD", "/workspace/.vscode/settings.json"} {
 		if _, ok := got[target]; ok {
 			t.Errorf("unexpected bind at %s", target)
 		}
@@ -87,8 +97,8 @@ func TestPlanDirect(t *testing.T) {
 	if !slices.Contains(plan.state.Placeholders, ".claude") || slices.Contains(plan.state.Placeholders, ".vscode") {
 		t.Errorf("placeholders %v", plan.state.Placeholders)
 	}
-	if !slices.Equal(plan.state.GitDirs, []string{"fixtures/bare", "vendor/sub/.git"}) {
-		t.Errorf("git dirs %v", plan.state.GitDirs)
+	if got := gitDirPaths(plan.state.GitDirs); !slices.Equal(got, []string{"fixtures/bare", "vendor/sub/.git"}) {
+		t.Errorf("git dirs %v", got)
 	}
 }
 
@@ -145,10 +155,11 @@ func TestDisarmGitDirs(t *testing.T) {
 	} {
 		writeFile(t, filepath.Join(dir, p), []byte(c))
 	}
-	got, err := disarmGitDirs(dir, plan.state.GitDirs)
+	d, err := disarmTree(dir, &plan.state)
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := d.gitDirs
 	slices.Sort(got)
 	if want := []string{"docs/pager", "evil/.git", "evil/.git/inner", "lib/.git"}; !slices.Equal(got, want) {
 		t.Errorf("disarmed %v, want %v", got, want)
@@ -159,7 +170,7 @@ func TestDisarmGitDirs(t *testing.T) {
 			t.Errorf("%s: %v", p, err)
 		}
 	}
-	if again, _, err := scanWorkTree(dir, nil); err != nil || !slices.Equal(again, plan.state.GitDirs) {
+	if again, err := scanWorkTree(dir, nil); err != nil || !slices.Equal(again.gitDirs, plan.state.GitDirs) {
 		t.Errorf("git directories after disarming: %v (%v), want only the user's %v", again, err, plan.state.GitDirs)
 	}
 }
@@ -173,5 +184,203 @@ func TestHiddenMatcher(t *testing.T) {
 		if got := match(rel); got != want {
 			t.Errorf("match(%q) = %v, want %v", rel, got, want)
 		}
+	}
+}
+
+// TestDisarmRenamed: the agent moves a user's git directory away (or its
+// parent) and makes its own at the old path: its own is disarmed, the
+// user's, moved, is left alone.
+func TestDisarmRenamed(t *testing.T) {
+	dir, cfg := directProject(t)
+	plan, err := planDirect(cfg, dir, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for from, to := range map[string]string{"vendor/sub": "vendor/sub.moved", "fixtures": "fixtures.moved"} {
+		if err := os.Rename(filepath.Join(dir, from), filepath.Join(dir, to)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p, c := range map[string]string{
+		"vendor/sub/.git/HEAD": "ref: refs/heads/main\n", "vendor/sub/.git/objects/a": "", "vendor/sub/.git/refs/a": "",
+		"vendor/sub/.git/config": "[core]\n\tfsmonitor = touch /tmp/pwned\n",
+		"fixtures/bare/HEAD":     "x\n", "fixtures/bare/objects/a": "", "fixtures/bare/refs/a": "",
+	} {
+		writeFile(t, filepath.Join(dir, p), []byte(c))
+	}
+	d, err := disarmTree(dir, &plan.state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := d.gitDirs
+	slices.Sort(got)
+	if want := []string{"fixtures/bare", "vendor/sub/.git"}; !slices.Equal(got, want) {
+		t.Errorf("disarmed %v, want %v", got, want)
+	}
+	for _, p := range []string{"vendor/sub/.git/HEAD" + quarantineSuffix, "fixtures/bare/HEAD" + quarantineSuffix,
+		"vendor/sub.moved/.git", "fixtures.moved/bare/HEAD"} {
+		if _, err := os.Lstat(filepath.Join(dir, p)); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}
+
+// deepPath is a relative path longer than the host's PATH_MAX (4,096).
+func deepPath() string {
+	return strings.Repeat("d123456789/", 420) + "deep"
+}
+
+// mkdirDeep makes rel below top, one level at a time (a path this long
+// cannot be named whole), and writes files in its last directory.
+func mkdirDeep(t *testing.T, top, rel string, files map[string]string) {
+	t.Helper()
+	r, err := os.OpenRoot(top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.MkdirAll(rel, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for p, c := range files {
+		if err := r.MkdirAll(path.Dir(rel+"/"+p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.WriteFile(rel+"/"+p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestDisarmDeep: a git directory nested deeper than PATH_MAX is disarmed
+// as any other.
+func TestDisarmDeep(t *testing.T) {
+	dir, cfg := directProject(t)
+	plan, err := planDirect(cfg, dir, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := deepPath()
+	mkdirDeep(t, dir, rel, map[string]string{"HEAD": "ref: refs/heads/main\n", "objects/a": "", "refs/a": "",
+		"config": "[core]\n\tfsmonitor = touch /tmp/pwned\n"})
+	d, err := disarmTree(dir, &plan.state)
+	if err != nil || !slices.Equal(d.gitDirs, []string{rel}) {
+		t.Fatalf("disarmed %d paths (%v), want the deep one", len(d.gitDirs), err)
+	}
+	r, _ := os.OpenRoot(dir)
+	defer r.Close()
+	if _, err := r.Lstat(rel + "/HEAD" + quarantineSuffix); err != nil {
+		t.Error(err)
+	}
+}
+
+func gitDirPaths(ds []pathID) []string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.Path)
+	}
+	return out
+}
+
+// TestDisarmLinks: every link the agent made that leads out of the project
+// (absolute, climbing out as written, or through another link) is removed;
+// its links inside the project, dangling ones included, and the user's own
+// links stay.
+func TestDisarmLinks(t *testing.T) {
+	dir, cfg := directProject(t)
+	for l, target := range map[string]string{"user-out": "/etc", "user-in": "src"} {
+		if err := os.Symlink(target, filepath.Join(dir, l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plan, err := planDirect(cfg, dir, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l, target := range map[string]string{
+		"layer": "/var/lib/docker/overlay2/x/diff/tmp/evil", "src/up": "../../outside", "src/via": "../user-out/..",
+		"src/in": "../vendor", "src/dangling": "../not-yet", "deep/loop": "loop", "lib/.git": "/var/lib/docker/evil.git",
+	} {
+		p := filepath.Join(dir, l)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := disarmTree(dir, &plan.state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(d.links)
+	want := []string{"deep/loop -> loop", "layer -> /var/lib/docker/overlay2/x/diff/tmp/evil", "lib/.git -> /var/lib/docker/evil.git",
+		"src/up -> ../../outside", "src/via -> ../user-out/.."}
+	if !slices.Equal(d.links, want) {
+		t.Errorf("removed links %q, want %q", d.links, want)
+	}
+	for _, l := range []string{"user-out", "user-in", "src/in", "src/dangling"} {
+		if _, err := os.Lstat(filepath.Join(dir, l)); err != nil {
+			t.Errorf("%s: %v", l, err)
+		}
+	}
+	for _, l := range []string{"layer", "src/up", "src/via", "deep/loop", "lib/.git"} {
+		if _, err := os.Lstat(filepath.Join(dir, l)); err == nil {
+			t.Errorf("%s is left", l)
+		}
+	}
+}
+
+// TestCollectDirectFailsClosed: when the work tree cannot be disarmed, no
+// git runs in it and the task fails, whatever its agent's exit.
+func TestCollectDirectFailsClosed(t *testing.T) {
+	gitHome(t)
+	dir, cfg := directProject(t)
+	task := t.TempDir()
+	plan, err := planDirect(cfg, dir, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plan.write(task); err != nil {
+		t.Fatal(err)
+	}
+	// A git directory whose HEAD cannot be renamed: a directory of that
+	// name is in the way.
+	for p, c := range map[string]string{"evil/HEAD": "x\n", "evil/objects/a": "", "evil/refs/a": "",
+		"evil/HEAD" + quarantineSuffix + "/keep": ""} {
+		writeFile(t, filepath.Join(dir, p), []byte(c))
+	}
+	sum := &taskSummary{State: stateExited, ExitCode: 0}
+	collectDirect(t.Context(), &prepared{dir: task, rec: &taskRecord{Dir: dir}}, sum)
+	if sum.ExitCode == 0 || !strings.HasPrefix(sum.BranchStatus, "not disarmed: ") || len(sum.Uncommitted) > 0 {
+		t.Errorf("exit %d, status %q, uncommitted %v; want a failure before any git", sum.ExitCode, sum.BranchStatus, sum.Uncommitted)
+	}
+}
+
+// TestPlanDirectHooksPath: the hooks directory the user's core.hooksPath
+// names inside the work tree is read-only as a protected path is (git runs
+// its programs on the host); one outside the work tree is not mounted.
+func TestPlanDirectHooksPath(t *testing.T) {
+	gitHome(t)
+	for _, tc := range []struct{ hooks, target string }{
+		{".githooks", "/workspace/.githooks"}, {"tools/hooks", "/workspace/tools"}, {"/elsewhere/hooks", ""},
+	} {
+		t.Run(tc.hooks, func(t *testing.T) {
+			dir, cfg := directProject(t)
+			writeFile(t, filepath.Join(dir, ".git", "config"), []byte("[core]\n\thooksPath = "+tc.hooks+"\n"))
+			plan, err := planDirect(cfg, dir, filepath.Join(t.TempDir(), "task"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, b := range plan.binds {
+				if strings.Contains(b.Target, "hooks") || b.Target == "/workspace/tools" {
+					got = append(got, b.Target)
+				}
+			}
+			if tc.target == "" && len(got) > 0 || tc.target != "" && !slices.Equal(got, []string{tc.target}) {
+				t.Errorf("binds for core.hooksPath %s: %v, want %q", tc.hooks, got, tc.target)
+			}
+		})
 	}
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/denials"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
-	"github.com/agentbox-dev/agentbox/internal/shquote"
 )
 
 // taskSummary is what run prints when a task ends (--json: this shape).
@@ -39,7 +38,10 @@ type taskSummary struct {
 	Workspace       string           `json:"workspace"`   // clone or direct
 	// Quarantined are the git directories a direct task's agent made in
 	// the project, disarmed (their HEAD renamed).
-	Quarantined  []string    `json:"quarantined,omitempty"`
+	Quarantined []string `json:"quarantined,omitempty"`
+	// RemovedLinks are the links a direct task's agent made that led out
+	// of the project, removed ("PATH -> TARGET").
+	RemovedLinks []string    `json:"removed_links,omitempty"`
 	RefusedNames []nameCount `json:"refused_names"`
 	// RefusedAddresses are the firewall's records of refused connections
 	// (at most firewall.LogRate a second), one per destination.
@@ -103,6 +105,7 @@ func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error
 	// Stopping egress (which logs its counters as it exits) and taking the
 	// branch from the workspace volume are independent: at once.
 	done := make(chan struct{})
+	var stopErr error
 	go func() {
 		defer close(done)
 		// docker stop, not compose's: one call, without compose's start-up.
@@ -113,7 +116,7 @@ func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error
 			}
 		}
 		if len(ids) > 0 {
-			_ = exec.CommandContext(ctx, p.docker, append([]string{"stop", "--time", "1"}, ids...)...).Run()
+			stopErr = exec.CommandContext(ctx, p.docker, append([]string{"stop", "--time", "1"}, ids...)...).Run()
 		}
 		if eg != nil {
 			if log, err := startLog(exec.CommandContext(ctx, p.docker, "logs", "--timestamps", eg.ID)); err == nil {
@@ -125,7 +128,11 @@ func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error
 	if p.rec.Workspace == workspaceDirect {
 		// The agent writes the project itself until it is stopped.
 		<-done
-		collectDirect(ctx, p, sum)
+		if stopErr != nil {
+			failDirect(sum, fmt.Errorf("stopping the task's containers: %w", stopErr))
+		} else {
+			collectDirect(ctx, p, sum)
+		}
 	} else {
 		collectBranch(ctx, p, sum)
 		<-done
@@ -199,8 +206,7 @@ func egressRefusals(log io.Reader, cidrs []netip.Prefix) ([]nameCount, []addrCou
 }
 
 // collectBranch takes the task's branch from its workspace volume (a
-// bundle made by the sandbox's own image, with no network, as the agent's
-// uid) into the host repository through agentbox fetch's checks, and
+// bundle made by the sandbox's own image in collectCommand's container) into the host repository through agentbox fetch's checks, and
 // lists what the task left uncommitted.
 func collectBranch(ctx context.Context, p *prepared, sum *taskSummary) {
 	profile := cmp.Or(p.rec.Profile, generator.ProfileBalanced)
@@ -209,28 +215,7 @@ func collectBranch(ctx context.Context, p *prepared, sum *taskSummary) {
 			generator.OutputDir + " is in volume " + generator.Volume(p.rec.Project, profile, generator.OutputVolume) + " until agentbox rm " + p.rec.Name
 		return
 	}
-	vol := generator.Volume(p.rec.Project, profile, generator.WorkspaceVolume)
-	cmd := exec.CommandContext(ctx, p.docker, "run", "--rm", "--network", "none", "--user", fmt.Sprintf("%d:%d", p.cfg.UID, p.cfg.GID),
-		"-v", vol+":/workspace:ro", "--entrypoint", "sh", p.cfg.Name+"-agent", "-c", bundleScript("/workspace"), "sh", p.rec.Name)
-	collectFrom(ctx, p, sum, cmd)
-}
-
-// bundleScript, run by sh with the task's name as $1, writes the status of
-// the clone at workspace on stderr, line by line, then a bundle of the
-// task's branch (renamed TASK, so that fetch's prefix makes it
-// agentbox/TASK) on stdout.
-func bundleScript(workspace string) string {
-	ws := shquote.Word(workspace)
-	// The clone may be another uid's (the collect container on Kubernetes):
-	// trusted for reading, in a global config of this run's own, since
-	// the upload-pack of a local clone reads safe.directory from no other
-	// place. Nothing of the clone's config runs: status without
-	// core.fsmonitor, clone and bundle run no hook.
-	return `export GIT_CONFIG_GLOBAL=/tmp/agentbox-collect.gitconfig; ` +
-		`git config --global safe.directory ` + ws + ` && git config --global --add safe.directory ` + shquote.Word(workspace+"/.git") + `; ` +
-		`git -C ` + ws + ` -c core.fsmonitor=false --no-optional-locks status --porcelain=v1 --untracked-files=all | sed 's/^/status /' >&2; set -e; ` +
-		`rm -rf /tmp/task.git; git clone -q --bare --single-branch --branch "agentbox/$1" ` + ws + ` /tmp/task.git; ` +
-		`git -C /tmp/task.git branch -m "agentbox/$1" "$1"; git -C /tmp/task.git bundle create - "$1"`
+	collectFrom(ctx, p, sum, collectCommand(ctx, p))
 }
 
 // collectFrom runs cmd, which writes bundleScript's output, and takes the
@@ -355,6 +340,9 @@ func printDirect(w io.Writer, s *taskSummary) {
 	}
 	for _, q := range s.Quarantined {
 		fmt.Fprintf(w, "  disarmed %s: a git directory the agent made (its HEAD renamed *%s); do not run git in it\n", esc(q), quarantineSuffix)
+	}
+	for _, l := range s.RemovedLinks {
+		fmt.Fprintf(w, "  removed  %s: a link the agent made that led out of the project\n", esc(l))
 	}
 	printRefused(w, s)
 }

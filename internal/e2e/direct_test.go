@@ -26,12 +26,45 @@ echo tampered > .env 2>/dev/null && echo "LEAK: wrote .env"
 git init -q evil && git -C evil config core.fsmonitor "touch /tmp/agentbox-e2e-direct-ran" && echo "embedded made"
 git -C evil commit -q --allow-empty -m "the agent commits" && git -C evil log -1 --format="committed as %an <%ae>|%cn <%ce>"
 git init -q --bare pager && git -C pager config core.pager "touch /tmp/agentbox-e2e-direct-ran; cat" && echo "bare made"
+# Renames: move a git directory's parent, or a masked file's, away and put
+# the agent's own in its place.
+mv lib/sub lib/sub.moved 2>/dev/null && echo "LEAK: moved a git directory's parent"
+mv deploy deploy.moved 2>/dev/null && echo "LEAK: moved a masked file's parent"
+echo agent > deploy/.env.prod 2>/dev/null && echo "LEAK: wrote deploy/.env.prod"
+# A repository in the container's writable layer, whose path on the host
+# mountinfo names, and links to it: a symlink, and a .git file.
+upper=$(sed -n 's/.*upperdir=\([^,]*\).*/\1/p' /proc/self/mountinfo | head -n 1)
+git init -q /tmp/layer && git -C /tmp/layer config core.fsmonitor "touch /tmp/agentbox-e2e-direct-ran" &&
+	ln -s "$upper/tmp/layer" layer-link && mkdir gitfile && echo "gitdir: $upper/tmp/layer/.git" > gitfile/.git && echo "layer links made"
+echo "gitdir: $upper/tmp/layer/.git" > lib/sub/.git 2>/dev/null && echo "LEAK: replaced lib/sub/.git"
+# A bare repository deeper than PATH_MAX.
+mkdir deep && cd deep && perl -e 'for (1..420) { mkdir "d123456789" or die; chdir "d123456789" or die }
+	mkdir "objects"; mkdir "refs"; open F, ">HEAD"; print F "ref: refs/heads/main\n"; close F;
+	open F, ">config"; print F "[core]\n\tfsmonitor = touch /tmp/agentbox-e2e-direct-ran\n"; close F' && echo "deep made"
 echo "direct task done"`
 
 // testDirect: agentbox run --workspace direct works on the project directory
 // itself, and nothing the agent writes there runs on the host.
 func testDirect(e *env, p *project, env []string) {
 	t := e.t
+	// The user's embedded repository, staged as a gitlink (git status
+	// looks into it), and a masked file below a directory.
+	sub := filepath.Join(p.dir, "lib", "sub")
+	e.must(runOpt{}, "git", "init", "-q", sub)
+	e.must(runOpt{dir: sub}, "git", "-c", "user.name=u", "-c", "user.email=u@agentbox.invalid", "commit", "-q", "--allow-empty", "-m", "sub")
+	e.must(runOpt{dir: p.dir}, "git", "add", "lib/sub")
+	defer os.RemoveAll(filepath.Join(p.dir, "lib"))
+	defer e.must(runOpt{dir: p.dir}, "git", "rm", "-q", "--cached", "-f", "lib/sub")
+	prod := filepath.Join(p.dir, "deploy", ".env.prod")
+	if err := os.MkdirAll(filepath.Dir(prod), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(prod, []byte("TOKEN=PROD\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"deploy", "deep", "gitfile", "layer-link"} {
+		defer os.RemoveAll(filepath.Join(p.dir, d))
+	}
 	// The agent writes the user's files as its own uid: the project is
 	// the agent's user's here, and root's git trusts it.
 	e.must(runOpt{}, "chown", "-R", "1000:1000", p.dir)
@@ -49,15 +82,17 @@ func testDirect(e *env, p *project, env []string) {
 	r := p.agentbox(env, "run", "--workspace", "direct", "--name", "direct", "--json", "--", "bash", "-c", directScript)
 	var sum struct {
 		runSummary
-		Workspace   string   `json:"workspace"`
-		Quarantined []string `json:"quarantined"`
+		Workspace    string   `json:"workspace"`
+		Quarantined  []string `json:"quarantined"`
+		RemovedLinks []string `json:"removed_links"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || r.code != 0 {
 		t.Fatalf("agentbox run --workspace direct: exit %d, summary %q (%v)\n%s", r.code, r.stdout, err, r.stderr)
 	}
 	if strings.Contains(r.stderr, "LEAK") || !strings.Contains(r.stderr, "direct task done") ||
 		!strings.Contains(r.stderr, "embedded made") || !strings.Contains(r.stderr, "bare made") ||
-		!strings.Contains(r.stderr, "committed as "+agentIdentity+"|"+agentIdentity) {
+		!strings.Contains(r.stderr, "committed as "+agentIdentity+"|"+agentIdentity) ||
+		!strings.Contains(r.stderr, "layer links made") || !strings.Contains(r.stderr, "deep made") {
 		t.Errorf("the direct task's output:\n%s", r.stderr)
 	}
 	if data, err := os.ReadFile(filepath.Join(p.dir, "direct-made.txt")); err != nil || string(data) != "direct\n" {
@@ -67,8 +102,18 @@ func testDirect(e *env, p *project, env []string) {
 		t.Errorf("the summary: %+v", sum)
 	}
 	slices.Sort(sum.Quarantined)
-	if !slices.Equal(sum.Quarantined, []string{"evil/.git", "pager"}) {
-		t.Errorf("disarmed %v, want evil/.git and pager", sum.Quarantined)
+	if len(sum.Quarantined) != 4 || !strings.HasPrefix(sum.Quarantined[0], "deep/d123456789/") || len(sum.Quarantined[0]) < 4096 ||
+		!slices.Equal(sum.Quarantined[1:], []string{"evil/.git", "gitfile/.git", "pager"}) {
+		t.Errorf("disarmed %.200q, want the deep one, evil/.git, gitfile/.git and pager", sum.Quarantined)
+	}
+	if len(sum.RemovedLinks) != 1 || !strings.HasPrefix(sum.RemovedLinks[0], "layer-link -> /") {
+		t.Errorf("removed links %q, want layer-link", sum.RemovedLinks)
+	}
+	if _, err := os.Lstat(filepath.Join(p.dir, "layer-link")); err == nil {
+		t.Error("the link into the container's writable layer is left")
+	}
+	if data, _ := os.ReadFile(prod); string(data) != "TOKEN=PROD\n" {
+		t.Errorf("deploy/.env.prod is now %q", data)
 	}
 	for _, gone := range []string{".vscode", ".envrc", ".claude", "agentbox.lock.x"} {
 		if _, err := os.Lstat(filepath.Join(p.dir, gone)); err == nil && gone != "agentbox.lock.x" {
@@ -79,7 +124,7 @@ func testDirect(e *env, p *project, env []string) {
 		t.Errorf(".env is now %q", data)
 	}
 	// The user's git, in the project and in what the agent made.
-	for _, dir := range []string{p.dir, filepath.Join(p.dir, "evil"), filepath.Join(p.dir, "pager")} {
+	for _, dir := range []string{p.dir, filepath.Join(p.dir, "evil"), filepath.Join(p.dir, "pager"), sub, filepath.Join(p.dir, "gitfile")} {
 		e.run(runOpt{dir: dir, env: env[1:]}, "script", "-qec", "git status; git log -1; git config --list", "/dev/null")
 	}
 	if _, err := os.Stat("/tmp/agentbox-e2e-direct-ran"); err == nil {

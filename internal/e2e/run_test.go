@@ -66,6 +66,8 @@ git commit -q -m "add made.txt"
 echo left > uncommitted.txt
 printf '#!/bin/sh\ntouch /tmp/agentbox-e2e-hook-ran\n' > .git/hooks/post-merge; chmod +x .git/hooks/post-merge
 git config core.fsmonitor "touch /tmp/agentbox-e2e-fsmonitor-ran"
+echo '* filter=e2e' > .git/info/attributes; git config filter.e2e.clean 'echo "status COLLECT-RAN-FILTER" >&2; cat'
+touch -d 2001-01-01 made.txt
 getent hosts ` + unlistedName + ` || true
 getent hosts wanted.e2e.test || true
 echo "task done in $HOME"`
@@ -83,6 +85,11 @@ echo "task done in $HOME"`
 	}
 	if !strings.Contains(strings.Join(sum.Uncommitted, "\n"), "uncommitted.txt") {
 		t.Errorf("the summary does not report the uncommitted file: %+v", sum.Uncommitted)
+	}
+	// The clean filter the task configured in its clone, for a file whose
+	// stat changed: the collection's status ran it if it says so.
+	if strings.Contains(strings.Join(sum.Uncommitted, "\n"), "COLLECT-RAN") {
+		t.Errorf("the collection ran a filter of the task's clone: %+v", sum.Uncommitted)
 	}
 	refused := fmt.Sprint(sum.RefusedNames)
 	if !strings.Contains(refused, unlistedName) {

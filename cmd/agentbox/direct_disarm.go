@@ -1,0 +1,196 @@
+package main
+
+// What a direct task's collection does to the work tree before any git
+// looks at it: every git directory the agent made is disarmed and every
+// link it made that leads out of the project is removed. Both are judged by
+// identity (device and inode), not by path, so that moving the user's own
+// away and putting the agent's in its place changes nothing; the walk
+// holds directories open rather than naming paths, so that no depth stops
+// it; and when it fails, nothing else runs.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// treeScan is what scanWorkTree finds in the work tree.
+type treeScan struct {
+	gitDirs []pathID      // git directories and .git files (the top's .git aside)
+	masked  []hiddenMatch // paths workspace.hidden masks
+	links   []fileID      // symbolic links
+}
+
+// scanWorkTree walks the work tree (not into git directories, which it
+// lists) and returns its git directories, its links and the paths
+// workspace.hidden masks (a masked directory is not walked further).
+func scanWorkTree(top string, hidden []string) (*treeScan, error) {
+	match := hiddenMatcher(hidden)
+	var s treeScan
+	err := walkTree(top, func(e *treeEntry) (bool, error) {
+		if e.rel == ".git" {
+			return false, nil
+		}
+		if e.isLink() {
+			s.links = append(s.links, e.id)
+		}
+		if isGitDir(e) || e.name == ".git" && !e.isDir() {
+			s.gitDirs = append(s.gitDirs, pathID{e.rel, e.id})
+			return false, nil
+		}
+		if !e.isLink() && match(e.rel) {
+			s.masked = append(s.masked, hiddenMatch{e.rel, e.isDir()})
+			return false, nil
+		}
+		return e.isDir(), nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the work tree: %w", err)
+	}
+	return &s, nil
+}
+
+// isGitDir reports whether git would take directory e for a git directory:
+// HEAD beside objects and refs, or beside commondir (of any type: git
+// takes an executable file or a link for a directory).
+func isGitDir(e *treeEntry) bool {
+	return e.isDir() && e.has("HEAD") && (e.has("commondir") || e.has("objects") && e.has("refs"))
+}
+
+// disarmed is what disarmTree did.
+type disarmed struct {
+	gitDirs []string // quarantined: their HEAD (or the .git file) renamed
+	links   []string // removed, as "PATH -> TARGET"
+}
+
+// disarmTree renames the HEAD of every git directory in the work tree that
+// is not one of the user's (st.GitDirs, by identity), and every .git file
+// or link that is not, so that no git takes them for a repository; it
+// walks into each one it disarms, for those nested inside. It removes every
+// link the agent made (not in st.Links) that leads out of the work tree.
+// An error means the tree is not known to be disarmed.
+func disarmTree(top string, st *directState) (disarmed, error) {
+	var out disarmed
+	users, links := map[fileID]bool{}, map[fileID]bool{}
+	for _, g := range st.GitDirs {
+		users[g.fileID] = true
+	}
+	for _, l := range st.Links {
+		links[l] = true
+	}
+	root, err := os.OpenRoot(top)
+	if err != nil {
+		return out, err
+	}
+	defer root.Close()
+	err = walkTree(top, func(e *treeEntry) (bool, error) {
+		switch {
+		case e.rel == ".git" || users[e.id] && (e.name == ".git" || isGitDir(e)):
+			return false, nil // the user's, mounted read-only during the task
+		case e.isLink() && !links[e.id]:
+			if target, leaves := linkLeaves(root, e); leaves {
+				if err := e.remove(); err != nil {
+					return false, fmt.Errorf("removing the link %s the agent made: %w", e.rel, err)
+				}
+				out.links = append(out.links, e.rel+" -> "+target)
+				return false, nil
+			}
+		}
+		var err error
+		switch {
+		case e.name == ".git" && !e.isDir():
+			err = renameIn(e.dirfd, e.name, e.name+quarantineSuffix)
+		case isGitDir(e):
+			err = renameIn(e.fd, "HEAD", "HEAD"+quarantineSuffix)
+		default:
+			return e.isDir(), nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("disarming the git directory %s the agent made: %w", e.rel, err)
+		}
+		out.gitDirs = append(out.gitDirs, e.rel)
+		return e.isDir(), nil
+	})
+	return out, err
+}
+
+// linkLeaves reports whether the link e leads out of root: its target is
+// absolute, climbs out of root as written, or resolves (through any link)
+// to a path outside root, or cannot be resolved but for a missing entry.
+func linkLeaves(root *os.Root, e *treeEntry) (string, bool) {
+	target, err := e.readLink()
+	if err != nil || filepath.IsAbs(target) {
+		return target, true
+	}
+	if lex := path.Join(path.Dir(e.rel), filepath.ToSlash(target)); lex == ".." || strings.HasPrefix(lex, "../") {
+		return target, true
+	}
+	_, err = root.Stat(e.rel)
+	return target, err != nil && !errors.Is(err, fs.ErrNotExist)
+}
+
+// failDirect records that a direct task's work tree is not known to be
+// disarmed: the task fails.
+func failDirect(sum *taskSummary, err error) {
+	sum.Branch = ""
+	sum.BranchStatus = "not disarmed: " + err.Error() + "; do not run git or your tools in the project before you checked it"
+	if sum.ExitCode == 0 {
+		sum.ExitCode = exitError
+	}
+}
+
+// collectDirect ends a direct task's hold on the project: it disarms what
+// the agent made (disarmTree), removes the placeholders that are still
+// empty, and lists the work tree's changes. When disarming fails, no git
+// runs and the task fails (failDirect). The task's containers have stopped.
+func collectDirect(ctx context.Context, p *prepared, sum *taskSummary) {
+	fail := func(err error) { failDirect(sum, err) }
+	var st directState
+	data, err := os.ReadFile(filepath.Join(p.dir, "direct.json"))
+	if err == nil {
+		err = json.Unmarshal(data, &st)
+	}
+	if err != nil {
+		fail(err)
+		return
+	}
+	top, err := realDir(p.rec.Dir)
+	if err != nil {
+		fail(err)
+		return
+	}
+	sum.Branch = ""
+	d, err := disarmTree(top, &st)
+	for _, q := range d.gitDirs {
+		sum.Quarantined = append(sum.Quarantined, q)
+	}
+	for _, l := range d.links {
+		sum.RemovedLinks = append(sum.RemovedLinks, l)
+	}
+	if err != nil {
+		fail(err)
+		return
+	}
+	for _, ph := range slices.Backward(st.Placeholders) {
+		_ = removeIfEmpty(filepath.Join(top, filepath.FromSlash(ph)))
+	}
+	sum.BranchStatus = "direct"
+	status, err := gitOut(ctx, top, "--no-optional-locks", "status", "--porcelain=v1", "--untracked-files=all")
+	if err != nil {
+		sum.BranchStatus = "not collected: " + err.Error()
+		return
+	}
+	for _, l := range strings.Split(status, "\n") {
+		if l != "" && len(sum.Uncommitted) < 200 {
+			sum.Uncommitted = append(sum.Uncommitted, l)
+		}
+	}
+	sum.Diffstat, _ = gitOut(ctx, top, "diff", "--no-ext-diff", "--no-textconv", "--stat=100", "HEAD", "--")
+}
