@@ -253,17 +253,13 @@ func (s *sizer) readTreeBatch(br *bufio.Reader, ids []string) error {
 // directory as 040000 (fsck only warns), and git takes any mode that is no
 // file, link or directory for a gitlink.
 func kindOf(m string) entryKind {
-	n, err := strconv.ParseUint(m, 8, 32)
-	if err != nil {
-		return kindGitlink
-	}
-	switch n & 0o170000 {
-	case 0o040000:
+	switch entryType(m) {
+	case typeTree:
 		return kindTree
-	case 0o100000, 0o120000:
+	case typeFile, typeSymlink:
 		return kindFile
 	}
-	return kindGitlink
+	return kindGitlink // an unreadable mode too (entryType 0)
 }
 
 // parseRawTree reads a tree object: entries of "MODE NAME\0" and a raw id of

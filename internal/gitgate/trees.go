@@ -203,6 +203,7 @@ func (f *treeFacts) add(prefix string, sub *treeFacts) {
 // Entry types of a tree entry's mode.
 const (
 	typeTree    = 0o040000
+	typeFile    = 0o100000
 	typeSymlink = 0o120000
 	typeGitlink = 0o160000
 )
