@@ -41,6 +41,7 @@ fuzz:
 e2e-setup:
 	bash scripts/e2e/setup.sh
 	bash scripts/e2e/base-image.sh
+	bash scripts/e2e/node-image.sh
 
 ## e2e: the sandbox end to end in Docker Engine, compose v2 and the Dev Containers CLI (root)
 e2e: e2e-setup
