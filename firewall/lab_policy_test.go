@@ -35,6 +35,9 @@ func TestLabPolicyLive(t *testing.T) {
 	if out, _ := enter("grants"); out != "" {
 		t.Errorf("grants lists what has no end: %q", out)
 	}
+	if out, _ := enter("policies"); out != "granted.test 443\n" {
+		t.Errorf("policies: %q", out)
+	}
 	time.Sleep(2500 * time.Millisecond) // the keeper looks every second, the timed grant would be over
 	if !l.resolvesTo("granted.test", unlistedV4) {
 		t.Errorf("granted.test no longer resolves after the keeper's looks")
@@ -59,8 +62,14 @@ func TestLabPolicyLive(t *testing.T) {
 	if out, code := enter("grant", unlistedV4+"/32", "443", "1"); code != 0 || !strings.Contains(out, "already") {
 		t.Errorf("a timed grant of an address allowed until revoked: exit %d: %s", code, out)
 	}
-	if out, _ := enter("grants"); out != "" {
-		t.Errorf("grants lists what has no end: %q", out)
+	if out, _ := enter("grant", "198.18.99.0/24", "8443", "60"); !strings.Contains(out, "granted") {
+		t.Fatalf("grant: %s", out)
+	}
+	if out, _ := enter("grants"); !strings.HasPrefix(out, "198.18.99.0/24 8443 ") || strings.Contains(out, unlistedV4) {
+		t.Errorf("grants: %q", out)
+	}
+	if out, _ := enter("policies"); out != unlistedV4+"/32 443\n" {
+		t.Errorf("policies: %q", out)
 	}
 	time.Sleep(1500 * time.Millisecond)
 	l.connects(unlistedV4, 443)
