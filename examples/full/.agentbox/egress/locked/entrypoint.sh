@@ -109,7 +109,7 @@ readonly NEVER_NAME_SETS='4#inet#agentbox#never_name_v4,6#inet#agentbox#never_na
 log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 
 usage() {
-	printf 'usage: %s [run|%s]\n       %s grant PREFIX PORTS SECONDS | revoke PREFIX PORTS | grants   (SECONDS 0: until revoked)\n       %s grant-name NAME PORTS SECONDS | revoke-name NAME PORTS\n' "${0##*/}" "$HEALTH_ARG" "${0##*/}" "${0##*/}" >&2
+	printf 'usage: %s [run|%s]\n       %s grant PREFIX PORTS SECONDS | revoke PREFIX PORTS | grants | policies   (SECONDS 0: until revoked)\n       %s grant-name NAME PORTS SECONDS | revoke-name NAME PORTS\n' "${0##*/}" "$HEALTH_ARG" "${0##*/}" "${0##*/}" >&2
 	exit 2
 }
 
@@ -656,6 +656,38 @@ grants() {
 		done
 	done
 	list_names
+}
+
+# policies prints one line per element without a timeout (agentbox policy
+# add applied it, for good): PREFIX PORT, then NAME PORT.
+policies() {
+	local set rest elem k name p
+	for set in "$GRANT_V4" "$GRANT_V6"; do
+		rest=$(nft list set "$TABLE_FAMILY" "$TABLE_NAME" "$set") || exit 1
+		rest=${rest//$'\n'/ }
+		[[ $rest == *"elements = {"* ]] || continue
+		rest=${rest#*"elements = {"}
+		while [[ $rest =~ ([0-9a-f.:/]+)\ \.\ ([0-9]+)(\ timeout\ [0-9a-z]+\ expires\ [0-9a-z]+)? ]]; do
+			elem=${BASH_REMATCH[0]}
+			if [[ -z ${BASH_REMATCH[3]} ]]; then
+				p=${BASH_REMATCH[1]}
+				if [[ $p != */* && $p == *:* ]]; then
+					p+=/128
+				elif [[ $p != */* ]]; then
+					p+=/32
+				fi
+				echo "$p ${BASH_REMATCH[2]}"
+			fi
+			rest=${rest#*"$elem"}
+		done
+	done
+	[[ -d $NAMES_DIR ]] || return 0
+	live_names || exit 1
+	while read -r k name; do
+		for p in ${live_ports[$k]-}; do
+			[[ ${p#*:} == - ]] && echo "$name ${p%%:*}"
+		done
+	done < <(name_slots)
 }
 
 # ---------------------------------------------------------------------------
@@ -1298,6 +1330,7 @@ if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
 	3:revoke) revoke "$2" "$3" ;;
 	4:grant) grant "$2" "$3" "$4" ;;
 	1:grants) grants ;;
+	1:policies) policies ;;
 	4:grant-name) grant_name "$2" "$3" "$4" ;;
 	3:revoke-name) revoke_name "$2" "$3" ;;
 	*) usage ;;
