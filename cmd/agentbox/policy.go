@@ -130,7 +130,7 @@ func (o *policyOptions) run(ctx context.Context, d deps, args []string, stdout, 
 		return err
 	}
 	running, why := "", error(nil)
-	if d.profile != nil {
+	if d.profile != nil && (!o.noApply || o.profile == "") { // the running profile chooses the list
 		running, why = d.profile(ctx, o.dir, "")
 	}
 	profile := o.profile
