@@ -27,10 +27,9 @@ type Entry struct {
 // Item is an entry found in a list: its value (the scalar, or the
 // mapping's Key), its ports, and where it starts.
 type Item struct {
-	Value      string
-	Ports      []int
-	Line, Col  int
-	HasMapping bool
+	Value     string
+	Ports     []int
+	Line, Col int
 }
 
 // Error is a problem at a place of the file.
@@ -124,7 +123,7 @@ func List(data []byte, path []string) ([]Item, error) {
 	for _, n := range val.Content {
 		it := Item{Line: n.Line, Col: n.Column, Value: n.Value}
 		if n.Kind == yaml.MappingNode {
-			it.HasMapping, it.Value = true, ""
+			it.Value = ""
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				k, v := n.Content[i], n.Content[i+1]
 				if k.Value == "ports" && v.Kind == yaml.SequenceNode {
