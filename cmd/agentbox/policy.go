@@ -272,7 +272,7 @@ func (o *policyOptions) applyAdd(ctx context.Context, d deps, ed *policyEdit, ru
 func (o *policyOptions) applyRemove(ctx context.Context, d deps, ed *policyEdit, running string, stdout, stderr io.Writer) error {
 	out, err := d.egress(ctx, o.dir, "", "policies")
 	if err != nil {
-		return fmt.Errorf("listing what the running sandbox was given live: %w", err)
+		return fmt.Errorf("listing what the running sandbox was given live: %w (agentbox.yaml no longer has it: agentbox up applies that, recreating the containers)", err)
 	}
 	applied := map[string]bool{}
 	for _, line := range strings.Split(out, "\n") {
@@ -291,7 +291,7 @@ func (o *policyOptions) applyRemove(ctx context.Context, d deps, ed *policyEdit,
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("removing %s from the running sandbox: %w", e, err)
+			return fmt.Errorf("removing %s from the running sandbox: %w (agentbox.yaml no longer has it: agentbox up applies that)", e, err)
 		}
 		fmt.Fprintf(stdout, "removed %s ports %s from the running sandbox: nothing restarted\n", e, portArg(dst.ports))
 	}
