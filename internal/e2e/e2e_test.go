@@ -62,6 +62,7 @@ func TestEndToEnd(t *testing.T) {
 	})
 	t.Run("Kubernetes", func(t *testing.T) { testKubernetes(e.sub(t)) })
 	t.Run("AllowName", func(t *testing.T) { testAllowName(e.sub(t), none.in(e.sub(t))) })
+	t.Run("Policy", func(t *testing.T) { testPolicy(e.sub(t), none.in(e.sub(t))) })
 
 	e.timed("whole end-to-end test (without cleanup)", time.Since(start))
 	var b strings.Builder
