@@ -100,8 +100,16 @@ var agents = []Agent{
 		Package:   "opencode-ai",
 		BaseImage: nodeImage,
 		StateDir:  Home + "/.local/share/opencode",
-		Env:       []EnvVar{{"OPENCODE_DISABLE_AUTOUPDATE", "true"}},
-		Domains:   []string{"*.opencode.ai", "models.dev", "opencode.ai"},
+		// Measured with OpenCode 1.18: without these it fetches models.dev's
+		// catalog (models.opencode.ai), default plugins and LSP servers.
+		// Its openai provider reads OPENAI_BASE_URL itself.
+		Env: []EnvVar{
+			{"OPENCODE_DISABLE_AUTOUPDATE", "true"},
+			{"OPENCODE_DISABLE_DEFAULT_PLUGINS", "true"},
+			{"OPENCODE_DISABLE_LSP_DOWNLOAD", "true"},
+			{"OPENCODE_DISABLE_MODELS_FETCH", "true"},
+		},
+		Domains: []string{"*.opencode.ai", "models.dev", "opencode.ai"},
 	},
 }
 

@@ -135,13 +135,20 @@ func TestCodexCLI(t *testing.T) {
 }
 
 // codexInNamespace runs listen on an OS thread that has joined network
-// namespace ns; the sockets it opens stay in ns. The thread is never
-// returned to the runtime.
+// namespace ns; the sockets it opens stay in ns. The thread goes back to
+// the test's namespace afterwards: the lab kills every process that has a
+// thread in its namespaces when it closes.
 func codexInNamespace(t *testing.T, ns string, listen func() error) {
 	t.Helper()
 	errc := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		runtime.LockOSThread()
+		own, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			errc <- err
+			return
+		}
+		defer own.Close()
 		f, err := os.Open(filepath.Join("/run/netns", ns))
 		if err != nil {
 			errc <- err
@@ -152,7 +159,14 @@ func codexInNamespace(t *testing.T, ns string, listen func() error) {
 			errc <- fmt.Errorf("setns %s: %w", ns, err)
 			return
 		}
-		errc <- listen()
+		err = listen()
+		if err := unix.Setns(int(own.Fd()), unix.CLONE_NEWNET); err != nil {
+			// The thread stays locked: it ends with the goroutine.
+			errc <- fmt.Errorf("setns back: %w", err)
+			return
+		}
+		runtime.UnlockOSThread()
+		errc <- err
 	}()
 	if err := <-errc; err != nil {
 		t.Fatal(err)

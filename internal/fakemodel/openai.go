@@ -92,7 +92,7 @@ func (f *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.Output = openAIToolOutput(in)
 	var items []openAIItem
-	if rec.Output == "" && f.Command != "" {
+	if rec.Output == "" && f.Command != "" && openAIOffersTools(in) {
 		call, err := openAIShellCall(in, f.Command)
 		if err != nil {
 			http.Error(w, "fakemodel: "+err.Error(), http.StatusBadRequest)
@@ -128,9 +128,25 @@ func openAIToolOutput(in openAIInput) string {
 	return ""
 }
 
+// openAIOffersTools reports whether the request offers the model any
+// tool: a request that offers none (a session title, a summary) gets the
+// final message.
+func openAIOffersTools(in openAIInput) bool {
+	if len(in.Tools) > 0 {
+		return true
+	}
+	for _, it := range in.Input {
+		if len(it.Tools) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // openAIShellCall builds a call of whichever shell tool the request
 // offers, with its own argument shape: shell_command and exec_command take
-// one command line; shell takes an argv. In Codex's code mode the one tool
+// one command line; shell takes an argv; bash (OpenCode's) a command line
+// and a description. In Codex's code mode the one tool
 // is exec, which runs JavaScript that calls the nested tools.
 func openAIShellCall(in openAIInput, script string) (openAIItem, error) {
 	offered := map[string]string{} // name -> type
@@ -167,6 +183,8 @@ func openAIShellCall(in openAIInput, script string) (openAIItem, error) {
 		name, args = "exec_command", map[string]any{"cmd": script}
 	case offered["shell"] != "":
 		name, args = "shell", map[string]any{"command": []string{"bash", "-c", script}}
+	case offered["bash"] != "": // OpenCode's
+		name, args = "bash", map[string]any{"command": script, "description": "Run the script"}
 	default:
 		return openAIItem{}, fmt.Errorf("the request offers no shell tool (tools: %q)", names)
 	}
