@@ -22,13 +22,14 @@ import (
 	"github.com/agentbox-dev/agentbox/internal/fakemodel"
 )
 
-// The real Codex CLI in the sandbox (issue 20): agentbox bump resolves its
-// npm tree from the npm registry, the agent image installs it with npm ci,
-// and it runs against the OpenAI Responses fake, served on the fake
-// internet's gateway (the host's address on the test's own network).
-// agentbox.yaml allows that address and port alone, names it in
-// OPENAI_BASE_URL (env:, which agentbox turns into Codex's provider in
-// /etc/codex/config.toml) and passes OPENAI_API_KEY to tasks (run.env).
+// The real Codex and OpenCode CLIs in the sandbox (issue 20): agentbox bump
+// resolves the CLI's npm tree from the npm registry, the agent image
+// installs it with npm ci, and it runs against the OpenAI Responses fake,
+// served on the fake internet's gateway (the host's address on the test's
+// own network). agentbox.yaml allows that address and port alone, names it
+// in OPENAI_BASE_URL (env:; for Codex agentbox turns it into a provider in
+// /etc/codex/config.toml, OpenCode reads it itself) and passes
+// OPENAI_API_KEY to tasks (run.env).
 const (
 	codexKey    = "sk-agentbox-e2e-codex-0123456789abcdef"
 	codexPrompt = "Write CODEX-FAKE.txt and commit it."
@@ -40,10 +41,22 @@ const (
 	codexFinal = "Committed " + codexFile + "."
 )
 
-// codexArgs is the codex command line of every part: headless, with no
-// sandbox or approval flag: the image's system configuration says what
-// agentbox's sandbox needs.
-var codexArgs = []string{"codex", "exec", codexPrompt}
+// openAIAgent is an agent CLI that speaks the Responses API.
+type openAIAgent struct {
+	name, pkg string
+	identity  string   // its commits' author
+	args      []string // its headless command line, with no permission flag
+	domains   []string // its catalog's (a name below one would leave the machine under run)
+}
+
+var (
+	// Codex: no sandbox or approval flag: the image's system
+	// configuration says what agentbox's sandbox needs.
+	codexAgent = openAIAgent{name: "codex", pkg: "@openai/codex", identity: "Codex (agentbox) <codex@agentbox.invalid>",
+		args: []string{"codex", "exec", codexPrompt}, domains: []string{"openai.com", "chatgpt.com"}}
+	opencodeAgent = openAIAgent{name: "opencode", pkg: "opencode-ai", identity: "OpenCode (agentbox) <opencode@agentbox.invalid>",
+		args: []string{"opencode", "run", "-m", "openai/gpt-5", codexPrompt}, domains: []string{"opencode.ai", "models.dev"}}
+)
 
 // codexModels serves the fake of the part that runs; each part installs a
 // fresh one, so that its records are its own.
@@ -59,12 +72,12 @@ func (m *codexModels) next(command string) *fakemodel.OpenAI {
 	return f
 }
 
-// testRealCodex: up + shell + fetch, then a codex task through agentbox run
+// testRealOpenAI: up + shell + fetch, then a task through agentbox run
 // (clone, then direct), each against the fake model.
-func testRealCodex(e *env) {
+func testRealOpenAI(e *env, a openAIAgent) {
 	t := e.t
 	start := time.Now()
-	npmProxy := codexRegistryProxy(e)
+	npmProxy := codexRegistryProxy(e, a.pkg)
 	r := e.must(runOpt{dir: e.root}, "bash", "scripts/e2e/node-image.sh", e.registry)
 	nodeRef := strings.TrimSpace(r.stdout)
 	m := digestRef.FindStringSubmatch(nodeRef)
@@ -84,11 +97,11 @@ func testRealCodex(e *env) {
 	t.Cleanup(func() { srv.Close() })
 	port := ln.Addr().(*net.TCPAddr).Port
 
-	p := e.newProject("realcodex", "codex")
-	yaml := fmt.Sprintf(`# agentbox end-to-end test project: the real Codex CLI
+	p := e.newProject("real"+a.name, a.name)
+	yaml := fmt.Sprintf(`# agentbox end-to-end test project: the real %s CLI
 version: 1
 name: %s
-agent: codex
+agent: %s
 image:
   base: %s
 egress:
@@ -105,88 +118,96 @@ resources:
   memory: 2g
 devcontainer:
   ide: none
-`, p.name, m[1], e.baseTag, fakeGateway, port, fakeGateway, port)
+`, a.name, p.name, a.name, m[1], e.baseTag, fakeGateway, port, fakeGateway, port)
 	if err := os.WriteFile(filepath.Join(p.dir, "agentbox.yaml"), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e.must(runOpt{dir: p.dir}, "git", "-c", "user.name=agentbox e2e", "-c", "user.email=e2e@agentbox.invalid", "commit", "-q", "-a", "-m", "codex")
+	e.must(runOpt{dir: p.dir}, "git", "-c", "user.name=agentbox e2e", "-c", "user.email=e2e@agentbox.invalid", "commit", "-q", "-a", "-m", a.name)
 
 	r = p.mustAgentbox(nil, "bump")
-	e.timed("codex: agentbox bump (the real npm registry)", r.took)
+	e.timed(a.name+": agentbox bump (the real npm registry)", r.took)
 	lock, _ := os.ReadFile(filepath.Join(p.dir, "agentbox.lock"))
-	version := regexp.MustCompile(`"@openai/codex":\s*version: "([^"]+)"`).FindSubmatch(lock)
+	version := regexp.MustCompile(`"` + regexp.QuoteMeta(a.pkg) + `":\s*version: "([^"]+)"`).FindSubmatch(lock)
 	if version == nil {
-		t.Fatalf("agentbox.lock pins no @openai/codex:\n%s", lock)
+		t.Fatalf("agentbox.lock pins no %s:\n%s", a.pkg, lock)
 	}
-	t.Logf("agentbox.lock pins @openai/codex %s", version[1])
+	t.Logf("agentbox.lock pins %s %s", a.pkg, version[1])
 	npm := []string{"NPM_CONFIG_REGISTRY=" + npmProxy}
 	r = p.compose("", nil, npm, "build")
 	e.trackImages(p.name)
 	if r.failed() {
 		t.Fatalf("docker compose build: %s", r)
 	}
-	e.timed("codex: build the images (npm ci of the real CLI)", r.took)
-	e.timed("codex: setup (node image, bump, build)", time.Since(start))
+	e.timed(a.name+": build the images (npm ci of the real CLI)", r.took)
+	e.timed(a.name+": setup (node image, bump, build)", time.Since(start))
 
-	env := []string{"XDG_STATE_HOME=" + filepath.Join(e.work, "state-codex"), "OPENAI_API_KEY=" + codexKey}
+	env := []string{"XDG_STATE_HOME=" + filepath.Join(e.work, "state-"+a.name), "OPENAI_API_KEY=" + codexKey}
 	env = append(env, npm...)
 	defer p.agentbox(env, "gc")
-	codexShell(e, p, models, env)
-	codexRun(e, p, models, env)
-	codexDirect(e, p, models, env)
+	codexShell(e, p, a, models, env)
+	codexRun(e, p, a, models, env)
+	codexDirect(e, p, a, models, env)
 }
 
 // codexShell: up with the fake DNS (every name the CLI asks for is
 // answered on the test's network), shell, fetch. It runs first: a name of
 // the catalog that the CLI asked for here would go to the machine's own
 // resolver under agentbox run, and the test stops instead.
-func codexShell(e *env, p *project, models *codexModels, env []string) {
+func codexShell(e *env, p *project, a openAIAgent, models *codexModels, env []string) {
 	t := e.t
 	fake := models.next(codexCommit)
 	p.mustAgentbox(env, "up")
 	upWithFakeDNS(e, p, env)
-	r := p.agentbox(env, append([]string{"shell", "--", "env", "OPENAI_API_KEY=" + codexKey}, codexArgs...)...)
-	e.timed("codex: agentbox shell -- codex exec (fake model)", r.took)
+	r := p.agentbox(env, append([]string{"shell", "--", "env", "OPENAI_API_KEY=" + codexKey}, a.args...)...)
+	e.timed(a.name+": agentbox shell -- "+a.args[0]+" (fake model)", r.took)
 	codexTurns(e, fake, r)
 	if r = p.agentbox(env, "fetch"); r.failed() {
 		t.Fatalf("agentbox fetch: %s", r)
 	}
-	codexCommitArrived(e, p, "refs/heads/agentbox/main")
+	codexCommitArrived(e, p, a, "refs/heads/agentbox/main")
 	names := codexAsked(e.logsOf(e.container(p.name, "egress")))
-	t.Logf("codex (up + shell) asked the resolver for: %q", names)
+	t.Logf("%s (up + shell) asked the resolver for: %q", a.name, names)
 	r = p.agentbox(env, "blocked", "--json")
 	t.Logf("agentbox blocked (up + shell): %s", r.stdout)
 	p.mustAgentbox(env, "down")
-	if len(names) > 0 {
-		t.Fatalf("codex asked the resolver for %q beyond its model endpoint (an address); under agentbox run a catalog name would leave the machine: the test stops here", names)
+	if a.name == "codex" && len(names) > 0 {
+		t.Errorf("codex asked the resolver for %q beyond its model endpoint (an address)", names)
+	}
+	for _, n := range names {
+		for _, d := range a.domains {
+			if n == d || strings.HasSuffix(n, "."+d) {
+				t.Fatalf("%s asked for %s, a name its catalog entry allows: under agentbox run it would leave the machine; the test stops here", a.name, n)
+			}
+		}
 	}
 }
 
 // codexRun: agentbox run, the clone workspace: the commit arrives as the
 // task's branch, and nothing was refused.
-func codexRun(e *env, p *project, models *codexModels, env []string) {
+func codexRun(e *env, p *project, a openAIAgent, models *codexModels, env []string) {
 	t := e.t
 	fake := models.next(codexCommit)
-	r := p.agentbox(env, append([]string{"run", "--name", "codex", "--json", "--"}, codexArgs...)...)
-	e.timed("codex: agentbox run -- codex exec, run to branch", r.took)
+	r := p.agentbox(env, append([]string{"run", "--name", a.name, "--json", "--"}, a.args...)...)
+	e.timed(a.name+": agentbox run -- "+a.args[0]+", run to branch", r.took)
 	var sum runSummary
 	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || r.code != 0 {
-		t.Fatalf("agentbox run -- codex: exit %d, summary %q (%v)\n%s", r.code, r.stdout, err, tail(r.stderr, 60))
+		t.Fatalf("agentbox run -- %s: exit %d, summary %q (%v)\n%s", a.name, r.code, r.stdout, err, tail(r.stderr, 60))
 	}
 	codexTurns(e, fake, r)
 	if len(sum.Commits) != 1 || sum.BranchStatus != "new" {
-		t.Errorf("the summary of task codex: %+v", sum)
+		t.Errorf("the summary of task %s: %+v", a.name, sum)
 	}
-	codexCommitArrived(e, p, "refs/heads/agentbox/codex")
-	if len(sum.RefusedNames)+len(sum.RefusedAddresses) > 0 {
-		t.Errorf("codex was refused something: names %v, addresses %+v", sum.RefusedNames, sum.RefusedAddresses)
+	codexCommitArrived(e, p, a, "refs/heads/agentbox/"+a.name)
+	t.Logf("task %s refused names %v, addresses %+v", a.name, sum.RefusedNames, sum.RefusedAddresses)
+	if len(sum.RefusedAddresses) > 0 || (a.name == "codex" && len(sum.RefusedNames) > 0) {
+		t.Errorf("%s was refused something: names %v, addresses %+v", a.name, sum.RefusedNames, sum.RefusedAddresses)
 	}
-	p.agentbox(env, "rm", "codex")
+	p.agentbox(env, "rm", a.name)
 }
 
 // codexDirect: agentbox run --workspace direct; the .git is read-only, so
 // the agent's work lands as an uncommitted file in the project.
-func codexDirect(e *env, p *project, models *codexModels, env []string) {
+func codexDirect(e *env, p *project, a openAIAgent, models *codexModels, env []string) {
 	t := e.t
 	fake := models.next(codexWrite)
 	e.must(runOpt{}, "chown", "-R", "1000:1000", p.dir)
@@ -194,16 +215,16 @@ func codexDirect(e *env, p *project, models *codexModels, env []string) {
 	env = append(slices.Clone(env), "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=safe.directory", "GIT_CONFIG_VALUE_0=*")
 	file := filepath.Join(p.dir, codexFile)
 	defer os.Remove(file)
-	r := p.agentbox(env, append([]string{"run", "--workspace", "direct", "--name", "codex-direct", "--json", "--"}, codexArgs...)...)
-	e.timed("codex: agentbox run --workspace direct -- codex exec", r.took)
+	r := p.agentbox(env, append([]string{"run", "--workspace", "direct", "--name", a.name + "-direct", "--json", "--"}, a.args...)...)
+	e.timed(a.name+": agentbox run --workspace direct -- "+a.args[0], r.took)
 	if r.failed() {
-		t.Fatalf("agentbox run --workspace direct -- codex: %s", r)
+		t.Fatalf("agentbox run --workspace direct -- %s: %s", a.name, r)
 	}
 	codexTurns(e, fake, r)
 	if data, err := os.ReadFile(file); err != nil || string(data) != "written by codex\n" {
-		t.Errorf("codex's file in the project: %q %v", data, err)
+		t.Errorf("%s's file in the project: %q %v", a.name, data, err)
 	}
-	p.agentbox(env, "rm", "codex-direct")
+	p.agentbox(env, "rm", a.name+"-direct")
 }
 
 // codexTurns: the CLI ran the fake's tool call, came back with its output
@@ -226,14 +247,14 @@ func codexTurns(e *env, fake *fakemodel.OpenAI, r result) {
 	}
 	t.Logf("the model received: %v", paths)
 	if calls == 0 || outputs == 0 || !strings.Contains(r.stdout+r.stderr, codexFinal) {
-		t.Fatalf("codex did not complete the fake's script (%d tool calls, %d outputs): %s", calls, outputs, r)
+		t.Fatalf("the CLI did not complete the fake's script (%d tool calls, %d outputs): %s", calls, outputs, r)
 	}
 }
 
 // codexCommitArrived: the branch on the host holds the agent's commit.
-func codexCommitArrived(e *env, p *project, ref string) {
+func codexCommitArrived(e *env, p *project, a openAIAgent, ref string) {
 	out := e.must(runOpt{dir: p.dir}, "git", "log", "-1", "--format=%s|%an <%ae>", ref).stdout
-	if want := codexMsg + "|Codex (agentbox) <codex@agentbox.invalid>"; strings.TrimSpace(out) != want {
+	if want := codexMsg + "|" + a.identity; strings.TrimSpace(out) != want {
 		e.t.Errorf("%s: last commit %q, want %q", ref, strings.TrimSpace(out), want)
 	}
 	if got := e.must(runOpt{dir: p.dir}, "git", "show", ref+":"+codexFile).stdout; got != "written by codex\n" {
@@ -263,14 +284,14 @@ func codexAsked(log string) []string {
 // plain HTTP, for the image builds: a build container reaches the host
 // there and trusts no certificate authority but its image's. It skips (or
 // under CI=true fails) when the registry does not answer.
-func codexRegistryProxy(e *env) string {
+func codexRegistryProxy(e *env, pkg string) string {
 	t := e.t
 	out, err := exec.Command("npm", "config", "get", "registry").Output()
 	target, perr := url.Parse(strings.TrimSpace(string(out)))
 	if err != nil || perr != nil || target.Host == "" {
 		t.Fatalf("npm config get registry: %v %v %q", err, perr, out)
 	}
-	res, err := http.Get(target.JoinPath("@openai%2fcodex").String())
+	res, err := http.Get(target.JoinPath(strings.ReplaceAll(pkg, "/", "%2f")).String())
 	if err != nil || res.StatusCode != http.StatusOK {
 		why := fmt.Sprint(err)
 		if res != nil {
