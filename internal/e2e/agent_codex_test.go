@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/internal/fakemodel"
+	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 )
 
 // The real Codex and OpenCode CLIs in the sandbox (issue 20): agentbox bump
@@ -124,7 +125,16 @@ devcontainer:
 	}
 	e.must(runOpt{dir: p.dir}, "git", "-c", "user.name=agentbox e2e", "-c", "user.email=e2e@agentbox.invalid", "commit", "-q", "-a", "-m", a.name)
 
-	r = p.mustAgentbox(nil, "bump")
+	r = p.agentbox(nil, "bump")
+	if r.failed() && a.name == "opencode" && strings.Contains(r.stderr, "package not found") {
+		// Measured here with opencode-ai 1.18.33: some of its optional
+		// platform packages are missing from the registry; npm install
+		// skips them, bump refuses a tree without them (npm ci would).
+		testenv.Unavailable(t, "agentbox bump cannot pin opencode-ai from this npm registry: "+strings.TrimSpace(r.stderr))
+	}
+	if r.failed() {
+		t.Fatalf("agentbox bump: %s", r)
+	}
 	e.timed(a.name+": agentbox bump (the real npm registry)", r.took)
 	lock, _ := os.ReadFile(filepath.Join(p.dir, "agentbox.lock"))
 	version := regexp.MustCompile(`"` + regexp.QuoteMeta(a.pkg) + `":\s*version: "([^"]+)"`).FindSubmatch(lock)
