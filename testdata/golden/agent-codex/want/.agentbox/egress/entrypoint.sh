@@ -104,6 +104,7 @@ readonly -a NAMES=(
 	main.vscode-cdn.net
 	marketplace.visualstudio.com
 	mobile.events.data.microsoft.com
+	models.example.test
 	openai.com
 	update.code.visualstudio.com
 	vsassets.io
