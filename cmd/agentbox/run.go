@@ -523,7 +523,7 @@ func loginSource(ctx context.Context, docker string, cfg *generator.Config, rec 
 		return "", fmt.Sprintf("agent %s keeps no login in files; pass a key or token through secrets", cfg.Agent.Name)
 	case rec.On == onKubernetes:
 		return "", "a task on a cluster starts without the sandbox's login; pass a key or token through secrets"
-	case prof.Locked:
+	case prof == nil || prof.Locked:
 		return "", fmt.Sprintf("profile %s has no state volume; pass a key or token through secrets", rec.Profile)
 	}
 	volume = generator.Volume(cfg.Name, rec.Profile, generator.AgentStateVolume)
