@@ -20,7 +20,18 @@ type Agent struct {
 	Domains   []string // egress at run time; "*.x" also admits x
 	Extension string   // VS Code extension; "" when there is none
 	Files     []File   // the CLI's configuration, baked into the image
+	// Login are the names the CLI's interactive login reaches from inside
+	// the sandbox (the browser half runs on the user's machine): the
+	// service NAME-login, which a policy turns on for the login only.
+	Login []string
+	// Credentials are the files in StateDir that an interactive login
+	// writes: what agentbox run copies into each task's fresh state
+	// volume when run.copy_login is on. Nothing else of the state is.
+	Credentials []string
 }
+
+// LoginSuffix ends the name of an agent's login service: claude-login.
+const LoginSuffix = "-login"
 
 // EnvVar is one environment variable.
 type EnvVar struct{ Name, Value string }
@@ -58,6 +69,9 @@ var agents = []Agent{
 		},
 		Domains:   []string{"*.anthropic.com", "*.claude.ai", "*.claude.com"},
 		Extension: "anthropic.claude-code",
+		// /login: the OAuth token exchange and the account's profile.
+		Login:       []string{"claude.ai", "console.anthropic.com", "platform.claude.com"},
+		Credentials: []string{".credentials.json"},
 	},
 	{
 		Name:      "codex",
@@ -69,6 +83,9 @@ var agents = []Agent{
 		Domains:   []string{"*.chatgpt.com", "*.openai.com", "chatgpt.com"},
 		Extension: "openai.chatgpt",
 		Files:     []File{{CodexSystemConfig, codexConfig}},
+		// codex login --device-auth: the device code and the token exchange.
+		Login:       []string{"auth.openai.com"},
+		Credentials: []string{"auth.json"},
 	},
 	{
 		Name:      "copilot",
@@ -83,6 +100,9 @@ var agents = []Agent{
 			"default.exp-tas.com", "github.com", "origin-tracker.githubusercontent.com",
 		},
 		Extension: "GitHub.copilot",
+		// /login: GitHub's device flow. The token lands in the system's
+		// keychain or in config.json beside the settings: not copied.
+		Login: []string{"api.github.com", "github.com"},
 	},
 	{
 		Name:      "gemini",
@@ -92,6 +112,10 @@ var agents = []Agent{
 		StateDir:  Home + "/.gemini",
 		Domains:   []string{"cloudcode-pa.googleapis.com", "generativelanguage.googleapis.com", "oauth2.googleapis.com"},
 		Extension: "Google.gemini-cli-vscode-ide-companion",
+		// Sign in with Google (NO_BROWSER=true prints the URL): the token
+		// exchange and the account's user info.
+		Login:       []string{"accounts.google.com", "oauth2.googleapis.com", "www.googleapis.com"},
+		Credentials: []string{"google_accounts.json", "oauth_creds.json"},
 	},
 	{Name: "none", BaseImage: DefaultEgressImage},
 	{
@@ -110,6 +134,9 @@ var agents = []Agent{
 			{"OPENCODE_DISABLE_MODELS_FETCH", "true"},
 		},
 		Domains: []string{"*.opencode.ai", "models.dev", "opencode.ai"},
+		// opencode auth login stores every provider's key or token here;
+		// the login reaches the provider's own names (add its service).
+		Credentials: []string{"auth.json"},
 	},
 }
 
@@ -162,7 +189,8 @@ wire_api = "responses"
 
 // services is the catalog of named domain groups, sorted by name. Every
 // agent with domains is a service too, so `services: [claude]` lets an
-// opencode sandbox reach Anthropic's API.
+// opencode sandbox reach Anthropic's API; and every agent with login names
+// has a NAME-login service, which no policy carries unless it is listed.
 var services = []Service{
 	{"crates", []string{"crates.io", "index.crates.io", "static.crates.io"}},
 	{"github", []string{"*.github.com", "*.githubusercontent.com", "github.com", "githubusercontent.com"}},
@@ -199,6 +227,9 @@ func Services() []Service {
 	for _, a := range agents {
 		if len(a.Domains) > 0 {
 			all = append(all, Service{a.Name, a.Domains})
+		}
+		if len(a.Login) > 0 {
+			all = append(all, Service{a.Name + LoginSuffix, a.Login})
 		}
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })

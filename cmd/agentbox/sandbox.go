@@ -150,9 +150,13 @@ const composeGrace = 10 * time.Second
 // terminal. When ctx is canceled (Ctrl-C, SIGTERM), compose gets an
 // interrupt, as from the terminal, and time to stop cleanly.
 func execCompose(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, args ...string) error {
+	env, err := composeEnviron(args[0] == "up")
+	if err != nil {
+		return err
+	}
 	cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], args...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-	cmd.Env = composeEnviron()
+	cmd.Env = env
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = composeGrace
 	if err := cmd.Run(); err != nil {
@@ -217,6 +221,7 @@ func upSandbox(ctx context.Context, dir, profile string, stdout, stderr io.Write
 	if err := checkOwner(ctx, argv[0], cfg.Name, o.dir); err != nil {
 		return err
 	}
+	warnMissingSecrets(stderr, cfg.Secrets)
 	if err := execCompose(ctx, argv, os.Stdin, stdout, stderr, "up", "-d", "--build", "--wait", "--remove-orphans"); err != nil {
 		return err
 	}

@@ -636,6 +636,7 @@ func testNPMAgent(e *env) {
 	}
 	p.mustAgentbox(nil, "down")
 	checkTaskState(e, p)
+	checkLogin(e, p, npm)
 	checkTamperRefused(e, p)
 }
 
