@@ -38,7 +38,7 @@ func TestFullDocumentsGiveTheSameLock(t *testing.T) {
 	for i, full := range []bool{false, true} {
 		srv := scriptsRegistry(t, full, true).serve(t)
 		c := NewClient(Options{Registry: srv.URL})
-		tree, err := Resolve(context.Background(), c, "@acme/cli", "1.0.0")
+		tree, err := Resolve(context.Background(), c, "@acme/cli", "1.0.0", Platform{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +60,7 @@ func TestFullDocumentsGiveTheSameLock(t *testing.T) {
 func TestNPMCIRunsInstallScriptsOfAFullDocument(t *testing.T) {
 	f := scriptsRegistry(t, true, false)
 	srv := f.serve(t)
-	tree, err := Resolve(context.Background(), NewClient(Options{Registry: srv.URL}), "@acme/cli", "1.0.0")
+	tree, err := Resolve(context.Background(), NewClient(Options{Registry: srv.URL}), "@acme/cli", "1.0.0", Platform{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,9 +50,14 @@ type Manifest struct {
 // string ("os": "linux").
 type StringList []string
 
-// UnmarshalJSON accepts a string or a list of strings.
+// UnmarshalJSON accepts a string or a list of strings; null or "" is no
+// list.
 func (l *StringList) UnmarshalJSON(b []byte) error {
 	var one string
+	if string(b) == "null" || json.Unmarshal(b, &one) == nil && one == "" {
+		*l = nil
+		return nil
+	}
 	if json.Unmarshal(b, &one) == nil {
 		*l = StringList{one}
 		return nil

@@ -20,6 +20,10 @@ type Registry interface {
 type Tree struct {
 	Name, Version string
 	Packages      map[string]Entry
+	// NodeEngines holds each package's engines.node range, by path, as
+	// Resolve read it (a lock does not keep it): bump checks it against the
+	// image's Node.
+	NodeEngines map[string]string
 }
 
 // Entry is one installed package: what npm's package-lock.json records.
@@ -51,12 +55,14 @@ const (
 // version each, placed where Node's module resolution finds it: at the top
 // when no other version is there, else under the package that needs it.
 // An optional dependency must resolve too: npm ci refuses a lock that
-// lacks one, even one npm install could not find.
-func Resolve(ctx context.Context, reg Registry, name, version string) (*Tree, error) {
+// lacks one, even one npm install could not find. An optional dependency
+// whose os, cpu or libc does not fit plat is left out, and out of its
+// dependent's entry, so that npm ci does not miss it.
+func Resolve(ctx context.Context, reg Registry, name, version string, plat Platform) (*Tree, error) {
 	if !ValidName(name) {
 		return nil, fmt.Errorf("invalid npm package name %q", name)
 	}
-	r := &resolver{ctx: ctx, reg: reg, docs: map[string]*future{}, sem: make(chan struct{}, fetchers),
+	r := &resolver{ctx: ctx, reg: reg, plat: plat, docs: map[string]*future{}, sem: make(chan struct{}, fetchers),
 		nodes: map[string]*node{}}
 	root := &node{m: &Manifest{Name: "(the project)", Dependencies: map[string]string{name: version}}}
 	r.nodes[""] = root
@@ -74,6 +80,7 @@ func Resolve(ctx context.Context, reg Registry, name, version string) (*Tree, er
 type resolver struct {
 	ctx   context.Context
 	reg   Registry
+	plat  Platform
 	mu    sync.Mutex
 	docs  map[string]*future
 	sem   chan struct{}
@@ -87,6 +94,8 @@ type node struct {
 	m     *Manifest
 	via   *node // the package whose dependency placed it
 	edges []edge
+	// unfit are the optional dependencies left out: of another platform.
+	unfit map[string]bool
 }
 
 type edge struct {
@@ -230,6 +239,13 @@ func (r *resolver) place(n *node, d dep) error {
 	if err != nil {
 		return err
 	}
+	if d.optional && !r.plat.Fits(m) {
+		if n.unfit == nil {
+			n.unfit = map[string]bool{}
+		}
+		n.unfit[d.key] = true
+		return nil
+	}
 	if len(r.nodes) > MaxPackages {
 		return fmt.Errorf("the dependency tree has more than %d packages", MaxPackages)
 	}
@@ -372,7 +388,7 @@ func (r *resolver) tree(name, version string) (*Tree, error) {
 			}
 		}
 	}
-	t := &Tree{Name: name, Version: version, Packages: map[string]Entry{}}
+	t := &Tree{Name: name, Version: version, Packages: map[string]Entry{}, NodeEngines: map[string]string{}}
 	for _, p := range slices.Sorted(maps.Keys(r.nodes)) {
 		if p == "" {
 			continue
@@ -384,6 +400,9 @@ func (r *resolver) tree(name, version string) (*Tree, error) {
 		}
 		e.Optional = !required[p]
 		t.Packages[p] = e
+		if rng := n.m.NodeEngine(); rng != "" {
+			t.NodeEngines[p] = rng
+		}
 	}
 	return t, t.Check()
 }
@@ -402,8 +421,8 @@ func entry(n *node) (Entry, error) {
 		Version:              m.Version,
 		Integrity:            integrity,
 		HasInstallScript:     m.installScript(),
-		Dependencies:         nonEmpty(m.Dependencies),
-		OptionalDependencies: nonEmpty(m.OptionalDependencies),
+		Dependencies:         without(m.Dependencies, n.unfit),
+		OptionalDependencies: without(m.OptionalDependencies, n.unfit),
 		PeerDependencies:     nonEmpty(m.PeerDependencies),
 		Bin:                  bins,
 		OS:                   m.OS,
@@ -427,4 +446,18 @@ func nonEmpty(m map[string]string) map[string]string {
 		return nil
 	}
 	return m
+}
+
+// without returns m less the keys in drop, nil when nothing is left.
+func without(m map[string]string, drop map[string]bool) map[string]string {
+	if len(drop) == 0 {
+		return nonEmpty(m)
+	}
+	out := map[string]string{}
+	for k, v := range m {
+		if !drop[k] {
+			out[k] = v
+		}
+	}
+	return nonEmpty(out)
 }

@@ -46,7 +46,7 @@ func treeRegistry(t testing.TB) *fakeRegistry {
 
 func TestResolveTree(t *testing.T) {
 	f := treeRegistry(t)
-	tree, err := Resolve(context.Background(), f, "@acme/cli", "1.0.0")
+	tree, err := Resolve(context.Background(), f, "@acme/cli", "1.0.0", Platform{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestResolveRefuses(t *testing.T) {
 			f.add(t, "b", "1.0.0", Manifest{})
 			f.add(t, "needs-b1", "1.0.0", Manifest{PeerDependencies: deps("b", "^1")})
 			f.add(t, "bundler", "1.0.0", Manifest{BundleDependencies: json.RawMessage(`["a"]`)})
-			_, err := Resolve(context.Background(), f, "root", "1.0.0")
+			_, err := Resolve(context.Background(), f, "root", "1.0.0", Platform{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want one containing %q", err, tc.want)
 			}
@@ -132,7 +132,7 @@ func TestResolveRefuses(t *testing.T) {
 }
 
 func TestTreeCheckRefusesHostileEntries(t *testing.T) {
-	good, err := Resolve(context.Background(), treeRegistry(t), "@acme/cli", "1.0.0")
+	good, err := Resolve(context.Background(), treeRegistry(t), "@acme/cli", "1.0.0", Platform{})
 	if err != nil {
 		t.Fatal(err)
 	}
