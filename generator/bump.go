@@ -69,7 +69,8 @@ type BumpResult struct {
 	Debian   []DebianChange  `json:"debian"`
 	Snapshot string          `json:"debian_snapshot"` // the snapshot the new lock pins
 	// Warnings are what bump pins but doubts: a dependency whose
-	// engines.node the image's Node does not meet.
+	// engines.node the image's Node does not meet, an optional dependency
+	// the registry does not have.
 	Warnings []string `json:"warnings,omitempty"`
 	lock     []byte
 	files    map[string][]byte
@@ -122,6 +123,9 @@ func Bump(ctx context.Context, dir string, o BumpOptions) (*BumpResult, error) {
 	if tree != nil {
 		if res.Warnings, err = checkNode(pinned[0], lock.Debian, tree); err != nil {
 			return nil, err
+		}
+		for _, m := range tree.Missing {
+			res.Warnings = append(res.Warnings, "the npm registry does not have "+m+": left out of the lock, as npm leaves it out")
 		}
 	}
 	res.lock = lock.Marshal()

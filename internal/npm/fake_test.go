@@ -118,7 +118,7 @@ func (f *fakeRegistry) Packument(ctx context.Context, name string) (*Packument, 
 	f.fetches[name]++
 	b, ok := f.document(name, "fake.invalid")
 	if !ok {
-		return nil, fmt.Errorf("package %q not found", name)
+		return nil, fmt.Errorf("package %q not found: %w", name, ErrNotFound)
 	}
 	return ParsePackument(name, b)
 }

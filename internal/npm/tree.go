@@ -2,6 +2,7 @@ package npm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -20,6 +21,9 @@ type Registry interface {
 type Tree struct {
 	Name, Version string
 	Packages      map[string]Entry
+	// Missing lists the optional dependencies the registry does not have,
+	// left out as npm leaves them out: "name@range (optional, of a@1.0.0)".
+	Missing []string
 	// NodeEngines holds each package's engines.node range, by path, as
 	// Resolve read it (a lock does not keep it): bump checks it against the
 	// image's Node.
@@ -54,10 +58,11 @@ const (
 // optional dependency and required peer dependency to one registry
 // version each, placed where Node's module resolution finds it: at the top
 // when no other version is there, else under the package that needs it.
-// An optional dependency must resolve too: npm ci refuses a lock that
-// lacks one, even one npm install could not find. An optional dependency
-// whose os, cpu or libc does not fit plat is left out, and out of its
-// dependent's entry, so that npm ci does not miss it.
+// An optional dependency that its dependent's entry names must be in the
+// lock: npm ci refuses a lock that lacks it. An optional dependency whose os, cpu or libc does not fit
+// plat, or that the registry does not have (ErrNotFound; any other failure
+// to read it is an error), is left out, and out of its dependent's entry,
+// so that npm ci does not miss it.
 func Resolve(ctx context.Context, reg Registry, name, version string, plat Platform) (*Tree, error) {
 	if !ValidName(name) {
 		return nil, fmt.Errorf("invalid npm package name %q", name)
@@ -86,6 +91,8 @@ type resolver struct {
 	sem   chan struct{}
 	nodes map[string]*node
 	queue []*node
+	// missing are the optional dependencies the registry does not have.
+	missing []string
 }
 
 type node struct {
@@ -236,10 +243,14 @@ func (r *resolver) place(n *node, d dep) error {
 		at = start + "/node_modules/" + d.key
 	}
 	m, err := r.pick(target, d.spec, rng)
+	if err != nil && d.optional && errors.Is(err, ErrNotFound) {
+		r.missing = append(r.missing, fmt.Sprintf("%s@%s (optional, of %s)", target, want, r.describe(n)))
+		m, err = nil, nil
+	}
 	if err != nil {
 		return err
 	}
-	if d.optional && !r.plat.Fits(m) {
+	if d.optional && (m == nil || !r.plat.Fits(m)) {
 		if n.unfit == nil {
 			n.unfit = map[string]bool{}
 		}
@@ -404,6 +415,7 @@ func (r *resolver) tree(name, version string) (*Tree, error) {
 			t.NodeEngines[p] = rng
 		}
 	}
+	t.Missing = slices.Sorted(slices.Values(r.missing))
 	return t, t.Check()
 }
 
