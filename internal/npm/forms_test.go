@@ -74,3 +74,22 @@ func TestNPMCIRunsInstallScriptsOfAFullDocument(t *testing.T) {
 		}
 	}
 }
+
+// TestParseFullManifest: fields a full document may write in other forms.
+func TestParseFullManifest(t *testing.T) {
+	p, err := ParsePackument("x", []byte(`{"name":"x","versions":{"1.0.0":{"version":"1.0.0",
+		"os":"linux","cpu":["x64"],"libc":null,"engines":{"node":">=20 "},
+		"scripts":{"install":"","postinstall":"node i.js"}},
+		"2.0.0":{"version":"2.0.0","os":"","engines":["node >= 0.6"],"scripts":{"prepare":"x","install":false}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := p.Versions["1.0.0"]
+	if len(m.OS) != 1 || m.OS[0] != "linux" || m.Libc != nil || m.NodeEngine() != ">=20" || !m.installScript() {
+		t.Errorf("1.0.0: %+v, engine %q, install script %v", m, m.NodeEngine(), m.installScript())
+	}
+	m = p.Versions["2.0.0"]
+	if m.OS != nil || m.NodeEngine() != "" || m.installScript() {
+		t.Errorf("2.0.0: %+v, engine %q, install script %v", m, m.NodeEngine(), m.installScript())
+	}
+}

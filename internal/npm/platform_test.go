@@ -99,3 +99,36 @@ func TestNPMCIInstallsAPlatformLock(t *testing.T) {
 		t.Error("the musl package was installed")
 	}
 }
+
+// TestPlatformFits follows npm-install-checks' checkPlatform.
+func TestPlatformFits(t *testing.T) {
+	for _, tc := range []struct {
+		os, cpu, libc []string
+		want          bool
+	}{
+		{nil, nil, nil, true},
+		{[]string{"linux"}, []string{"arm64"}, nil, true},
+		{[]string{"linux"}, []string{"ia32"}, nil, false},
+		{[]string{"any"}, []string{"any"}, []string{"any"}, true},
+		{[]string{"!win32", "!darwin"}, nil, nil, true},
+		{[]string{"!linux"}, nil, nil, false},
+		{[]string{"linux", "!linux"}, nil, nil, false},
+		{[]string{"darwin"}, nil, nil, false},
+		{nil, []string{"!x64"}, nil, true}, // arm64 fits
+		{nil, []string{"!x64", "!arm64"}, nil, false},
+		{[]string{"linux"}, []string{"x64"}, []string{"musl"}, false},
+		{[]string{"linux"}, []string{"x64"}, []string{"glibc"}, true},
+		{nil, nil, []string{"!musl"}, true},
+	} {
+		m := &Manifest{OS: tc.os, CPU: tc.cpu, Libc: tc.libc}
+		if got := ImagePlatform.Fits(m); got != tc.want {
+			t.Errorf("os %q cpu %q libc %q: fits %v, want %v", tc.os, tc.cpu, tc.libc, got, tc.want)
+		}
+	}
+	if !(Platform{}).Fits(&Manifest{OS: StringList{"win32"}, Libc: StringList{"musl"}}) {
+		t.Error("the zero Platform refuses a package")
+	}
+	if !(Platform{OS: "darwin", Libc: "glibc"}).Fits(&Manifest{Libc: StringList{"musl"}}) {
+		t.Error("libc is checked off linux")
+	}
+}
