@@ -59,10 +59,10 @@ const (
 // version each, placed where Node's module resolution finds it: at the top
 // when no other version is there, else under the package that needs it.
 // An optional dependency that its dependent's entry names must be in the
-// lock: npm ci refuses a lock that lacks it. An optional dependency whose os, cpu or libc does not fit
-// plat, or that the registry does not have (ErrNotFound; any other failure
-// to read it is an error), is left out, and out of its dependent's entry,
-// so that npm ci does not miss it.
+// lock: npm ci refuses a lock that lacks it. So an optional dependency
+// whose os, cpu or libc does not fit plat, or that the registry does not
+// have (ErrNotFound; any other failure to read it is an error), is left
+// out of the tree and out of its dependent's entry.
 func Resolve(ctx context.Context, reg Registry, name, version string, plat Platform) (*Tree, error) {
 	if !ValidName(name) {
 		return nil, fmt.Errorf("invalid npm package name %q", name)
