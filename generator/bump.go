@@ -125,7 +125,7 @@ func Bump(ctx context.Context, dir string, o BumpOptions) (*BumpResult, error) {
 			return nil, err
 		}
 		for _, m := range tree.Missing {
-			res.Warnings = append(res.Warnings, "the npm registry does not have "+m+": left out of the lock, as npm leaves it out")
+			res.Warnings = append(res.Warnings, "npm package "+m+"; left out of the lock, as npm leaves it out")
 		}
 	}
 	res.lock = lock.Marshal()

@@ -21,7 +21,7 @@ func nativeRegistry(t testing.TB) *fakeRegistry {
 			"@acme/cli-linux-arm64", "1.0.0", "@acme/cli-darwin-arm64", "1.0.0",
 			"@acme/cli-win32-x64", "1.0.0", "not-windows", "^1", "ia32-only", "^1",
 			"@acme/cli-linux-arm64-musl", "npm:@acme/cli@1.0.0-linux-arm64-musl",
-			"@acme/cli-linux-arm64-gnu", "npm:@acme/cli@1.0.0-linux-arm64", "gone", "1.0.0"),
+			"@acme/cli-linux-arm64-gnu", "npm:@acme/cli@1.0.0-linux-arm64", "gone", "1.0.0", "anywhere-else", "npm:anywhere@^9"),
 	})
 	native := func(name, version, os, cpu, libc string, m Manifest) {
 		m.OS, m.CPU = StringList{os}, StringList{cpu}
@@ -47,7 +47,8 @@ func nativeRegistry(t testing.TB) *fakeRegistry {
 // TestResolveKeepsTheImagesPlatforms: the lock keeps only the optional
 // packages that fit Linux on the image's CPUs with glibc, aliases
 // included, and the CLI's entry names only those; an optional package the
-// registry does not have is left out and listed.
+// registry does not have, or has in no version in range, is left out and
+// listed.
 func TestResolveKeepsTheImagesPlatforms(t *testing.T) {
 	tree, err := Resolve(context.Background(), nativeRegistry(t), "@acme/cli", "1.0.0", ImagePlatform)
 	if err != nil {
@@ -58,7 +59,8 @@ func TestResolveKeepsTheImagesPlatforms(t *testing.T) {
 	if got := slices.Sorted(maps.Keys(tree.Packages)); !slices.Equal(got, want) {
 		t.Errorf("packages:\n got %q\nwant %q", got, want)
 	}
-	if want := []string{"gone@1.0.0 (optional, of @acme/cli@1.0.0)"}; !slices.Equal(tree.Missing, want) {
+	if want := []string{"anywhere@^9 (optional, of @acme/cli@1.0.0): no version in range in the registry",
+		"gone@1.0.0 (optional, of @acme/cli@1.0.0): not in the registry"}; !slices.Equal(tree.Missing, want) {
 		t.Errorf("missing: %q, want %q", tree.Missing, want)
 	}
 	cli := tree.Packages["node_modules/@acme/cli"]

@@ -22,7 +22,8 @@ type Tree struct {
 	Name, Version string
 	Packages      map[string]Entry
 	// Missing lists the optional dependencies the registry does not have,
-	// left out as npm leaves them out: "name@range (optional, of a@1.0.0)".
+	// left out as npm leaves them out: "name@range (optional, of a@1.0.0):
+	// not in the registry".
 	Missing []string
 	// NodeEngines holds each package's engines.node range, by path, as
 	// Resolve read it (a lock does not keep it): bump checks it against the
@@ -48,6 +49,12 @@ type Entry struct {
 	Libc                 []string          `yaml:"libc"`
 }
 
+// noVersionError is a package none of whose versions is in the range
+// wanted.
+type noVersionError struct{ msg string }
+
+func (e *noVersionError) Error() string { return e.msg }
+
 // Limits of a tree and of the work to resolve it.
 const (
 	MaxPackages = 5000
@@ -61,8 +68,9 @@ const (
 // An optional dependency that its dependent's entry names must be in the
 // lock: npm ci refuses a lock that lacks it. So an optional dependency
 // whose os, cpu or libc does not fit plat, or that the registry does not
-// have (ErrNotFound; any other failure to read it is an error), is left
-// out of the tree and out of its dependent's entry.
+// have, or has in no version in range (npm skips these too; any other
+// failure to read it is an error), is left out of the tree and out of its
+// dependent's entry. Tree.Missing lists those the registry lacks.
 func Resolve(ctx context.Context, reg Registry, name, version string, plat Platform) (*Tree, error) {
 	if !ValidName(name) {
 		return nil, fmt.Errorf("invalid npm package name %q", name)
@@ -243,8 +251,13 @@ func (r *resolver) place(n *node, d dep) error {
 		at = start + "/node_modules/" + d.key
 	}
 	m, err := r.pick(target, d.spec, rng)
-	if err != nil && d.optional && errors.Is(err, ErrNotFound) {
-		r.missing = append(r.missing, fmt.Sprintf("%s@%s (optional, of %s)", target, want, r.describe(n)))
+	var nv *noVersionError
+	if err != nil && d.optional && (errors.Is(err, ErrNotFound) || errors.As(err, &nv)) {
+		why := "not in the registry"
+		if nv != nil {
+			why = "no version in range in the registry"
+		}
+		r.missing = append(r.missing, fmt.Sprintf("%s@%s (optional, of %s): %s", target, want, r.describe(n), why))
 		m, err = nil, nil
 	}
 	if err != nil {
@@ -366,7 +379,7 @@ func (r *resolver) pick(target, spec string, rng Range) (*Manifest, error) {
 		}
 	}
 	if len(in) == 0 {
-		return nil, fmt.Errorf("no version of %s satisfies %q (the registry has %d versions)", target, spec, len(doc.Versions))
+		return nil, &noVersionError{fmt.Sprintf("no version of %s satisfies %q (the registry has %d versions)", target, spec, len(doc.Versions))}
 	}
 	slices.SortFunc(in, func(a, b Version) int { return Compare(b, a) })
 	for _, v := range in {

@@ -104,7 +104,6 @@ func TestResolveRefuses(t *testing.T) {
 		{"github", Manifest{Dependencies: deps("x", "owner/x")}, "not a registry version range"},
 		{"file", Manifest{Dependencies: deps("x", "file:../x")}, "not a registry version range"},
 		{"missing", Manifest{Dependencies: deps("nope", "^1")}, `"nope" not found`},
-		{"optional of no version", Manifest{OptionalDependencies: deps("a", "^9")}, "no version of a satisfies"},
 		{"no version", Manifest{Dependencies: deps("a", "^9")}, "no version of a satisfies"},
 		{"prerelease only", Manifest{Dependencies: deps("a", "^2.0.0")}, "no version of a satisfies"},
 		{"bundled", Manifest{Dependencies: deps("bundler", "1")}, "ships its own dependencies"},
