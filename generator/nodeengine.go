@@ -31,7 +31,8 @@ var nodeTagRe = regexp.MustCompile(`^([0-9]+)(?:\.([0-9]+)(?:\.([0-9]+))?)?(?:-[
 // with a version tag brings its own npm, so the image runs that Node: the
 // versions the tag covers. Any other base gets Debian's nodejs, pinned in
 // the lock, when it has no npm (the Dockerfile installs it then); bump
-// cannot see inside a base image, so it takes that Node for such a base.
+// does not look for a Node inside a base image, so it takes that Node for
+// such a base.
 // ok is false when neither is known (a node image tagged "lts", a lock
 // without a nodejs pin).
 func agentNode(spec imageSpec, d *images.Debian) (imageNode, bool) {
@@ -83,7 +84,7 @@ func agentNode(spec imageSpec, d *images.Debian) (imageNode, bool) {
 	if len(seen) == 0 {
 		return imageNode{}, false
 	}
-	n.what = fmt.Sprintf("Debian %s's nodejs %s, which agentbox installs because the base image %s is not a node image (one with its own npm would keep its own Node, which bump cannot see)",
+	n.what = fmt.Sprintf("Debian %s's nodejs %s, which agentbox installs because the base image %s is not a node image (one with its own npm would keep its own Node, which bump does not look for)",
 		rel, strings.Join(seen, " / "), spec.Ref.Tagged())
 	return n, true
 }
