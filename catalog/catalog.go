@@ -19,6 +19,16 @@ type Agent struct {
 	Env       []EnvVar // sorted by name
 	Domains   []string // egress at run time; "*.x" also admits x
 	Extension string   // VS Code extension; "" when there is none
+	Files     []File   // system-wide configuration baked into the agent image
+}
+
+// File is a file the agent image holds, root's and read-only to the agent:
+// the CLI's system-wide configuration, so that it runs unattended in the
+// sandbox (the sandbox, not the CLI's prompts, is the boundary).
+type File struct {
+	Path    string // absolute
+	Content string // without a trailing newline
+	Why     string // one line, for the Dockerfile's comment
 }
 
 // EnvVar is one environment variable.
@@ -51,6 +61,11 @@ var agents = []Agent{
 		},
 		Domains:   []string{"*.anthropic.com", "*.claude.ai", "*.claude.com"},
 		Extension: "anthropic.claude-code",
+		Files: []File{{
+			Path:    "/etc/claude-code/managed-settings.json",
+			Content: `{"permissions":{"defaultMode":"bypassPermissions"},"skipDangerousModePermissionPrompt":true}`,
+			Why:     "Claude Code's managed settings: no permission prompts (claude -p runs its tools unattended)",
+		}},
 	},
 	{
 		Name:      "codex",

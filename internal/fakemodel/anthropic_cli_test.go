@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 )
 
@@ -96,13 +97,20 @@ func TestClaudeCodeAgainstFake(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The catalog's managed settings, which the agent image holds, passed
+	// as --settings here: the CLI runs its tools with no permission flag.
+	settings := filepath.Join(home, "managed-settings.json")
+	if err := os.WriteFile(settings, []byte(claudeManagedSettings(t)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
 	fake := NewAnthropic(claudeCommit)
 	const key = "sk-ant-agentbox-fake-0123456789"
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	out, err := inOwnNetns(t, fake, func(url string) *exec.Cmd {
 		cmd := exec.CommandContext(ctx, claude, "-p", "Write CLAUDE-FAKE.txt and commit it.",
-			"--permission-mode", "bypassPermissions", "--output-format", "text")
+			"--settings", settings, "--output-format", "text")
 		cmd.Dir = repo
 		cmd.Env = []string{
 			"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"),
@@ -128,6 +136,18 @@ func TestClaudeCodeAgainstFake(t *testing.T) {
 		t.Errorf("claude's output lacks the fake's final text")
 	}
 	checkAnthropicKey(t, fake, key)
+}
+
+// claudeManagedSettings returns the catalog's managed settings of Claude Code.
+func claudeManagedSettings(t *testing.T) string {
+	a, _ := catalog.LookupAgent("claude")
+	for _, f := range a.Files {
+		if f.Path == "/etc/claude-code/managed-settings.json" {
+			return f.Content
+		}
+	}
+	t.Fatal("the catalog has no managed settings for claude")
+	return ""
 }
 
 // checkAnthropicKey fails unless every request to the Messages API carried
