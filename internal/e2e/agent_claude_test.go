@@ -43,9 +43,10 @@ const (
 	claudeRuns  = 3 // clone tasks timed for the figure (median)
 )
 
-// claudeArgs is the claude command line of every part: print mode, and no
-// permission prompts (the sandbox is the boundary).
-var claudeArgs = []string{"claude", "-p", claudePrompt, "--dangerously-skip-permissions"}
+// claudeArgs is the claude command line of every part: print mode, with
+// no permission flag: the image's managed settings (the catalog's) let it
+// run its tools unattended.
+var claudeArgs = []string{"claude", "-p", claudePrompt}
 
 // modelServer serves the fake of the part that runs; each part installs a
 // fresh one, so its records are its own.
