@@ -5,6 +5,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -18,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/agentbox-dev/agentbox/internal/fakemodel"
@@ -41,6 +43,9 @@ const (
 	// lands as an uncommitted change.
 	claudeWrite = `printf 'written by claude\n' > ` + claudeFile
 	claudeRuns  = 3 // clone tasks timed for the figure (median)
+	// claudeKubePort is where the cluster's task finds the fake, on the
+	// cluster bridge's gateway (kubeGateway).
+	claudeKubePort = 18090
 )
 
 // claudeArgs is the claude command line of every part: print mode, with
@@ -101,6 +106,8 @@ network:
   cidrs:
     - cidr: %s/32
       ports: [%d]
+    - cidr: %s/32
+      ports: [%d]
 env:
   ANTHROPIC_BASE_URL: http://%s:%d
 run:
@@ -109,7 +116,10 @@ resources:
   memory: 2g
 devcontainer:
   ide: none
-`, p.name, m[1], e.baseTag, fakeGateway, port, fakeGateway, port)
+kubernetes:
+  namespace: default
+  registry: %s/agentbox-e2e
+`, p.name, m[1], e.baseTag, fakeGateway, port, kubeGateway, claudeKubePort, fakeGateway, port, e.registry)
 	if err := os.WriteFile(filepath.Join(p.dir, "agentbox.yaml"), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -143,6 +153,44 @@ devcontainer:
 	claudeShell(e, p, models, env)
 	claudeRun(e, p, models, env)
 	claudeDirect(e, p, models, env)
+	t.Run("Kubernetes", func(t *testing.T) { claudeKube(e.sub(t), p.in(e.sub(t)), models, env) })
+}
+
+// claudeKube: one claude task on the test cluster, as a Job. The fake is
+// served on the cluster bridge's gateway too; the task's command names it
+// in ANTHROPIC_BASE_URL (the address differs from the Docker network's).
+func claudeKube(e *env, p *project, models *modelServer, env []string) {
+	t := e.t
+	kubeconfig := requireCluster(e)
+	e.must(runOpt{dir: e.root}, "bash", "scripts/k8s/cluster.sh", "trust-registry", e.registry)
+	ln, err := net.Listen("tcp", fmt.Sprintf("%s:%d", kubeGateway, claudeKubePort))
+	if err != nil {
+		t.Fatalf("listening on the cluster's bridge: %v", err)
+	}
+	srv := &http.Server{Handler: models}
+	go srv.Serve(ln)
+	defer srv.Close()
+	r := p.mustAgentbox(env, "build", "--push")
+	e.trackImages(p.name)
+	e.timed("claude: agentbox build --push (kube)", r.took)
+	env = append(slices.Clone(env), "KUBECONFIG="+kubeconfig)
+	fake := models.next(claudeCommit)
+	args := append([]string{"run", "--on", "kubernetes", "--name", "kclaude", "--json", "--",
+		"env", fmt.Sprintf("ANTHROPIC_BASE_URL=http://%s:%d", kubeGateway, claudeKubePort)}, claudeArgs...)
+	r = p.agentbox(env, args...)
+	e.timed("claude: agentbox run --on kubernetes -- claude -p", r.took)
+	var sum runSummary
+	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || r.code != 0 {
+		t.Fatalf("agentbox run --on kubernetes -- claude: exit %d, summary %q (%v)\n%s", r.code, r.stdout, err, r.stderr)
+	}
+	checkClaudeTurns(e, fake, r)
+	if len(sum.Commits) != 1 || sum.BranchStatus != "new" || len(sum.RefusedNames)+len(sum.RefusedAddresses) > 0 {
+		t.Errorf("the summary of the cluster task: %+v", sum)
+	}
+	checkClaudeCommit(e, p, "refs/heads/agentbox/kclaude")
+	if r := p.agentbox(env, "gc"); r.failed() {
+		t.Errorf("agentbox gc: %s", r)
+	}
 }
 
 // claudeShell: up (with the fake DNS, so that every name the CLI asks for
@@ -179,15 +227,22 @@ func claudeShell(e *env, p *project, models *modelServer, env []string) {
 func claudeRun(e *env, p *project, models *modelServer, env []string) {
 	t := e.t
 	var took []time.Duration
+	phases := map[string][]time.Duration{}
 	for i := range claudeRuns {
 		fake := models.next(claudeCommit)
 		name := fmt.Sprintf("claude-%d", i)
 		r := p.agentbox(env, append([]string{"run", "--name", name, "--json", "--"}, claudeArgs...)...)
-		var sum runSummary
+		var sum struct {
+			runSummary
+			Timings map[string]float64 `json:"timings"`
+		}
 		if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || r.code != 0 {
 			t.Fatalf("agentbox run -- claude: exit %d, summary %q (%v)\n%s", r.code, r.stdout, err, r.stderr)
 		}
 		took = append(took, r.took)
+		for k, v := range sum.Timings {
+			phases[k] = append(phases[k], time.Duration(v*float64(time.Second)))
+		}
 		checkClaudeTurns(e, fake, r)
 		if len(sum.Commits) != 1 || sum.BranchStatus != "new" {
 			t.Errorf("the summary of task %s: %+v", name, sum)
@@ -209,6 +264,9 @@ func claudeRun(e *env, p *project, models *modelServer, env []string) {
 		each = append(each, fmt.Sprintf("%.2f", d.Seconds()))
 	}
 	e.timed(fmt.Sprintf("claude: agentbox run -- claude -p, run to branch (median of %d: %s s)", claudeRuns, strings.Join(each, ", ")), took[len(took)/2])
+	for _, k := range slices.Sorted(maps.Keys(phases)) {
+		e.timed("  of which "+k+" (median)", median(phases[k]))
+	}
 }
 
 // claudeDirect: agentbox run --workspace direct; the .git is read-only, so
