@@ -56,6 +56,11 @@ RUN if [ -z "${NPM_CONFIG_REGISTRY:-}" ]; then unset NPM_CONFIG_REGISTRY; fi \
  && ln -s /opt/agentbox/npm/node_modules/.bin/claude /usr/local/bin/claude \
  && npm cache clean --force
 
+# Claude Code's managed settings: no permission prompts (claude -p runs its tools unattended).
+# The file is root's: the agent cannot change it.
+RUN mkdir -p /etc/claude-code \
+ && printf '%s\n' '{"permissions":{"defaultMode":"bypassPermissions"},"skipDangerousModePermissionPrompt":true}' > /etc/claude-code/managed-settings.json
+
 # The entrypoint clones the project into the workspace volume on first start,
 # from the project's git database: read-only, its config masked, and owned by
 # the host's user, so git is told to trust it. A locked profile's clone is
