@@ -2,8 +2,10 @@ package generator
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -171,6 +173,14 @@ func TestCatalogIsValid(t *testing.T) {
 		for _, e := range a.Env {
 			if _, err := loadString(t, "env: {"+e.Name+": x}"); err != nil {
 				t.Errorf("agent %s: %v", a.Name, err)
+			}
+		}
+		for _, f := range a.Files {
+			if !path.IsAbs(f.Path) || path.Clean(f.Path) != f.Path || f.Why == "" || strings.ContainsAny(f.Why+f.Content, "\n\x00") {
+				t.Errorf("agent %s: file %q: want a clean absolute path, a one-line why and content without newlines", a.Name, f.Path)
+			}
+			if strings.HasSuffix(f.Path, ".json") && !json.Valid([]byte(f.Content)) {
+				t.Errorf("agent %s: %s is not JSON", a.Name, f.Path)
 			}
 		}
 	}
