@@ -401,7 +401,7 @@ func entry(n *node) (Entry, error) {
 	e := Entry{
 		Version:              m.Version,
 		Integrity:            integrity,
-		HasInstallScript:     m.installScript(),
+		HasInstallScript:     m.HasInstallScript,
 		Dependencies:         nonEmpty(m.Dependencies),
 		OptionalDependencies: nonEmpty(m.OptionalDependencies),
 		PeerDependencies:     nonEmpty(m.PeerDependencies),
