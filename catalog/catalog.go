@@ -69,6 +69,7 @@ var agents = []Agent{
 		},
 		Domains:   []string{"*.anthropic.com", "*.claude.ai", "*.claude.com"},
 		Extension: "anthropic.claude-code",
+		Files:     []File{{ClaudeManagedSettings, claudeManagedSettings}},
 		// /login: the OAuth token exchange and the account's profile.
 		Login:       []string{"claude.ai", "console.anthropic.com", "platform.claude.com"},
 		Credentials: []string{".credentials.json"},
@@ -139,6 +140,17 @@ var agents = []Agent{
 		Credentials: []string{"auth.json"},
 	},
 }
+
+// ClaudeManagedSettings is Claude Code's managed settings file: the image
+// owns it, and settings of the user's or the project's cannot loosen it.
+const ClaudeManagedSettings = "/etc/claude-code/managed-settings.json"
+
+// claudeManagedSettings turns off Claude Code's permission prompts, so that
+// claude -p runs its tools unattended: the sandbox, not the CLI's prompts,
+// is the boundary. JSON has no comments: the generated-file header is the
+// value of a "//" key, which Claude Code ignores.
+const claudeManagedSettings = `{"//":{{json header}},"permissions":{"defaultMode":"bypassPermissions"},"skipDangerousModePermissionPrompt":true}
+`
 
 // CodexSystemConfig is Codex's system configuration file: the image owns it,
 // while ~/.codex (CODEX_HOME, where a user's config.toml would override it)

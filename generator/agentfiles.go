@@ -24,6 +24,7 @@ type agentFileView struct {
 var agentFileFuncs = template.FuncMap{
 	"header": func() string { return Header },
 	"toml":   tomlString,
+	"json":   jsonString,
 }
 
 // AgentFiles renders agent's Files for the environment env, by their path

@@ -43,6 +43,7 @@ var funcs = template.FuncMap{
 	"json":    jsonString,
 	"yamlstr": composeString,
 	"join":    strings.Join,
+	"dir":     path.Dir,
 	"outrel":  func(p string) string { return strings.TrimPrefix(p, OutDir+"/") },
 	"rel":     mountSource,
 }
