@@ -273,7 +273,7 @@ const branchEmpty = "empty: no new commit"
 // taskBranchStatus is a task branch's status in the summary: fetch's, or
 // branchEmpty for a branch written with no new commit.
 func taskBranchStatus(b gitgate.Branch) string {
-	if b.Commits == 0 && (b.Status == gitgate.StatusNew || b.Status == gitgate.StatusUpdated) {
+	if shownStatus(b) == statusEmpty {
 		return branchEmpty
 	}
 	return string(b.Status)
