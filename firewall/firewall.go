@@ -35,9 +35,10 @@ const (
 	DeadlineStayEnv = "AGENTBOX_DEADLINE_STAY"
 )
 
-// HostAddrsEnv names the host's addresses, separated by spaces, in the
-// egress container's environment (agentbox up and run set it through the
-// compose file). The entrypoint refuses them in every mode unless a CIDR
+// HostAddrsEnv names the host's addresses, separated by spaces or commas,
+// in the egress container's environment (agentbox up and run set it
+// through the compose file; a Kubernetes Pod takes its node's addresses
+// from the downward API, status.hostIPs). The entrypoint refuses them in every mode unless a CIDR
 // lists them, with the default gateways of the namespace, which it reads
 // itself: the host serves on each, and under mode open a public one would
 // pass as any other public address.

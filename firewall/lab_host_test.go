@@ -41,7 +41,9 @@ func TestLabHostAddrs(t *testing.T) {
 		}
 	})
 	spec := l.egressSpec()
-	spec.Argv = append([]string{"env", firewall.HostAddrsEnv + "=" + hostPublicV4 + " " + hostPublicV6 + " not-an-address"}, spec.Argv...)
+	// Spaces (agentbox up and run) or commas (Kubernetes' status.hostIPs)
+	// separate the addresses.
+	spec.Argv = append([]string{"env", firewall.HostAddrsEnv + "=" + hostPublicV4 + "," + hostPublicV6 + " not-an-address"}, spec.Argv...)
 	p := l.start(spec)
 	l.ready(p)
 	if !strings.Contains(p.Output(), "ignoring 'not-an-address'") {

@@ -111,6 +111,12 @@ func checkPodSpec(t *testing.T, what string, s corev1.PodSpec, files map[string]
 	if *collect.SecurityContext.RunAsUser == *agent.SecurityContext.RunAsUser {
 		t.Errorf("%s: collect runs as the agent's uid", what)
 	}
+	// The node's addresses, from the downward API: the egress refuses them
+	// (issue 19 part 9) as it refuses its gateways.
+	if i := slices.IndexFunc(eg.Env, func(e corev1.EnvVar) bool { return e.Name == "AGENTBOX_HOST_ADDRS" }); i < 0 ||
+		eg.Env[i].ValueFrom == nil || eg.Env[i].ValueFrom.FieldRef == nil || eg.Env[i].ValueFrom.FieldRef.FieldPath != "status.hostIPs" {
+		t.Errorf("%s: egress does not take AGENTBOX_HOST_ADDRS from the node's addresses (status.hostIPs): %+v", what, eg.Env)
+	}
 	if eg.Image != "127.0.0.1:5000/agentbox/"+cfg.Name+"-egress:"+tag {
 		t.Errorf("%s: egress image %s", what, eg.Image)
 	}

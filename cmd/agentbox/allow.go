@@ -106,7 +106,7 @@ func (o *allowOptions) parse(dest string) (*grantRequest, error) {
 	if err != nil {
 		return nil, usageErrorf("invalid --for: %v", err)
 	}
-	reason := sanitizeReason(o.reason)
+	reason := clipReason(o.reason)
 	if reason == "" {
 		return nil, usageErrorf("--reason is required: say why the sandbox needs %s (it goes to the audit log)", dst)
 	}

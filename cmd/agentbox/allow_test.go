@@ -236,7 +236,7 @@ func TestAllowGrant(t *testing.T) {
 	}
 	r := recs[0]
 	reason := r["reason"].(string)
-	if len(reason) > maxReason || !strings.HasPrefix(reason, "staging API \uFFFD]0;owned\uFFFD") {
+	if len(reason) > maxReason || !strings.HasPrefix(reason, "staging API \x1b]0;owned\x07") {
 		t.Errorf("reason %q (%d bytes)", reason, len(reason))
 	}
 	delete(r, "reason")
@@ -326,8 +326,8 @@ func TestAllowList(t *testing.T) {
 	}
 	stdout, stderr, code := runDeps(t, d, "allow", "-C", dir, "--list")
 	want := `DESTINATION     PORT  TIME LEFT  EXPIRES               REASON
-198.18.7.0/24   443   29m55s     2026-11-22T12:29:55Z  fixtures ` + "\uFFFD" + `[31m
-198.18.7.0/24   8443  29m55s     2026-11-22T12:29:55Z  fixtures ` + "\uFFFD" + `[31m
+198.18.7.0/24   443   29m55s     2026-11-22T12:29:55Z  fixtures \x1b[31m
+198.18.7.0/24   8443  29m55s     2026-11-22T12:29:55Z  fixtures \x1b[31m
 198.18.13.5/32  22    59s        2026-11-22T12:00:59Z  -
 `
 	if code != 0 || stdout != want {
@@ -392,8 +392,8 @@ func TestAudit(t *testing.T) {
 	}
 	stdout, stderr, code := runDeps(t, d, "audit", "-C", dir)
 	want := `TIME                  EVENT   TASK   DESTINATION     PORTS   FOR  USER   RESULT         REASON
-2026-11-22T10:00:00Z  grant   -      198.18.7.0/24   443     30m  alice  ok             old ` + "\uFFFD" + `[2J
-2026-11-22T10:30:00Z  expire  -      198.18.7.0/24   443     -    -      ok             old ` + "\uFFFD" + `[2J
+2026-11-22T10:00:00Z  grant   -      198.18.7.0/24   443     30m  alice  ok             old \x1b[2J
+2026-11-22T10:30:00Z  expire  -      198.18.7.0/24   443     -    -      ok             old \x1b[2J
 2026-11-22T11:59:00Z  revoke  fix-1  198.18.13.5/32  22, 80  -    bob    no such grant  -
 `
 	if code != 0 || stdout != want {
@@ -444,19 +444,24 @@ func TestAuditConcurrentAppends(t *testing.T) {
 	}
 }
 
-func TestSanitizeReason(t *testing.T) {
+// TestClipReason: a reason is kept as given (termsafe escapes it where it
+// is printed), trimmed and cut at 500 bytes without splitting a rune.
+func TestClipReason(t *testing.T) {
 	for in, want := range map[string]string{
-		"  fetch fixtures  ":     "fetch fixtures",
-		"a\x1b[2Jb\tc\nd":        "a\uFFFD[2Jb\uFFFDc\uFFFDd",
-		"bidi \u202e override":   "bidi \uFFFD override",
-		"bad \xff utf8":          "bad \uFFFD utf8",
-		strings.Repeat("é", 251): strings.Repeat("é", 250),
-		strings.Repeat("a", 501): strings.Repeat("a", 500),
-		"\x00":                   "\uFFFD",
-		"":                       "",
+		"  fetch fixtures  ":           "fetch fixtures",
+		"a\x1b[2Jb\tc\nd":              "a\x1b[2Jb\tc\nd",
+		"bidi \u202e override":         "bidi \u202e override",
+		"bad \xff utf8":                "bad \xff utf8",
+		strings.Repeat("é", 251):       strings.Repeat("é", 250),
+		"a" + strings.Repeat("é", 250): "a" + strings.Repeat("é", 249),
+		strings.Repeat("a", 501):       strings.Repeat("a", 500),
+		strings.Repeat("\xff", 501):    strings.Repeat("\xff", 500),
+		strings.Repeat("a", 499) + "😀": strings.Repeat("a", 499),
+		"\x00":                         "\x00",
+		"":                             "",
 	} {
-		if got := sanitizeReason(in); got != want {
-			t.Errorf("sanitizeReason(%q) = %q, want %q", in, got, want)
+		if got := clipReason(in); got != want {
+			t.Errorf("clipReason(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -14,10 +14,10 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -109,7 +109,9 @@ func writeAudit(f *os.File, r auditRecord) error {
 	if err != nil {
 		return fmt.Errorf("encoding an audit record: %w", err)
 	}
-	if _, err := f.Write(append(line, '\n')); err != nil {
+	// termsafe.JSON: a reason's C1 and bidi runes escaped, as \u009b, so that
+	// the log too is safe to print.
+	if _, err := f.Write(append(termsafe.JSON(line), '\n')); err != nil {
 		return fmt.Errorf("writing the audit log: %w", err)
 	}
 	return nil
@@ -156,21 +158,23 @@ func readAudit(path string, since time.Time) ([]auditRecord, error) {
 	return out, nil
 }
 
-// sanitizeReason makes a reason safe to print: valid UTF-8, every rune
-// that is not printable (controls, escapes, bidirectional overrides)
-// replaced by U+FFFD, spaces trimmed, at most maxReason bytes.
-func sanitizeReason(s string) string {
-	var b strings.Builder
-	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
-		if r != ' ' && !unicode.IsPrint(r) {
-			r = utf8.RuneError
-		}
-		if b.Len()+utf8.RuneLen(r) > maxReason {
-			break
-		}
-		b.WriteRune(r)
+// clipReason is a grant's reason as the audit log keeps it: spaces
+// trimmed, cut to at most maxReason bytes where no UTF-8 sequence is split.
+// It stays as given otherwise: the log holds it JSON-escaped (writeAudit),
+// and audit and allow --list print it through termsafe.
+func clipReason(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= maxReason {
+		return s
 	}
-	return strings.TrimSpace(b.String())
+	cut := maxReason
+	for cut > 0 && cut > maxReason-utf8.UTFMax && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	if !utf8.RuneStart(s[cut]) { // no sequence starts near the cut: bytes of invalid UTF-8
+		cut = maxReason
+	}
+	return strings.TrimSpace(s[:cut])
 }
 
 type auditOptions struct {
@@ -233,9 +237,6 @@ func (o *auditOptions) run(d deps, stdout io.Writer) error {
 		return report(stdout, "audit", "json", recs)
 	}
 	for i := range recs {
-		recs[i].Reason = sanitizeReason(recs[i].Reason)
-		recs[i].Result = sanitizeReason(recs[i].Result)
-		recs[i].User = sanitizeReason(recs[i].User)
 		if recs[i].Seconds > 0 {
 			recs[i].Duration = generator.FormatTaskDuration(time.Duration(recs[i].Seconds) * time.Second)
 		}

@@ -28,7 +28,8 @@ import (
 type egressLogSource func(ctx context.Context, dir, task string, since time.Time) (io.ReadCloser, error)
 
 // blockedView is what blocked prints (--json: this shape, documented in
-// README.md). Names are printable (denials.Printable).
+// README.md). Names and whys hold the egress log's names as logged: the
+// table escapes them (esc), --json through writeJSON.
 type blockedView struct {
 	Names           []blockedName           `json:"names"`
 	Addresses       []blockedDest           `json:"addresses"`
@@ -171,7 +172,7 @@ func newBlockedView(rep *denials.Report, suggest bool, probed probes) *blockedVi
 		Dropped: rep.Dropped, DroppedRecords: rep.DroppedPackets, BadRecords: rep.BadRecords, Skipped: rep.Skipped,
 		LogRate: firewall.LogRate}
 	for _, r := range rep.Rows {
-		n := blockedName{Name: denials.Printable(r.Name), Count: r.Count, Types: r.Types, Why: r.Why}
+		n := blockedName{Name: r.Name, Count: r.Count, Types: r.Types, Why: r.Why}
 		if n.Types == nil {
 			n.Types = []string{}
 		}

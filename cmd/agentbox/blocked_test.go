@@ -75,7 +75,7 @@ func TestBlocked(t *testing.T) {
 	}{
 		{"table", nil, `NAME                      COUNT  FIRST                 LAST                  TYPES   WHY
 api.evil.example          2      2026-11-22T10:30:00Z  2026-11-22T10:31:00Z  A,AAAA  unlisted name
-"\x1b]0;owned\a.example"  1      2026-11-22T10:33:00Z  2026-11-22T10:33:00Z  -       unlisted name
+\x1b]0;owned\x07.example  1      2026-11-22T10:33:00Z  2026-11-22T10:33:00Z  -       unlisted name
 1.0.0.127.in-addr.arpa    1      2026-11-22T10:32:00Z  2026-11-22T10:32:00Z  PTR     unlisted name
 a.cdn.example.com         1      2026-11-22T10:00:01Z  2026-11-22T10:00:01Z  A       unlisted name
 b.cdn.example.com         1      2026-11-22T10:00:02Z  2026-11-22T10:00:02Z  AAAA    unlisted name
@@ -117,7 +117,7 @@ rejected packets: dns=2 other=3 special=1 (every packet; the rows above are thos
     - {cidr: 198.51.100.7/32, ports: [22, 443]}   # refused 3 times
 `, time.Date(2026, 11, 22, 10, 15, 0, 0, time.UTC)},
 		{"since a time", []string{"--since", "2026-11-22T10:30:30Z"}, `NAME                      COUNT  FIRST                 LAST                  TYPES  WHY
-"\x1b]0;owned\a.example"  1      2026-11-22T10:33:00Z  2026-11-22T10:33:00Z  -      unlisted name
+\x1b]0;owned\x07.example  1      2026-11-22T10:33:00Z  2026-11-22T10:33:00Z  -      unlisted name
 1.0.0.127.in-addr.arpa    1      2026-11-22T10:32:00Z  2026-11-22T10:32:00Z  PTR    unlisted name
 api.evil.example          1      2026-11-22T10:31:00Z  2026-11-22T10:31:00Z  AAAA   unlisted name
 
@@ -174,7 +174,7 @@ func TestBlockedJSON(t *testing.T) {
 		}
 		for _, want := range []string{`"name": "api.evil.example"`, `"count": 2`, `"first_seen": "2026-11-22T10:30:00.0000001Z"`,
 			`"types": [`, `"why": "unlisted name"`, `"rejected_packets": {`, `"dns": 2`, `"dropped_refusals": 0`, `"skipped_lines": 0`,
-			`"name": "\"\\x1b]0;owned\\a.example\""`,
+			`"name": "\u001b]0;owned\u0007.example"`,
 			`"addresses": [`, `"address": "198.51.100.7"`, `"port": 443`, `"protocol": "tcp"`, `"reason": "unlisted"`,
 			`"why": "TCP to an unlisted address or port"`, `"dropped_records": 0`, `"bad_records": 0`} {
 			if !strings.Contains(stdout, want) {

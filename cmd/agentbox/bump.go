@@ -104,7 +104,7 @@ func (o *bumpOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	changes, err := generator.WriteBump(o.dir, res)
 	for _, ch := range changes {
-		fmt.Fprintf(stderr, "%-6s %s\n", ch.Kind, ch.Path)
+		fmt.Fprintf(stderr, "%-6s %s\n", ch.Kind, esc(ch.Path))
 	}
 	if err == nil && !res.Changed {
 		fmt.Fprintln(stderr, "agentbox: every image, the agent CLI's tree and the Debian packages are current")

@@ -125,7 +125,7 @@ func (o *ciGitHubOptions) run(stdout, stderr io.Writer) error {
 		return err
 	}
 	for _, ch := range changes {
-		fmt.Fprintf(stdout, "%-6s %s\n", ch.Kind, ch.Path)
+		fmt.Fprintf(stdout, "%-6s %s\n", ch.Kind, esc(ch.Path))
 	}
 	if len(changes) == 0 {
 		fmt.Fprintln(stderr, "agentbox: the workflow and .gitattributes are up to date")

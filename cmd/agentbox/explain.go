@@ -29,6 +29,7 @@ var reportTemplates = template.Must(template.New("").Option("missingkey=error").
 	"negated": func(p string) bool { return strings.HasPrefix(p, "!") },
 	"when":    when,
 	"port":    portCell,
+	"esc":     esc,
 }).ParseFS(reportFS, "tmpl/*.tmpl"))
 
 func newExplainCmd(dir *string, stdout io.Writer) *cobra.Command {

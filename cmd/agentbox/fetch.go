@@ -138,12 +138,16 @@ stdout: a table, one row per branch (and one per reason), or with --json:
                  "ref": "refs/heads/agentbox/feature/x",
                  "old": "<commit before, or empty>", "new": "<commit>",
                  "commits": 3,
-                 "status": "new" | "updated" | "unchanged" | "refused",
+                 "status": "new" | "updated" | "empty" | "unchanged" | "refused",
                  "reasons": [{"commit": "<id>", "path": ".vscode/tasks.json",
                               "why": "..."}]}],
    "refused": 1}
 
 The project directory (-C) must be the top of its git repository.
+A branch written with no commit of its own (its commit is one this
+repository already has: nothing new arrived) shows as "empty", not "new"
+or "updated".
+
 Exit 0 when every branch was written or unchanged, 1 when any was refused
 or on error.`
 
@@ -235,11 +239,29 @@ func (o *fetchOptions) checkTop(ctx context.Context) error {
 	return nil
 }
 
+// statusEmpty is what fetch's table and JSON say of a branch it wrote that
+// brings no commit: its commit is one the host already had (from its own
+// refs or the destination's old value). "new" would read as "work arrived".
+const statusEmpty gitgate.Status = "empty"
+
+// shownStatus is a branch's status as fetch and run print it: the gate's,
+// or statusEmpty for a branch written with no new commit.
+func shownStatus(b gitgate.Branch) gitgate.Status {
+	if b.Commits == 0 && (b.Status == gitgate.StatusNew || b.Status == gitgate.StatusUpdated) {
+		return statusEmpty
+	}
+	return b.Status
+}
+
 func printFetchJSON(w io.Writer, res *gitgate.Result) error {
+	branches := slices.Clone(res.Branches)
+	for i := range branches {
+		branches[i].Status = shownStatus(branches[i])
+	}
 	return writeJSON(w, struct {
 		Branches []gitgate.Branch `json:"branches"`
 		Refused  int              `json:"refused"`
-	}{res.Branches, res.Refused()})
+	}{branches, res.Refused()})
 }
 
 // printFetchTable prints a row per branch and a row per reason below it.
@@ -256,7 +278,7 @@ func printFetchTable(w io.Writer, res *gitgate.Result) {
 		if len(reasons) > 0 {
 			first = reasons[0]
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", shortName(esc(b.Name)), b.Status, b.Commits, first)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", shortName(esc(b.Name)), shownStatus(b), b.Commits, first)
 		for _, r := range reasons[min(1, len(reasons)):] {
 			fmt.Fprintf(tw, "\t\t\t%s\n", r)
 		}

@@ -110,7 +110,7 @@ func TestFetchCommand(t *testing.T) {
 	for _, want := range []string{
 		"BRANCH STATUS COMMITS REASONS",
 		"feature new 1 -",
-		"main new 0 -",
+		"main empty 0 -", // no commit beyond the host's: says so (issue 20)
 		"settings new 1 -",
 		": protected path .vscode: VS Code runs tasks.json",
 		"adr refused 1 ",
@@ -153,13 +153,18 @@ func TestFetchCommand(t *testing.T) {
 		if b.Name == "evil" && (b.Status != "refused" || len(b.Reasons) != 2 || b.Reasons[0].Commit == "" || b.Commits != 1) {
 			t.Errorf("evil: %+v", b)
 		}
-		if b.Name == "feature" && (b.Status != "new" || b.Reasons == nil || len(b.New) != 40) {
+		// The fetch above brought feature's commit into agentbox/: written
+		// to sandbox/, it brings nothing new.
+		if b.Name == "feature" && (b.Status != "empty" || b.Commits != 0 || b.Reasons == nil || len(b.New) != 40) {
 			t.Errorf("feature: %+v", b)
+		}
+		if b.Name == "main" && (b.Status != "empty" || b.Commits != 0 || b.Ref != "refs/heads/sandbox/main") {
+			t.Errorf("main, no commit of its own: %+v, want status empty", b)
 		}
 	}
 
 	// Only acceptable branches: exit 0, and a second fetch changes nothing.
-	_, ok := agentRepo(t, host, map[string]map[string]string{"feature": {"src/a.go": "package a\n"}})
+	_, ok := agentRepo(t, host, map[string]map[string]string{"feature": {"src/a.go": "package a // again\n"}})
 	d = fakeBundle(t, ok, cfg, nil)
 	for _, status := range []string{"new", "unchanged"} {
 		stdout, stderr, code = runInDeps(t, d, host, "fetch", "--prefix", "refs/remotes/agent/")

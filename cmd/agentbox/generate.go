@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -62,12 +63,15 @@ func (o *generateOptions) run(ctx context.Context, stdout, stderr io.Writer) err
 			fmt.Fprintln(stderr, "agentbox: generated files are up to date")
 			return nil
 		}
-		fmt.Fprint(stdout, diff)
+		// The files on disk are anyone's (a pull request's, in CI): their
+		// names and lines go through termsafe, backslashes kept (a
+		// unified diff's own, and the files').
+		fmt.Fprint(stdout, termsafe.Message(diff))
 		return &exitErr{exitDrift, fmt.Errorf("agentbox: generated files are out of date; run \"agentbox generate\"")}
 	}
 	changes, err := generator.Write(o.dir, files)
 	for _, ch := range changes {
-		fmt.Fprintf(stdout, "%-6s %s\n", ch.Kind, ch.Path)
+		fmt.Fprintf(stdout, "%-6s %s\n", ch.Kind, esc(ch.Path)) // a stale file's name is the disk's
 	}
 	if err != nil {
 		return err

@@ -59,9 +59,6 @@ func (o *allowOptions) runList(ctx context.Context, d deps, stdout io.Writer) er
 	if o.json {
 		return report(stdout, "allow.list", "json", rows)
 	}
-	for i := range rows {
-		rows[i].Reason = sanitizeReason(rows[i].Reason)
-	}
 	return report(stdout, "allow.list", "text", rows)
 }
 

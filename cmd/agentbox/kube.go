@@ -25,6 +25,7 @@ import (
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/termsafe"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -423,7 +424,7 @@ func followKube(ctx context.Context, p *prepared, stdout, stderr io.Writer) bool
 			stopKubeAgent(p)
 			return true
 		}
-		fmt.Fprintf(stderr, "agentbox: %v\n", err)
+		fmt.Fprintf(stderr, "agentbox: %s\n", termsafe.Message(err.Error()))
 		return false
 	}
 	logs := p.kube.command(context.Background(), "logs", "--follow", p.rec.Pod, "-c", "agent")

@@ -51,6 +51,12 @@ func TestKubeJob(t *testing.T) {
 	env := map[string]string{}
 	for _, e := range spec.InitContainers[0].Env {
 		env[e.Name] = e.Value
+		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+			env[e.Name] = e.ValueFrom.FieldRef.FieldPath
+		}
+	}
+	if env[firewall.HostAddrsEnv] != "status.hostIPs" {
+		t.Errorf("egress env %v: the node's addresses (status.hostIPs) are not in %s", env, firewall.HostAddrsEnv)
 	}
 	if env[firewall.DeadlineEnv] != deadlineString(deadline) || env[firewall.DeadlineStayEnv] != "1" || env[firewall.AgentUIDEnv] != "1000" {
 		t.Errorf("egress env %v", env)

@@ -13,10 +13,14 @@ package main
 //   - run (root.go) prints every error through termsafe.Message, so an error
 //     that quotes git or the agent is safe too.
 //
+//   - the report templates (tmpl/) escape such fields with esc: names and
+//     whys of the egress log (blocked), reasons, results and users of the
+//     audit log (audit, allow --list), diff's base and subjects;
+//   - generate --check prints the diff of the files on disk through
+//     termsafe.Message (lines and backslashes kept).
+//
 // Keep the values raw in the structs that --json prints, and escape where
-// they are printed. Two older forms remain, both printable ASCII or
-// replaced runes: names from the egress log go through denials.Printable
-// (Go-quoted), and the audit log's reasons through sanitizeReason.
+// they are printed.
 
 import (
 	"encoding/json"

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -153,7 +154,7 @@ func (o *policyOptions) run(ctx context.Context, d deps, args []string, stdout, 
 		fmt.Fprintln(stderr, "agentbox: not applied (--no-apply): agentbox up applies it (it rebuilds and recreates the containers)")
 		return nil
 	case running == "":
-		fmt.Fprintf(stderr, "agentbox: not applied: %v; agentbox up starts the sandbox with it\n", why)
+		fmt.Fprintf(stderr, "agentbox: not applied: %s; agentbox up starts the sandbox with it\n", termsafe.Message(fmt.Sprint(why)))
 		return nil
 	case !generator.PolicyUses(ed.cfg, running, ed.section):
 		fmt.Fprintf(stderr, "agentbox: not applied: the running sandbox runs profile %s, whose allowlist this edit does not change\n", running)
@@ -238,7 +239,7 @@ func (o *policyOptions) edit(cfg *generator.Config, profile string, entries []ge
 	ed.before, _ = filesHash(o.dir)
 	changes, err := generator.WriteConfig(o.dir, data, c.Files)
 	for _, ch := range changes {
-		fmt.Fprintf(stdout, "%-6s %s\n", ch.Kind, ch.Path)
+		fmt.Fprintf(stdout, "%-6s %s\n", ch.Kind, esc(ch.Path)) // a stale file's name is the disk's
 	}
 	return ed, err
 }

@@ -80,7 +80,7 @@ agentbox-egress: rejected packets: dns=2 other=3 special=0
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(names) != 3 || names[0] != (nameCount{"evil.example", 2}) || names[1] != (nameCount{`"\x1b[2j.example"`, 1}) ||
+	if len(names) != 3 || names[0] != (nameCount{"evil.example", 2}) || names[1] != (nameCount{"\x1b[2j.example", 1}) ||
 		names[2] != (nameCount{"other.test", 1}) {
 		t.Errorf("names %+v", names)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -229,7 +230,7 @@ func upSandbox(ctx context.Context, dir, profile string, stdout, stderr io.Write
 		return err
 	}
 	if err := recordUp(ctx, argv[0], o.dir, cfg.Name); err != nil {
-		fmt.Fprintf(stderr, "agentbox: recording the files the sandbox started from (generate and shell will not say when it is older): %v\n", err)
+		fmt.Fprintf(stderr, "agentbox: recording the files the sandbox started from (generate and shell will not say when it is older): %s\n", termsafe.Message(err.Error()))
 	}
 	return nil
 }

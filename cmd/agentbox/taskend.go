@@ -185,7 +185,7 @@ func (p *prepared) timings(sum *taskSummary) {
 }
 
 // egressRefusals reads the egress log: each name the filter answered with
-// NXDOMAIN (printable, denials.Printable), but the entrypoint's own probe,
+// NXDOMAIN (as logged: printSummary escapes it), but the entrypoint's own probe,
 // each destination of the firewall's records, and its reject counters at
 // its exit.
 func egressRefusals(log io.Reader, cidrs []netip.Prefix) ([]nameCount, []addrCount, map[string]int, error) {
@@ -196,7 +196,7 @@ func egressRefusals(log io.Reader, cidrs []netip.Prefix) ([]nameCount, []addrCou
 	}
 	var names []nameCount
 	for _, r := range rep.Rows {
-		names = append(names, nameCount{denials.Printable(r.Name), r.Count})
+		names = append(names, nameCount{r.Name, r.Count})
 	}
 	var addrs []addrCount
 	for _, d := range rep.Dests {
@@ -273,7 +273,7 @@ const branchEmpty = "empty: no new commit"
 // taskBranchStatus is a task branch's status in the summary: fetch's, or
 // branchEmpty for a branch written with no new commit.
 func taskBranchStatus(b gitgate.Branch) string {
-	if b.Commits == 0 && (b.Status == gitgate.StatusNew || b.Status == gitgate.StatusUpdated) {
+	if shownStatus(b) == statusEmpty {
 		return branchEmpty
 	}
 	return string(b.Status)
@@ -351,7 +351,7 @@ func printDirect(w io.Writer, s *taskSummary) {
 func printRefused(w io.Writer, s *taskSummary) {
 	var refused []string
 	for _, n := range s.RefusedNames {
-		refused = append(refused, fmt.Sprintf("%s (%d)", n.Name, n.Count))
+		refused = append(refused, fmt.Sprintf("%s (%d)", esc(n.Name), n.Count))
 	}
 	if len(refused) > 0 {
 		fmt.Fprintf(w, "  refused  %s\n", strings.Join(refused, ", "))

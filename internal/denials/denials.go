@@ -2,7 +2,8 @@
 // sandbox refused: the names the DNS filter answered NXDOMAIN (one row per
 // name), the firewall's per-packet records of refused connections (one row
 // per destination) and its reject counters. It runs no Docker and prints
-// nothing: names reach a terminal only through Printable.
+// nothing. Names are kept as logged, whatever bytes they hold (a Why may
+// quote one): escape them to print them (internal/termsafe).
 package denials
 
 import (
@@ -29,7 +30,7 @@ const (
 
 // Row is one refused name.
 type Row struct {
-	Name  string    `json:"name"` // lower-cased, as logged: print it through Printable
+	Name  string    `json:"name"` // ASCII letters lower-cased, other bytes as logged
 	Count int       `json:"count"`
 	First time.Time `json:"first_seen"` // zero when the log had no timestamps
 	Last  time.Time `json:"last_seen"`
@@ -235,7 +236,7 @@ func timestamp(l string) (time.Time, string) {
 }
 
 // lowerASCII lower-cases ASCII letters only: DNS names compare that way,
-// and other bytes stay as they were for Printable to show.
+// and other bytes stay as they were.
 func lowerASCII(s string) string {
 	b := []byte(s)
 	for i, c := range b {
@@ -244,24 +245,4 @@ func lowerASCII(s string) string {
 		}
 	}
 	return string(b)
-}
-
-// Printable is name as it may reach a terminal: itself when it holds only
-// [a-z0-9._-], otherwise quoted with every other byte escaped (Go syntax,
-// ASCII only), so that no control character or escape sequence passes.
-func Printable(name string) string {
-	if name != "" && plain(name) {
-		return name
-	}
-	return strconv.QuoteToASCII(name)
-}
-
-func plain(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }

@@ -59,7 +59,7 @@ func (p *parser) portReason(d *Dest) {
 		return
 	}
 	if name, ok := p.answers[d.Addr]; ok && d.Reason == p.unlisted {
-		d.Reason, d.Why = ReasonPort, "TCP to an address of "+Printable(name)+" (answered by the filter) on a port the policy does not allow for it"
+		d.Reason, d.Why = ReasonPort, "TCP to an address of "+name+" (answered by the filter) on a port the policy does not allow for it"
 		return
 	}
 	for _, c := range p.cidrs {

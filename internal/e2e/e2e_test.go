@@ -388,6 +388,51 @@ func testSandbox(e *env, p *project) {
 	}
 }
 
+// devHostAddr stands for a host address in the devcontainer CLI's
+// environment.
+const devHostAddr = "198.18.9.77"
+
+// devContainerHost: the egress of a Dev Container refuses the host on the
+// sandbox network's gateway, which it reads from its routes, and on the
+// addresses of AGENTBOX_HOST_ADDRS in the devcontainer CLI's environment
+// (issue 19 part 9). It reads the firewall's set; it sends nothing.
+func devContainerHost(e *env, p *project) {
+	t := e.t
+	eg := e.container(p.name, "egress")
+	set := e.run(runOpt{}, "docker", "exec", eg, "nft", "list", "set", "inet", "agentbox", "host_v4")
+	if set.failed() {
+		t.Fatalf("listing the egress's host_v4 set: %s", set)
+	}
+	want := []string{devHostAddr}
+	if gw := defaultGateway(e.run(runOpt{}, "docker", "exec", eg, "cat", "/proc/net/route").stdout); gw != "" {
+		want = append(want, gw)
+	} else {
+		t.Errorf("the egress has no IPv4 default route")
+	}
+	for _, a := range want {
+		if !regexp.MustCompile(`[{ ,]` + regexp.QuoteMeta(a) + `[ ,}]`).MatchString(set.stdout) {
+			t.Errorf("the Dev Container's egress does not refuse the host's address %s:\n%s", a, set.stdout)
+		}
+	}
+}
+
+// defaultGateway is the gateway of the default route in route, the text of
+// /proc/net/route (addresses in hex, least significant byte first).
+func defaultGateway(route string) string {
+	for _, l := range strings.Split(route, "\n") {
+		f := strings.Fields(l)
+		if len(f) < 3 || f[1] != "00000000" || len(f[2]) != 8 || f[2] == "00000000" {
+			continue
+		}
+		b, err := hex.DecodeString(f[2])
+		if err != nil {
+			continue
+		}
+		return fmt.Sprintf("%d.%d.%d.%d", b[3], b[2], b[1], b[0])
+	}
+	return ""
+}
+
 // testDevContainer: the same project through devcontainer up and exec. Its
 // egress uses Docker's resolver as generated (no override: the Dev
 // Containers CLI reads only devcontainer.json), so only names the filter
@@ -415,7 +460,10 @@ func testDevContainer(e *env, p *project) {
 			t.Fatal(err)
 		}
 	}
-	env := []string{"TMPDIR=" + tmp}
+	// The host's addresses reach the egress from the environment of the
+	// process that runs compose, here the devcontainer CLI's (the address
+	// is only put in the firewall's set: nothing is sent to it).
+	env := []string{"TMPDIR=" + tmp, "AGENTBOX_HOST_ADDRS=" + devHostAddr}
 	// From a stopped sandbox, also when the previous part failed half-way.
 	if id := e.container(p.name, "egress") + e.container(p.name, "agent"); id != "" {
 		t.Logf("the sandbox still runs (an earlier part failed); taking it down first")
@@ -449,6 +497,7 @@ func testDevContainer(e *env, p *project) {
 		t.Errorf("devcontainer up: remote user %q, folder %q; want agent, /workspace", up.RemoteUser, up.RemoteWorkspaceFolder)
 	}
 	healthyStart(e, p.name)
+	devContainerHost(e, p)
 
 	script := `set -u
 echo "user: $(id -un) $(id -u)"

@@ -192,7 +192,8 @@ read_upstreams() {
 }
 
 # read_hosts fills host4 and host6: the host's addresses, from
-# $HOST_ADDRS_ENV (separated by spaces; agentbox up and run set it), and the
+# $HOST_ADDRS_ENV (separated by spaces or commas; agentbox up and run set
+# it, Kubernetes from the node's status.hostIPs), and the
 # default gateways of this namespace (/proc/net/route, /proc/net/ipv6_route),
 # through which the host is reached on every address it has.
 read_hosts() {
@@ -200,7 +201,7 @@ read_hosts() {
 	local -a addrs
 	declare -A seen=()
 	host4=() host6=()
-	read -ra addrs <<<"${!HOST_ADDRS_ENV:-}"
+	IFS=$' \t\n,' read -ra addrs <<<"${!HOST_ADDRS_ENV:-}"
 	for a in "${addrs[@]}"; do
 		if is_ipv4 "$a"; then
 			host4+=("$a")
