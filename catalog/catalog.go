@@ -19,7 +19,13 @@ type Agent struct {
 	Env       []EnvVar // sorted by name
 	Domains   []string // egress at run time; "*.x" also admits x
 	Extension string   // VS Code extension; "" when there is none
+	Files     []File   // written into the agent image, sorted by path
 }
+
+// File is a file of the agent image: its absolute path there and its body,
+// a text/template over the generator's facts (.Workspace, .Home) with the
+// generator's functions ({{header}}, {{json}}).
+type File struct{ Path, Body string }
 
 // EnvVar is one environment variable.
 type EnvVar struct{ Name, Value string }
@@ -34,6 +40,31 @@ type Service struct {
 const DefaultEgressImage = "debian:bookworm-slim"
 
 const nodeImage = "node:24-bookworm-slim"
+
+// geminiConfigDir is Gemini CLI's system configuration directory on Linux.
+const geminiConfigDir = "/etc/gemini-cli"
+
+// geminiDefaults: an API key (GEMINI_API_KEY; GOOGLE_GEMINI_BASE_URL names
+// another endpoint), no usage statistics or telemetry, no update checks or
+// updates (the image pins the version), and no sandbox of its own (the
+// sandbox is agentbox's). Gemini CLI strips comments from both files.
+const geminiDefaults = `// {{header}}
+{
+  "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+  "privacy": {"usageStatisticsEnabled": false},
+  "security": {"auth": {"selectedType": "gemini-api-key"}},
+  "telemetry": {"enabled": false},
+  "tools": {"sandbox": false}
+}
+`
+
+// geminiTrusted trusts the workspace, so that Gemini CLI runs there
+// unattended (it refuses an untrusted folder without a terminal).
+const geminiTrusted = `// {{header}}
+{
+  {{json .Workspace}}: "TRUST_FOLDER"
+}
+`
 
 // agents is the agent catalog, sorted by name. Facts from the vendors'
 // documentation, 2026.
@@ -82,6 +113,15 @@ var agents = []Agent{
 		Package:   "@google/gemini-cli",
 		BaseImage: nodeImage,
 		StateDir:  Home + "/.gemini",
+		// The state directory is a volume that hides the image's files
+		// there: the settings are the system's defaults, which the user's
+		// own settings override. Gemini CLI reads files there only when
+		// root owns them and every directory above.
+		Env: []EnvVar{{"GEMINI_CLI_TRUSTED_FOLDERS_PATH", geminiConfigDir + "/trustedFolders.json"}},
+		Files: []File{
+			{geminiConfigDir + "/system-defaults.json", geminiDefaults},
+			{geminiConfigDir + "/trustedFolders.json", geminiTrusted},
+		},
 		Domains:   []string{"cloudcode-pa.googleapis.com", "generativelanguage.googleapis.com", "oauth2.googleapis.com"},
 		Extension: "Google.gemini-cli-vscode-ide-companion",
 	},

@@ -37,14 +37,15 @@ const (
 
 // funcs are the template functions: hermetic, and each quotes for one syntax.
 var funcs = template.FuncMap{
-	"header":  func() string { return Header },
-	"shq":     shquote.Word,
-	"words":   shquote.Words,
-	"json":    jsonString,
-	"yamlstr": composeString,
-	"join":    strings.Join,
-	"outrel":  func(p string) string { return strings.TrimPrefix(p, OutDir+"/") },
-	"rel":     mountSource,
+	"header":         func() string { return Header },
+	"shq":            shquote.Word,
+	"words":          shquote.Words,
+	"json":           jsonString,
+	"yamlstr":        composeString,
+	"join":           strings.Join,
+	"outrel":         func(p string) string { return strings.TrimPrefix(p, OutDir+"/") },
+	"rel":            mountSource,
+	"agentFilesCopy": agentFilesCopy,
 }
 
 // mountSource is m's source in a compose file up (".." or "") from OutDir.
@@ -135,6 +136,9 @@ func render(p *Plan) (map[string][]byte, error) {
 		if err := execute(files, path, name, v); err != nil {
 			return nil, err
 		}
+	}
+	if err := renderAgentFiles(files, p); err != nil {
+		return nil, err
 	}
 	if p.NPMTree != nil {
 		files[NPMPackageFile] = p.NPMTree.PackageJSON(Header)
