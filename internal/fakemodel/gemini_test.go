@@ -66,7 +66,7 @@ func TestGeminiScript(t *testing.T) {
 		t.Fatalf("%d requests recorded, want 5", len(reqs))
 	}
 	for i, want := range []struct {
-		key, action string
+		key, action   string
 		step, results int
 	}{{"k1", "streamGenerateContent", 0, 0}, {"k2", "generateContent", 1, 1}, {"k1", "generateContent", -1, 0}, {"k1", "countTokens", -1, 0}, {"k1", "", -1, 0}} {
 		r := reqs[i]
