@@ -99,7 +99,8 @@ var agents = []Agent{
 		Package:   "@github/copilot",
 		BaseImage: nodeImage,
 		StateDir:  Home + "/.copilot",
-		Env:       []EnvVar{{"COPILOT_HOME", Home + "/.copilot"}},
+		// The image pins the version: no downloads of newer ones.
+		Env: []EnvVar{{"COPILOT_AUTO_UPDATE", "false"}, {"COPILOT_HOME", Home + "/.copilot"}},
 		Domains: []string{
 			"*.githubassets.com", "*.githubcopilot.com", "api.github.com", "collector.github.com",
 			"copilot-proxy.githubusercontent.com", "copilot-telemetry.githubusercontent.com",

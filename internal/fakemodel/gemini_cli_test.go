@@ -16,15 +16,12 @@ import (
 	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 )
 
-// geminiCLIPackage is Gemini CLI's npm package.
-const geminiCLIPackage = "@google/gemini-cli"
-
 // TestGeminiCLI runs the real Gemini CLI, installed from the npm registry
 // npm is configured for, against the fake: the model asks it to write a
 // file and commit it, and the commit must be in the repository, made with
 // the key the user gave.
 func TestGeminiCLI(t *testing.T) {
-	gemini := installGeminiCLI(t)
+	gemini := installNPMCLI(t, "@google/gemini-cli", "gemini")
 	repo := t.TempDir()
 	home := t.TempDir()
 	gitEnv := []string{"HOME=" + home, "GIT_AUTHOR_NAME=Gemini CLI (agentbox)", "GIT_AUTHOR_EMAIL=agent@agentbox.invalid",
@@ -147,42 +144,42 @@ func gitIn(t *testing.T, dir string, env []string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// installGeminiCLI installs the newest Gemini CLI into a cache under
-// /var/tmp/agentbox-e2e (once per version) and returns its executable.
-func installGeminiCLI(t *testing.T) string {
+// installNPMCLI installs the newest version of an agent CLI's npm package
+// into a cache under /var/tmp/agentbox-e2e (once per version) and returns
+// its executable bin. It skips, or fails under CI=true, when the npm
+// registry npm is configured for does not answer.
+func installNPMCLI(t *testing.T, pkg, bin string) string {
 	t.Helper()
 	npm := testenv.RequireProgram(t, "npm")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, npm, "view", geminiCLIPackage, "version").CombinedOutput()
+	out, err := exec.CommandContext(ctx, npm, "view", pkg, "version").CombinedOutput()
 	if err != nil {
 		testenv.Unavailable(t, "the npm registry does not answer ("+firstLine(out)+")")
 	}
 	version := strings.TrimSpace(string(out))
-	dir := filepath.Join("/var/tmp/agentbox-e2e", "npm-cli", "gemini-cli-"+version)
-	bin := filepath.Join(dir, "node_modules", ".bin", "gemini")
-	if _, err := os.Stat(bin); err == nil {
-		return bin
+	cache := filepath.Join("/var/tmp/agentbox-e2e", "npm-cli")
+	dir := filepath.Join(cache, strings.NewReplacer("@", "", "/", "-").Replace(pkg)+"-"+version)
+	exe := filepath.Join(dir, "node_modules", ".bin", bin)
+	if _, err := os.Stat(exe); err == nil {
+		return exe
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".install-")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp, err := os.MkdirTemp(cache, ".install-")
 	if err != nil {
-		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if tmp, err = os.MkdirTemp(filepath.Dir(dir), ".install-"); err != nil {
-			t.Fatal(err)
-		}
+		t.Fatal(err)
 	}
 	defer os.RemoveAll(tmp)
-	cmd := exec.CommandContext(ctx, npm, "install", "--prefix", tmp, "--no-fund", "--no-audit", "--no-update-notifier",
-		geminiCLIPackage+"@"+version)
+	cmd := exec.CommandContext(ctx, npm, "install", "--prefix", tmp, "--no-fund", "--no-audit", "--no-update-notifier", pkg+"@"+version)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm install %s@%s: %v\n%s", geminiCLIPackage, version, err, out)
+		t.Fatalf("npm install %s@%s: %v\n%s", pkg, version, err, out)
 	}
 	if err := os.Rename(tmp, dir); err != nil && !os.IsExist(err) {
 		t.Fatal(err)
 	}
-	return bin
+	return exe
 }
 
 func firstLine(out []byte) string {

@@ -78,3 +78,39 @@ func TestGeminiScript(t *testing.T) {
 		t.Errorf("function response %s", got)
 	}
 }
+
+func TestChatScript(t *testing.T) {
+	fake := NewChat(ChatStep{Calls: []ChatCall{{Name: "bash", Args: map[string]any{"command": "true"}}}}, ChatStep{Text: "done"})
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	post := func(path, body string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer k")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	code, body := post("/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"go"}]}`)
+	if code != 200 || !strings.Contains(body, `"tool_calls":[{"function":{"arguments":"{\"command\":\"true\"}","name":"bash"}`) ||
+		!strings.Contains(body, `"finish_reason":"tool_calls"`) || !strings.HasSuffix(body, "data: [DONE]\n\n") {
+		t.Errorf("step 0: %d %s", code, body)
+	}
+	code, body = post("/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"go"},
+		{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"bash","arguments":"{}"}}]},
+		{"role":"tool","tool_call_id":"c","content":"ok"}]}`)
+	if code != 200 || !strings.Contains(body, `"content":"done"`) || !strings.Contains(body, `"object":"chat.completion"`) {
+		t.Errorf("step 1: %d %s", code, body)
+	}
+	if code, body = post("/v1/embeddings", `{}`); code != 404 || !strings.Contains(body, "does not serve POST /v1/embeddings") {
+		t.Errorf("unknown path: %d %s", code, body)
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 3 || reqs[0].Step != 0 || !reqs[0].Stream || reqs[1].Step != 1 || len(reqs[1].ToolResults) != 1 ||
+		reqs[1].ToolResults[0] != "ok" || reqs[1].Authorization != "Bearer k" || reqs[2].Step != -1 {
+		t.Errorf("requests: %+v", reqs)
+	}
+}
