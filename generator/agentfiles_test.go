@@ -1,0 +1,52 @@
+package generator
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/agentbox-dev/agentbox/catalog"
+)
+
+// TestAgentFilesParse: every catalog file renders, and a JSON one is JSON
+// once its comment lines (the header) are removed, as the CLIs that read
+// them do; the workspace given is the one rendered.
+func TestAgentFilesParse(t *testing.T) {
+	const workspace = `/srv/my "work"`
+	for _, a := range catalog.Agents() {
+		files, err := RenderAgentFiles(a, workspace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(files) != len(a.Files) {
+			t.Errorf("%s: %d files rendered of %d", a.Name, len(files), len(a.Files))
+		}
+		for p, body := range files {
+			if !strings.HasPrefix(string(body), "// "+Header+"\n") && strings.HasSuffix(p, ".json") {
+				t.Errorf("%s: %s does not start with the header as a comment", a.Name, p)
+			}
+			if !strings.HasSuffix(p, ".json") {
+				continue
+			}
+			var lines []string
+			for _, l := range strings.Split(string(body), "\n") {
+				if !strings.HasPrefix(strings.TrimSpace(l), "//") {
+					lines = append(lines, l)
+				}
+			}
+			var v any
+			if err := json.Unmarshal([]byte(strings.Join(lines, "\n")), &v); err != nil {
+				t.Errorf("%s: %s is not JSON: %v\n%s", a.Name, p, err, body)
+			}
+		}
+	}
+	gemini, _ := catalog.LookupAgent("gemini")
+	files, _ := RenderAgentFiles(gemini, workspace)
+	if got := string(files["/etc/gemini-cli/trustedFolders.json"]); !strings.Contains(got, `"/srv/my \"work\"": "TRUST_FOLDER"`) {
+		t.Errorf("gemini's trusted folders do not trust the workspace:\n%s", got)
+	}
+	bad := catalog.Agent{Name: "x", Files: []catalog.File{{Path: "etc/x", Body: ""}}}
+	if _, err := RenderAgentFiles(bad, workspace); err == nil {
+		t.Error("a relative path was accepted")
+	}
+}
