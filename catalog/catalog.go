@@ -19,16 +19,18 @@ type Agent struct {
 	Env       []EnvVar // sorted by name
 	Domains   []string // egress at run time; "*.x" also admits x
 	Extension string   // VS Code extension; "" when there is none
-	Files     []File   // written into the agent image, sorted by path
+	Files     []File   // the CLI's configuration, baked into the image
 }
-
-// File is a file of the agent image: its absolute path there and its body,
-// a text/template over the generator's facts (.Workspace, .Home) with the
-// generator's functions ({{header}}, {{json}}).
-type File struct{ Path, Body string }
 
 // EnvVar is one environment variable.
 type EnvVar struct{ Name, Value string }
+
+// File is a file the agent image holds at Path (absolute), root's and
+// read-only for the agent. Body is a text/template over the generator's
+// facts (.Env: the agent's environment by name; .Workspace; funcs header,
+// toml and json); agentbox generate renders it into
+// .agentbox/agent-files/<agent><Path>.
+type File struct{ Path, Body string }
 
 // Service is a named group of egress domains.
 type Service struct {

@@ -10,61 +10,63 @@ import (
 	"github.com/agentbox-dev/agentbox/catalog"
 )
 
-// AgentFilesDir holds the files of the agent's catalog entry (its settings),
-// each under its path in the image: the agent Dockerfile copies the tree to
-// the image's root, where root owns it.
+// AgentFilesDir holds the files of the agent catalog's Files, one tree per
+// agent laid out as in the image; the agent Dockerfile copies the agent's
+// tree onto the image's root.
 const AgentFilesDir = OutDir + "/agent-files"
 
-// agentFileFacts are what a catalog file's body sees.
-type agentFileFacts struct {
-	Workspace string // where the agent works
-	Home      string // the agent user's home
+// agentFileView is what an agent file's template sees.
+type agentFileView struct {
+	Env       map[string]string // the agent's environment (the catalog's and env: in agentbox.yaml) by name
+	Workspace string            // where the agent works
 }
 
-// RenderAgentFiles renders agent's files for a sandbox whose workspace is
-// workspace, keyed by their path in the image.
-func RenderAgentFiles(agent catalog.Agent, workspace string) (map[string][]byte, error) {
-	facts := agentFileFacts{Workspace: workspace, Home: catalog.Home}
+// agentFileFuncs are the functions of an agent file's template.
+var agentFileFuncs = template.FuncMap{
+	"header": func() string { return Header },
+	"toml":   tomlString,
+	"json":   jsonString,
+}
+
+// AgentFiles renders agent's Files for the environment env and the
+// workspace, by their path in the image.
+func AgentFiles(agent catalog.Agent, env []catalog.EnvVar, workspace string) (map[string][]byte, error) {
+	v := agentFileView{Env: map[string]string{}, Workspace: workspace}
+	for _, e := range env {
+		v.Env[e.Name] = e.Value
+	}
 	out := map[string][]byte{}
 	for _, f := range agent.Files {
 		if !path.IsAbs(f.Path) || path.Clean(f.Path) != f.Path {
-			return nil, fmt.Errorf("agent %s: file path %q is not absolute and clean", agent.Name, f.Path)
+			return nil, fmt.Errorf("agent %s: file %q: want a clean absolute path", agent.Name, f.Path)
 		}
-		t, err := template.New(f.Path).Option("missingkey=error").Funcs(funcs).Parse(f.Body)
+		t, err := template.New(f.Path).Option("missingkey=error").Funcs(agentFileFuncs).Parse(f.Body)
 		if err != nil {
-			return nil, fmt.Errorf("agent %s: parsing %s: %w", agent.Name, f.Path, err)
+			return nil, fmt.Errorf("agent %s: file %s: %w", agent.Name, f.Path, err)
 		}
 		var b bytes.Buffer
-		if err := t.Execute(&b, facts); err != nil {
-			return nil, fmt.Errorf("agent %s: rendering %s: %w", agent.Name, f.Path, err)
+		if err := t.Execute(&b, v); err != nil {
+			return nil, fmt.Errorf("rendering %s of agent %s: %w", f.Path, agent.Name, err)
 		}
 		out[f.Path] = b.Bytes()
 	}
 	return out, nil
 }
 
-// renderAgentFiles adds the agent's files under AgentFilesDir.
+// renderAgentFiles adds the agent's files to files, under AgentFilesDir.
 func renderAgentFiles(files map[string][]byte, p *Plan) error {
-	rendered, err := RenderAgentFiles(p.Agent, p.Workspace)
+	rendered, err := AgentFiles(p.Agent, p.Env, p.Workspace)
 	if err != nil {
 		return err
 	}
-	for imagePath, body := range rendered {
-		files[agentFilesRoot(p.Agent)+imagePath] = body
+	for name, data := range rendered {
+		files[AgentFilesDir+"/"+p.Agent.Name+name] = data
 	}
 	return nil
 }
 
-// agentFilesRoot is the directory the Dockerfile copies to the image's root.
-func agentFilesRoot(a catalog.Agent) string {
-	return AgentFilesDir + "/" + a.Name
-}
-
-// agentFilesCopy is the source of the Dockerfile's COPY, relative to OutDir;
-// "" when the agent has no files.
-func agentFilesCopy(a catalog.Agent) string {
-	if len(a.Files) == 0 {
-		return ""
-	}
-	return strings.TrimPrefix(agentFilesRoot(a), OutDir+"/") + "/"
+// tomlString encodes s as a TOML basic string: a JSON string is one, once
+// DEL, which TOML refuses raw, is escaped too.
+func tomlString(s string) string {
+	return strings.ReplaceAll(jsonString(s), "\x7f", `\u007F`)
 }

@@ -37,15 +37,14 @@ const (
 
 // funcs are the template functions: hermetic, and each quotes for one syntax.
 var funcs = template.FuncMap{
-	"header":         func() string { return Header },
-	"shq":            shquote.Word,
-	"words":          shquote.Words,
-	"json":           jsonString,
-	"yamlstr":        composeString,
-	"join":           strings.Join,
-	"outrel":         func(p string) string { return strings.TrimPrefix(p, OutDir+"/") },
-	"rel":            mountSource,
-	"agentFilesCopy": agentFilesCopy,
+	"header":  func() string { return Header },
+	"shq":     shquote.Word,
+	"words":   shquote.Words,
+	"json":    jsonString,
+	"yamlstr": composeString,
+	"join":    strings.Join,
+	"outrel":  func(p string) string { return strings.TrimPrefix(p, OutDir+"/") },
+	"rel":     mountSource,
 }
 
 // mountSource is m's source in a compose file up (".." or "") from OutDir.

@@ -87,7 +87,7 @@ func TestGeminiCLI(t *testing.T) {
 func geminiSettings(t *testing.T, home, repo string) []string {
 	t.Helper()
 	agent, _ := catalog.LookupAgent("gemini")
-	files, err := generator.RenderAgentFiles(agent, repo)
+	files, err := generator.AgentFiles(agent, agent.Env, repo)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,8 @@ RUN if [ -z "${NPM_CONFIG_REGISTRY:-}" ]; then unset NPM_CONFIG_REGISTRY; fi \
  && ln -s /opt/agentbox/npm/node_modules/.bin/gemini /usr/local/bin/gemini \
  && npm cache clean --force
 
-# The agent CLI's settings for running unattended in the sandbox, root's.
+# The agent CLI's own configuration, generated from agentbox.yaml (see
+# agent-files/gemini/): root's files, outside the state volume.
 COPY agent-files/gemini/ /
 
 # The entrypoint clones the project into the workspace volume on first start,

@@ -8,13 +8,13 @@ import (
 	"github.com/agentbox-dev/agentbox/catalog"
 )
 
-// TestAgentFilesParse: every catalog file renders, and a JSON one is JSON
+// TestAgentFilesJSON: every catalog file renders, and a JSON one is JSON
 // once its comment lines (the header) are removed, as the CLIs that read
 // them do; the workspace given is the one rendered.
-func TestAgentFilesParse(t *testing.T) {
+func TestAgentFilesJSON(t *testing.T) {
 	const workspace = `/srv/my "work"`
 	for _, a := range catalog.Agents() {
-		files, err := RenderAgentFiles(a, workspace)
+		files, err := AgentFiles(a, nil, workspace)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,12 +41,12 @@ func TestAgentFilesParse(t *testing.T) {
 		}
 	}
 	gemini, _ := catalog.LookupAgent("gemini")
-	files, _ := RenderAgentFiles(gemini, workspace)
+	files, _ := AgentFiles(gemini, nil, workspace)
 	if got := string(files["/etc/gemini-cli/trustedFolders.json"]); !strings.Contains(got, `"/srv/my \"work\"": "TRUST_FOLDER"`) {
 		t.Errorf("gemini's trusted folders do not trust the workspace:\n%s", got)
 	}
 	bad := catalog.Agent{Name: "x", Files: []catalog.File{{Path: "etc/x", Body: ""}}}
-	if _, err := RenderAgentFiles(bad, workspace); err == nil {
+	if _, err := AgentFiles(bad, nil, workspace); err == nil {
 		t.Error("a relative path was accepted")
 	}
 }
