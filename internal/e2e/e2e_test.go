@@ -54,6 +54,7 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("DevContainer", func(t *testing.T) { testDevContainer(e.sub(t), none.in(e.sub(t))) })
 	t.Run("FaultUnhealthyEgress", func(t *testing.T) { testFault(e.sub(t), none.in(e.sub(t))) })
 	t.Run("NPMAgent", func(t *testing.T) { testNPMAgent(e.sub(t)) })
+	t.Run("RealGemini", func(t *testing.T) { testRealGemini(e.sub(t)) })
 	tasks := e.newProject("tasks", "none")
 	t.Run("Run", func(t *testing.T) { testRun(e.sub(t), tasks.in(e.sub(t))) })
 	t.Run("Allow", func(t *testing.T) { testAllow(e.sub(t), none.in(e.sub(t))) })
