@@ -20,7 +20,18 @@ type Agent struct {
 	Domains   []string // egress at run time; "*.x" also admits x
 	Extension string   // VS Code extension; "" when there is none
 	Files     []File   // the CLI's configuration, baked into the image
+	// Login are the names the CLI's interactive login reaches from inside
+	// the sandbox (the browser half runs on the user's machine): the
+	// service NAME-login, which a policy turns on for the login only.
+	Login []string
+	// Credentials are the files in StateDir that an interactive login
+	// writes: what agentbox run copies into each task's fresh state
+	// volume when run.copy_login is on. Nothing else of the state is.
+	Credentials []string
 }
+
+// LoginSuffix ends the name of an agent's login service: claude-login.
+const LoginSuffix = "-login"
 
 // EnvVar is one environment variable.
 type EnvVar struct{ Name, Value string }
@@ -84,6 +95,9 @@ var agents = []Agent{
 		},
 		Domains:   []string{"*.anthropic.com", "*.claude.ai", "*.claude.com"},
 		Extension: "anthropic.claude-code",
+		// /login: the OAuth token exchange and the account's profile.
+		Login:       []string{"claude.ai", "console.anthropic.com", "platform.claude.com"},
+		Credentials: []string{".credentials.json"},
 	},
 	{
 		Name:      "codex",
@@ -94,6 +108,10 @@ var agents = []Agent{
 		Env:       []EnvVar{{"CODEX_HOME", Home + "/.codex"}},
 		Domains:   []string{"*.chatgpt.com", "*.openai.com", "chatgpt.com"},
 		Extension: "openai.chatgpt",
+		Files:     []File{{CodexSystemConfig, codexConfig}},
+		// codex login --device-auth: the device code and the token exchange.
+		Login:       []string{"auth.openai.com"},
+		Credentials: []string{"auth.json"},
 	},
 	{
 		Name:      "copilot",
@@ -109,6 +127,9 @@ var agents = []Agent{
 			"default.exp-tas.com", "github.com", "origin-tracker.githubusercontent.com",
 		},
 		Extension: "GitHub.copilot",
+		// /login: GitHub's device flow. The token lands in the system's
+		// keychain or in config.json beside the settings: not copied.
+		Login: []string{"api.github.com", "github.com"},
 	},
 	{
 		Name:      "gemini",
@@ -127,6 +148,10 @@ var agents = []Agent{
 		},
 		Domains:   []string{"cloudcode-pa.googleapis.com", "generativelanguage.googleapis.com", "oauth2.googleapis.com"},
 		Extension: "Google.gemini-cli-vscode-ide-companion",
+		// Sign in with Google (NO_BROWSER=true prints the URL): the token
+		// exchange and the account's user info.
+		Login:       []string{"accounts.google.com", "oauth2.googleapis.com", "www.googleapis.com"},
+		Credentials: []string{"google_accounts.json", "oauth_creds.json"},
 	},
 	{Name: "none", BaseImage: DefaultEgressImage},
 	{
@@ -135,14 +160,73 @@ var agents = []Agent{
 		Package:   "opencode-ai",
 		BaseImage: nodeImage,
 		StateDir:  Home + "/.local/share/opencode",
-		Env:       []EnvVar{{"OPENCODE_DISABLE_AUTOUPDATE", "true"}},
-		Domains:   []string{"*.opencode.ai", "models.dev", "opencode.ai"},
+		// Measured with OpenCode 1.18: without these it fetches models.dev's
+		// catalog (models.opencode.ai), default plugins and LSP servers.
+		// Its openai provider reads OPENAI_BASE_URL itself.
+		Env: []EnvVar{
+			{"OPENCODE_DISABLE_AUTOUPDATE", "true"},
+			{"OPENCODE_DISABLE_DEFAULT_PLUGINS", "true"},
+			{"OPENCODE_DISABLE_LSP_DOWNLOAD", "true"},
+			{"OPENCODE_DISABLE_MODELS_FETCH", "true"},
+		},
+		Domains: []string{"*.opencode.ai", "models.dev", "opencode.ai"},
+		// opencode auth login stores every provider's key or token here;
+		// the login reaches the provider's own names (add its service).
+		Credentials: []string{"auth.json"},
 	},
 }
 
+// CodexSystemConfig is Codex's system configuration file: the image owns it,
+// while ~/.codex (CODEX_HOME, where a user's config.toml would override it)
+// is the state volume, which hides whatever the image has there.
+const CodexSystemConfig = "/etc/codex/config.toml"
+
+// codexConfig is Codex's system configuration (measured with Codex 0.171:
+// without it, Codex ignores OPENAI_BASE_URL and looks up chatgpt.com,
+// ab.chatgpt.com, github.com and api.github.com).
+const codexConfig = `# {{header}}
+# Codex's system configuration in the agentbox sandbox. A config.toml in
+# CODEX_HOME (the state volume) overrides it key by key.
+{{- with index .Env "OPENAI_BASE_URL"}}
+
+# The model endpoint, from OPENAI_BASE_URL in agentbox.yaml's env: Codex
+# reads no base URL from its environment, only from a provider. The key is
+# OPENAI_API_KEY's.
+model_provider = "agentbox"
+{{- end}}
+
+# agentbox is the sandbox. Codex's own (Landlock, seccomp, bubblewrap) needs
+# what the container refuses, and keeps the agent from writing .git: it
+# could not commit.
+sandbox_mode = "danger-full-access"
+
+# Nothing the sandbox does not need: no update check (agentbox.lock pins
+# the version), no analytics or feedback uploads, no plugin sync (it
+# reaches github.com and api.github.com).
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[features]
+plugins = false
+{{- with index .Env "OPENAI_BASE_URL"}}
+
+[model_providers.agentbox]
+name = "OPENAI_BASE_URL (agentbox.yaml)"
+base_url = {{toml .}}
+env_key = "OPENAI_API_KEY"
+wire_api = "responses"
+{{- end}}
+`
+
 // services is the catalog of named domain groups, sorted by name. Every
 // agent with domains is a service too, so `services: [claude]` lets an
-// opencode sandbox reach Anthropic's API.
+// opencode sandbox reach Anthropic's API; and every agent with login names
+// has a NAME-login service, which no policy carries unless it is listed.
 var services = []Service{
 	{"crates", []string{"crates.io", "index.crates.io", "static.crates.io"}},
 	{"github", []string{"*.github.com", "*.githubusercontent.com", "github.com", "githubusercontent.com"}},
@@ -179,6 +263,9 @@ func Services() []Service {
 	for _, a := range agents {
 		if len(a.Domains) > 0 {
 			all = append(all, Service{a.Name, a.Domains})
+		}
+		if len(a.Login) > 0 {
+			all = append(all, Service{a.Name + LoginSuffix, a.Login})
 		}
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })

@@ -68,6 +68,10 @@ type BumpResult struct {
 	Packages []PackageChange `json:"packages"`
 	Debian   []DebianChange  `json:"debian"`
 	Snapshot string          `json:"debian_snapshot"` // the snapshot the new lock pins
+	// Warnings are what bump pins but doubts: a dependency whose
+	// engines.node the image's Node does not meet, an optional dependency
+	// the registry does not have.
+	Warnings []string `json:"warnings,omitempty"`
 	lock     []byte
 	files    map[string][]byte
 }
@@ -115,6 +119,14 @@ func Bump(ctx context.Context, dir string, o BumpOptions) (*BumpResult, error) {
 	}
 	if lock.Debian, err = bumpDebian(ctx, cfg, old, o, pinned, res); err != nil {
 		return nil, err
+	}
+	if tree != nil {
+		if res.Warnings, err = checkNode(pinned[0], lock.Debian, tree); err != nil {
+			return nil, err
+		}
+		for _, m := range tree.Missing {
+			res.Warnings = append(res.Warnings, "npm package "+m+"; left out of the lock, as npm leaves it out")
+		}
 	}
 	res.lock = lock.Marshal()
 	parsed, err := images.ParseLock(images.LockFile, res.lock)
@@ -185,7 +197,7 @@ func resolveCLI(ctx context.Context, reg npm.Source, pkg string) (*npm.Tree, err
 	if err != nil {
 		return nil, err
 	}
-	t, err := npm.Resolve(ctx, reg, pkg, v)
+	t, err := npm.Resolve(ctx, reg, pkg, v, npm.ImagePlatform)
 	if err != nil {
 		return nil, fmt.Errorf("resolving the dependency tree of %s@%s: %w", pkg, v, err)
 	}

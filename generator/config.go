@@ -30,6 +30,8 @@ type Config struct {
 	Memory      string
 	Pids        int
 	Env         []catalog.EnvVar // as written, sorted by name
+	Secrets     []string         // names passed from the host to the sandbox and tasks, sorted
+	SecretsPos  []yamlpos.Pos    // where each of Secrets is written
 	Workspace   string
 	ReadOnly    []string
 	ReadOnlyPos []yamlpos.Pos // where each ReadOnly entry is written
@@ -47,6 +49,9 @@ type Config struct {
 	RunMaxTimeout    time.Duration // the longest --timeout allowed
 	RunMaxTimeoutPos yamlpos.Pos   // zero when run.max_timeout is not written
 	RunEnv           []string      // names passed from the host's environment, sorted
+	RunEnvPos        []yamlpos.Pos // where each of RunEnv is written
+	CopyLogin        bool          // run.copy_login
+	CopyLoginPos     yamlpos.Pos   // zero when run.copy_login is not written
 
 	// The elevation section, defaults applied; agentbox allow alone reads it.
 	ElevationAllowed    bool

@@ -25,6 +25,8 @@ type Sandbox struct {
 	Privileges Privileges `json:"privileges"`
 	Pins       []Pin      `json:"pins"`
 	Git        GitView    `json:"git"` // the identity of the agent's commits
+	// Credentials are the user's credentials the agent gets.
+	Credentials Credentials `json:"credentials"`
 	// Profiles are every profile (trust tier), sorted by name; the
 	// sections above are the balanced profile's.
 	Profiles       []ProfileView  `json:"profiles"`
@@ -136,6 +138,7 @@ func (c *Compiled) Explain() (*Sandbox, error) {
 		Privileges:     o.privileges(p),
 		Pins:           o.pins(p),
 		Git:            o.git(p),
+		Credentials:    o.credentials(),
 		Profiles:       o.profiles(p),
 		DefaultProfile: p.DefaultProfile,
 		lines:          lines(c.pos),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -173,6 +174,20 @@ func TestCatalogIsValid(t *testing.T) {
 				t.Errorf("agent %s: %v", a.Name, err)
 			}
 		}
+		// A login file is a plain name in the state directory: the
+		// login-copy script takes it as a path below both volumes.
+		for _, f := range a.Credentials {
+			if !regexp.MustCompile(`^\.?[A-Za-z0-9_][A-Za-z0-9._-]*$`).MatchString(f) || a.StateDir == "" {
+				t.Errorf("agent %s: login file %q (state directory %q)", a.Name, f, a.StateDir)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, s := range catalog.Services() {
+		if seen[s.Name] {
+			t.Errorf("service %s is there twice", s.Name)
+		}
+		seen[s.Name] = true
 	}
 	for _, s := range catalog.Services() {
 		for _, d := range s.Domains {

@@ -34,7 +34,7 @@ func TestInitFileShowsDefaults(t *testing.T) {
 				want.Name = got.Name // the one key init chooses
 				for _, c := range []*Config{got, want} {
 					c.AgentPos, c.BasePos, c.EgressPos = yamlpos.Pos{}, yamlpos.Pos{}, yamlpos.Pos{}
-					c.RunTimeoutPos, c.RunMaxTimeoutPos = yamlpos.Pos{}, yamlpos.Pos{}
+					c.RunTimeoutPos, c.RunMaxTimeoutPos, c.CopyLoginPos = yamlpos.Pos{}, yamlpos.Pos{}, yamlpos.Pos{}
 					v := reflect.ValueOf(c).Elem()
 					for i := range v.NumField() {
 						if f := v.Field(i); f.Kind() == reflect.Slice && f.Len() == 0 {

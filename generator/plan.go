@@ -36,7 +36,8 @@ type Plan struct {
 	Home             string
 	OwnedDirs        []string
 	Env              []catalog.EnvVar
-	GitName          string // the agent's commits' author and committer
+	Secrets          []string // names the agent takes from the environment of docker compose
+	GitName          string   // the agent's commits' author and committer
 	GitEmail         string
 	Workspace        string
 	Mounts           []Mount
@@ -128,6 +129,7 @@ func plan(cfg *Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
 	p.EgressApt = aptPlan(specs[1], egressPackages(specs[1]), false, lock, errs)
 	p.Packages = sortedUnique(append(slices.Clone(basePackages), cfg.Packages...)) // no two versions of one: validateConfig
 	p.Env = mergeEnv(cfg.Agent.Env, cfg.Env)
+	p.Secrets = cfg.Secrets
 	p.GitName, p.GitEmail = GitIdentity(cfg)
 	if cfg.CPUs > 0 {
 		p.CPUs = strconv.FormatFloat(cfg.CPUs, 'f', -1, 64)

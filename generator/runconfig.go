@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/internal/validate"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
@@ -87,7 +88,7 @@ func FormatTaskDuration(d time.Duration) string {
 
 // run checks the run section and applies its defaults. A timeout left out
 // is DefaultRunTimeout, or the maximum when that is less.
-func (c *checker) run(w wireRun, env map[string]string, cfg *Config) {
+func (c *checker) run(w wireRun, secrets []string, env map[string]string, cfg *Config) {
 	maxTimeout, maxOK := c.taskDuration("run.max_timeout", w.MaxTimeout, DefaultRunMaxTimeout)
 	timeout, ok := c.taskDuration("run.timeout", w.Timeout, min(DefaultRunTimeout, maxTimeout))
 	cfg.RunTimeout, cfg.RunTimeoutPos = timeout, c.pos["run.timeout"]
@@ -100,7 +101,10 @@ func (c *checker) run(w wireRun, env map[string]string, cfg *Config) {
 		at := cfg.RunMaxTimeoutPos
 		c.failf("run.timeout", "timeout %s is over run.max_timeout %s (at %d:%d)", *w.Timeout, *w.MaxTimeout, at.Line, at.Col)
 	}
-	c.runEnv(w.Env, env, cfg)
+	c.runEnv(w.Env, secrets, env, cfg)
+	if w.CopyLogin != nil {
+		cfg.CopyLogin, cfg.CopyLoginPos = *w.CopyLogin, c.pos["run.copy_login"]
+	}
 }
 
 // taskDuration parses the duration at path, def when it is not set. A
@@ -117,18 +121,26 @@ func (c *checker) taskDuration(path string, s *string, def time.Duration) (d tim
 	return d, true
 }
 
-// runEnv checks run.env: valid names, each once, none reserved and none
-// also set in env. cfg.RunEnv is sorted.
-func (c *checker) runEnv(names []string, env map[string]string, cfg *Config) {
+// hostNames checks a list of names passed from the host's environment
+// (secrets, run.env): valid names, each once, none reserved, none also set
+// in env or by the agent's catalog entry, and none listed earlier under
+// other (run.env against secrets). It returns the names, sorted, and where
+// each is written.
+func (c *checker) hostNames(key string, names []string, env map[string]string, cfg *Config, other map[string]string) ([]string, []yamlpos.Pos) {
+	type entry struct {
+		name string
+		pos  yamlpos.Pos
+	}
+	var out []entry
 	first := map[string]int{} // name -> index of its first entry
-	for i, name := range entries(c, "run.env", names) {
-		path := fmt.Sprintf("run.env[%d]", i)
+	for i, name := range entries(c, key, names) {
+		path := fmt.Sprintf("%s[%d]", key, i)
 		if err := validate.EnvName(name); err != nil {
 			c.fail(path, err)
 			continue
 		}
 		if j, seen := first[name]; seen {
-			at := c.pos[fmt.Sprintf("run.env[%d]", j)]
+			at := c.pos[fmt.Sprintf("%s[%d]", key, j)]
 			c.failf(path, "%+q is listed twice (at %d:%d)", name, at.Line, at.Col)
 			continue
 		}
@@ -138,8 +150,41 @@ func (c *checker) runEnv(names []string, env map[string]string, cfg *Config) {
 		} else if _, set := env[name]; set {
 			at := c.pos[yamlpos.Join("env", name)]
 			c.failf(path, "%+q is also set in env (at %d:%d); a variable comes from agentbox.yaml or from the host, not both", name, at.Line, at.Col)
+		} else if slices.ContainsFunc(cfg.Agent.Env, func(e catalog.EnvVar) bool { return e.Name == name }) {
+			c.failf(path, "%+q is set by agent %s itself; write it in env to change it", name, cfg.Agent.Name)
+		} else if at, listed := other[name]; listed {
+			p := c.pos[at]
+			c.failf(path, "%+q is listed in secrets (at %d:%d), which every task gets too", name, p.Line, p.Col)
 		}
-		cfg.RunEnv = append(cfg.RunEnv, name)
+		out = append(out, entry{name, c.pos[path]})
 	}
-	slices.Sort(cfg.RunEnv)
+	slices.SortFunc(out, func(a, b entry) int { return strings.Compare(a.name, b.name) })
+	var sorted []string
+	var pos []yamlpos.Pos
+	for _, e := range out {
+		sorted, pos = append(sorted, e.name), append(pos, e.pos)
+	}
+	return sorted, pos
+}
+
+// secrets checks secrets (see hostNames).
+func (c *checker) secrets(names []string, env map[string]string, cfg *Config) {
+	cfg.Secrets, cfg.SecretsPos = c.hostNames("secrets", names, env, cfg, nil)
+}
+
+// runEnv checks run.env (see hostNames): no name listed in secrets.
+func (c *checker) runEnv(names []string, secrets []string, env map[string]string, cfg *Config) {
+	listed := map[string]string{}
+	for i, name := range secrets {
+		if _, seen := listed[name]; !seen {
+			listed[name] = fmt.Sprintf("secrets[%d]", i)
+		}
+	}
+	cfg.RunEnv, cfg.RunEnvPos = c.hostNames("run.env", names, env, cfg, listed)
+}
+
+// TaskEnv are the names a task takes from the host's environment: secrets
+// and run.env, sorted.
+func (c *Config) TaskEnv() []string {
+	return slices.Sorted(slices.Values(append(slices.Clone(c.Secrets), c.RunEnv...)))
 }

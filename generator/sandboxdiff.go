@@ -20,7 +20,7 @@ const (
 // DiffRow is one semantic change between two sandboxes.
 type DiffRow struct {
 	Kind    string `json:"kind"`    // widens, narrows, pin or changes
-	What    string `json:"what"`    // destination, mount, readonly, writable, hidden, memory, pids, cpus, capability, no_new_privs, image, package, agent, uid, gid, git identity
+	What    string `json:"what"`    // destination, mount, readonly, writable, hidden, memory, pids, cpus, capability, no_new_privs, image, package, agent, uid, gid, git identity, host variable, login copy
 	Subject string `json:"subject"` // e.g. "example.com:443", "agent image"
 	From    string `json:"from"`    // "" when added
 	To      string `json:"to"`      // "" when removed
@@ -192,6 +192,7 @@ func facts(s *Sandbox) []fact {
 		add(what, subject, v, p.Origin)
 	}
 	profileFacts(s, add)
+	credentialFacts(s, add)
 	return fs
 }
 
@@ -260,6 +261,11 @@ func changed(from, to fact) string {
 		_, a, _ := strings.Cut(from.value, " (")
 		_, b, _ := strings.Cut(to.value, " (")
 		return profileKind(a, b)
+	case "host variable":
+		if to.value == ReachesAll {
+			return Widens // from tasks alone to the sandbox too
+		}
+		return Narrows
 	case "no_new_privs":
 		if to.value == "false" {
 			return Widens

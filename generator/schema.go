@@ -84,7 +84,8 @@ func schemaConstraints() map[string]schemaNode {
 		"resources.memory": {"pattern": "^[0-9]+[kmgKMG][bB]?$"},
 		"resources.pids":   {"minimum": 16, "maximum": 4194304},
 
-		"env": {"propertyNames": schemaNode{"pattern": "^" + validate.EnvNameGrammar + "$"}},
+		"env":       {"propertyNames": schemaNode{"pattern": "^" + validate.EnvNameGrammar + "$"}},
+		"secrets[]": {"pattern": "^" + validate.EnvNameGrammar + "$", "not": schemaNode{"pattern": "^" + ReservedEnvPrefix}},
 
 		"workspace.path":       {"pattern": `^(/` + segment + `)+$`},
 		"workspace.readonly[]": {"pattern": `^` + segment + `(/` + segment + `)*$`},

@@ -44,6 +44,11 @@ type Task struct {
 	Command  []string // run in the agent container
 	Env      []string // names passed from the host's environment (run.env)
 	Profile  string   // the profile it runs under; "" is the default
+	// LoginFrom is the Docker volume (the sandbox's state volume) whose
+	// credentials files (the agent's catalog entry names them) are copied
+	// into the task's fresh state volume before the agent starts
+	// (run.copy_login); "" copies nothing.
+	LoginFrom string
 	// Binds are host paths mounted into the agent container besides the
 	// task's git database (agentbox run --workspace direct): a bind whose
 	// target is the workspace replaces the workspace volume.
@@ -124,7 +129,18 @@ func TaskOverride(cfg *Config, t Task) ([]byte, error) {
 	}
 	agent["environment"] = env
 	// Started, not healthy: the entrypoint waits for the firewall itself.
-	agent["depends_on"] = map[string]any{"egress": map[string]any{"condition": "service_started", "restart": true}}
+	depends := map[string]any{"egress": map[string]any{"condition": "service_started", "restart": true}}
+	agent["depends_on"] = depends
+	doc := map[string]any{"services": services}
+	if t.LoginFrom != "" {
+		copier, err := loginCopy(cfg, prof, t.LoginFrom, labels)
+		if err != nil {
+			return nil, err
+		}
+		services[LoginCopyService] = copier
+		depends[LoginCopyService] = map[string]any{"condition": "service_completed_successfully"}
+		doc["volumes"] = map[string]any{sandboxLoginVolume: map[string]any{"external": true, "name": t.LoginFrom}}
+	}
 	services["egress"] = map[string]any{
 		"image":  cfg.Name + "-egress",
 		"labels": labels,
@@ -133,10 +149,73 @@ func TaskOverride(cfg *Config, t Task) ([]byte, error) {
 			firewall.AgentUIDEnv: strconv.Itoa(cfg.UID),
 		},
 	}
-	doc := map[string]any{"services": services}
 	out, err := yaml.Marshal(doc)
 	if err != nil {
 		return nil, err
 	}
 	return append([]byte("# "+Header+"\n# The compose override of task "+t.Name+" (agentbox run).\n"), out...), nil
+}
+
+// LoginCopyService is the one-shot service of a task that copies the
+// sandbox's login into the task's state volume (run.copy_login).
+const LoginCopyService = "login-copy"
+
+// sandboxLoginVolume is the task's name of the sandbox's state volume, and
+// LoginDir where login-copy sees it, read-only.
+const (
+	sandboxLoginVolume = "sandbox-login"
+	LoginDir           = "/run/agentbox/login"
+)
+
+// volumeName is Docker's grammar of a volume's name.
+var volumeName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]+$`)
+
+// loginCopyScript copies each file named in its arguments from LoginDir to
+// the state directory ($1), when it is a regular file there (not a link),
+// readable by the agent's user alone. Nothing goes the other way: the
+// sandbox's volume is mounted read-only.
+const loginCopyScript = `set -eu
+to=$1; shift
+for f; do
+  if [ -f "` + LoginDir + `/$f" ] && [ ! -L "` + LoginDir + `/$f" ]; then
+    rm -f "$to/$f"
+    cp "` + LoginDir + `/$f" "$to/$f"
+    chmod 600 "$to/$f"
+  fi
+done`
+
+// loginCopy is the service that copies the sandbox's login (the agent's
+// credentials files in volume from) into a task's fresh state volume: as
+// the agent's user, with no network and no capabilities, and only the
+// files the catalog names.
+func loginCopy(cfg *Config, prof *Profile, from string, labels map[string]string) (map[string]any, error) {
+	a := cfg.Agent
+	switch {
+	case !volumeName.MatchString(from):
+		return nil, fmt.Errorf("invalid volume name %q", from)
+	case prof.Locked:
+		return nil, fmt.Errorf("a task of a locked profile has no state volume to copy a login into")
+	case a.StateDir == "" || len(a.Credentials) == 0:
+		return nil, fmt.Errorf("agent %s keeps no login in files", a.Name)
+	}
+	entry := []string{"/bin/sh", "-c", loginCopyScript, LoginCopyService, a.StateDir}
+	entry = append(entry, a.Credentials...)
+	for i, s := range entry {
+		entry[i] = strings.ReplaceAll(s, "$", "$$")
+	}
+	return map[string]any{
+		"image":        cfg.Name + "-agent",
+		"labels":       labels,
+		"network_mode": "none",
+		"user":         fmt.Sprintf("%d:%d", cfg.UID, cfg.GID),
+		"cap_drop":     []string{"ALL"},
+		"security_opt": []string{"no-new-privileges:true"},
+		"read_only":    true,
+		"entrypoint":   entry,
+		"command":      []string{},
+		"volumes": []map[string]any{
+			{"type": "volume", "source": sandboxLoginVolume, "target": LoginDir, "read_only": true},
+			{"type": "volume", "source": ProfileVolume(prof.Name, AgentStateVolume), "target": a.StateDir},
+		},
+	}, nil
 }

@@ -72,6 +72,7 @@ func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, di
 	c.network(w, cfg)
 	c.resources(w, cfg)
 	c.env(w.Env, cfg)
+	c.secrets(w.Secrets, w.Env, cfg)
 	cfg.Workspace = DefaultWorkspace
 	if w.Workspace.Path != nil {
 		cfg.Workspace = *w.Workspace.Path
@@ -103,7 +104,7 @@ func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, di
 	cfg.Extensions = w.Devcontainer.Extensions
 	c.verifyTargets(w.Verify, cfg)
 	c.gitIdentity(w.Git, cfg)
-	c.run(w.Run, w.Env, cfg)
+	c.run(w.Run, w.Secrets, w.Env, cfg)
 	c.elevation(w.Elevation, cfg)
 	c.profiles(w, cfg)
 	c.kubernetes(w.Kubernetes, cfg)

@@ -20,6 +20,7 @@ type wireFile struct {
 	Network      wireNetwork            `yaml:"network" jsonschema:"What the sandbox may reach. Everything else is blocked."`
 	Resources    wireResources          `yaml:"resources" jsonschema:"Limits for the agent container."`
 	Env          map[string]string      `yaml:"env" jsonschema:"Extra environment variables for the agent."`
+	Secrets      []string               `yaml:"secrets" jsonschema:"Names of environment variables (API keys, tokens) that the agent gets from the host: agentbox up passes them to the sandbox and agentbox run to each task, from the environment of agentbox or the user's secrets file (XDG_CONFIG_HOME/agentbox/secrets.env). Only the names are in the generated files. Not AGENTBOX_*, nor a name set in env or by the agent's catalog entry."`
 	Workspace    wireWorkspace          `yaml:"workspace" jsonschema:"The agent's copy of the project, and what of its work may come back."`
 	Devcontainer wireDevcontainer       `yaml:"devcontainer" jsonschema:"The Dev Container definition."`
 	Verify       wireVerify             `yaml:"verify" jsonschema:"Targets of the network probes of agentbox verify."`
@@ -54,7 +55,8 @@ type wireElevation struct {
 type wireRun struct {
 	Timeout    *string  `yaml:"timeout" jsonschema:"A task's deadline unless agentbox run --timeout names one: whole hours, minutes and seconds such as 30m or 1h30m, at most 168h. Default: 30m (or run.max_timeout if less)."`
 	MaxTimeout *string  `yaml:"max_timeout" jsonschema:"The longest --timeout a task may ask for, same grammar. Default: 4h."`
-	Env        []string `yaml:"env" jsonschema:"Names of environment variables agentbox run passes from the host's environment into each task's agent, read at run time (credentials stay out of the repository). Not AGENTBOX_*, nor a name set in env."`
+	Env        []string `yaml:"env" jsonschema:"Names of environment variables agentbox run passes from the host's environment into each task's agent, read at run time (credentials stay out of the repository). Not AGENTBOX_*, nor a name set in env or listed in secrets (which tasks get too)."`
+	CopyLogin  *bool    `yaml:"copy_login" jsonschema:"Copy the agent's login (its credentials files, such as claude's .credentials.json) from the sandbox's state volume into each task's fresh one, read-only from the sandbox and never back. Default: false."`
 }
 
 type wireGit struct {

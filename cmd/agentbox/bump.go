@@ -85,6 +85,9 @@ func (o *bumpOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(stderr, "agentbox: warning: %s\n", w)
+	}
 	if o.json {
 		if err := writeJSON(stdout, res); err != nil {
 			return err

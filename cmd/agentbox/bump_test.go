@@ -41,6 +41,7 @@ type fakeHub struct {
 	transport http.RoundTripper
 	npmURL    string
 	latest    map[string]string
+	docs      map[string]*npm.Packument // packages served as they are, before latest
 	debian    *imagestest.Debian
 	osRelease string       // the os-release of the images push makes
 	registry  atomic.Value // http.Handler, swappable to simulate faults
@@ -70,6 +71,10 @@ func newFakeHub(t *testing.T) *fakeHub {
 	h.transport = rewrite{u}
 	npm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		pkg, _ := url.PathUnescape(strings.TrimPrefix(r.URL.EscapedPath(), "/"))
+		if doc, ok := h.docs[pkg]; ok {
+			json.NewEncoder(w).Encode(doc)
+			return
+		}
 		v, ok := h.latest[pkg]
 		if !ok {
 			http.NotFound(w, r)

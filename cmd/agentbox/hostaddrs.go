@@ -45,5 +45,18 @@ func hostAddrs(interfaceAddrs func() ([]net.Addr, error)) []string {
 	return out
 }
 
-// composeEnviron is composeEnv of this process.
-func composeEnviron() []string { return composeEnv(os.Environ(), net.InterfaceAddrs) }
+// composeEnviron is composeEnv of this process; for up (the one compose
+// command that creates containers, and so the one that reads the values of
+// secrets), with the variables of the user's secrets file that the
+// environment does not set. Other commands never read the file: a bad one
+// cannot keep the sandbox from stopping.
+func composeEnviron(up bool) ([]string, error) {
+	if !up {
+		return composeEnv(os.Environ(), net.InterfaceAddrs), nil
+	}
+	secrets, err := readSecrets(secretsPath())
+	if err != nil {
+		return nil, err
+	}
+	return withSecrets(composeEnv(os.Environ(), net.InterfaceAddrs), secrets), nil
+}

@@ -191,7 +191,7 @@ func startKube(ctx context.Context, p *prepared, stderr io.Writer) error {
 		return p.failKube(err)
 	}
 	secret := ""
-	if len(p.cfg.RunEnv) > 0 {
+	if len(p.cfg.TaskEnv()) > 0 {
 		secret = p.rec.Job + "-env"
 	}
 	codeMap := ""
@@ -288,7 +288,8 @@ func createCodeMap(ctx context.Context, p *prepared, name, bundlePath string) er
 	return nil
 }
 
-// createEnvSecret makes the Secret that holds run.env's values, owned by
+// createEnvSecret makes the Secret that holds the values of secrets and
+// run.env (from the environment or the secrets file), owned by
 // the Job (so it goes with it).
 func createEnvSecret(ctx context.Context, p *prepared, name, jobUID string) error {
 	s := corev1.Secret{
@@ -297,9 +298,16 @@ func createEnvSecret(ctx context.Context, p *prepared, name, jobUID string) erro
 		StringData: map[string]string{},
 	}
 	s.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: p.rec.Job, UID: types.UID(jobUID)}}
-	for _, n := range p.cfg.RunEnv {
-		if v, ok := os.LookupEnv(n); ok {
-			s.StringData[n] = v
+	env, err := composeEnviron(true) // the environment, and the secrets file
+	if err != nil {
+		return err
+	}
+	for _, n := range p.cfg.TaskEnv() {
+		for _, kv := range env {
+			if v, ok := strings.CutPrefix(kv, n+"="); ok {
+				s.StringData[n] = v
+				break
+			}
 		}
 	}
 	data, err := json.Marshal(s)

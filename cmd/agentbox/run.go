@@ -111,6 +111,9 @@ type prepared struct {
 	direct  *directPlan
 	kube    kubeTarget // a task on a cluster
 	times   struct{ prepared, started, commandEnded time.Time }
+	// loginFrom is the sandbox's state volume whose login the task's state
+	// volume starts with (run.copy_login); loginNote says why there is none.
+	loginFrom, loginNote string
 }
 
 func (o *runOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
@@ -119,6 +122,10 @@ func (o *runOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	p.times.prepared = time.Now()
+	warnMissingSecrets(stderr, p.cfg.TaskEnv())
+	if p.loginNote != "" {
+		fmt.Fprintf(stderr, "agentbox: run.copy_login: %s\n", p.loginNote)
+	}
 	if p.rec.On == onKubernetes {
 		return o.runKube(ctx, p, stdout, stderr)
 	}
@@ -253,6 +260,7 @@ func (o *runOptions) prepare(ctx context.Context) (*prepared, error) {
 	} else {
 		p.compose = taskCompose(p.docker, o.dir, cfg, p.rec, dir)
 	}
+	p.loginFrom, p.loginNote = loginSource(ctx, p.docker, cfg, p.rec)
 	if err := p.makeDir(ctx); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -299,7 +307,8 @@ func (p *prepared) makeDir(ctx context.Context) error {
 		return p.rec.write(p.cfg.Name)
 	}
 	override, err := generator.TaskOverride(p.cfg, generator.Task{Name: p.rec.Name, Deadline: p.rec.Deadline,
-		Origin: origin, Command: p.rec.Command, Env: p.cfg.RunEnv, Binds: binds, Profile: p.rec.Profile})
+		Origin: origin, Command: p.rec.Command, Env: p.cfg.TaskEnv(), Binds: binds, Profile: p.rec.Profile,
+		LoginFrom: p.loginFrom})
 	if err != nil {
 		return err
 	}
@@ -500,4 +509,26 @@ func (o *runOptions) runKube(ctx context.Context, p *prepared, stdout, stderr io
 		return err
 	}
 	return reportTask(sum, o.json, stdout, stderr)
+}
+
+// loginSource is the sandbox's state volume of the task's profile, whose
+// login (the agent's credentials files) run.copy_login copies into the
+// task's fresh one; "" and a note when there is nothing to copy from.
+func loginSource(ctx context.Context, docker string, cfg *generator.Config, rec *taskRecord) (volume, note string) {
+	prof, _ := cfg.Profile(rec.Profile)
+	switch {
+	case !cfg.CopyLogin:
+		return "", ""
+	case len(cfg.Agent.Credentials) == 0:
+		return "", fmt.Sprintf("agent %s keeps no login in files; pass a key or token through secrets", cfg.Agent.Name)
+	case rec.On == onKubernetes:
+		return "", "a task on a cluster starts without the sandbox's login; pass a key or token through secrets"
+	case prof == nil || prof.Locked:
+		return "", fmt.Sprintf("profile %s has no state volume; pass a key or token through secrets", rec.Profile)
+	}
+	volume = generator.Volume(cfg.Name, rec.Profile, generator.AgentStateVolume)
+	if err := exec.CommandContext(ctx, docker, "volume", "inspect", "--format", "{{.Name}}", volume).Run(); err != nil {
+		return "", fmt.Sprintf("the sandbox has no state volume %s yet (agentbox up --profile %s, then log in); the task starts without a login", volume, rec.Profile)
+	}
+	return volume, ""
 }

@@ -3,12 +3,14 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
 	"go.yaml.in/yaml/v3"
@@ -231,5 +233,65 @@ func TestTaskBranchStatusEmpty(t *testing.T) {
 	printSummary(&b, &taskSummary{Task: "fix-1", State: stateExited, Branch: "refs/heads/agentbox/fix-1", BranchStatus: taskBranchStatus(gitgate.Branch{Status: gitgate.StatusNew})})
 	if !strings.Contains(b.String(), "branch   refs/heads/agentbox/fix-1: empty: no new commit\n") {
 		t.Errorf("the summary:\n%s", b.String())
+	}
+}
+
+// TestTaskOverrideCopiesLogin: with LoginFrom, a task's override has a
+// login-copy service that copies the agent's credentials files only, from
+// the sandbox's state volume mounted read-only, as the agent's user, with no
+// network; the agent starts after it. Without LoginFrom there is none.
+func TestTaskOverrideCopiesLogin(t *testing.T) {
+	claude, _ := catalog.LookupAgent("claude")
+	cfg := &generator.Config{Name: "acme", UID: 1000, GID: 1000, Agent: claude, DefaultProfile: "balanced",
+		Profiles: []generator.Profile{{Name: "balanced"}, {Name: "locked", Locked: true}, {Name: "wide"}}}
+	task := generator.Task{Name: "fix-1", Origin: "/state/fix-1/origin.git", Command: []string{"true"},
+		Profile: "wide", LoginFrom: "acme_wide.agent-state"}
+	out, err := generator.TaskOverride(cfg, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Services map[string]struct {
+			Entrypoint  []string         `yaml:"entrypoint"`
+			NetworkMode string           `yaml:"network_mode"`
+			User        string           `yaml:"user"`
+			Volumes     []map[string]any `yaml:"volumes"`
+			DependsOn   map[string]any   `yaml:"depends_on"`
+		} `yaml:"services"`
+		Volumes map[string]map[string]any `yaml:"volumes"`
+	}
+	if err := yaml.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	lc, ok := doc.Services["login-copy"]
+	if !ok {
+		t.Fatalf("no login-copy service:\n%s", out)
+	}
+	if lc.NetworkMode != "none" || lc.User != "1000:1000" {
+		t.Errorf("login-copy runs with network %q as %q", lc.NetworkMode, lc.User)
+	}
+	if args := lc.Entrypoint[len(lc.Entrypoint)-2:]; args[0] != claude.StateDir || args[1] != ".credentials.json" {
+		t.Errorf("login-copy copies %q", args)
+	}
+	want := []map[string]any{
+		{"type": "volume", "source": "sandbox-login", "target": "/run/agentbox/login", "read_only": true},
+		{"type": "volume", "source": "wide.agent-state", "target": claude.StateDir},
+	}
+	if fmt.Sprint(lc.Volumes) != fmt.Sprint(want) {
+		t.Errorf("login-copy's volumes %v, want %v", lc.Volumes, want)
+	}
+	if v := doc.Volumes["sandbox-login"]; v["external"] != true || v["name"] != "acme_wide.agent-state" {
+		t.Errorf("the sandbox's volume: %v", v)
+	}
+	if _, ok := doc.Services["agent"].DependsOn["login-copy"]; !ok {
+		t.Errorf("the agent does not wait for login-copy:\n%s", out)
+	}
+	task.LoginFrom = ""
+	if out, _ := generator.TaskOverride(cfg, task); strings.Contains(string(out), "login") {
+		t.Errorf("without LoginFrom:\n%s", out)
+	}
+	task.LoginFrom, task.Profile = "acme_agent-state", "locked"
+	if _, err := generator.TaskOverride(cfg, task); err == nil {
+		t.Error("a locked task copies a login")
 	}
 }

@@ -361,9 +361,13 @@ func (o *verifyOptions) report(probes []probe, stdout, stderr io.Writer) error {
 // runCompose runs docker compose (argv) with args, stdin as given, and
 // returns its stdout.
 func runCompose(ctx context.Context, argv []string, stdin string, args ...string) ([]byte, error) {
+	env, err := composeEnviron(args[0] == "up") // the sandbox's configuration as up has it
+	if err != nil {
+		return nil, err
+	}
 	cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], args...)...)
 	cmd.Stdin = strings.NewReader(stdin)
-	cmd.Env = composeEnviron() // the egress service's configuration as up has it
+	cmd.Env = env
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {

@@ -183,10 +183,18 @@ func (c *Client) describe(parent context.Context, err error) string {
 	return neterr.DescribeNetwork(err, c.attempts)
 }
 
+// ErrNotFound is a registry's answer that it has no such package.
+var ErrNotFound = errors.New("npm package not found")
+
 // statusErr is an npm registry's answer other than 200.
 type statusErr struct{ code int }
 
 func (e *statusErr) Error() string { return neterr.Status(e.code) }
+
+// Is makes a 404 ErrNotFound.
+func (e *statusErr) Is(target error) bool {
+	return target == ErrNotFound && e.code == http.StatusNotFound
+}
 
 // get fetches u with the abbreviated-metadata Accept header, retrying 429,
 // 5xx and dropped connections with retry.Do's backoff within ctx.

@@ -26,14 +26,27 @@ type fakeRegistry struct {
 	docs     map[string]*Packument
 	tarballs map[string][]byte // "name@version"
 	fetches  map[string]int
+	// scripts holds each version's package.json scripts ("name@version").
+	scripts map[string]map[string]string
+	// full: answer with full package documents (each version's whole
+	// package.json: scripts, no hasInstallScript), as mirrors do, instead of
+	// the abbreviated form.
+	full bool
 }
 
 func newFakeRegistry() *fakeRegistry {
-	return &fakeRegistry{docs: map[string]*Packument{}, tarballs: map[string][]byte{}, fetches: map[string]int{}}
+	return &fakeRegistry{docs: map[string]*Packument{}, tarballs: map[string][]byte{}, fetches: map[string]int{},
+		scripts: map[string]map[string]string{}}
 }
 
 // add publishes name@version; m fills dependencies and the rest.
 func (f *fakeRegistry) add(t testing.TB, name, version string, m Manifest) {
+	t.Helper()
+	f.addScripts(t, name, version, m, nil)
+}
+
+// addScripts publishes name@version with scripts in its package.json.
+func (f *fakeRegistry) addScripts(t testing.TB, name, version string, m Manifest, scripts map[string]string) {
 	t.Helper()
 	m.Name, m.Version = name, version
 	doc := f.docs[name]
@@ -41,7 +54,10 @@ func (f *fakeRegistry) add(t testing.TB, name, version string, m Manifest) {
 		doc = &Packument{Name: name, DistTags: map[string]string{}, Versions: map[string]Manifest{}}
 		f.docs[name] = doc
 	}
-	tgz := fakeTarball(t, m)
+	if scripts != nil {
+		f.scripts[name+"@"+version] = scripts
+	}
+	tgz := fakeTarball(t, m, scripts)
 	f.tarballs[name+"@"+version] = tgz
 	sum := sha512.Sum512(tgz)
 	m.Dist.Integrity = "sha512-" + base64.StdEncoding.EncodeToString(sum[:])
@@ -55,9 +71,12 @@ func (f *fakeRegistry) add(t testing.TB, name, version string, m Manifest) {
 	}
 }
 
-func fakeTarball(t testing.TB, m Manifest) []byte {
+func fakeTarball(t testing.TB, m Manifest, scripts map[string]string) []byte {
 	t.Helper()
 	pj := map[string]any{"name": m.Name, "version": m.Version, "main": "index.js"}
+	if scripts != nil {
+		pj["scripts"] = scripts
+	}
 	if m.Dependencies != nil {
 		pj["dependencies"] = m.Dependencies
 	}
@@ -92,17 +111,51 @@ func fakeTarball(t testing.TB, m Manifest) []byte {
 	return b.Bytes()
 }
 
-// Packument implements Registry.
+// Packument implements Registry: the document serve answers, parsed.
 func (f *fakeRegistry) Packument(ctx context.Context, name string) (*Packument, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.fetches[name]++
+	b, ok := f.document(name, "fake.invalid")
+	if !ok {
+		return nil, fmt.Errorf("package %q not found: %w", name, ErrNotFound)
+	}
+	return ParsePackument(name, b)
+}
+
+// document renders name's package document, abbreviated or full, with
+// tarball URLs on host.
+func (f *fakeRegistry) document(name, host string) ([]byte, bool) {
 	doc, ok := f.docs[name]
 	if !ok {
-		return nil, fmt.Errorf("package %q not found", name)
+		return nil, false
 	}
-	b, _ := json.Marshal(doc)
-	return ParsePackument(name, b)
+	out := map[string]any{"name": doc.Name, "dist-tags": doc.DistTags}
+	versions := map[string]any{}
+	for v, m := range doc.Versions {
+		b, _ := json.Marshal(m)
+		var raw map[string]any
+		json.Unmarshal(b, &raw)
+		for k, val := range raw {
+			if val == nil || k == "deprecated" && m.Deprecated == nil ||
+				k == "hasInstallScript" || k == "_hasShrinkwrap" && !m.HasShrinkwrap {
+				delete(raw, k)
+			}
+		}
+		scripts := f.scripts[doc.Name+"@"+v]
+		switch {
+		case f.full && scripts != nil:
+			raw["scripts"] = scripts
+		case !f.full && (m.HasInstallScript || scripts["preinstall"] != "" || scripts["install"] != "" || scripts["postinstall"] != ""):
+			raw["hasInstallScript"] = true // what the registry computes for the abbreviated form
+		}
+		raw["dist"] = map[string]any{"integrity": m.Dist.Integrity, "shasum": m.Dist.Shasum,
+			"tarball": "http://" + host + "/" + doc.Name + "/-/" + tarballName(doc.Name, v)}
+		versions[v] = raw
+	}
+	out["versions"] = versions
+	b, _ := json.Marshal(out)
+	return b, true
 }
 
 // serve answers as a registry: documents with tarball URLs back to itself.
@@ -125,28 +178,12 @@ func (f *fakeRegistry) serve(t testing.TB) *httptest.Server {
 		}
 		name := strings.Replace(p, "%2f", "/", 1)
 		name = strings.Replace(name, "%2F", "/", 1)
-		doc, ok := f.docs[name]
+		body, ok := f.document(name, r.Host)
 		if !ok {
 			http.NotFound(w, r)
 			return
 		}
-		out := map[string]any{"name": doc.Name, "dist-tags": doc.DistTags}
-		versions := map[string]any{}
-		for v, m := range doc.Versions {
-			b, _ := json.Marshal(m)
-			var raw map[string]any
-			json.Unmarshal(b, &raw)
-			for k, val := range raw {
-				if val == nil || k == "bundleDependencies" || k == "bundledDependencies" || k == "deprecated" && m.Deprecated == nil {
-					delete(raw, k)
-				}
-			}
-			raw["dist"] = map[string]any{"integrity": m.Dist.Integrity, "shasum": m.Dist.Shasum,
-				"tarball": "http://" + r.Host + "/" + doc.Name + "/-/" + tarballName(doc.Name, v)}
-			versions[v] = raw
-		}
-		out["versions"] = versions
-		json.NewEncoder(w).Encode(out)
+		w.Write(body)
 	}))
 	t.Cleanup(srv.Close)
 	return srv

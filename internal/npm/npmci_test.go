@@ -34,7 +34,7 @@ func npmCI(t *testing.T, tree *Tree, registry string) (string, string, error) {
 // package of another platform, and runs the CLI's executable.
 func TestNPMCIInstallsTheLock(t *testing.T) {
 	f := treeRegistry(t)
-	tree, err := Resolve(context.Background(), f, "@acme/cli", "1.0.0")
+	tree, err := Resolve(context.Background(), f, "@acme/cli", "1.0.0", Platform{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestNPMCIInstallsTheLock(t *testing.T) {
 // lock's integrity names; npm ci must fail and install nothing.
 func TestNPMCIRefusesAChangedTarball(t *testing.T) {
 	f := treeRegistry(t)
-	tree, err := Resolve(context.Background(), f, "@acme/cli", "1.0.0")
+	tree, err := Resolve(context.Background(), f, "@acme/cli", "1.0.0", Platform{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,11 @@ import (
 	"strings"
 )
 
-// Packument is an npm registry's document for one package, as much of the
-// abbreviated form ("application/vnd.npm.install-v1+json") as a lock needs.
+// Packument is an npm registry's document for one package, as much as a
+// lock needs. A registry may answer in the abbreviated form
+// ("application/vnd.npm.install-v1+json", which says hasInstallScript) or
+// the full one (each version's whole package.json, with its scripts), as
+// mirrors do; npm takes either, and so does Manifest.
 type Packument struct {
 	Name     string              `json:"name"`
 	DistTags map[string]string   `json:"dist-tags"`
@@ -32,13 +35,85 @@ type Manifest struct {
 	BundleDependencies   json.RawMessage     `json:"bundleDependencies"`
 	BundledDependencies  json.RawMessage     `json:"bundledDependencies"`
 	Bin                  json.RawMessage     `json:"bin"`
-	OS                   []string            `json:"os"`
-	CPU                  []string            `json:"cpu"`
-	Libc                 []string            `json:"libc"`
-	HasInstallScript     bool                `json:"hasInstallScript"`
+	OS                   StringList          `json:"os"`
+	CPU                  StringList          `json:"cpu"`
+	Libc                 StringList          `json:"libc"`
+	Engines              json.RawMessage     `json:"engines"`
+	HasInstallScript     bool                `json:"hasInstallScript"` // the abbreviated form's
+	Scripts              map[string]any      `json:"scripts"`          // the full form's
 	HasShrinkwrap        bool                `json:"_hasShrinkwrap"`
 	Deprecated           json.RawMessage     `json:"deprecated"`
 	Dist                 Dist                `json:"dist"`
+}
+
+// StringList is a list of strings that package.json may also write as one
+// string ("os": "linux").
+type StringList []string
+
+// UnmarshalJSON accepts a string or a list of strings; null or "" is no
+// list.
+func (l *StringList) UnmarshalJSON(b []byte) error {
+	var one string
+	if string(b) == "null" || json.Unmarshal(b, &one) == nil && one == "" {
+		*l = nil
+		return nil
+	}
+	if json.Unmarshal(b, &one) == nil {
+		*l = StringList{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return fmt.Errorf("want a string or a list of strings: %w", err)
+	}
+	*l = many
+	return nil
+}
+
+// installScript reports whether npm runs a script of the package when it
+// installs it: the abbreviated form says so in hasInstallScript, the full
+// form lists the scripts, of which preinstall, install and postinstall
+// count, as in npm's own Node.hasInstallScript. A package with a
+// binding.gyp and neither install nor preinstall gets "node-gyp rebuild" as
+// its install script when npm publishes it (so both forms carry it); one
+// published otherwise has none in either form, and npm ci finds its
+// binding.gyp on disk at install time whatever the lock says.
+func (m *Manifest) installScript() bool {
+	if m.HasInstallScript {
+		return true
+	}
+	for _, k := range []string{"preinstall", "install", "postinstall"} {
+		if truthy(m.Scripts[k]) {
+			return true
+		}
+	}
+	return false
+}
+
+// truthy is JavaScript's truthiness of a decoded JSON value.
+func truthy(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return false
+	case string:
+		return v != ""
+	case bool:
+		return v
+	case float64:
+		return v != 0
+	}
+	return true
+}
+
+// NodeEngine returns the version's engines.node range, "" when it declares
+// none (or declares engines in a form npm ignores).
+func (m *Manifest) NodeEngine() string {
+	var e map[string]any
+	if json.Unmarshal(m.Engines, &e) != nil {
+		return ""
+	}
+	s, _ := e["node"].(string)
+	return strings.TrimSpace(s)
 }
 
 // Dist describes a version's tarball.

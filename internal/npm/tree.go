@@ -2,6 +2,7 @@ package npm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -20,6 +21,14 @@ type Registry interface {
 type Tree struct {
 	Name, Version string
 	Packages      map[string]Entry
+	// Missing lists the optional dependencies the registry does not have,
+	// left out as npm leaves them out: "name@range (optional, of a@1.0.0):
+	// not in the registry".
+	Missing []string
+	// NodeEngines holds each package's engines.node range, by path, as
+	// Resolve read it (a lock does not keep it): bump checks it against the
+	// image's Node.
+	NodeEngines map[string]string
 }
 
 // Entry is one installed package: what npm's package-lock.json records.
@@ -40,6 +49,12 @@ type Entry struct {
 	Libc                 []string          `yaml:"libc"`
 }
 
+// noVersionError is a package none of whose versions is in the range
+// wanted.
+type noVersionError struct{ msg string }
+
+func (e *noVersionError) Error() string { return e.msg }
+
 // Limits of a tree and of the work to resolve it.
 const (
 	MaxPackages = 5000
@@ -50,13 +65,17 @@ const (
 // optional dependency and required peer dependency to one registry
 // version each, placed where Node's module resolution finds it: at the top
 // when no other version is there, else under the package that needs it.
-// An optional dependency must resolve too: npm ci refuses a lock that
-// lacks one, even one npm install could not find.
-func Resolve(ctx context.Context, reg Registry, name, version string) (*Tree, error) {
+// An optional dependency that its dependent's entry names must be in the
+// lock: npm ci refuses a lock that lacks it. So an optional dependency
+// whose os, cpu or libc does not fit plat, or that the registry does not
+// have, or has in no version in range (npm skips these too; any other
+// failure to read it is an error), is left out of the tree and out of its
+// dependent's entry. Tree.Missing lists those the registry lacks.
+func Resolve(ctx context.Context, reg Registry, name, version string, plat Platform) (*Tree, error) {
 	if !ValidName(name) {
 		return nil, fmt.Errorf("invalid npm package name %q", name)
 	}
-	r := &resolver{ctx: ctx, reg: reg, docs: map[string]*future{}, sem: make(chan struct{}, fetchers),
+	r := &resolver{ctx: ctx, reg: reg, plat: plat, docs: map[string]*future{}, sem: make(chan struct{}, fetchers),
 		nodes: map[string]*node{}}
 	root := &node{m: &Manifest{Name: "(the project)", Dependencies: map[string]string{name: version}}}
 	r.nodes[""] = root
@@ -74,11 +93,14 @@ func Resolve(ctx context.Context, reg Registry, name, version string) (*Tree, er
 type resolver struct {
 	ctx   context.Context
 	reg   Registry
+	plat  Platform
 	mu    sync.Mutex
 	docs  map[string]*future
 	sem   chan struct{}
 	nodes map[string]*node
 	queue []*node
+	// missing are the optional dependencies the registry does not have.
+	missing []string
 }
 
 type node struct {
@@ -87,6 +109,8 @@ type node struct {
 	m     *Manifest
 	via   *node // the package whose dependency placed it
 	edges []edge
+	// unfit are the optional dependencies left out: of another platform.
+	unfit map[string]bool
 }
 
 type edge struct {
@@ -227,8 +251,24 @@ func (r *resolver) place(n *node, d dep) error {
 		at = start + "/node_modules/" + d.key
 	}
 	m, err := r.pick(target, d.spec, rng)
+	var nv *noVersionError
+	if err != nil && d.optional && (errors.Is(err, ErrNotFound) || errors.As(err, &nv)) {
+		why := "not in the registry"
+		if nv != nil {
+			why = "no version in range in the registry"
+		}
+		r.missing = append(r.missing, fmt.Sprintf("%s@%s (optional, of %s): %s", target, want, r.describe(n), why))
+		m, err = nil, nil
+	}
 	if err != nil {
 		return err
+	}
+	if d.optional && (m == nil || !r.plat.Fits(m)) {
+		if n.unfit == nil {
+			n.unfit = map[string]bool{}
+		}
+		n.unfit[d.key] = true
+		return nil
 	}
 	if len(r.nodes) > MaxPackages {
 		return fmt.Errorf("the dependency tree has more than %d packages", MaxPackages)
@@ -339,7 +379,7 @@ func (r *resolver) pick(target, spec string, rng Range) (*Manifest, error) {
 		}
 	}
 	if len(in) == 0 {
-		return nil, fmt.Errorf("no version of %s satisfies %q (the registry has %d versions)", target, spec, len(doc.Versions))
+		return nil, &noVersionError{fmt.Sprintf("no version of %s satisfies %q (the registry has %d versions)", target, spec, len(doc.Versions))}
 	}
 	slices.SortFunc(in, func(a, b Version) int { return Compare(b, a) })
 	for _, v := range in {
@@ -372,7 +412,7 @@ func (r *resolver) tree(name, version string) (*Tree, error) {
 			}
 		}
 	}
-	t := &Tree{Name: name, Version: version, Packages: map[string]Entry{}}
+	t := &Tree{Name: name, Version: version, Packages: map[string]Entry{}, NodeEngines: map[string]string{}}
 	for _, p := range slices.Sorted(maps.Keys(r.nodes)) {
 		if p == "" {
 			continue
@@ -384,7 +424,11 @@ func (r *resolver) tree(name, version string) (*Tree, error) {
 		}
 		e.Optional = !required[p]
 		t.Packages[p] = e
+		if rng := n.m.NodeEngine(); rng != "" {
+			t.NodeEngines[p] = rng
+		}
 	}
+	t.Missing = slices.Sorted(slices.Values(r.missing))
 	return t, t.Check()
 }
 
@@ -401,9 +445,9 @@ func entry(n *node) (Entry, error) {
 	e := Entry{
 		Version:              m.Version,
 		Integrity:            integrity,
-		HasInstallScript:     m.HasInstallScript,
-		Dependencies:         nonEmpty(m.Dependencies),
-		OptionalDependencies: nonEmpty(m.OptionalDependencies),
+		HasInstallScript:     m.installScript(),
+		Dependencies:         without(m.Dependencies, n.unfit),
+		OptionalDependencies: without(m.OptionalDependencies, n.unfit),
 		PeerDependencies:     nonEmpty(m.PeerDependencies),
 		Bin:                  bins,
 		OS:                   m.OS,
@@ -427,4 +471,18 @@ func nonEmpty(m map[string]string) map[string]string {
 		return nil
 	}
 	return m
+}
+
+// without returns m less the keys in drop, nil when nothing is left.
+func without(m map[string]string, drop map[string]bool) map[string]string {
+	if len(drop) == 0 {
+		return nonEmpty(m)
+	}
+	out := map[string]string{}
+	for k, v := range m {
+		if !drop[k] {
+			out[k] = v
+		}
+	}
+	return nonEmpty(out)
 }

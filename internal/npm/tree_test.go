@@ -46,7 +46,7 @@ func treeRegistry(t testing.TB) *fakeRegistry {
 
 func TestResolveTree(t *testing.T) {
 	f := treeRegistry(t)
-	tree, err := Resolve(context.Background(), f, "@acme/cli", "1.0.0")
+	tree, err := Resolve(context.Background(), f, "@acme/cli", "1.0.0", Platform{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,6 @@ func TestResolveRefuses(t *testing.T) {
 		{"github", Manifest{Dependencies: deps("x", "owner/x")}, "not a registry version range"},
 		{"file", Manifest{Dependencies: deps("x", "file:../x")}, "not a registry version range"},
 		{"missing", Manifest{Dependencies: deps("nope", "^1")}, `"nope" not found`},
-		{"optional missing", Manifest{OptionalDependencies: deps("nope", "^1")}, `"nope" not found`},
 		{"no version", Manifest{Dependencies: deps("a", "^9")}, "no version of a satisfies"},
 		{"prerelease only", Manifest{Dependencies: deps("a", "^2.0.0")}, "no version of a satisfies"},
 		{"bundled", Manifest{Dependencies: deps("bundler", "1")}, "ships its own dependencies"},
@@ -120,7 +119,7 @@ func TestResolveRefuses(t *testing.T) {
 			f.add(t, "b", "1.0.0", Manifest{})
 			f.add(t, "needs-b1", "1.0.0", Manifest{PeerDependencies: deps("b", "^1")})
 			f.add(t, "bundler", "1.0.0", Manifest{BundleDependencies: json.RawMessage(`["a"]`)})
-			_, err := Resolve(context.Background(), f, "root", "1.0.0")
+			_, err := Resolve(context.Background(), f, "root", "1.0.0", Platform{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want one containing %q", err, tc.want)
 			}
@@ -132,7 +131,7 @@ func TestResolveRefuses(t *testing.T) {
 }
 
 func TestTreeCheckRefusesHostileEntries(t *testing.T) {
-	good, err := Resolve(context.Background(), treeRegistry(t), "@acme/cli", "1.0.0")
+	good, err := Resolve(context.Background(), treeRegistry(t), "@acme/cli", "1.0.0", Platform{})
 	if err != nil {
 		t.Fatal(err)
 	}
