@@ -38,8 +38,9 @@ type EnvVar struct{ Name, Value string }
 
 // File is a file the agent image holds at Path (absolute), root's and
 // read-only for the agent. Body is a text/template over the generator's
-// facts (.Env: the agent's environment by name; funcs header and toml);
-// agentbox generate renders it into .agentbox/agent-files/<agent><Path>.
+// facts (.Env: the agent's environment by name; .Workspace; funcs header,
+// toml and json); agentbox generate renders it into
+// .agentbox/agent-files/<agent><Path>.
 type File struct{ Path, Body string }
 
 // Service is a named group of egress domains.
@@ -52,6 +53,31 @@ type Service struct {
 const DefaultEgressImage = "debian:bookworm-slim"
 
 const nodeImage = "node:24-bookworm-slim"
+
+// geminiConfigDir is Gemini CLI's system configuration directory on Linux.
+const geminiConfigDir = "/etc/gemini-cli"
+
+// geminiDefaults: an API key (GEMINI_API_KEY; GOOGLE_GEMINI_BASE_URL names
+// another endpoint), no usage statistics or telemetry, no update checks or
+// updates (the image pins the version), and no sandbox of its own (the
+// sandbox is agentbox's). Gemini CLI strips comments from both files.
+const geminiDefaults = `// {{header}}
+{
+  "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+  "privacy": {"usageStatisticsEnabled": false},
+  "security": {"auth": {"selectedType": "gemini-api-key"}},
+  "telemetry": {"enabled": false},
+  "tools": {"sandbox": false}
+}
+`
+
+// geminiTrusted trusts the workspace, so that Gemini CLI runs there
+// unattended (it refuses an untrusted folder without a terminal).
+const geminiTrusted = `// {{header}}
+{
+  {{json .Workspace}}: "TRUST_FOLDER"
+}
+`
 
 // agents is the agent catalog, sorted by name. Facts from the vendors'
 // documentation, 2026.
@@ -94,7 +120,8 @@ var agents = []Agent{
 		Package:   "@github/copilot",
 		BaseImage: nodeImage,
 		StateDir:  Home + "/.copilot",
-		Env:       []EnvVar{{"COPILOT_HOME", Home + "/.copilot"}},
+		// The image pins the version: no downloads of newer ones.
+		Env: []EnvVar{{"COPILOT_AUTO_UPDATE", "false"}, {"COPILOT_HOME", Home + "/.copilot"}},
 		Domains: []string{
 			"*.githubassets.com", "*.githubcopilot.com", "api.github.com", "collector.github.com",
 			"copilot-proxy.githubusercontent.com", "copilot-telemetry.githubusercontent.com",
@@ -111,6 +138,15 @@ var agents = []Agent{
 		Package:   "@google/gemini-cli",
 		BaseImage: nodeImage,
 		StateDir:  Home + "/.gemini",
+		// The state directory is a volume that hides the image's files
+		// there: the settings are the system's defaults, which the user's
+		// own settings override. Gemini CLI reads files there only when
+		// root owns them and every directory above.
+		Env: []EnvVar{{"GEMINI_CLI_TRUSTED_FOLDERS_PATH", geminiConfigDir + "/trustedFolders.json"}},
+		Files: []File{
+			{geminiConfigDir + "/system-defaults.json", geminiDefaults},
+			{geminiConfigDir + "/trustedFolders.json", geminiTrusted},
+		},
 		Domains:   []string{"cloudcode-pa.googleapis.com", "generativelanguage.googleapis.com", "oauth2.googleapis.com"},
 		Extension: "Google.gemini-cli-vscode-ide-companion",
 		// Sign in with Google (NO_BROWSER=true prints the URL): the token

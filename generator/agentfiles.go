@@ -17,7 +17,8 @@ const AgentFilesDir = OutDir + "/agent-files"
 
 // agentFileView is what an agent file's template sees.
 type agentFileView struct {
-	Env map[string]string // the agent's environment (the catalog's and env: in agentbox.yaml) by name
+	Env       map[string]string // the agent's environment (the catalog's and env: in agentbox.yaml) by name
+	Workspace string            // where the agent works
 }
 
 // agentFileFuncs are the functions of an agent file's template.
@@ -27,10 +28,10 @@ var agentFileFuncs = template.FuncMap{
 	"json":   jsonString,
 }
 
-// AgentFiles renders agent's Files for the environment env, by their path
-// in the image.
-func AgentFiles(agent catalog.Agent, env []catalog.EnvVar) (map[string][]byte, error) {
-	v := agentFileView{Env: map[string]string{}}
+// AgentFiles renders agent's Files for the environment env and the
+// workspace, by their path in the image.
+func AgentFiles(agent catalog.Agent, env []catalog.EnvVar, workspace string) (map[string][]byte, error) {
+	v := agentFileView{Env: map[string]string{}, Workspace: workspace}
 	for _, e := range env {
 		v.Env[e.Name] = e.Value
 	}
@@ -54,7 +55,7 @@ func AgentFiles(agent catalog.Agent, env []catalog.EnvVar) (map[string][]byte, e
 
 // renderAgentFiles adds the agent's files to files, under AgentFilesDir.
 func renderAgentFiles(files map[string][]byte, p *Plan) error {
-	rendered, err := AgentFiles(p.Agent, p.Env)
+	rendered, err := AgentFiles(p.Agent, p.Env, p.Workspace)
 	if err != nil {
 		return err
 	}

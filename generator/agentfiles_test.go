@@ -12,7 +12,7 @@ import (
 // refuses raw).
 func TestAgentFilesCodexProvider(t *testing.T) {
 	codex, _ := catalog.LookupAgent("codex")
-	files, err := AgentFiles(codex, nil)
+	files, err := AgentFiles(codex, nil, DefaultWorkspace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +20,7 @@ func TestAgentFilesCodexProvider(t *testing.T) {
 	if !strings.Contains(plain, "check_for_update_on_startup = false") || strings.Contains(plain, "model_provider") {
 		t.Errorf("without OPENAI_BASE_URL:\n%s", plain)
 	}
-	files, err = AgentFiles(codex, []catalog.EnvVar{{Name: "OPENAI_BASE_URL", Value: "http://m.test/v1\"\x7f\n"}})
+	files, err = AgentFiles(codex, []catalog.EnvVar{{Name: "OPENAI_BASE_URL", Value: "http://m.test/v1\"\x7f\n"}}, DefaultWorkspace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestAgentFilesCodexProvider(t *testing.T) {
 // TestAgentFilesRefusesRelativePath: a catalog file's path is absolute and clean.
 func TestAgentFilesRefusesRelativePath(t *testing.T) {
 	for _, p := range []string{"etc/x", "/etc/../x", "/etc/x/"} {
-		if _, err := AgentFiles(catalog.Agent{Name: "x", Files: []catalog.File{{Path: p, Body: "x"}}}, nil); err == nil {
+		if _, err := AgentFiles(catalog.Agent{Name: "x", Files: []catalog.File{{Path: p, Body: "x"}}}, nil, DefaultWorkspace); err == nil {
 			t.Errorf("path %q: no error", p)
 		}
 	}

@@ -2,7 +2,6 @@ package generator
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -180,15 +179,6 @@ func TestCatalogIsValid(t *testing.T) {
 		for _, f := range a.Credentials {
 			if !regexp.MustCompile(`^\.?[A-Za-z0-9_][A-Za-z0-9._-]*$`).MatchString(f) || a.StateDir == "" {
 				t.Errorf("agent %s: login file %q (state directory %q)", a.Name, f, a.StateDir)
-			}
-		}
-		files, err := AgentFiles(a, a.Env)
-		if err != nil {
-			t.Errorf("agent %s: %v", a.Name, err)
-		}
-		for p, b := range files {
-			if strings.HasSuffix(p, ".json") && !json.Valid(b) {
-				t.Errorf("agent %s: %s is not JSON", a.Name, p)
 			}
 		}
 	}

@@ -142,7 +142,7 @@ func TestClaudeCodeAgainstFake(t *testing.T) {
 // claudeManagedSettings returns the catalog's managed settings of Claude Code.
 func claudeManagedSettings(t *testing.T) string {
 	a, _ := catalog.LookupAgent("claude")
-	files, err := generator.AgentFiles(a, a.Env)
+	files, err := generator.AgentFiles(a, a.Env, generator.DefaultWorkspace)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func TestCodexCLI(t *testing.T) {
 		}
 	}
 	agent, _ := catalog.LookupAgent("codex")
-	files, err := generator.AgentFiles(agent, []catalog.EnvVar{{Name: "OPENAI_BASE_URL", Value: srv.URL + "/v1"}})
+	files, err := generator.AgentFiles(agent, []catalog.EnvVar{{Name: "OPENAI_BASE_URL", Value: srv.URL + "/v1"}}, generator.DefaultWorkspace)
 	if err != nil {
 		t.Fatal(err)
 	}

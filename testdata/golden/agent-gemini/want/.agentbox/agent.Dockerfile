@@ -56,6 +56,10 @@ RUN if [ -z "${NPM_CONFIG_REGISTRY:-}" ]; then unset NPM_CONFIG_REGISTRY; fi \
  && ln -s /opt/agentbox/npm/node_modules/.bin/gemini /usr/local/bin/gemini \
  && npm cache clean --force
 
+# The agent CLI's own configuration, generated from agentbox.yaml (see
+# agent-files/gemini/): root's files, outside the state volume.
+COPY agent-files/gemini/ /
+
 # The entrypoint clones the project into the workspace volume on first start,
 # from the project's git database: read-only, its config masked, and owned by
 # the host's user, so git is told to trust it. A locked profile's clone is
@@ -64,6 +68,13 @@ COPY workspace.sh /usr/local/bin/agentbox-workspace
 RUN chmod 0755 /usr/local/bin/agentbox-workspace \
  && git config --system --add safe.directory /run/agentbox/origin \
  && git config --system --add safe.directory /workspace
+
+# The same trust in the environment (git's command-line scope), for tools
+# that tell git to skip its system configuration (Gemini CLI's shell does,
+# and keeps these variables).
+ENV GIT_CONFIG_COUNT=2 \
+    GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0="/run/agentbox/origin" \
+    GIT_CONFIG_KEY_1=safe.directory GIT_CONFIG_VALUE_1="/workspace"
 
 # The agent commits as itself, author and committer (git.name and git.email in
 # agentbox.yaml): in the environment, which git reads even when a tool tells it

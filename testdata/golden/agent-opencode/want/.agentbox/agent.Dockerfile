@@ -65,6 +65,13 @@ RUN chmod 0755 /usr/local/bin/agentbox-workspace \
  && git config --system --add safe.directory /run/agentbox/origin \
  && git config --system --add safe.directory /workspace
 
+# The same trust in the environment (git's command-line scope), for tools
+# that tell git to skip its system configuration (Gemini CLI's shell does,
+# and keeps these variables).
+ENV GIT_CONFIG_COUNT=2 \
+    GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0="/run/agentbox/origin" \
+    GIT_CONFIG_KEY_1=safe.directory GIT_CONFIG_VALUE_1="/workspace"
+
 # The agent commits as itself, author and committer (git.name and git.email in
 # agentbox.yaml): in the environment, which git reads even when a tool tells it
 # to skip its configuration files, and in the system configuration, which
