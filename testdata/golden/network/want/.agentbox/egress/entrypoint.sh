@@ -146,6 +146,7 @@ use IO::Socket::IP;
 use POSIX qw(WNOHANG);
 
 $0 = 'agentbox-never-dns';
+my $keeper = getppid; # it ends when the keeper that started it is gone
 my @upstreams = @ARGV or die "usage: perl -e PROGRAM UPSTREAM...\n";
 my @never = ('corp.example');
 my $children_max = 64;
@@ -340,6 +341,7 @@ POSIX::setuid(5353) or die "agentbox-egress: never filter: setuid: $!\n";
 my %children;
 my $listening = IO::Select->new($udp, $tcp);
 while (1) {
+	exit 0 if getppid != $keeper;
 	while ((my $done = waitpid(-1, WNOHANG)) > 0) {
 		delete $children{$done};
 	}
@@ -1260,7 +1262,7 @@ never_dns() {
 	pid_of "$NEVER_DNS_PID" "${NEVER_DNS_NAME:0:15}" >/dev/null && return 0
 	rm -f "$NEVER_DNS_PID"
 	perl -e "$NEVER_DNS_PL" "${upstreams[@]}" </dev/null &
-	pid=$!
+	pid=$! never_child=$!
 	for ((i = 0; i < 100; i++)); do
 		if [[ $(pid_of "$NEVER_DNS_PID" "${NEVER_DNS_NAME:0:15}") == "$pid" ]]; then
 			log "never filter started on port $NEVER_DNS_PORT for ${#NEVER_NAMES[@]} names"
@@ -1274,10 +1276,16 @@ never_dns() {
 	return 1
 }
 
-# stop_never_dns stops the never filter, if one runs.
+# stop_never_dns stops the never filter, if one runs, and the one this
+# process started, which may not have written its pid file yet. (It ends by
+# itself too once the keeper that started it is gone.)
 stop_never_dns() {
 	local pid
 	pid=$(pid_of "$NEVER_DNS_PID" "${NEVER_DNS_NAME:0:15}") && kill -TERM "$pid" 2>/dev/null
+	if [[ -n ${never_child-} ]] && alive "$never_child"; then
+		kill -TERM "$never_child" 2>/dev/null
+	fi
+	never_child=""
 	rm -f "$NEVER_DNS_PID"
 	return 0
 }
@@ -1361,9 +1369,9 @@ names_apply() {
 }
 
 # name_keeper runs in the background: it keeps the never filter running,
-# applies every change of the grants of names, and looks again when the next one expires, when the
-# grant resolver it started exits, and every second while there are grants
-# (every 10 s without). Started by run (whose pid is $1), it ends with run.
+# applies every change of the grants of names, and looks again when the
+# next one expires, when the grant resolver it started exits, and every
+# second while there are grants (every 10 s without). Started by run (whose pid is $1), it ends with run.
 name_keeper() {
 	local sleeper="" req applied parent=${1-}
 	exec 9>&- 8>&-

@@ -991,7 +991,9 @@ never_dns() {
 	return 0
 }
 
-# stop_never_dns stops the never filter, if one runs.
+# stop_never_dns stops the never filter, if one runs, and the one this
+# process started, which may not have written its pid file yet. (It ends by
+# itself too once the keeper that started it is gone.)
 stop_never_dns() {
 	return 0
 }
@@ -1075,9 +1077,9 @@ names_apply() {
 }
 
 # name_keeper runs in the background: it keeps the never filter running,
-# applies every change of the grants of names, and looks again when the next one expires, when the
-# grant resolver it started exits, and every second while there are grants
-# (every 10 s without). Started by run (whose pid is $1), it ends with run.
+# applies every change of the grants of names, and looks again when the
+# next one expires, when the grant resolver it started exits, and every
+# second while there are grants (every 10 s without). Started by run (whose pid is $1), it ends with run.
 name_keeper() {
 	local sleeper="" req applied parent=${1-}
 	exec 9>&- 8>&-
