@@ -19,10 +19,17 @@ type Agent struct {
 	Env       []EnvVar // sorted by name
 	Domains   []string // egress at run time; "*.x" also admits x
 	Extension string   // VS Code extension; "" when there is none
+	Files     []File   // the CLI's configuration, baked into the image
 }
 
 // EnvVar is one environment variable.
 type EnvVar struct{ Name, Value string }
+
+// File is a file the agent image holds at Path (absolute), root's and
+// read-only for the agent. Body is a text/template over the generator's
+// facts (.Env: the agent's environment by name; funcs header and toml);
+// agentbox generate renders it into .agentbox/agent-files/<agent><Path>.
+type File struct{ Path, Body string }
 
 // Service is a named group of egress domains.
 type Service struct {
@@ -61,6 +68,7 @@ var agents = []Agent{
 		Env:       []EnvVar{{"CODEX_HOME", Home + "/.codex"}},
 		Domains:   []string{"*.chatgpt.com", "*.openai.com", "chatgpt.com"},
 		Extension: "openai.chatgpt",
+		Files:     []File{{CodexSystemConfig, codexConfig}},
 	},
 	{
 		Name:      "copilot",
@@ -92,10 +100,65 @@ var agents = []Agent{
 		Package:   "opencode-ai",
 		BaseImage: nodeImage,
 		StateDir:  Home + "/.local/share/opencode",
-		Env:       []EnvVar{{"OPENCODE_DISABLE_AUTOUPDATE", "true"}},
-		Domains:   []string{"*.opencode.ai", "models.dev", "opencode.ai"},
+		// Measured with OpenCode 1.18: without these it fetches models.dev's
+		// catalog (models.opencode.ai), default plugins and LSP servers.
+		// Its openai provider reads OPENAI_BASE_URL itself.
+		Env: []EnvVar{
+			{"OPENCODE_DISABLE_AUTOUPDATE", "true"},
+			{"OPENCODE_DISABLE_DEFAULT_PLUGINS", "true"},
+			{"OPENCODE_DISABLE_LSP_DOWNLOAD", "true"},
+			{"OPENCODE_DISABLE_MODELS_FETCH", "true"},
+		},
+		Domains: []string{"*.opencode.ai", "models.dev", "opencode.ai"},
 	},
 }
+
+// CodexSystemConfig is Codex's system configuration file: the image owns it,
+// while ~/.codex (CODEX_HOME, where a user's config.toml would override it)
+// is the state volume, which hides whatever the image has there.
+const CodexSystemConfig = "/etc/codex/config.toml"
+
+// codexConfig is Codex's system configuration (measured with Codex 0.171:
+// without it, Codex ignores OPENAI_BASE_URL and looks up chatgpt.com,
+// ab.chatgpt.com, github.com and api.github.com).
+const codexConfig = `# {{header}}
+# Codex's system configuration in the agentbox sandbox. A config.toml in
+# CODEX_HOME (the state volume) overrides it key by key.
+{{- with index .Env "OPENAI_BASE_URL"}}
+
+# The model endpoint, from OPENAI_BASE_URL in agentbox.yaml's env: Codex
+# reads no base URL from its environment, only from a provider. The key is
+# OPENAI_API_KEY's.
+model_provider = "agentbox"
+{{- end}}
+
+# agentbox is the sandbox. Codex's own (Landlock, seccomp, bubblewrap) needs
+# what the container refuses, and keeps the agent from writing .git: it
+# could not commit.
+sandbox_mode = "danger-full-access"
+
+# Nothing the sandbox does not need: no update check (agentbox.lock pins
+# the version), no analytics or feedback uploads, no plugin sync (it
+# reaches github.com and api.github.com).
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[features]
+plugins = false
+{{- with index .Env "OPENAI_BASE_URL"}}
+
+[model_providers.agentbox]
+name = "OPENAI_BASE_URL (agentbox.yaml)"
+base_url = {{toml .}}
+env_key = "OPENAI_API_KEY"
+wire_api = "responses"
+{{- end}}
+`
 
 // services is the catalog of named domain groups, sorted by name. Every
 // agent with domains is a service too, so `services: [claude]` lets an

@@ -196,7 +196,8 @@ func testGrantNameRefusals(t *testing.T, p *netlab.Proc) {
 		{"grant-name", "granted.test", "0", "60"},
 		{"grant-name", "granted.test", "443,", "60"},
 		{"grant-name", "granted.test", "443", "604801"},
-		{"grant-name", "granted.test", "443", "0"},
+		{"grant-name", "granted.test", "443", "-1"},
+		{"grant-name", "granted.test", "443", "00"},
 		{"revoke-name", "granted.test", "443"},
 	} {
 		if out, code := egressCmd(t, p, args...); code != 1 {

@@ -136,6 +136,9 @@ func render(p *Plan) (map[string][]byte, error) {
 			return nil, err
 		}
 	}
+	if err := renderAgentFiles(files, p); err != nil {
+		return nil, err
+	}
 	if p.NPMTree != nil {
 		files[NPMPackageFile] = p.NPMTree.PackageJSON(Header)
 		files[NPMLockFile] = p.NPMTree.PackageLock(Header)

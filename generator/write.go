@@ -37,6 +37,28 @@ func Write(dir string, files map[string][]byte) ([]Change, error) {
 // files and the stale files' removal in one atomicfile.Tx. hook is the
 // Tx's, for tests.
 func writeAll(dir string, lock []byte, files map[string][]byte, hook func(atomicfile.Op, string) error) ([]Change, error) {
+	var own map[string][]byte
+	if lock != nil {
+		own = map[string][]byte{images.LockFile: lock}
+	}
+	return writeWith(dir, own, files, hook)
+}
+
+// WriteConfig is Write with agentbox.yaml (config) in the same
+// transaction: agentbox policy's edit and the files it compiles to.
+func WriteConfig(dir string, config []byte, files map[string][]byte) ([]Change, error) {
+	return writeWith(dir, map[string][]byte{ConfigFile: config}, files, nil)
+}
+
+// ReadConfig reads dir/agentbox.yaml as it is.
+func ReadConfig(dir string) ([]byte, error) {
+	return readConfig(filepath.Join(dir, ConfigFile))
+}
+
+// writeWith writes own (agentbox.lock, agentbox.yaml: files of the user's
+// that agentbox writes) and files, and removes the stale files, in one
+// atomicfile.Tx.
+func writeWith(dir string, own, files map[string][]byte, hook func(atomicfile.Op, string) error) ([]Change, error) {
 	stale, err := preflight(dir, files)
 	if err != nil {
 		return nil, err
@@ -48,8 +70,8 @@ func writeAll(dir string, lock []byte, files map[string][]byte, hook func(atomic
 		rel[full] = path
 		return full
 	}
-	if lock != nil {
-		tx.WriteFile(add(images.LockFile), lock, 0o644)
+	for _, path := range sortedPaths(own) {
+		tx.WriteFile(add(path), own[path], 0o644)
 	}
 	for _, path := range sortedPaths(files) {
 		tx.WriteFile(add(path), files[path], perm(path))

@@ -275,7 +275,8 @@ func withExpiries(recs []auditRecord, now time.Time) []auditRecord {
 			case eventGrant:
 				expire(k, r.Time)
 				live[k] = i
-			case eventRevoke:
+			case eventRevoke, eventPolicyAdd:
+				// policy add leaves the element without an end.
 				expire(k, r.Time)
 			}
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/denials"
+	"github.com/agentbox-dev/agentbox/internal/shquote"
 	"github.com/spf13/cobra"
 )
 
@@ -38,8 +39,9 @@ type blockedView struct {
 	Skipped         int                     `json:"skipped_lines"`
 	Suggestions     []blockedSuggestion     `json:"suggestions,omitempty"`
 	CIDRSuggestions []blockedCIDRSuggestion `json:"cidr_suggestions,omitempty"`
-	LeftOut         []string                `json:"left_out,omitempty"` // refused, agentbox's own probes: never suggested
-	LogRate         int                     `json:"-"`                  // the firewall's records a second, at most
+	LeftOut         []string                `json:"left_out,omitempty"`   // refused, agentbox's own probes: never suggested
+	PolicyAdd       string                  `json:"policy_add,omitempty"` // the command that applies Suggestions
+	LogRate         int                     `json:"-"`                    // the firewall's records a second, at most
 }
 
 // blockedDest is a refused destination; times are null when the record had
@@ -57,7 +59,8 @@ type blockedDest struct {
 
 type blockedCIDRSuggestion struct {
 	denials.CIDRSuggestion
-	Line string `json:"line"`
+	Line    string `json:"line"`
+	Command string `json:"policy_add"` // the command that applies it
 }
 
 type blockedName struct {
@@ -178,12 +181,18 @@ func newBlockedView(rep *denials.Report, suggest bool, probed probes) *blockedVi
 	if suggest {
 		rows, dests, left := probed.leaveOut(rep.Rows, rep.Dests)
 		v.Suggestions = []blockedSuggestion{}
+		add := []string{"agentbox", "policy", "add"}
 		for _, s := range denials.Suggest(rows) {
 			v.Suggestions = append(v.Suggestions, blockedSuggestion{s, s.Line()})
+			add = append(add, s.Domain)
+		}
+		if len(v.Suggestions) > 0 {
+			v.PolicyAdd = shquote.Words(add)
 		}
 		v.CIDRSuggestions = []blockedCIDRSuggestion{}
 		for _, s := range denials.SuggestCIDRs(dests, firewall.ReasonUnlisted) {
-			v.CIDRSuggestions = append(v.CIDRSuggestions, blockedCIDRSuggestion{s, s.Line()})
+			cmd := shquote.Words([]string{"agentbox", "policy", "add", s.CIDR, "--ports", portArg(s.Ports)})
+			v.CIDRSuggestions = append(v.CIDRSuggestions, blockedCIDRSuggestion{s, s.Line(), cmd})
 		}
 		v.LeftOut = left
 	}

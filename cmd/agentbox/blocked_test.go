@@ -88,26 +88,32 @@ ADDRESS       PORT  PROTO  COUNT  FIRST                 LAST                  WH
 rejected packets: dns=2 other=3 special=1 (every packet; the rows above are those logged, at most 5 a second)
 `, time.Time{}},
 		{"suggest", []string{"--suggest"}, `# agentbox blocked --suggest: network.domains entries that would allow what was refused.
-# Review each one before you paste it: an allowed name is a place the agent can send data to.
+# Review each one before you apply it: an allowed name is a place the agent can send data to.
 # A plain name admits its subdomains too; "*.name" admits only its subdomains.
-# Paste under "network:" / "  domains:" in agentbox.yaml, then apply it: agentbox generate && agentbox up
-# (up rebuilds the firewall and recreates the sandbox: the agent's processes restart, its volumes stay).
+# agentbox policy add applies them: it edits agentbox.yaml in place and changes the running sandbox at once,
+# without restarting it (or paste them under "network:" / "  domains:" and run agentbox generate && agentbox up,
+# which recreates the sandbox: the agent's processes restart, its volumes stay).
+#   agentbox policy add '*.cdn.example.com' api.evil.example
     - "*.cdn.example.com"   # refused 2 times (A, AAAA): a.cdn.example.com, b.cdn.example.com
     - api.evil.example   # refused 2 times (A, AAAA)
 # network.cidrs entries for the public addresses refused over TCP, one address each.
 # An address of a CDN or a cloud serves others too and changes: prefer the name the agent used.
-# Paste under "network:" / "  cidrs:" in agentbox.yaml, then apply it: agentbox generate && agentbox up
+# agentbox policy add applies each (or paste it under "network:" / "  cidrs:"):
+#   agentbox policy add 198.51.100.7/32 --ports 22,443
     - {cidr: 198.51.100.7/32, ports: [22, 443]}   # refused 3 times
 `, time.Time{}},
 		{"since a duration", []string{"--since", "45m", "--suggest"}, `# agentbox blocked --suggest: network.domains entries that would allow what was refused.
-# Review each one before you paste it: an allowed name is a place the agent can send data to.
+# Review each one before you apply it: an allowed name is a place the agent can send data to.
 # A plain name admits its subdomains too; "*.name" admits only its subdomains.
-# Paste under "network:" / "  domains:" in agentbox.yaml, then apply it: agentbox generate && agentbox up
-# (up rebuilds the firewall and recreates the sandbox: the agent's processes restart, its volumes stay).
+# agentbox policy add applies them: it edits agentbox.yaml in place and changes the running sandbox at once,
+# without restarting it (or paste them under "network:" / "  domains:" and run agentbox generate && agentbox up,
+# which recreates the sandbox: the agent's processes restart, its volumes stay).
+#   agentbox policy add api.evil.example
     - api.evil.example   # refused 2 times (A, AAAA)
 # network.cidrs entries for the public addresses refused over TCP, one address each.
 # An address of a CDN or a cloud serves others too and changes: prefer the name the agent used.
-# Paste under "network:" / "  cidrs:" in agentbox.yaml, then apply it: agentbox generate && agentbox up
+# agentbox policy add applies each (or paste it under "network:" / "  cidrs:"):
+#   agentbox policy add 198.51.100.7/32 --ports 22,443
     - {cidr: 198.51.100.7/32, ports: [22, 443]}   # refused 3 times
 `, time.Date(2026, 11, 22, 10, 15, 0, 0, time.UTC)},
 		{"since a time", []string{"--since", "2026-11-22T10:30:30Z"}, `NAME                      COUNT  FIRST                 LAST                  TYPES  WHY
@@ -251,14 +257,17 @@ dnsmasq[25]: config api.real.example is NXDOMAIN
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	want := `# agentbox blocked --suggest: network.domains entries that would allow what was refused.
-# Review each one before you paste it: an allowed name is a place the agent can send data to.
+# Review each one before you apply it: an allowed name is a place the agent can send data to.
 # A plain name admits its subdomains too; "*.name" admits only its subdomains.
-# Paste under "network:" / "  domains:" in agentbox.yaml, then apply it: agentbox generate && agentbox up
-# (up rebuilds the firewall and recreates the sandbox: the agent's processes restart, its volumes stay).
+# agentbox policy add applies them: it edits agentbox.yaml in place and changes the running sandbox at once,
+# without restarting it (or paste them under "network:" / "  domains:" and run agentbox generate && agentbox up,
+# which recreates the sandbox: the agent's processes restart, its volumes stay).
+#   agentbox policy add api.real.example
     - api.real.example   # refused 1 time
 # network.cidrs entries for the public addresses refused over TCP, one address each.
 # An address of a CDN or a cloud serves others too and changes: prefer the name the agent used.
-# Paste under "network:" / "  cidrs:" in agentbox.yaml, then apply it: agentbox generate && agentbox up
+# agentbox policy add applies each (or paste it under "network:" / "  cidrs:"):
+#   agentbox policy add 198.18.0.9/32 --ports 8080
     - {cidr: 198.18.0.9/32, ports: [8080]}   # refused 1 time
 # Left out: agentbox's own probes (agentbox verify's targets), refused as they should be:
 # 1.1.1.1:443, 198.18.0.9:80, [2606:4700:4700::1111]:443, decoy.agentbox.test, example.com

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"time"
 
@@ -45,6 +46,9 @@ type deps struct {
 	auditDir func() (string, error)
 	// user names the host user for the audit log.
 	user func() string
+	// up builds and starts the sandbox under a profile (policy remove of
+	// an entry baked into the running egress image).
+	up func(ctx context.Context, dir, profile string, stdout, stderr io.Writer) error
 }
 
 // realDeps are the collaborators of the installed agentbox: the registries
@@ -65,6 +69,7 @@ func realDeps() deps {
 		profile:   dockerProfile,
 		auditDir:  stateAuditDir,
 		user:      hostUser,
+		up:        upSandbox,
 	}
 }
 

@@ -116,6 +116,7 @@ func newRootCmd(d deps, stdout, stderr io.Writer, ran *bool) *cobra.Command {
 		newAllowCmd(dir, d, stdout),
 		newRevokeCmd(dir, d, stdout),
 		newAuditCmd(dir, d, stdout),
+		newPolicyCmd(dir, d, stdout, stderr),
 		newRunCmd(dir, stdout, stderr),
 		newBuildCmd(dir, stdout, stderr),
 		newPsCmd(dir, stdout, stderr),

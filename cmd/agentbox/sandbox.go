@@ -196,32 +196,37 @@ generate).`,
   agentbox up -C path/to/project`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			o.dir = *dir
-			o.choose = true
-			if err := generator.CheckGitDatabase(o.dir); err != nil {
-				return err
-			}
-			argv, cfg, err := o.compose(c.Context(), true)
-			if err != nil {
-				return err
-			}
-			if err := checkOwner(c.Context(), argv[0], cfg.Name, o.dir); err != nil {
-				return err
-			}
-			if err := execCompose(c.Context(), argv, os.Stdin, stdout, stderr, "up", "-d", "--build", "--wait", "--remove-orphans"); err != nil {
-				return err
-			}
-			if err := followEgress(c.Context(), argv, stderr); err != nil {
-				return err
-			}
-			if err := recordUp(c.Context(), argv[0], o.dir, cfg.Name); err != nil {
-				fmt.Fprintf(stderr, "agentbox: recording the files the sandbox started from (generate and shell will not say when it is older): %v\n", err)
-			}
-			return nil
+			return upSandbox(c.Context(), *dir, o.profile, stdout, stderr)
 		},
 	}
 	c.Flags().StringVar(&o.profile, "profile", "", profileFlagUsage)
 	return c
+}
+
+// upSandbox builds and starts the sandbox in dir under profile (the
+// default when ""): agentbox up, and agentbox policy remove's restart.
+func upSandbox(ctx context.Context, dir, profile string, stdout, stderr io.Writer) error {
+	o := &sandboxOptions{dir: dir, choose: true, profile: profile}
+	if err := generator.CheckGitDatabase(o.dir); err != nil {
+		return err
+	}
+	argv, cfg, err := o.compose(ctx, true)
+	if err != nil {
+		return err
+	}
+	if err := checkOwner(ctx, argv[0], cfg.Name, o.dir); err != nil {
+		return err
+	}
+	if err := execCompose(ctx, argv, os.Stdin, stdout, stderr, "up", "-d", "--build", "--wait", "--remove-orphans"); err != nil {
+		return err
+	}
+	if err := followEgress(ctx, argv, stderr); err != nil {
+		return err
+	}
+	if err := recordUp(ctx, argv[0], o.dir, cfg.Name); err != nil {
+		fmt.Fprintf(stderr, "agentbox: recording the files the sandbox started from (generate and shell will not say when it is older): %v\n", err)
+	}
+	return nil
 }
 
 func newDownCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {

@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/atomicfile"
 )
 
 // upRecord is what agentbox up started a sandbox from.
@@ -150,4 +151,45 @@ func warnStale(ctx context.Context, docker, dir, project string, w io.Writer) {
 	if staleSandbox(ctx, docker, dir, project) {
 		fmt.Fprint(w, staleNote)
 	}
+}
+
+// readUpRecord reads up's record of project in dir: nil when there is none
+// (or it is of another directory).
+func readUpRecord(dir, project string) (*upRecord, string) {
+	if project == "" || strings.ContainsAny(project, "/\\") {
+		return nil, ""
+	}
+	path, err := upRecordPath(project)
+	if err != nil {
+		return nil, ""
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, ""
+	}
+	var rec upRecord
+	abs, _ := filepath.Abs(dir)
+	if json.Unmarshal(data, &rec) != nil || rec.Dir != abs {
+		return nil, ""
+	}
+	return &rec, path
+}
+
+// recordLive records, after agentbox policy applied a change to the
+// running sandbox, that the sandbox has the files now written when it had
+// those before them (before, their filesHash): the stale warning then says
+// nothing of this change.
+func recordLive(dir, project, before string) error {
+	rec, path := readUpRecord(dir, project)
+	if rec == nil || before == "" || rec.Files != before {
+		return nil
+	}
+	sum, err := filesHash(dir)
+	if err != nil {
+		return err
+	}
+	rec.Files = sum
+	data, _ := json.Marshal(rec)
+	_, err = atomicfile.WriteFile(path, data, 0o600)
+	return err
 }

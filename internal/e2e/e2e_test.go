@@ -54,6 +54,8 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("DevContainer", func(t *testing.T) { testDevContainer(e.sub(t), none.in(e.sub(t))) })
 	t.Run("FaultUnhealthyEgress", func(t *testing.T) { testFault(e.sub(t), none.in(e.sub(t))) })
 	t.Run("NPMAgent", func(t *testing.T) { testNPMAgent(e.sub(t)) })
+	t.Run("RealCodex", func(t *testing.T) { testRealOpenAI(e.sub(t), codexAgent) })
+	t.Run("RealOpenCode", func(t *testing.T) { testRealOpenAI(e.sub(t), opencodeAgent) })
 	tasks := e.newProject("tasks", "none")
 	t.Run("Run", func(t *testing.T) { testRun(e.sub(t), tasks.in(e.sub(t))) })
 	t.Run("Allow", func(t *testing.T) { testAllow(e.sub(t), none.in(e.sub(t))) })
@@ -62,6 +64,7 @@ func TestEndToEnd(t *testing.T) {
 	})
 	t.Run("Kubernetes", func(t *testing.T) { testKubernetes(e.sub(t)) })
 	t.Run("AllowName", func(t *testing.T) { testAllowName(e.sub(t), none.in(e.sub(t))) })
+	t.Run("Policy", func(t *testing.T) { testPolicy(e.sub(t), none.in(e.sub(t))) })
 
 	e.timed("whole end-to-end test (without cleanup)", time.Since(start))
 	var b strings.Builder

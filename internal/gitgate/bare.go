@@ -49,8 +49,8 @@ func isGitDirNames(has map[string]bool) bool {
 // through other links out of the repository or into a protected path, each
 // one that the user's trees do not have and that no parent of the commit
 // has (the commit that brings it in is named).
-func judgeTrees(ctx context.Context, g gitRunner, commits []commit, r rules) (rules, map[string][]Reason, error) {
-	u, err := readUserTrees(ctx, g, commits)
+func judgeTrees(ctx context.Context, g gitRunner, commits []commit, r rules, cache treeCache) (rules, map[string][]Reason, error) {
+	u, err := readUserTrees(ctx, g, commits, cache)
 	if err != nil {
 		return r, nil, err
 	}

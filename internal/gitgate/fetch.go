@@ -173,16 +173,18 @@ func Fetch(ctx context.Context, opts FetchOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := measureBranches(ctx, newSizer(q.git, limits, h.format, rs.own), heads); err != nil {
+	trees := treeCache{}
+	if err := measureBranches(ctx, newSizer(q.git, limits, h.format, rs.own, trees), heads); err != nil {
 		return nil, err
 	}
-	return judgeAndWrite(ctx, h, q, s.dir, rs, heads, prefix, newRules(opts.Policy, h.hooksPath))
+	return judgeAndWrite(ctx, h, q, s.dir, rs, heads, prefix, newRules(opts.Policy, h.hooksPath), trees)
 }
 
 // judgeAndWrite applies the rules to the branches still open, in the
 // quarantine, brings the accepted ones into the host's object store and
 // writes them.
-func judgeAndWrite(ctx context.Context, h *host, q *quarantine, scratch string, rs *refs, heads []*head, prefix string, r rules) (*Result, error) {
+// trees holds the trees the sizer read.
+func judgeAndWrite(ctx context.Context, h *host, q *quarantine, scratch string, rs *refs, heads []*head, prefix string, r rules, trees treeCache) (*Result, error) {
 	res := &Result{}
 	byName := map[string]*head{}
 	if pending := open(heads); len(pending) > 0 {
@@ -191,7 +193,7 @@ func judgeAndWrite(ctx context.Context, h *host, q *quarantine, scratch string, 
 			byName[hd.name] = hd
 		}
 		var err error
-		if res, err = examine(ctx, q.git, rs, prefix, r); err != nil {
+		if res, err = examine(ctx, q.git, rs, prefix, r, trees); err != nil {
 			return nil, err
 		}
 	}

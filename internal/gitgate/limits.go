@@ -96,7 +96,7 @@ type sizer struct {
 	// Below, objects are named by their raw ids (half the bytes of hex,
 	// and a tree's entries name them so).
 	objects map[string]objInfo // every object read
-	trees   map[string][]rawEntry
+	trees   treeCache
 	shapes  map[string]shape
 }
 
@@ -115,13 +115,13 @@ func raw(id string) string {
 	return string(b)
 }
 
-func newSizer(g gitRunner, limits Limits, format string, own []string) *sizer {
+func newSizer(g gitRunner, limits Limits, format string, own []string, trees treeCache) *sizer {
 	idLen := 40
 	if format == "sha256" {
 		idLen = 64
 	}
 	return &sizer{g: g, limits: limits, idLen: idLen, own: own, objects: map[string]objInfo{},
-		trees: map[string][]rawEntry{}, shapes: map[string]shape{}}
+		trees: trees, shapes: map[string]shape{}}
 }
 
 // measure returns why the branch at tip is over a limit: its new objects,

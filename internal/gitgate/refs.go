@@ -54,7 +54,7 @@ func readRefs(ctx context.Context, g gitRunner, prefix string) (*refs, error) {
 
 // examine reads the new commits of every incoming branch in one `git log`
 // pass and decides each branch's fate; writeRefs carries it out.
-func examine(ctx context.Context, g gitRunner, rs *refs, prefix string, r rules) (*Result, error) {
+func examine(ctx context.Context, g gitRunner, rs *refs, prefix string, r rules, cache treeCache) (*Result, error) {
 	if len(rs.incoming) == 0 {
 		return nil, fmt.Errorf("the bundle holds no branches")
 	}
@@ -62,7 +62,7 @@ func examine(ctx context.Context, g gitRunner, rs *refs, prefix string, r rules)
 	if err != nil {
 		return nil, err
 	}
-	bad, err := judge(ctx, g, commits, r)
+	bad, err := judge(ctx, g, commits, r, cache)
 	if err != nil {
 		return nil, err
 	}
@@ -141,8 +141,8 @@ func decide(name string, in object, rs *refs, prefix string, commits []commit, g
 }
 
 // judge returns the reasons each commit refuses its branches for.
-func judge(ctx context.Context, g gitRunner, commits []commit, r rules) (map[string][]Reason, error) {
-	r, treeBad, err := judgeTrees(ctx, g, commits, r)
+func judge(ctx context.Context, g gitRunner, commits []commit, r rules, cache treeCache) (map[string][]Reason, error) {
+	r, treeBad, err := judgeTrees(ctx, g, commits, r, cache)
 	if err != nil {
 		return nil, err
 	}

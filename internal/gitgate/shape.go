@@ -14,11 +14,16 @@ import (
 // alone: every tree below a new one is read once (the host's own too), and
 // each tree's shape (its deepest and longest path, its files and bytes) is
 // computed once from its entries' shapes.
-// rawEntry is an entry of a tree: its kind, name and raw id.
+// rawEntry is an entry of a tree: its type (entryType), name and raw id.
 type rawEntry struct {
-	kind     entryKind
+	typ      uint64
 	name, id string
 }
+
+// treeCache holds the trees read from the quarantine, by raw id: the sizer
+// reads the new trees in rounds of `git cat-file --batch`, and the tree walk
+// (treeReader) finds them here instead of reading them again.
+type treeCache map[string][]rawEntry
 
 type entryKind uint8
 
@@ -100,7 +105,7 @@ func (s *sizer) shapeOf(id string) shape {
 	sh := shape{deepVia: -1, longVia: -1}
 	for i, e := range s.trees[id] {
 		d, l := 1, len(e.name)
-		switch e.kind {
+		switch kindOf(e.typ) {
 		case kindTree:
 			c := s.shapeOf(e.id)
 			if c.depth > 0 {
@@ -140,7 +145,7 @@ func (s *sizer) path(id string, deepest bool) string {
 			p.WriteByte('/')
 		}
 		p.WriteString(e.name)
-		if e.kind != kindTree {
+		if kindOf(e.typ) != kindTree {
 			break
 		}
 		id = e.id
@@ -173,10 +178,10 @@ func (s *sizer) readBelow(ctx context.Context, trees []string) error {
 				_, sized := s.objects[e.id]
 				switch {
 				case seen[e.id]:
-				case e.kind == kindTree && !read:
+				case kindOf(e.typ) == kindTree && !read:
 					seen[e.id] = true
 					next = append(next, e.id)
-				case e.kind == kindFile && !sized:
+				case kindOf(e.typ) == kindFile && !sized:
 					seen[e.id] = true
 					blobs = append(blobs, e.id)
 				}
@@ -240,7 +245,7 @@ func (s *sizer) readTreeBatch(br *bufio.Reader, ids []string) error {
 		if _, err := io.ReadFull(br, buf); err != nil {
 			return err
 		}
-		entries, err := parseRawTree(string(buf[:size]), s.idLen/2)
+		entries, err := parseTree(string(buf[:size]), s.idLen/2)
 		if err != nil {
 			return fmt.Errorf("tree %x: %w", id, err)
 		}
@@ -249,31 +254,14 @@ func (s *sizer) readTreeBatch(br *bufio.Reader, ids []string) error {
 	return nil
 }
 
-// kindOf is what git takes a tree entry of mode m for: a tree may write a
-// directory as 040000 (fsck only warns), and git takes any mode that is no
-// file, link or directory for a gitlink.
-func kindOf(m string) entryKind {
-	switch entryType(m) {
+// kindOf is what git takes a tree entry of type typ (entryType) for: git
+// takes any mode that is no file, link or directory for a gitlink.
+func kindOf(typ uint64) entryKind {
+	switch typ {
 	case typeTree:
 		return kindTree
 	case typeFile, typeSymlink:
 		return kindFile
 	}
 	return kindGitlink // an unreadable mode too (entryType 0)
-}
-
-// parseRawTree reads a tree object: entries of "MODE NAME\0" and a raw id of
-// rawLen bytes. Names and ids are substrings of b.
-func parseRawTree(b string, rawLen int) ([]rawEntry, error) {
-	entries := make([]rawEntry, 0, strings.Count(b, "\x00"))
-	for len(b) > 0 {
-		sp := strings.IndexByte(b, ' ')
-		nul := strings.IndexByte(b, 0)
-		if sp < 0 || nul < sp || len(b) < nul+1+rawLen {
-			return nil, fmt.Errorf("malformed tree entry")
-		}
-		entries = append(entries, rawEntry{kind: kindOf(b[:sp]), name: b[sp+1 : nul], id: b[nul+1 : nul+1+rawLen]})
-		b = b[nul+1+rawLen:]
-	}
-	return entries, nil
 }

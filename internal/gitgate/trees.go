@@ -2,8 +2,8 @@ package gitgate
 
 import (
 	"bufio"
-	"bytes"
 	"context"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"strconv"
@@ -40,15 +40,15 @@ type partialDir struct {
 	has  []string
 }
 
-// treeEntry is one entry of a tree object.
-type treeEntry struct{ mode, name, id string }
-
-// treeReader answers tree objects from a running `git cat-file --batch`.
+// treeReader answers tree objects from the trees the sizer read (cache),
+// and the others from a running `git cat-file --batch`. Trees are named by
+// raw ids.
 type treeReader struct {
 	w      *io.PipeWriter
 	r      *bufio.Reader
 	stop   func()
 	done   chan error
+	cache  treeCache
 	memo   map[string]*treeFacts
 	budget int // tree objects left to read
 }
@@ -56,11 +56,11 @@ type treeReader struct {
 // maxTrees bounds the tree objects read for one fetch.
 const maxTrees = 2_000_000
 
-func newTreeReader(ctx context.Context, g gitRunner) *treeReader {
+func newTreeReader(ctx context.Context, g gitRunner, cache treeCache) *treeReader {
 	ctx, cancel := context.WithCancel(ctx)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	t := &treeReader{w: inW, r: bufio.NewReader(outR), done: make(chan error, 1), memo: map[string]*treeFacts{}, budget: maxTrees}
+	t := &treeReader{w: inW, r: bufio.NewReader(outR), done: make(chan error, 1), cache: cache, memo: map[string]*treeFacts{}, budget: maxTrees}
 	go func() {
 		err := g.stream(ctx, inR, outW, "cat-file", "--batch")
 		outW.CloseWithError(io.ErrUnexpectedEOF)
@@ -90,51 +90,59 @@ func (t *treeReader) close() error {
 	return err
 }
 
-// read returns the entries of tree id.
-func (t *treeReader) read(id string) ([]treeEntry, error) {
+// read returns the entries of the tree of raw id.
+func (t *treeReader) read(id string) ([]rawEntry, error) {
 	if t.budget--; t.budget < 0 {
 		return nil, fmt.Errorf("the branches hold more than %d directories", maxTrees)
 	}
-	if _, err := io.WriteString(t.w, id+"\n"); err != nil {
-		return nil, fmt.Errorf("reading tree %s: %w", id, err)
+	if entries, ok := t.cache[id]; ok {
+		return entries, nil
+	}
+	hexID := hex.EncodeToString([]byte(id))
+	if _, err := io.WriteString(t.w, hexID+"\n"); err != nil {
+		return nil, fmt.Errorf("reading tree %s: %w", hexID, err)
 	}
 	header, err := t.r.ReadString('\n')
 	if err != nil {
-		return nil, fmt.Errorf("reading tree %s: %w", id, err)
+		return nil, fmt.Errorf("reading tree %s: %w", hexID, err)
 	}
 	f := strings.Fields(header)
-	if len(f) != 3 || f[0] != id || f[1] != "tree" {
-		return nil, fmt.Errorf("reading tree %s: unexpected git cat-file output %q", id, header)
+	if len(f) != 3 || f[0] != hexID || f[1] != "tree" {
+		return nil, fmt.Errorf("reading tree %s: unexpected git cat-file output %q", hexID, header)
 	}
 	size, err := strconv.Atoi(f[2])
 	if err != nil || size < 0 {
-		return nil, fmt.Errorf("reading tree %s: unexpected git cat-file output %q", id, header)
+		return nil, fmt.Errorf("reading tree %s: unexpected git cat-file output %q", hexID, header)
 	}
 	buf := make([]byte, size+1)
 	if _, err := io.ReadFull(t.r, buf); err != nil {
-		return nil, fmt.Errorf("reading tree %s: %w", id, err)
+		return nil, fmt.Errorf("reading tree %s: %w", hexID, err)
 	}
-	return parseTree(buf[:size], len(id)/2)
-}
-
-// parseTree reads a tree object: entries of "MODE NAME\0" and a binary id of
-// hashLen bytes.
-func parseTree(data []byte, hashLen int) ([]treeEntry, error) {
-	var entries []treeEntry
-	for len(data) > 0 {
-		sp := bytes.IndexByte(data, ' ')
-		nul := bytes.IndexByte(data, 0)
-		if sp < 0 || nul < sp || len(data) < nul+1+hashLen {
-			return nil, fmt.Errorf("malformed tree object")
-		}
-		entries = append(entries, treeEntry{mode: string(data[:sp]), name: string(data[sp+1 : nul]),
-			id: fmt.Sprintf("%x", data[nul+1:nul+1+hashLen])})
-		data = data[nul+1+hashLen:]
+	entries, err := parseTree(string(buf[:size]), len(id))
+	if err != nil {
+		return nil, fmt.Errorf("tree %s: %w", hexID, err)
 	}
 	return entries, nil
 }
 
-// facts returns what tree id holds below it.
+// parseTree reads a tree object: entries of "MODE NAME\0" and a raw id of
+// rawLen bytes. Names and ids are substrings of b.
+func parseTree(b string, rawLen int) ([]rawEntry, error) {
+	entries := make([]rawEntry, 0, strings.Count(b, "\x00"))
+	for len(b) > 0 {
+		sp := strings.IndexByte(b, ' ')
+		nul := strings.IndexByte(b, 0)
+		if sp < 0 || nul < sp || len(b) < nul+1+rawLen {
+			return nil, fmt.Errorf("malformed tree entry")
+		}
+		entries = append(entries, rawEntry{typ: entryType(b[:sp]), name: b[sp+1 : nul], id: b[nul+1 : nul+1+rawLen]})
+		b = b[nul+1+rawLen:]
+	}
+	return entries, nil
+}
+
+// facts returns what the tree of raw id holds below it. Blob ids in the
+// facts are hex.
 func (t *treeReader) facts(id string) (*treeFacts, error) {
 	if f, ok := t.memo[id]; ok {
 		return f, nil
@@ -144,16 +152,19 @@ func (t *treeReader) facts(id string) (*treeFacts, error) {
 		return nil, err
 	}
 	f := &treeFacts{}
-	has := map[string]treeEntry{}
+	has := map[string]rawEntry{}
 	for _, e := range entries {
 		if isGitDirEntry(e.name) {
 			has[strings.ToLower(fold(e.name))] = e
 		}
 	}
-	if head, ok := has["head"]; ok && (has["commondir"] != (treeEntry{}) || has["objects"] != (treeEntry{}) && has["refs"] != (treeEntry{})) {
+	_, commondir := has["commondir"]
+	_, objects := has["objects"]
+	_, refs := has["refs"]
+	if head, ok := has["head"]; ok && (commondir || objects && refs) {
 		g := gitDirFact{head: head.name}
-		if c := has["commondir"]; c.mode != "" && entryType(c.mode) != typeTree && entryType(c.mode) != typeGitlink {
-			g.commondir = c.id
+		if c := has["commondir"]; commondir && c.typ != typeTree && c.typ != typeGitlink {
+			g.commondir = hex.EncodeToString([]byte(c.id))
 		}
 		f.gitDirs = append(f.gitDirs, g)
 	} else if len(has) > 0 {
@@ -167,9 +178,9 @@ func (t *treeReader) facts(id string) (*treeFacts, error) {
 		if isDotGit(e.name) {
 			f.dotGit = append(f.dotGit, e.name)
 		}
-		switch entryType(e.mode) {
+		switch e.typ {
 		case typeSymlink:
-			f.links = append(f.links, linkFact{e.name, e.id})
+			f.links = append(f.links, linkFact{e.name, hex.EncodeToString([]byte(e.id))})
 		case typeTree:
 			sub, err := t.facts(e.id)
 			if err != nil {

@@ -197,18 +197,18 @@ func TestREADMEListsProtected(t *testing.T) {
 func TestParseTreeModes(t *testing.T) {
 	id := strings.Repeat("\x01", 20)
 	data := []byte("40000 a\x00" + id + "040000 b\x00" + id + "120000 l\x00" + id + "100644 f\x00" + id)
-	entries, err := parseTree(data, 20)
+	entries, err := parseTree(string(data), 20)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []uint64
 	for _, e := range entries {
-		got = append(got, entryType(e.mode))
+		got = append(got, e.typ)
 	}
 	if want := []uint64{typeTree, typeTree, typeSymlink, 0o100000}; !slices.Equal(got, want) {
 		t.Errorf("types %o, want %o", got, want)
 	}
-	if _, err := parseTree([]byte("100644 f\x00short"), 20); err == nil {
+	if _, err := parseTree("100644 f\x00short", 20); err == nil {
 		t.Error("a truncated tree was accepted")
 	}
 }

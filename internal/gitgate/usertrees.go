@@ -25,7 +25,7 @@ type userTrees struct {
 
 // readUserTrees reads every tree of the new commits and of the user's
 // commits they start from.
-func readUserTrees(ctx context.Context, g gitRunner, commits []commit) (*userTrees, error) {
+func readUserTrees(ctx context.Context, g gitRunner, commits []commit, cache treeCache) (*userTrees, error) {
 	u := &userTrees{commits: map[string]*treeFacts{}, gitDirs: map[string]bool{}, dotGit: map[string]bool{}, links: map[linkFact]bool{}}
 	if out, err := g.run(ctx, nil, "rev-parse", "--show-toplevel"); err == nil {
 		u.top = strings.TrimSuffix(string(out), "\n")
@@ -39,9 +39,9 @@ func readUserTrees(ctx context.Context, g gitRunner, commits []commit) (*userTre
 	if err != nil {
 		return nil, err
 	}
-	tr := newTreeReader(ctx, g)
+	tr := newTreeReader(ctx, g, cache)
 	for _, id := range baseTrees {
-		f, err := tr.facts(id)
+		f, err := tr.facts(raw(id))
 		if err != nil {
 			tr.abort()
 			return nil, err
@@ -49,7 +49,7 @@ func readUserTrees(ctx context.Context, g gitRunner, commits []commit) (*userTre
 		u.trees = append(u.trees, f)
 	}
 	for _, c := range commits {
-		f, err := tr.facts(c.tree)
+		f, err := tr.facts(raw(c.tree))
 		if err != nil {
 			tr.abort()
 			return nil, err

@@ -56,6 +56,10 @@ RUN if [ -z "${NPM_CONFIG_REGISTRY:-}" ]; then unset NPM_CONFIG_REGISTRY; fi \
  && ln -s /opt/agentbox/npm/node_modules/.bin/codex /usr/local/bin/codex \
  && npm cache clean --force
 
+# The agent CLI's own configuration, generated from agentbox.yaml (see
+# agent-files/codex/): root's files, outside the state volume.
+COPY agent-files/codex/ /
+
 # The entrypoint clones the project into the workspace volume on first start,
 # from the project's git database: read-only, its config masked, and owned by
 # the host's user, so git is told to trust it. A locked profile's clone is

@@ -109,7 +109,7 @@ readonly NEVER_NAME_SETS='4#inet#agentbox#never_name_v4,6#inet#agentbox#never_na
 log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 
 usage() {
-	printf 'usage: %s [run|%s]\n       %s grant PREFIX PORTS SECONDS | revoke PREFIX PORTS | grants\n       %s grant-name NAME PORTS SECONDS | revoke-name NAME PORTS\n' "${0##*/}" "$HEALTH_ARG" "${0##*/}" "${0##*/}" >&2
+	printf 'usage: %s [run|%s]\n       %s grant PREFIX PORTS SECONDS | revoke PREFIX PORTS | grants | policies   (SECONDS 0: until revoked)\n       %s grant-name NAME PORTS SECONDS | revoke-name NAME PORTS\n' "${0##*/}" "$HEALTH_ARG" "${0##*/}" "${0##*/}" >&2
 	exit 2
 }
 
@@ -542,27 +542,76 @@ grant_args() {
 	done
 }
 
+# check_secs checks a grant's SECONDS: 1 to $GRANT_MAX_SECONDS, or 0 for
+# an element without a timeout (agentbox policy add: there until revoked,
+# or until the egress restarts from its image).
+check_secs() {
+	if [[ $1 != 0 ]] && { [[ ! $1 =~ ^[1-9][0-9]{0,6}$ ]] || (($1 > GRANT_MAX_SECONDS)); }; then
+		log "error: ${1@Q}: want 1 to $GRANT_MAX_SECONDS seconds, or 0 for no end"
+		exit 1
+	fi
+}
+
+# permanent tells whether element $2 of set $1 is there without a timeout
+# (put there by agentbox policy add): a timed grant does not replace it.
+permanent() {
+	local out
+	out=$(nft get element "$TABLE_FAMILY" "$TABLE_NAME" "$1" "{ $2 }" 2>/dev/null) || return 1
+	[[ $out != *expires* ]]
+}
+
+# timed_only drops from elems (a list "E, E") the elements of set $1 that
+# are there without a timeout, and prints the rest.
+timed_only() {
+	local set=$1 e out=""
+	local -a list
+	IFS=, read -ra list <<<"$2"
+	for e in "${list[@]}"; do
+		e=${e# }
+		permanent "$set" "$e" || out+="${out:+, }$e"
+	done
+	echo "$out"
+}
+
+# with_timeout prints elems (a list "E, E") with a timeout of $1 seconds
+# each, none for 0.
+with_timeout() {
+	local secs=$1 elems=$2
+	if ((secs)); then
+		echo "${elems//, / timeout ${secs}s, } timeout ${secs}s"
+	else
+		echo "$elems"
+	fi
+}
+
 # grant PREFIX PORTS SECONDS
 grant() {
 	local secs=$3
 	grant_args "$1" "$2" || exit 1
-	if [[ ! $secs =~ ^[1-9][0-9]{0,6}$ ]] || ((secs > GRANT_MAX_SECONDS)); then
-		log "error: ${secs@Q}: want 1 to $GRANT_MAX_SECONDS seconds"
-		exit 1
+	check_secs "$secs"
+	if ((secs)); then
+		grant_elems=$(timed_only "$grant_set" "$grant_elems")
+		if [[ -z $grant_elems ]]; then
+			echo "$1 $2 is allowed until revoked already"
+			return 0
+		fi
 	fi
 	# One transaction: a grant made again starts its time anew, and its
 	# connections are never without it in between.
-	local elems="{ ${grant_elems//, / timeout ${secs}s, } timeout ${secs}s }"
 	if ! nft -f - <<GRANT
-add element $TABLE $grant_set $elems
+add element $TABLE $grant_set { $(with_timeout "$secs" "$grant_elems") }
 delete element $TABLE $grant_set { $grant_elems }
-add element $TABLE $grant_set $elems
+add element $TABLE $grant_set { $(with_timeout "$secs" "$grant_elems") }
 GRANT
 	then
 		log "error: nftables refused the grant (is the firewall running?)"
 		exit 1
 	fi
-	echo "granted $1 $2 for $secs s"
+	if ((secs)); then
+		echo "granted $1 $2 for $secs s"
+	else
+		echo "granted $1 $2 until revoked"
+	fi
 }
 
 # revoke PREFIX PORTS
@@ -610,6 +659,38 @@ grants() {
 		done
 	done
 	list_names
+}
+
+# policies prints one line per element without a timeout (agentbox policy
+# add applied it, for good): PREFIX PORT, then NAME PORT.
+policies() {
+	local set rest elem k name p
+	for set in "$GRANT_V4" "$GRANT_V6"; do
+		rest=$(nft list set "$TABLE_FAMILY" "$TABLE_NAME" "$set") || exit 1
+		rest=${rest//$'\n'/ }
+		[[ $rest == *"elements = {"* ]] || continue
+		rest=${rest#*"elements = {"}
+		while [[ $rest =~ ([0-9a-f.:/]+)\ \.\ ([0-9]+)(\ timeout\ [0-9a-z]+\ expires\ [0-9a-z]+)? ]]; do
+			elem=${BASH_REMATCH[0]}
+			if [[ -z ${BASH_REMATCH[3]} ]]; then
+				p=${BASH_REMATCH[1]}
+				if [[ $p != */* && $p == *:* ]]; then
+					p+=/128
+				elif [[ $p != */* ]]; then
+					p+=/32
+				fi
+				echo "$p ${BASH_REMATCH[2]}"
+			fi
+			rest=${rest#*"$elem"}
+		done
+	done
+	[[ -d $NAMES_DIR ]] || return 0
+	live_names || exit 1
+	while read -r k name; do
+		for p in ${live_ports[$k]-}; do
+			[[ ${p#*:} == - ]] && echo "$name ${p%%:*}"
+		done
+	done < <(name_slots)
 }
 
 # ---------------------------------------------------------------------------
@@ -722,10 +803,7 @@ grant_name() {
 			exit 1
 		fi
 	done
-	if [[ ! $secs =~ ^[1-9][0-9]{0,6}$ ]] || ((secs > GRANT_MAX_SECONDS)); then
-		log "error: ${secs@Q}: want 1 to $GRANT_MAX_SECONDS seconds"
-		exit 1
-	fi
+	check_secs "$secs"
 	mkdir -p "$NAMES_DIR"
 	exec 8>"$NAMES_LOCK"
 	flock 8
@@ -736,8 +814,15 @@ grant_name() {
 	mark=$(name_mark "$k")
 	for port in "${name_ports[@]}"; do
 		keys+="${keys:+, }$mark . $port"
-		elems+="${elems:+, }$mark . $port timeout ${secs}s"
 	done
+	if ((secs)); then
+		keys=$(timed_only "$NAME_LIVE" "$keys")
+		if [[ -z $keys ]]; then
+			echo "$name $2 is allowed until revoked already"
+			return 0
+		fi
+	fi
+	elems=$(with_timeout "$secs" "$keys")
 	# One transaction; a grant made again starts its time anew.
 	if ! nft -f - <<GRANT
 add set $TABLE gn_${k}_v4 { type ipv4_addr; }
@@ -755,7 +840,11 @@ GRANT
 	bump_req
 	flock -u 8
 	poke_keeper
-	echo "granted $name $2 for $secs s"
+	if ((secs)); then
+		echo "granted $name $2 for $secs s"
+	else
+		echo "granted $name $2 until revoked"
+	fi
 }
 
 # revoke_name NAME PORTS
@@ -798,15 +887,17 @@ millis() {
 	echo "$total"
 }
 
-# live_names fills live_ports (slot -> "PORT:MS_LEFT ...") from $NAME_LIVE.
+# live_names fills live_ports (slot -> "PORT:MS_LEFT ...") from $NAME_LIVE;
+# MS_LEFT is - for an element without a timeout (agentbox policy add).
 live_names() {
-	local rest elem
+	local rest elem left
 	declare -gA live_ports=()
 	rest=$(nft list set "$TABLE_FAMILY" "$TABLE_NAME" "$NAME_LIVE") || return 1
 	rest=${rest//$'\n'/ }
-	while [[ $rest =~ 0x([0-9a-f]{8})\ \.\ ([0-9]+)\ timeout\ [0-9a-z]+\ expires\ ([0-9a-z]+) ]]; do
-		elem=${BASH_REMATCH[0]}
-		live_ports[$((16#${BASH_REMATCH[1]} >> 8))]+="${BASH_REMATCH[2]}:$(millis "${BASH_REMATCH[3]}") "
+	while [[ $rest =~ 0x([0-9a-f]{8})\ \.\ ([0-9]+)(\ timeout\ [0-9a-z]+\ expires\ ([0-9a-z]+))? ]]; do
+		elem=${BASH_REMATCH[0]} left=-
+		[[ -n ${BASH_REMATCH[3]} ]] && left=$(millis "${BASH_REMATCH[4]}")
+		live_ports[$((16#${BASH_REMATCH[1]} >> 8))]+="${BASH_REMATCH[2]}:$left "
 		rest=${rest#*"$elem"}
 	done
 }
@@ -818,6 +909,7 @@ list_names() {
 	live_names || exit 1
 	while read -r k name; do
 		for p in ${live_ports[$k]-}; do
+			[[ ${p#*:} == - ]] && continue # policy, not a grant
 			echo "$name ${p%%:*} $((${p#*:} / 1000))"
 		done
 	done < <(name_slots)
@@ -1043,6 +1135,7 @@ names_apply() {
 		granted_k+=("$k") granted_n+=("$name")
 		for p in ${live_ports[$k]}; do
 			ms=${p#*:}
+			[[ $ms == - ]] && continue
 			((ms < min)) && min=$ms
 		done
 	done < <(name_slots)
@@ -1265,6 +1358,7 @@ if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
 	3:revoke) revoke "$2" "$3" ;;
 	4:grant) grant "$2" "$3" "$4" ;;
 	1:grants) grants ;;
+	1:policies) policies ;;
 	4:grant-name) grant_name "$2" "$3" "$4" ;;
 	3:revoke-name) revoke_name "$2" "$3" ;;
 	*) usage ;;
