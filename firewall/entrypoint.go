@@ -40,6 +40,7 @@ type entrypointView struct {
 	DeadlineExit                                      int
 	DNSUser, NeverDNSPid, NeverDNSName                string // the never filter's
 	NeverDNSPort                                      int
+	NeverFilter                                       bool // whether it runs
 	DeadlineEnv, AgentUIDEnv, DeadlineStayEnv         string
 	GrantV4, GrantV6                                  string
 	GrantMaxSeconds                                   int
@@ -121,6 +122,9 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 		v.Names = append(v.Names, d.Name)
 	}
 	v.NeverNames = p.NeverNames
+	// The never filter serves the grant resolver, which asks upstream
+	// resolvers in the allowlist mode only.
+	v.NeverFilter = len(p.NeverNames) > 0 && p.Mode != ModeNone && p.Mode != ModeOpen
 	v.NeverNameSets = fmt.Sprintf("%s%s,%s%s", v.NftsetV4, neverNameV4, v.NftsetV6, neverNameV6)
 	return execute("entrypoint.sh.tmpl", v)
 }

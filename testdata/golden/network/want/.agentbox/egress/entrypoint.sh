@@ -118,7 +118,8 @@ readonly NEVER_NAME_SETS='4#inet#agentbox#never_name_v4,6#inet#agentbox#never_na
 # The never filter: while elevation.never names names, the grant resolver
 # asks the upstream resolvers through it, and it refuses every answer in
 # which a never name, or one below it, shows (a CNAME, a chain, a DNAME).
-# perl of perl-base (Essential in Debian) runs it; the keeper starts it.
+# perl of perl-base (Essential in Debian) runs it; run starts it before
+# ready, the keeper again whenever it ended.
 readonly NEVER_DNS_PORT=56
 readonly NEVER_DNS_PID=/run/agentbox/never-dns.pid
 readonly NEVER_DNS_NAME=agentbox-never-dns
@@ -1464,7 +1465,8 @@ names_apply() {
 # name_keeper runs in the background: it keeps the never filter running,
 # applies every change of the grants of names, and looks again when the
 # next one expires, when the grant resolver it started exits, and every
-# second while there are grants (every 10 s without). Started by run (whose pid is $1), it ends with run.
+# second while there are grants (every 10 s without). Started by run
+# (whose pid is $1), it ends with run.
 name_keeper() {
 	local sleeper="" req applied parent=${1-}
 	exec 9>&- 8>&-
@@ -1475,7 +1477,6 @@ name_keeper() {
 	echo "$BASHPID" >"$KEEPER_PID"
 	read_upstreams || exit 1
 	stop_grant_dns # one an earlier keeper left
-	stop_never_dns
 	while :; do
 		if [[ -n $parent ]] && ! alive "$parent"; then
 			kill -TERM "$BASHPID"
@@ -1610,6 +1611,7 @@ run() {
 
 	start_logger
 	start_dnsmasq
+	never_dns || true # the keeper tries again at every look; granted names do not resolve meanwhile
 	start_keeper
 	: >"$READY"
 	took=$(((${EPOCHREALTIME/./} - ${start/./}) / 1000))

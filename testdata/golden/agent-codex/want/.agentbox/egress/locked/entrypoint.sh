@@ -1162,7 +1162,8 @@ names_apply() {
 # name_keeper runs in the background: it keeps the never filter running,
 # applies every change of the grants of names, and looks again when the
 # next one expires, when the grant resolver it started exits, and every
-# second while there are grants (every 10 s without). Started by run (whose pid is $1), it ends with run.
+# second while there are grants (every 10 s without). Started by run
+# (whose pid is $1), it ends with run.
 name_keeper() {
 	local sleeper="" req applied parent=${1-}
 	exec 9>&- 8>&-
@@ -1173,7 +1174,6 @@ name_keeper() {
 	echo "$BASHPID" >"$KEEPER_PID"
 	read_upstreams || exit 1
 	stop_grant_dns # one an earlier keeper left
-	stop_never_dns
 	while :; do
 		if [[ -n $parent ]] && ! alive "$parent"; then
 			kill -TERM "$BASHPID"
@@ -1309,6 +1309,7 @@ run() {
 
 	start_logger
 	start_dnsmasq
+	never_dns || true # the keeper tries again at every look; granted names do not resolve meanwhile
 	start_keeper
 	: >"$READY"
 	took=$(((${EPOCHREALTIME/./} - ${start/./}) / 1000))
