@@ -8,19 +8,21 @@ import (
 
 // Run-time paths and addresses of the entrypoint, shared with dnsmasq.conf.
 const (
-	resolvConf  = "/etc/resolv.conf"
-	runDir      = "/run/agentbox"
-	lockFile    = runDir + "/lock"
-	readyFile   = runDir + "/ready"
-	pidFile     = runDir + "/dnsmasq.pid"
-	serversFile = runDir + "/servers.conf"
-	namesDir    = runDir + "/names" // a file per granted name's slot
-	namesLock   = runDir + "/names.lock"
-	keeperPid   = runDir + "/keeper.pid"
-	grantDNSCfg = runDir + "/grants-dnsmasq"  // .conf: its names; -PORT.conf: an instance's
-	grantDNSPid = runDir + "/grants-dnsmasq-" // then PORT.pid
-	filterAddr  = "127.0.0.1"                 // where dnsmasq listens
-	dnsPort     = 53
+	resolvConf   = "/etc/resolv.conf"
+	runDir       = "/run/agentbox"
+	lockFile     = runDir + "/lock"
+	readyFile    = runDir + "/ready"
+	pidFile      = runDir + "/dnsmasq.pid"
+	serversFile  = runDir + "/servers.conf"
+	namesDir     = runDir + "/names" // a file per granted name's slot
+	namesLock    = runDir + "/names.lock"
+	keeperPid    = runDir + "/keeper.pid"
+	grantDNSCfg  = runDir + "/grants-dnsmasq"  // .conf: its names; -PORT.conf: an instance's
+	grantDNSPid  = runDir + "/grants-dnsmasq-" // then PORT.pid
+	neverDNSPid  = runDir + "/never-dns.pid"   // the never filter's
+	neverDNSName = "agentbox-never-dns"        // its process's name ($0)
+	filterAddr   = "127.0.0.1"                 // where dnsmasq listens
+	dnsPort      = 53
 )
 
 // entrypointView is what templates/entrypoint.sh.tmpl sees: the constants
@@ -34,7 +36,11 @@ type entrypointView struct {
 	HostV4, HostV6, HostAddrsEnv                      string
 	CounterPrefix, HealthArg                          string
 	PortStart, PortStartProc, PortStartWant           string
-	DNSPort, DNSMinPort, DNSUID, DeadlineExit         int
+	DNSPort, DNSMinPort, DNSMaxPort, DNSUID           int
+	DeadlineExit                                      int
+	DNSUser, NeverDNSPid, NeverDNSName                string // the never filter's
+	NeverDNSPort                                      int
+	NeverFilter                                       bool // whether it runs
 	DeadlineEnv, AgentUIDEnv, DeadlineStayEnv         string
 	GrantV4, GrantV6                                  string
 	GrantMaxSeconds                                   int
@@ -82,6 +88,11 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 		PortStartWant:   portStart.Value,
 		DNSPort:         dnsPort,
 		DNSMinPort:      DNSMinPort,
+		DNSMaxPort:      DNSMaxPort,
+		DNSUser:         DNSUser,
+		NeverDNSPid:     neverDNSPid,
+		NeverDNSName:    neverDNSName,
+		NeverDNSPort:    NeverDNSPort,
 		DNSUID:          DNSUID,
 		DeadlineExit:    DeadlineExit,
 		DeadlineEnv:     DeadlineEnv,
@@ -111,6 +122,9 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 		v.Names = append(v.Names, d.Name)
 	}
 	v.NeverNames = p.NeverNames
+	// The never filter serves the grant resolver, which asks upstream
+	// resolvers in the allowlist mode only.
+	v.NeverFilter = len(p.NeverNames) > 0 && p.Mode != ModeNone && p.Mode != ModeOpen
 	v.NeverNameSets = fmt.Sprintf("%s%s,%s%s", v.NftsetV4, neverNameV4, v.NftsetV6, neverNameV6)
 	return execute("entrypoint.sh.tmpl", v)
 }

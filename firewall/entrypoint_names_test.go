@@ -55,20 +55,19 @@ func TestNameMillis(t *testing.T) {
 // slot's sets and those of the granted names above it; the servers file
 // routes the allowed names that a granted name covers to the grant resolver.
 // The names of elevation.never go to the upstream resolvers too, their
-// addresses to the sets the firewall refuses before every grant.
+// addresses to the sets the firewall refuses before every grant; with such
+// names, every name goes through the never filter (port 56), which asks the
+// upstream resolvers.
 func TestGrantDNSConf(t *testing.T) {
 	out := sourceEntrypoint(t, `upstreams=(192.0.2.53 2001:db8::53)
 granted_k=(3 7) granted_n=(github.com api.github.com) gdns_port=55
 grant_dns_conf | grep -v '^#'
 servers_conf | grep -v '^#'`)
-	want := `server=/github.com/192.0.2.53
-server=/github.com/2001:db8::53
+	want := `server=/github.com/127.0.0.1#56
 nftset=/github.com/4#inet#agentbox#gn_3_v4,6#inet#agentbox#gn_3_v6
-server=/api.github.com/192.0.2.53
-server=/api.github.com/2001:db8::53
+server=/api.github.com/127.0.0.1#56
 nftset=/api.github.com/4#inet#agentbox#gn_3_v4,6#inet#agentbox#gn_3_v6,4#inet#agentbox#gn_7_v4,6#inet#agentbox#gn_7_v6
-server=/corp.example/192.0.2.53
-server=/corp.example/2001:db8::53
+server=/corp.example/127.0.0.1#56
 nftset=/corp.example/4#inet#agentbox#never_name_v4,6#inet#agentbox#never_name_v6
 server=/api.github.com/127.0.0.1#55
 server=/example.test/192.0.2.53

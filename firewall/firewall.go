@@ -71,6 +71,11 @@ const (
 	// listens on FilterAddr, below 1024 where the agent cannot bind: a new
 	// one starts on the other port before the old one stops.
 	GrantDNSPort = 54
+	// NeverDNSPort is where the never filter listens on FilterAddr, UDP and
+	// TCP: the grant resolver's forwarder to the upstream resolvers while
+	// elevation.never names names, which refuses every answer that leads to
+	// one (templates/neverdns.pl.tmpl). Below 1024 too.
+	NeverDNSPort = GrantDNSPort + 2
 )
 
 // ProbeName is the name the entrypoint asks the filter resolver for to see

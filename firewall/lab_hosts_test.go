@@ -62,6 +62,8 @@ const (
 	neverNamed   = "198.18.5.5"         // never.test
 	besideNever  = "198.19.112.5"       // next to the never range
 	neverNamedV6 = "2001:2::55"         // never.test over IPv6
+	neverBelow   = "198.18.5.6"         // x.never.test, below the never name
+	neverBelowV6 = "2001:2::56"
 
 	dockerDNS = "127.0.0.11:5301" // where Docker's embedded DNS really listens
 
@@ -110,9 +112,16 @@ var upstreamRecords = append(tableRecords(), []netlab.Record{
 	{Name: "nat64.private.test", Type: "AAAA", Values: []string{nat64V6}, TTL: 60},
 	{Name: "6to4.private.test", Type: "AAAA", Values: []string{sixTo4V6}, TTL: 60},
 	{Name: "compat.private.test", Type: "AAAA", Values: []string{compatV6}, TTL: 60},
+	{Name: "x.never.test", Type: "A", Values: []string{neverBelow}, TTL: 60}, // before never.test, which matches it too
+	{Name: "x.never.test", Type: "AAAA", Values: []string{neverBelowV6}, TTL: 60},
 	{Name: "never.test", Type: "A", Values: []string{neverNamed}, TTL: 60},
 	{Name: "never.test", Type: "AAAA", Values: []string{neverNamedV6}, TTL: 60},
 	{Name: "cname.test", Type: "CNAME", Values: []string{"never.test"}, TTL: 60},
+	{Name: "cdn.test", Type: "CNAME", Values: []string{"x.never.test"}, TTL: 60},
+	{Name: "chain.test", Type: "CNAME", Values: []string{"hop.test"}, TTL: 60},
+	{Name: "hop.test", Type: "CNAME", Values: []string{"x.never.test"}, TTL: 60},
+	{Name: "bigalias.test", Type: "CNAME", Values: []string{"big.wild.test"}, TTL: 60},
+	{Name: "dname.test", Type: "DNAME", Values: []string{"never.test"}, TTL: 60}, // x.dname.test: x.never.test
 	{Name: "intonever.test", Type: "A", Values: []string{neverV4}, TTL: 60},
 	{Name: "intonever.test", Type: "AAAA", Values: []string{neverV6}, TTL: 60},
 	{Name: "nat64never.test", Type: "AAAA", Values: []string{neverNAT64}, TTL: 60},

@@ -132,10 +132,10 @@ func internetAddrs() []string {
 		"addr add " + gatewayV4 + "/24 dev eth0",
 		"addr add " + gatewayV6 + "/64 dev eth0 nodad",
 	}
-	for _, a := range append([]string{upstream, rogue, allowedV4, wildV4, unlistedV4, cidrHost, cidrHost2, outsideV4, privateV4, metadataV4, cgnatV4, mixedV4, neverV4, neverNamed, besideNever}, rotating...) {
+	for _, a := range append([]string{upstream, rogue, allowedV4, wildV4, unlistedV4, cidrHost, cidrHost2, outsideV4, privateV4, metadataV4, cgnatV4, mixedV4, neverV4, neverNamed, neverBelow, besideNever}, rotating...) {
 		hosts = append(hosts, "addr add "+a+"/32 dev lo")
 	}
-	for _, a := range []string{allowedV6, "2001:2::20", unlistedV6, v6Only, rogueV6, ulaV6, nat64V6, sixTo4V6, compatV6, publicNAT64V6, routedV6, neverV6, neverNAT64, never6to4, neverNamedV6} {
+	for _, a := range []string{allowedV6, "2001:2::20", unlistedV6, v6Only, rogueV6, ulaV6, nat64V6, sixTo4V6, compatV6, publicNAT64V6, routedV6, neverV6, neverNAT64, never6to4, neverNamedV6, neverBelowV6} {
 		hosts = append(hosts, "addr add "+a+"/128 dev lo nodad")
 	}
 	return hosts

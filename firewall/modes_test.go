@@ -58,7 +58,7 @@ var (
 		`meta skuid != { 0, 5353 } ip6 saddr @upstream_v6 counter name "rejected_spoof" goto refuse_spoof`,
 	}
 	dockerDNSRule = `meta skuid != { 0, 5353 } ip daddr 127.0.0.11 counter name "rejected_docker_dns" goto refuse_docker_dns`
-	grantDNSRule  = `meta skuid != { 0, 5353 } ip daddr 127.0.0.1 meta l4proto { tcp, udp } th dport 54-55 counter name "rejected_dns" goto refuse_dns comment "the grant resolver answers dnsmasq only"`
+	grantDNSRule  = `meta skuid != { 0, 5353 } ip daddr 127.0.0.1 meta l4proto { tcp, udp } th dport 54-56 counter name "rejected_dns" goto refuse_dns comment "the grant resolver and the never filter answer dnsmasq only"`
 	upstreamDNS   = []string{
 		`meta skuid != { 0, 5353 } ip daddr @upstream_v4 counter name "rejected_dns" goto refuse_dns`,
 		`meta skuid != { 0, 5353 } ip6 daddr @upstream_v6 counter name "rejected_dns" goto refuse_dns`,

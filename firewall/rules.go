@@ -89,7 +89,7 @@ type rulesView struct {
 	HostV4, HostV6, HostAddrsEnv    string
 	GrantV4, GrantV6, GrantMark     string
 	NameLive, NameChain, NameMask   string
-	GrantDNSPorts                   string // a range
+	GrantDNSPorts                   string // a range: the grant resolver's and the never filter's
 	CounterPrefix                   string
 	Counters                        []counter
 	Upstream                        []nftSet      // the upstream resolvers' sets; none in ModeNone
@@ -163,7 +163,7 @@ func renderRules(p Policy) ([]byte, error) {
 		NameLive:       NameLiveSet,
 		NameChain:      nameChain,
 		NameMask:       nameMarkMask,
-		GrantDNSPorts:  fmt.Sprintf("%d-%d", GrantDNSPort, GrantDNSPort+1),
+		GrantDNSPorts:  fmt.Sprintf("%d-%d", GrantDNSPort, NeverDNSPort),
 		CounterPrefix:  counterPrefix,
 		Upstream:       upstream,
 		NameGroups:     r.nameGroups(),

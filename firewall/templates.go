@@ -17,6 +17,7 @@ var templateFS embed.FS
 var templateFiles = []string{
 	"templates/rules.nft.tmpl",
 	"templates/dnsmasq.conf.tmpl",
+	"templates/neverdns.pl.tmpl", // in entrypoint.sh
 	"templates/entrypoint.sh.tmpl",
 	"templates/ulogd.conf.tmpl",
 }

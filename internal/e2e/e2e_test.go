@@ -58,6 +58,7 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("RealCodex", func(t *testing.T) { testRealOpenAI(e.sub(t), codexAgent) })
 	t.Run("RealOpenCode", func(t *testing.T) { testRealOpenAI(e.sub(t), opencodeAgent) })
 	t.Run("RealGemini", func(t *testing.T) { testRealGemini(e.sub(t)) })
+	t.Run("RealCopilot", func(t *testing.T) { testRealCopilot(e.sub(t)) })
 	tasks := e.newProject("tasks", "none")
 	t.Run("Run", func(t *testing.T) { testRun(e.sub(t), tasks.in(e.sub(t))) })
 	t.Run("Allow", func(t *testing.T) { testAllow(e.sub(t), none.in(e.sub(t))) })

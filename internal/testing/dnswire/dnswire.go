@@ -18,6 +18,7 @@ const (
 	TypeTXT   = uint16(dnsmessage.TypeTXT)
 	TypeAAAA  = uint16(dnsmessage.TypeAAAA)
 	TypeCNAME = uint16(dnsmessage.TypeCNAME)
+	TypeDNAME = uint16(39) // RFC 6672; dnsmessage has no type of its own for it
 
 	RcodeSuccess  = int(dnsmessage.RCodeSuccess)
 	RcodeServFail = int(dnsmessage.RCodeServerFailure)
@@ -25,11 +26,11 @@ const (
 	RcodeRefused  = int(dnsmessage.RCodeRefused)
 )
 
-// typeNames are the types a query may ask for; replies of A, AAAA, TXT and
-// CNAME only are built, and other answers parse to their data in hexadecimal.
+// typeNames are the types a query may ask for; replies of A, AAAA, TXT,
+// CNAME and DNAME only are built, and other answers parse to their data in hexadecimal.
 var typeNames = map[string]uint16{
 	"A": TypeA, "TXT": TypeTXT, "AAAA": TypeAAAA,
-	"NS": uint16(dnsmessage.TypeNS), "CNAME": uint16(dnsmessage.TypeCNAME), "SOA": uint16(dnsmessage.TypeSOA),
+	"NS": uint16(dnsmessage.TypeNS), "CNAME": uint16(dnsmessage.TypeCNAME), "DNAME": TypeDNAME, "SOA": uint16(dnsmessage.TypeSOA),
 	"PTR": uint16(dnsmessage.TypePTR), "MX": uint16(dnsmessage.TypeMX), "SRV": uint16(dnsmessage.TypeSRV),
 	"HTTPS": 65, "ANY": uint16(dnsmessage.TypeALL),
 }
@@ -40,7 +41,7 @@ func ParseType(s string) (uint16, error) {
 	if t, ok := typeNames[strings.ToUpper(s)]; ok {
 		return t, nil
 	}
-	return 0, fmt.Errorf("unknown DNS type %q (A, AAAA, TXT, NS, CNAME, SOA, PTR, MX, SRV, HTTPS, ANY)", s)
+	return 0, fmt.Errorf("unknown DNS type %q (A, AAAA, TXT, NS, CNAME, DNAME, SOA, PTR, MX, SRV, HTTPS, ANY)", s)
 }
 
 // TypeName names a record type.
@@ -78,7 +79,7 @@ type Question struct {
 }
 
 // Answer is a record of an answer section: an address, a TXT string or a
-// CNAME's target.
+// CNAME's or DNAME's target.
 type Answer struct {
 	Name  string // its owner; "" is the question's name
 	Type  uint16
@@ -254,6 +255,17 @@ func resource(a Answer) (dnsmessage.ResourceBody, error) {
 			return nil, err
 		}
 		return &dnsmessage.CNAMEResource{CNAME: target}, nil
+	case TypeDNAME:
+		target, err := newName(a.Value)
+		if err != nil {
+			return nil, err
+		}
+		// The target uncompressed (RFC 6672 2.5): labels, then the root.
+		var data []byte
+		for _, label := range strings.Split(strings.TrimSuffix(target.String(), "."), ".") {
+			data = append(append(data, byte(len(label))), label...)
+		}
+		return &dnsmessage.UnknownResource{Type: dnsmessage.Type(TypeDNAME), Data: append(data, 0)}, nil
 	}
 	return nil, fmt.Errorf("cannot encode type %d", a.Type)
 }
@@ -304,5 +316,27 @@ func answerValue(p *dnsmessage.Parser, t dnsmessage.Type) (string, error) {
 		return canonical(a.CNAME), err
 	}
 	u, err := p.UnknownResource()
+	if err == nil && uint16(t) == TypeDNAME {
+		if name, ok := uncompressed(u.Data); ok {
+			return name, nil
+		}
+	}
 	return fmt.Sprintf("%x", u.Data), err
+}
+
+// uncompressed decodes a name of uncompressed labels that fills data.
+func uncompressed(data []byte) (string, bool) {
+	var labels []string
+	for len(data) > 0 {
+		n := int(data[0])
+		if n == 0 {
+			return strings.ToLower(strings.Join(labels, ".")), len(data) == 1
+		}
+		if n > 63 || len(data) < 1+n {
+			return "", false
+		}
+		labels = append(labels, string(data[1:1+n]))
+		data = data[1+n:]
+	}
+	return "", false
 }

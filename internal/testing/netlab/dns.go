@@ -9,6 +9,7 @@ const (
 	TypeTXT   = dnswire.TypeTXT
 	TypeAAAA  = dnswire.TypeAAAA
 	TypeCNAME = dnswire.TypeCNAME
+	TypeDNAME = dnswire.TypeDNAME
 
 	RcodeSuccess  = dnswire.RcodeSuccess
 	RcodeServFail = dnswire.RcodeServFail

@@ -15,6 +15,7 @@ func TestServerAnswer(t *testing.T) {
 		{Name: "rotate.test", Type: "A", Values: []string{"198.18.1.1", "198.18.1.2"}, Rotate: true},
 		{Name: "alias.test", Type: "CNAME", Values: []string{"v6.test"}},
 		{Name: "loop.test", Type: "CNAME", Values: []string{"loop.test"}},
+		{Name: "moved.test", Type: "DNAME", Values: []string{"alias.test"}},
 		{Name: "*", Type: "A", Values: []string{"198.18.0.11"}},
 	}}
 	s := newServer()
@@ -50,6 +51,9 @@ func TestServerAnswer(t *testing.T) {
 		{"other.test", TypeTXT, "NOERROR", nil},
 		{"a.alias.test", TypeAAAA, "NOERROR", []string{"v6.test", "2001:2::60"}}, // the chain, then the target's
 		{"alias.test", TypeCNAME, "NOERROR", []string{"v6.test"}},
+		// The DNAME, the CNAME it makes, then the chain on.
+		{"a.moved.test", TypeAAAA, "NOERROR", []string{"alias.test", "a.alias.test", "v6.test", "2001:2::60"}},
+		{"moved.test", TypeDNAME, "NOERROR", []string{"alias.test"}},
 		{"loop.test", TypeA, "NOERROR", []string{"loop.test", "loop.test", "loop.test", "loop.test", "loop.test", "loop.test", "loop.test", "loop.test"}},
 	} {
 		rcode, values := ask(c.name, c.typ)

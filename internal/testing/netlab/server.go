@@ -48,11 +48,16 @@ type DNSServer struct {
 // Record is a set of answers of a fake DNS server.
 type Record struct {
 	Name   string   `json:"name"`   // the name and every name below it; "*" matches every name
-	Type   string   `json:"type"`   // A, AAAA, TXT, or CNAME (its first value; the target's answers follow it)
+	Type   string   `json:"type"`   // A, AAAA, TXT, CNAME (its first value; the target's answers follow it), or DNAME (below)
 	Values []string `json:"values"` // the answers, or with Rotate one per query in turn
 	Rotate bool     `json:"rotate,omitempty"`
 	TTL    uint32   `json:"ttl"`
 }
+
+// A DNAME record (RFC 6672) of NAME maps the names below NAME (not NAME
+// itself) to the same names below its first value: the answer for a name
+// below it is the DNAME record, the CNAME it makes, and the target's
+// answers.
 
 func (r Record) matches(name string) bool {
 	return r.Name == "*" || name == r.Name || strings.HasSuffix(name, "."+r.Name)
@@ -204,6 +209,12 @@ func (s *server) lookup(d *DNSServer, name string, t uint16, depth int) (answers
 			continue
 		}
 		rt, _ := ParseType(r.Type)
+		if rt == TypeDNAME && name != r.Name && len(r.Values) > 0 && depth > 0 {
+			target := strings.TrimSuffix(name, r.Name) + r.Values[0]
+			more, _ := s.lookup(d, target, t, depth-1)
+			return append([]Answer{{Name: r.Name, Type: TypeDNAME, TTL: r.TTL, Value: r.Values[0]},
+				{Name: name, Type: TypeCNAME, TTL: r.TTL, Value: target}}, more...), true
+		}
 		if rt == TypeCNAME && t != TypeCNAME && len(r.Values) > 0 && depth > 0 {
 			more, _ := s.lookup(d, r.Values[0], t, depth-1)
 			return append([]Answer{{Name: name, Type: TypeCNAME, TTL: r.TTL, Value: r.Values[0]}}, more...), true

@@ -918,14 +918,16 @@ list_names() {
 covers() { [[ $2 == "$1" || $2 == *."$1" ]]; }
 
 # grant_dns_conf prints the grant resolver's configuration for the granted
-# names (granted_k, granted_n): each goes to the upstream resolvers, and its
+# names (granted_k, granted_n): each goes to the upstream resolvers (through
+# the never filter while elevation.never names names), and its
 # answers' addresses to its slot's sets and to those of the granted names
 # above it (dnsmasq takes the longest nftset= that matches).
 grant_dns_conf() {
 	local i j ip sets name
+	local -a via=("${upstreams[@]}")
 	printf '# Written by %s: the grant resolver, for the names granted now.\n' "$PROG"
 	for i in "${!granted_n[@]}"; do
-		for ip in "${upstreams[@]}"; do
+		for ip in "${via[@]}"; do
 			printf 'server=/%s/%s\n' "${granted_n[i]}" "$ip"
 		done
 		sets=""
@@ -939,7 +941,7 @@ grant_dns_conf() {
 	# The names of elevation.never: only the keeper asks for them here
 	# (dns_ask), and their addresses go to the sets the firewall refuses.
 	for name in "${NEVER_NAMES[@]}"; do
-		for ip in "${upstreams[@]}"; do
+		for ip in "${via[@]}"; do
 			printf 'server=/%s/%s\n' "$name" "$ip"
 		done
 		# shellcheck disable=SC2059
@@ -1065,6 +1067,20 @@ start_grant_dns() {
 	return 1
 }
 
+# never_dns makes the never filter run, if elevation.never names names: it
+# starts one (as root, which binds its port and writes its pid file, then
+# runs as $DNS_USER) unless one runs, and waits up to 1 s until it listens.
+never_dns() {
+	return 0
+}
+
+# stop_never_dns stops the never filter, if one runs, and the one this
+# process started, which may not have written its pid file yet. (It ends by
+# itself too once the keeper that started it is gone.)
+stop_never_dns() {
+	return 0
+}
+
 # follow_grants makes a grant resolver run for the granted names, and sets
 # gdns_port to its port ("" for none). A change starts a new one on the
 # other port; the old one stops once dnsmasq asks the new one.
@@ -1144,15 +1160,16 @@ names_apply() {
 	echo "$req" >"$NAMES_DIR/done"
 }
 
-# name_keeper runs in the background: it applies every change of the
-# grants of names, and looks again when the next one expires, when the
-# grant resolver it started exits, and every second while there are grants
-# (every 10 s without). Started by run (whose pid is $1), it ends with run.
+# name_keeper runs in the background: it keeps the never filter running,
+# applies every change of the grants of names, and looks again when the
+# next one expires, when the grant resolver it started exits, and every
+# second while there are grants (every 10 s without). Started by run
+# (whose pid is $1), it ends with run.
 name_keeper() {
 	local sleeper="" req applied parent=${1-}
 	exec 9>&- 8>&-
 	set +e
-	trap 'kill "$sleeper" 2>/dev/null; stop_grant_dns; rm -f "$KEEPER_PID"; exit 0' TERM INT
+	trap 'kill "$sleeper" 2>/dev/null; stop_grant_dns; stop_never_dns; rm -f "$KEEPER_PID"; exit 0' TERM INT
 	trap ':' USR1
 	mkdir -p "$NAMES_DIR"
 	echo "$BASHPID" >"$KEEPER_PID"
@@ -1162,6 +1179,7 @@ name_keeper() {
 		if [[ -n $parent ]] && ! alive "$parent"; then
 			kill -TERM "$BASHPID"
 		fi
+		never_dns # again if it ended
 		exec 8>"$NAMES_LOCK"
 		flock 8
 		names_apply || log "error: the keeper could not apply the grants of names"
@@ -1199,6 +1217,7 @@ stop_keeper() {
 		kill -TERM "$pid" 2>/dev/null
 	fi
 	stop_grant_dns
+	stop_never_dns
 }
 
 # bump_req counts a change for the keeper and sets req; run under the lock.
@@ -1291,6 +1310,7 @@ run() {
 
 	start_logger
 	start_dnsmasq
+	never_dns || true # the keeper tries again at every look; granted names do not resolve meanwhile
 	start_keeper
 	: >"$READY"
 	took=$(((${EPOCHREALTIME/./} - ${start/./}) / 1000))
