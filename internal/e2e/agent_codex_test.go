@@ -227,6 +227,17 @@ func codexDirect(e *env, p *project, a openAIAgent, models *codexModels, env []s
 	defer os.Remove(file)
 	r := p.agentbox(env, append([]string{"run", "--workspace", "direct", "--name", a.name + "-direct", "--json", "--"}, a.args...)...)
 	e.timed(a.name+": agentbox run --workspace direct -- "+a.args[0], r.took)
+	if a.name == "opencode" {
+		// OpenCode 1.18 writes .opencode/.gitignore at every start, and
+		// .opencode is read-only in the direct workspace (the host's
+		// OpenCode runs the plugins it holds): it stops there, as the
+		// README says. The clone workspace is the one for OpenCode.
+		if !r.failed() || !strings.Contains(r.stderr, ".opencode/.gitignore") {
+			t.Errorf("agentbox run --workspace direct -- opencode: want OpenCode's failure to write .opencode/.gitignore: %s", r)
+		}
+		p.agentbox(env, "rm", a.name+"-direct")
+		return
+	}
 	if r.failed() {
 		t.Fatalf("agentbox run --workspace direct -- %s: %s", a.name, r)
 	}
