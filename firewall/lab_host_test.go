@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentbox-dev/agentbox/firewall"
 )
@@ -43,7 +44,7 @@ func TestLabHostAddrs(t *testing.T) {
 	spec := l.egressSpec()
 	// Spaces (agentbox up and run) or commas (Kubernetes' status.hostIPs)
 	// separate the addresses.
-	spec.Argv = append([]string{"env", firewall.HostAddrsEnv + "=" + hostPublicV4 + "," + hostPublicV6 + " not-an-address"}, spec.Argv...)
+	spec.Argv = []string{"env", firewall.HostAddrsEnv + "=" + hostPublicV4 + "," + hostPublicV6 + " not-an-address", firewall.EntrypointPath}
 	p := l.start(spec)
 	l.ready(p)
 	if !strings.Contains(p.Output(), "ignoring 'not-an-address'") {
@@ -67,4 +68,24 @@ func TestLabHostAddrs(t *testing.T) {
 		l.connects(unlistedV6, 443)
 	})
 	l.healthy(p)
+}
+
+// TestLabOpenNeedsHostAddrs: a sandbox of mode open started without the
+// host's addresses (a Dev Container, compose by hand: nobody set
+// firewall.HostAddrsEnv) would reach the host's public addresses, which
+// nothing in the namespace can tell. It does not start; set and empty (a
+// host with no global address) it does.
+func TestLabOpenNeedsHostAddrs(t *testing.T) {
+	l := newModeLab(t, openPolicy)
+	spec := l.egressSpec()
+	spec.Argv = []string{firewall.EntrypointPath}
+	p := l.start(spec)
+	if _, _, ok := p.Log().Await(0, "agentbox-egress: error: mode open needs the host's addresses", 10*time.Second); !ok {
+		t.Fatalf("the entrypoint of mode open started without the host's addresses; its output:\n%s", p.Output())
+	}
+	time.Sleep(500 * time.Millisecond)
+	if strings.Contains(p.Output(), "agentbox-egress: ready (") {
+		t.Fatalf("the entrypoint got ready without the host's addresses:\n%s", p.Output())
+	}
+	l.ready(l.start(l.egressSpec()))
 }

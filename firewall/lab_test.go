@@ -167,7 +167,8 @@ func (l *lab) egressSpec() netlab.Spec {
 		},
 		Tmpfs: []string{"/run", "/tmp"},
 		Caps:  egressCaps,
-		Argv:  []string{firewall.EntrypointPath},
+		// agentbox up and run always set the host's addresses: none here.
+		Argv: []string{"env", firewall.HostAddrsEnv + "=", firewall.EntrypointPath},
 	}
 }
 

@@ -1307,6 +1307,15 @@ run() {
 	fi
 
 	read_upstreams
+	# Mode open passes every public address: the host's own too, unless
+	# they are known, and nothing in this namespace can list them. agentbox
+	# up and run set them (empty on a host with none), Kubernetes the
+	# node's; a sandbox started otherwise (a Dev Container, compose by hand)
+	# does not start in this mode without them.
+	if [[ -z ${!HOST_ADDRS_ENV+set} ]]; then
+		log "error: mode open needs the host's addresses in $HOST_ADDRS_ENV, or the sandbox would reach the host's public addresses: start it with agentbox up (or run), or set $HOST_ADDRS_ENV (the host's addresses, e.g. from hostname -I) where compose runs"
+		exit 1
+	fi
 	read_hosts
 	if ! load_rules; then
 		log "error: loading $RULES failed"
