@@ -47,6 +47,11 @@ const (
 	// too large for UDP, which the fake DNS truncates there.
 	bigName  = "big." + allowedName
 	bigCount = 100
+	// neverName is every project's elevation.never name; the fake DNS
+	// gives it neverIP, where no host is (the decoy's address would put
+	// the decoy, which the grants of AllowName reach, in the never set).
+	neverName = "never.e2e.test"
+	neverIP   = "198.18.0.77"
 
 	baseImage   = "agentbox-e2e/debian:bookworm" // scripts/e2e/base-image.sh
 	runLabel    = "agentbox-e2e.run"             // on every container, network and image the test makes itself
@@ -576,7 +581,7 @@ func (e *env) startFakeNet() {
 			quiet(t, "docker", "rm", "-f", "-v", name)
 		})
 	}
-	runHost(e.dnsName, dnsIP, e.fakeImage, "dns", "-listen", ":53", "-a", allowedName+"="+webIP, "-default", decoyIP,
+	runHost(e.dnsName, dnsIP, e.fakeImage, "dns", "-listen", ":53", "-a", allowedName+"="+webIP, "-a", neverName+"="+neverIP, "-default", decoyIP,
 		"-many", fmt.Sprintf("%s=%d", bigName, bigCount))
 	runHost(e.webName, webIP, "-v", filepath.Join(e.work, "srv-web")+":/srv:ro", e.fakeImage, "http", "-listen", ":80", "-dir", "/srv", "-name", "web")
 	runHost(e.decoyName, decoyIP, "-v", filepath.Join(e.work, "srv-decoy")+":/srv:ro", e.fakeImage, "http", "-listen", ":80", "-dir", "/srv", "-name", "decoy")
@@ -663,7 +668,7 @@ devcontainer:
 # never filter (perl-base, as the dns user), so every grant of a name in
 # the e2e goes through it.
 elevation:
-  never: [never.e2e.test]
+  never: [%s]
 # The probes aim at the test's own hosts; the metadata probe too (the
 # network lab probes 169.254.169.254 itself, in a namespace with no route out).
 verify:
@@ -673,7 +678,7 @@ verify:
   resolver: %s
   ipv6_address: "[2001:db8::1]:80"
   metadata_address: %s:81
-`, what, p.name, agent, e.baseTag, e.baseTag, allowedName, allowedName, unlistedName, decoyIP, dnsIP, decoyIP)
+`, what, p.name, agent, e.baseTag, e.baseTag, allowedName, neverName, allowedName, unlistedName, decoyIP, dnsIP, decoyIP)
 	if err := os.WriteFile(filepath.Join(p.dir, "agentbox.yaml"), []byte(yaml), 0o644); err != nil {
 		e.t.Fatal(err)
 	}
