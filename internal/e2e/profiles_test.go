@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentbox-dev/agentbox/firewall"
 )
 
 // testProfiles: the trust tiers in Docker. Under locked (agentbox up
@@ -83,9 +85,18 @@ func testProfiles(e *env, p *project) {
 	if r := p.agentbox(nil, "up", "--profile", "open"); r.failed() {
 		t.Fatalf("agentbox up --profile open: %s", r)
 	}
-	// The test's own DNS (the override) answers every name.
+	// The test's own DNS (the override) answers every name. By hand, as a
+	// Dev Container starts it, mode open does not start without the host's
+	// addresses (it would reach the host's public ones); set, even empty,
+	// it does.
 	open := filepath.Join(p.dir, ".agentbox", "profiles", "open.compose.yml")
-	if r := p.e.run(runOpt{dir: p.dir}, "docker", "compose", "-f", open, "-f", p.override, "-p", p.name, "up", "-d", "--wait"); r.failed() {
+	compose := []string{"compose", "-f", open, "-f", p.override, "-p", p.name}
+	if r := p.e.run(runOpt{dir: p.dir}, "docker", append(compose, "up", "-d", "--wait")...); !r.failed() {
+		t.Errorf("docker compose up (open) without %s started: %s", firewall.HostAddrsEnv, r)
+	} else if logs := p.e.run(runOpt{dir: p.dir}, "docker", append(compose, "logs", "egress")...); !strings.Contains(logs.stdout+logs.stderr, "mode open needs the host's addresses") {
+		t.Errorf("the egress of mode open without %s did not say why it stopped: %s", firewall.HostAddrsEnv, logs)
+	}
+	if r := p.e.run(runOpt{dir: p.dir, env: []string{firewall.HostAddrsEnv + "="}}, "docker", append(compose, "up", "-d", "--wait")...); r.failed() {
 		t.Fatalf("docker compose up (open, fake DNS): %s", r)
 	}
 	verify(e, p, "network/every name resolves", "network/public address", "network/metadata", "network/allowed name")
