@@ -8,16 +8,11 @@ import (
 	"maps"
 	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -72,15 +67,8 @@ func (m *modelServer) next(command string) *fakemodel.Anthropic {
 func testRealClaude(e *env) {
 	t := e.t
 	start := time.Now()
-	npmProxy := claudeRegistryProxy(e)
-	r := e.must(runOpt{dir: e.root}, "bash", "scripts/e2e/node-image.sh", e.registry)
-	nodeRef := strings.TrimSpace(r.stdout)
-	m := digestRef.FindStringSubmatch(nodeRef)
-	if m == nil {
-		t.Fatalf("scripts/e2e/node-image.sh printed %q, want REF@sha256:...", nodeRef)
-	}
-	t.Cleanup(func() { quiet(t, "docker", "image", "rm", m[1]) }) // the tag only
-	e.timed("claude: push the node image to the local registry", r.took)
+	npmProxy := npmRegistryProxy(e, "@anthropic-ai/claude-code")
+	nodeImage := pushNodeImage(e, "claude")
 
 	models := &modelServer{}
 	models.next(claudeCommit)
@@ -119,7 +107,7 @@ devcontainer:
 kubernetes:
   namespace: default
   registry: %s/agentbox-e2e
-`, p.name, m[1], e.baseTag, fakeGateway, port, kubeGateway, claudeKubePort, fakeGateway, port, e.registry)
+`, p.name, nodeImage, e.baseTag, fakeGateway, port, kubeGateway, claudeKubePort, fakeGateway, port, e.registry)
 	if err := os.WriteFile(filepath.Join(p.dir, "agentbox.yaml"), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +115,7 @@ kubernetes:
 
 	// bump resolves the package's tree from npm's configured registry;
 	// builds fetch it through the proxy on the bridge.
-	r = p.mustAgentbox(nil, "bump")
+	r := p.mustAgentbox(nil, "bump")
 	e.timed("claude: agentbox bump (the real npm registry)", r.took)
 	lock, _ := os.ReadFile(filepath.Join(p.dir, "agentbox.lock"))
 	version := regexp.MustCompile(`"@anthropic-ai/claude-code":\s*version: "([^"]+)"`).FindSubmatch(lock)
@@ -210,7 +198,7 @@ func claudeShell(e *env, p *project, models *modelServer, env []string) {
 		t.Fatalf("agentbox fetch: %s", r)
 	}
 	checkClaudeCommit(e, p, "refs/heads/agentbox/main")
-	names := claudeAsked(e, e.logsOf(e.container(p.name, "egress")))
+	names := askedNames(e.logsOf(e.container(p.name, "egress")))
 	t.Logf("claude (up + shell) asked the resolver for: %q", names)
 	r = p.agentbox(env, "blocked", "--json")
 	t.Logf("agentbox blocked (up + shell): %s", r.stdout)
@@ -328,23 +316,6 @@ func checkAgentIdentityAs(e *env, dir, rev, want string) {
 	}
 }
 
-// claudeAsked returns the names asked of the filter resolver in an egress
-// log, but agentbox's own probes.
-func claudeAsked(e *env, log string) []string {
-	set := map[string]bool{}
-	for _, m := range regexp.MustCompile(`query\[\w+\] (\S+) from 127\.0\.0\.1`).FindAllStringSubmatch(log, -1) {
-		if !strings.Contains(m[1], "agentbox-probe") {
-			set[m[1]] = true
-		}
-	}
-	names := make([]string, 0, len(set))
-	for n := range set {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
 func claudeCatalogName(n string) bool {
 	for _, d := range []string{"anthropic.com", "claude.ai", "claude.com"} {
 		if n == d || strings.HasSuffix(n, "."+d) {
@@ -352,55 +323,4 @@ func claudeCatalogName(n string) bool {
 		}
 	}
 	return false
-}
-
-// claudeRegistryProxy serves npm's configured registry on the bridge, in
-// plain HTTP, for the image builds: a build container reaches the host
-// there and trusts no certificate authority but its image's. It skips (or
-// under CI=true fails) when the registry does not answer.
-func claudeRegistryProxy(e *env) string {
-	t := e.t
-	out, err := exec.Command("npm", "config", "get", "registry").Output()
-	target, perr := url.Parse(strings.TrimSpace(string(out)))
-	if err != nil || perr != nil || target.Host == "" {
-		t.Fatalf("npm config get registry: %v %v %q", err, perr, out)
-	}
-	probe := target.JoinPath("@anthropic-ai%2fclaude-code")
-	res, err := http.Get(probe.String())
-	if err != nil || res.StatusCode != http.StatusOK {
-		why := fmt.Sprint(err)
-		if res != nil {
-			why = res.Status
-			res.Body.Close()
-		}
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true and the npm registry does not answer: %s", why)
-		}
-		t.Skipf("skipping: the npm registry does not answer (%s); CI=true turns this skip into a failure", why)
-	}
-	res.Body.Close()
-	ln, err := net.Listen("tcp", net.JoinHostPort(e.bridgeGW, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	n := 0
-	rp := httputil.NewSingleHostReverseProxy(target)
-	director := rp.Director
-	rp.Director = func(r *http.Request) {
-		director(r)
-		r.Host = target.Host
-		mu.Lock()
-		n++
-		mu.Unlock()
-	}
-	srv := &http.Server{Handler: rp}
-	go srv.Serve(ln)
-	t.Cleanup(func() {
-		srv.Close()
-		mu.Lock()
-		t.Logf("the npm registry proxy served %d requests", n)
-		mu.Unlock()
-	})
-	return "http://" + ln.Addr().String() + "/"
 }

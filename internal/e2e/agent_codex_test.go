@@ -7,15 +7,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -78,14 +74,8 @@ func (m *codexModels) next(command string) *fakemodel.OpenAI {
 func testRealOpenAI(e *env, a openAIAgent) {
 	t := e.t
 	start := time.Now()
-	npmProxy := codexRegistryProxy(e, a.pkg)
-	r := e.must(runOpt{dir: e.root}, "bash", "scripts/e2e/node-image.sh", e.registry)
-	nodeRef := strings.TrimSpace(r.stdout)
-	m := digestRef.FindStringSubmatch(nodeRef)
-	if m == nil {
-		t.Fatalf("scripts/e2e/node-image.sh printed %q, want REF@sha256:...", nodeRef)
-	}
-	t.Cleanup(func() { quiet(t, "docker", "image", "rm", m[1]) }) // the tag only
+	npmProxy := npmRegistryProxy(e, a.pkg)
+	nodeImage := pushNodeImage(e, a.name)
 
 	models := &codexModels{}
 	models.next(codexCommit)
@@ -119,13 +109,13 @@ resources:
   memory: 2g
 devcontainer:
   ide: none
-`, a.name, p.name, a.name, m[1], e.baseTag, fakeGateway, port, fakeGateway, port)
+`, a.name, p.name, a.name, nodeImage, e.baseTag, fakeGateway, port, fakeGateway, port)
 	if err := os.WriteFile(filepath.Join(p.dir, "agentbox.yaml"), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	e.must(runOpt{dir: p.dir}, "git", "-c", "user.name=agentbox e2e", "-c", "user.email=e2e@agentbox.invalid", "commit", "-q", "-a", "-m", a.name)
 
-	r = p.agentbox(nil, "bump")
+	r := p.agentbox(nil, "bump")
 	if r.failed() && a.name == "opencode" && strings.Contains(r.stderr, "package not found") {
 		// Measured here with opencode-ai 1.18.33: some of its optional
 		// platform packages are missing from the registry; npm install
@@ -175,7 +165,7 @@ func codexShell(e *env, p *project, a openAIAgent, models *codexModels, env []st
 		t.Fatalf("agentbox fetch: %s", r)
 	}
 	codexCommitArrived(e, p, a, "refs/heads/agentbox/main")
-	names := codexAsked(e.logsOf(e.container(p.name, "egress")))
+	names := askedNames(e.logsOf(e.container(p.name, "egress")))
 	t.Logf("%s (up + shell) asked the resolver for: %q", a.name, names)
 	r = p.agentbox(env, "blocked", "--json")
 	t.Logf("agentbox blocked (up + shell): %s", r.stdout)
@@ -281,72 +271,4 @@ func codexCommitArrived(e *env, p *project, a openAIAgent, ref string) {
 	if got := e.must(runOpt{dir: p.dir}, "git", "show", ref+":"+codexFile).stdout; got != "written by codex\n" {
 		e.t.Errorf("%s:%s is %q", ref, codexFile, got)
 	}
-}
-
-// codexAsked returns the names asked of the filter resolver in an egress
-// log, but agentbox's own probes.
-func codexAsked(log string) []string {
-	set := map[string]bool{}
-	for _, m := range regexp.MustCompile(`query\[\w+\] (\S+) from 127\.0\.0\.1`).FindAllStringSubmatch(log, -1) {
-		if !strings.Contains(m[1], "agentbox-probe") {
-			set[m[1]] = true
-		}
-	}
-	return slices.Sorted(func(yield func(string) bool) {
-		for n := range set {
-			if !yield(n) {
-				return
-			}
-		}
-	})
-}
-
-// codexRegistryProxy serves npm's configured registry on the bridge, in
-// plain HTTP, for the image builds: a build container reaches the host
-// there and trusts no certificate authority but its image's. It skips (or
-// under CI=true fails) when the registry does not answer.
-func codexRegistryProxy(e *env, pkg string) string {
-	t := e.t
-	out, err := exec.Command("npm", "config", "get", "registry").Output()
-	target, perr := url.Parse(strings.TrimSpace(string(out)))
-	if err != nil || perr != nil || target.Host == "" {
-		t.Fatalf("npm config get registry: %v %v %q", err, perr, out)
-	}
-	res, err := http.Get(target.JoinPath(strings.ReplaceAll(pkg, "/", "%2f")).String())
-	if err != nil || res.StatusCode != http.StatusOK {
-		why := fmt.Sprint(err)
-		if res != nil {
-			why = res.Status
-			res.Body.Close()
-		}
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true and the npm registry does not answer: %s", why)
-		}
-		t.Skipf("skipping: the npm registry does not answer (%s); CI=true turns this skip into a failure", why)
-	}
-	res.Body.Close()
-	ln, err := net.Listen("tcp", net.JoinHostPort(e.bridgeGW, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	n := 0
-	rp := httputil.NewSingleHostReverseProxy(target)
-	director := rp.Director
-	rp.Director = func(r *http.Request) {
-		director(r)
-		r.Host = target.Host
-		mu.Lock()
-		n++
-		mu.Unlock()
-	}
-	srv := &http.Server{Handler: rp}
-	go srv.Serve(ln)
-	t.Cleanup(func() {
-		srv.Close()
-		mu.Lock()
-		t.Logf("the npm registry proxy served %d requests", n)
-		mu.Unlock()
-	})
-	return "http://" + ln.Addr().String() + "/"
 }

@@ -5,22 +5,16 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/agentbox-dev/agentbox/internal/fakemodel"
-	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 )
 
 // The real Gemini CLI in the sandbox (issue 20): agentbox bump resolves its
@@ -69,13 +63,8 @@ var geminiArgs = []string{"gemini", "--yolo", "-p", "Write " + geminiFile + " an
 func testRealGemini(e *env) {
 	t := e.t
 	start := time.Now()
-	npmProxy := geminiRegistryProxy(e)
-	r := e.must(runOpt{dir: e.root}, "bash", "scripts/e2e/node-image.sh", e.registry)
-	m := digestRef.FindStringSubmatch(strings.TrimSpace(r.stdout))
-	if m == nil {
-		t.Fatalf("scripts/e2e/node-image.sh printed %q, want REF@sha256:...", r.stdout)
-	}
-	t.Cleanup(func() { quiet(t, "docker", "image", "rm", m[1]) }) // the tag only
+	npmProxy := npmRegistryProxy(e, "@google/gemini-cli")
+	nodeImage := pushNodeImage(e, "gemini")
 
 	models := &geminiModels{}
 	models.next("/workspace", geminiCommit)
@@ -109,12 +98,12 @@ resources:
   memory: 2g
 devcontainer:
   ide: none
-`, p.name, m[1], e.baseTag, fakeGateway, port, fakeGateway, port)
+`, p.name, nodeImage, e.baseTag, fakeGateway, port, fakeGateway, port)
 	if err := os.WriteFile(filepath.Join(p.dir, "agentbox.yaml"), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	e.must(runOpt{dir: p.dir}, "git", "-c", "user.name=agentbox e2e", "-c", "user.email=e2e@agentbox.invalid", "commit", "-q", "-a", "-m", "gemini")
-	r = p.mustAgentbox(nil, "bump")
+	r := p.mustAgentbox(nil, "bump")
 	e.timed("gemini: agentbox bump (the real npm registry)", r.took)
 	npm := []string{"NPM_CONFIG_REGISTRY=" + npmProxy}
 	r = p.compose("", nil, npm, "build")
@@ -146,7 +135,7 @@ func geminiShell(e *env, p *project, models *geminiModels, env []string) {
 		t.Fatalf("agentbox fetch: %s", r)
 	}
 	geminiCommitArrived(e, p, "refs/heads/agentbox/main")
-	names := geminiAsked(e.logsOf(e.container(p.name, "egress")))
+	names := askedNames(e.logsOf(e.container(p.name, "egress")))
 	r = p.agentbox(env, "blocked", "--json")
 	t.Logf("gemini (up + shell) asked the resolver for %q; agentbox blocked: %s", names, r.stdout)
 	p.mustAgentbox(env, "down")
@@ -234,53 +223,4 @@ func geminiCommitArrived(e *env, p *project, ref string) {
 	if got := e.must(runOpt{dir: p.dir}, "git", "show", ref+":"+geminiFile).stdout; got != "written by gemini\n" {
 		e.t.Errorf("%s:%s is %q", ref, geminiFile, got)
 	}
-}
-
-// geminiAsked returns the names asked of the filter resolver in an egress
-// log, but agentbox's own probes.
-func geminiAsked(log string) []string {
-	set := map[string]bool{}
-	for _, m := range regexp.MustCompile(`query\[\w+\] (\S+) from 127\.0\.0\.1`).FindAllStringSubmatch(log, -1) {
-		if !strings.Contains(m[1], "agentbox-probe") {
-			set[m[1]] = true
-		}
-	}
-	return slices.Sorted(maps.Keys(set))
-}
-
-// geminiRegistryProxy serves npm's configured registry on the bridge, in
-// plain HTTP, for the image build: a build container reaches the host there
-// and trusts no certificate authority but its image's. It skips (or under
-// CI=true fails) when the registry does not answer.
-func geminiRegistryProxy(e *env) string {
-	t := e.t
-	out, err := exec.Command("npm", "config", "get", "registry").Output()
-	target, perr := url.Parse(strings.TrimSpace(string(out)))
-	if err != nil || perr != nil || target.Host == "" {
-		t.Fatalf("npm config get registry: %v %v", err, perr)
-	}
-	res, err := http.Get(target.JoinPath("@google%2fgemini-cli").String())
-	if err != nil || res.StatusCode != http.StatusOK {
-		why := fmt.Sprint(err)
-		if res != nil {
-			why = res.Status
-			res.Body.Close()
-		}
-		testenv.Unavailable(t, "the npm registry does not answer ("+why+")")
-	}
-	res.Body.Close()
-	ln, err := net.Listen("tcp", net.JoinHostPort(e.bridgeGW, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp := httputil.NewSingleHostReverseProxy(target)
-	director := rp.Director
-	rp.Director = func(r *http.Request) {
-		director(r)
-		r.Host = target.Host
-	}
-	srv := &http.Server{Handler: rp}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return "http://" + ln.Addr().String() + "/"
 }
