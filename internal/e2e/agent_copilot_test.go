@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/internal/fakemodel"
 )
 
@@ -137,8 +138,16 @@ func copilotShell(e *env, p *project, models *copilotModels, env []string) {
 	names := askedNames(e.logsOf(e.container(p.name, "egress")))
 	t.Logf("copilot (up + shell) asked the resolver for %q", names)
 	p.mustAgentbox(env, "down")
-	if len(names) > 0 {
-		t.Errorf("copilot asked the resolver for %q beyond its model endpoint (an address)", names)
+	// Measured with Copilot CLI 1.0.102: with a provider of its own it
+	// still asks for api.github.com, which its catalog entry allows (the
+	// GitHub login needs it). Nothing beyond the catalog.
+	agent, _ := catalog.LookupAgent("copilot")
+	for _, n := range names {
+		if !slices.ContainsFunc(agent.Domains, func(d string) bool {
+			return n == strings.TrimPrefix(d, "*.") || strings.HasPrefix(d, "*.") && strings.HasSuffix(n, d[1:])
+		}) {
+			t.Errorf("copilot asked the resolver for %s, which its catalog entry does not allow", n)
+		}
 	}
 }
 
