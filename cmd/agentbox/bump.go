@@ -63,9 +63,13 @@ would change.`,
 }
 
 func (o *bumpOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
-	reg := o.deps.resolver()
-	deps := generator.BumpOptions{Resolver: reg, OS: reg, NPM: o.deps.npm(o.dir),
-		Debian: o.deps.debian(), Now: o.deps.now}
+	us, err := o.deps.settings()
+	if err != nil {
+		return err
+	}
+	reg := o.deps.resolver(us)
+	deps := generator.BumpOptions{Resolver: reg, OS: reg, NPM: o.deps.npm(o.dir, us),
+		Debian: o.deps.debian(us), Now: o.deps.now}
 	if isTerminal(stderr) {
 		var mu sync.Mutex
 		deps.Progress = func(ref images.Ref, digest string, err error) {

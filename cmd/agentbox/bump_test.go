@@ -22,6 +22,7 @@ import (
 	"github.com/agentbox-dev/agentbox/images/imagestest"
 	"github.com/agentbox-dev/agentbox/internal/debian"
 	"github.com/agentbox-dev/agentbox/internal/npm"
+	"github.com/agentbox-dev/agentbox/internal/settings"
 	"github.com/agentbox-dev/agentbox/internal/testing/golden"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/crane"
@@ -91,13 +92,13 @@ func newFakeHub(t *testing.T) *fakeHub {
 // deps are the collaborators of a bump against h.
 func (h *fakeHub) deps() deps {
 	d := testDeps()
-	d.resolver = func() imageRegistry {
+	d.resolver = func(settings.Settings) imageRegistry {
 		return images.NewRegistryResolver(images.RegistryOptions{Transport: h.transport, Attempts: 2, Keychain: authn.NewMultiKeychain()})
 	}
-	d.npm = func(string) npm.Source {
+	d.npm = func(string, settings.Settings) npm.Source {
 		return npm.NewClient(npm.Options{Registry: h.npmURL, Transport: http.DefaultTransport, Attempts: 2})
 	}
-	d.debian = func() generator.DebianArchive { return h.debian }
+	d.debian = func(settings.Settings) generator.DebianArchive { return h.debian }
 	return d
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/debian"
 	"github.com/agentbox-dev/agentbox/internal/npm"
+	"github.com/agentbox-dev/agentbox/internal/settings"
 )
 
 // imageRegistry resolves image tags and reads an image's os-release.
@@ -23,13 +24,15 @@ type imageRegistry interface {
 // from. main gives the real ones (realDeps); tests give their own, so that
 // tests never share a package variable and can run in parallel.
 type deps struct {
+	// settings returns the user's settings (mirrors, registries).
+	settings func() (settings.Settings, error)
 	// resolver returns the image resolver of a bump.
-	resolver func() imageRegistry
+	resolver func(s settings.Settings) imageRegistry
 	// npm returns the npm registry client of a bump of the project in dir.
-	npm func(dir string) npm.Source
-	// debian returns Debian's snapshot archive, or the copy the environment
-	// names (AGENTBOX_DEBIAN_ARCHIVE).
-	debian func() generator.DebianArchive
+	npm func(dir string, s settings.Settings) npm.Source
+	// debian returns Debian's snapshot archive, or the copy the settings
+	// name.
+	debian func(s settings.Settings) generator.DebianArchive
 	// now is the time bump asks the snapshot archive for.
 	now func() time.Time
 	// bundle writes a git bundle of the agent's branches (fetch).
@@ -55,12 +58,19 @@ type deps struct {
 // named by the Docker and npm configurations, and the running sandbox.
 func realDeps() deps {
 	return deps{
-		resolver: func() imageRegistry { return images.NewRegistryResolver(images.RegistryOptions{}) },
-		npm: func(dir string) npm.Source {
-			return npm.NewClient(npm.Options{Registry: npm.RegistryFromConfig(dir, os.Getenv)})
+		settings: func() (settings.Settings, error) { return settings.Load(settings.Path(), os.Getenv) },
+		resolver: func(settings.Settings) imageRegistry {
+			return images.NewRegistryResolver(images.RegistryOptions{})
 		},
-		debian: func() generator.DebianArchive {
-			return &debian.Archive{Base: debianArchive(os.Getenv)}
+		npm: func(dir string, s settings.Settings) npm.Source {
+			reg := s.NPM.Registry
+			if reg == "" {
+				reg = npm.RegistryFromConfig(dir, os.Getenv)
+			}
+			return npm.NewClient(npm.Options{Registry: reg})
+		},
+		debian: func(s settings.Settings) generator.DebianArchive {
+			return &debian.Archive{Base: debianArchive(s)}
 		},
 		now:       time.Now,
 		bundle:    composeBundle,
@@ -73,13 +83,12 @@ func realDeps() deps {
 	}
 }
 
-// debianArchiveEnv names a copy of Debian's snapshot archive, for bump and
-// for builds (the compose file passes it to both Dockerfiles).
-const debianArchiveEnv = "AGENTBOX_DEBIAN_ARCHIVE"
-
-func debianArchive(getenv func(string) string) string {
-	if v := getenv(debianArchiveEnv); v != "" {
-		return v
+// debianArchive is the copy of Debian's snapshot archive the settings
+// name, for bump (builds get it from the compose file, which passes
+// AGENTBOX_DEBIAN_ARCHIVE to both Dockerfiles), or Debian's own.
+func debianArchive(s settings.Settings) string {
+	if s.Debian.Archive != "" {
+		return s.Debian.Archive
 	}
 	return images.DebianArchive
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/images/imagestest"
 	"github.com/agentbox-dev/agentbox/internal/npm"
+	"github.com/agentbox-dev/agentbox/internal/settings"
 )
 
 // testDeps are the collaborators of a test that names none: registries that
@@ -17,9 +18,10 @@ import (
 // that fetch replace with a fake docker on PATH.
 func testDeps() deps {
 	return deps{
-		resolver: func() imageRegistry { return fakeImages{} },
-		npm:      func(string) npm.Source { return imagestest.NPM{} },
-		debian:   func() generator.DebianArchive { return &imagestest.Debian{} },
+		resolver: func(settings.Settings) imageRegistry { return fakeImages{} },
+		settings: func() (settings.Settings, error) { return settings.Settings{}, nil },
+		npm:      func(string, settings.Settings) npm.Source { return imagestest.NPM{} },
+		debian:   func(settings.Settings) generator.DebianArchive { return &imagestest.Debian{} },
 		now:      time.Now,
 		bundle:   composeBundle,
 	}

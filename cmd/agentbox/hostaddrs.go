@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/internal/settings"
 )
 
 // composeEnv is the environment of docker compose: the caller's, with
@@ -45,18 +46,29 @@ func hostAddrs(interfaceAddrs func() ([]net.Addr, error)) []string {
 	return out
 }
 
-// composeEnviron is composeEnv of this process; for up (the one compose
-// command that creates containers, and so the one that reads the values of
-// secrets), with the variables of the user's secrets file that the
-// environment does not set. Other commands never read the file: a bad one
-// cannot keep the sandbox from stopping.
-func composeEnviron(up bool) ([]string, error) {
-	if !up {
-		return composeEnv(os.Environ(), net.InterfaceAddrs), nil
+// composeEnviron is composeEnv of this process for the docker compose
+// command named, with what that command needs of the user's files: up (the
+// one command that creates containers, and so the one that reads the values
+// of secrets) gets the variables of the secrets file that the environment
+// does not set; up and build (the commands that build images) get the
+// user's settings (mirrors, registries). Other commands read neither file:
+// a bad one cannot keep the sandbox from stopping.
+func composeEnviron(command string) ([]string, error) {
+	env := composeEnv(os.Environ(), net.InterfaceAddrs)
+	if command != "up" && command != "build" {
+		return env, nil
+	}
+	s, err := settings.Load(settings.Path(), os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	env = s.BuildEnv(env)
+	if command != "up" {
+		return env, nil
 	}
 	secrets, err := readSecrets(secretsPath())
 	if err != nil {
 		return nil, err
 	}
-	return withSecrets(composeEnv(os.Environ(), net.InterfaceAddrs), secrets), nil
+	return withSecrets(env, secrets), nil
 }

@@ -299,7 +299,7 @@ func createEnvSecret(ctx context.Context, p *prepared, name, jobUID string) erro
 		StringData: map[string]string{},
 	}
 	s.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: p.rec.Job, UID: types.UID(jobUID)}}
-	env, err := composeEnviron(true) // the environment, and the secrets file
+	env, err := composeEnviron("up") // the environment, and the secrets file
 	if err != nil {
 		return err
 	}

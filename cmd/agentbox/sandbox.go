@@ -151,7 +151,7 @@ const composeGrace = 10 * time.Second
 // terminal. When ctx is canceled (Ctrl-C, SIGTERM), compose gets an
 // interrupt, as from the terminal, and time to stop cleanly.
 func execCompose(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, args ...string) error {
-	env, err := composeEnviron(args[0] == "up")
+	env, err := composeEnviron(args[0])
 	if err != nil {
 		return err
 	}

@@ -144,7 +144,7 @@ func missingSecrets(environ []string, names []string) []string {
 // warnMissingSecrets says on stderr which of names neither the environment
 // nor the secrets file sets: the agent starts without them.
 func warnMissingSecrets(stderr io.Writer, names []string) {
-	env, err := composeEnviron(true)
+	env, err := composeEnviron("up")
 	if err != nil {
 		return // the compose call that follows reports it
 	}

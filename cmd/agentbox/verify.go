@@ -361,7 +361,7 @@ func (o *verifyOptions) report(probes []probe, stdout, stderr io.Writer) error {
 // runCompose runs docker compose (argv) with args, stdin as given, and
 // returns its stdout.
 func runCompose(ctx context.Context, argv []string, stdin string, args ...string) ([]byte, error) {
-	env, err := composeEnviron(args[0] == "up") // the sandbox's configuration as up has it
+	env, err := composeEnviron(args[0]) // the sandbox's configuration as up has it
 	if err != nil {
 		return nil, err
 	}
