@@ -31,6 +31,7 @@ func bumpDebian(ctx context.Context, cfg *Config, old *images.Lock, o BumpOption
 			return nil, fmt.Errorf("%s: %w", s.What, err)
 		}
 		if rel.ID != "debian" || !images.ValidCodename(rel.VersionCodename) {
+			done("", errors.New("not Debian"))
 			return nil, fmt.Errorf("%s is not Debian (its os-release says ID=%q VERSION_CODENAME=%q): agentbox pins packages from Debian's snapshot archive, so its images must be Debian-based", s.What, rel.ID, rel.VersionCodename)
 		}
 		d.Releases[s.Ref.Tagged()] = rel.VersionCodename
