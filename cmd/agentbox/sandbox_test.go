@@ -69,18 +69,20 @@ func TestSandboxCommands(t *testing.T) {
 		running string // the profile label of the running egress container
 		want    string // the docker compose command run
 	}{
-		{[]string{"up"}, "", prefix + "up -d --build --wait --remove-orphans"},
-		{[]string{"up"}, "locked", prefix + "up -d --build --wait --remove-orphans"}, // up chooses: the default
-		{[]string{"up", "--profile", "locked"}, "", locked + "up -d --build --wait --remove-orphans"},
-		{[]string{"up", "--profile", "open"}, "", "compose -f .agentbox/profiles/open.compose.yml -p agentbox up -d --build --wait --remove-orphans"},
+		{[]string{"up"}, "", prefix + "build"},
+		{[]string{"up"}, "", prefix + "up -d --wait --remove-orphans"},
+		{[]string{"up"}, "locked", prefix + "up -d --wait --remove-orphans"}, // up chooses: the default
+		{[]string{"up", "--profile", "locked"}, "", locked + "build"},
+		{[]string{"up", "--profile", "locked"}, "", locked + "up -d --wait --remove-orphans"},
+		{[]string{"up", "--profile", "open"}, "", "compose -f .agentbox/profiles/open.compose.yml -p agentbox up -d --wait --remove-orphans"},
 		{[]string{"down"}, "", prefix + "down --remove-orphans"},
 		{[]string{"down"}, "locked", locked + "down --remove-orphans"},
 		{[]string{"down"}, "gone", prefix + "down --remove-orphans"}, // a profile no longer configured
 		{[]string{"logs", "egress"}, "", prefix + "logs egress"},
 		{[]string{"logs", "-f"}, "balanced", prefix + "logs --follow"},
-		{[]string{"shell"}, "", prefix + "exec -T agent bash -l"},
+		{[]string{"shell"}, "balanced", prefix + "exec -T agent bash -l"},
 		{[]string{"shell"}, "locked", locked + "exec -T agent bash -l"},
-		{[]string{"shell", "--", "id", "-u"}, "", prefix + "exec -T agent id -u"},
+		{[]string{"shell", "--", "id", "-u"}, "balanced", prefix + "exec -T agent id -u"},
 	} {
 		t.Run(strings.Join(tt.args, " ")+" "+tt.running, func(t *testing.T) {
 			log := fakeDocker(t, "ok")
@@ -111,7 +113,7 @@ func TestSandboxErrors(t *testing.T) {
 		{"docker missing", "", []string{"up"}, exitError, "docker is not installed"},
 		{"compose v2 missing", "nocompose", []string{"up"}, exitError, "docker compose (v2) is not available"},
 		{"compose v1 only", "v1", []string{"up"}, exitError, "only compose v1 (docker-compose) is installed"},
-		{"compose fails", "fail", []string{"up"}, exitError, "docker compose up failed (exit 7)"},
+		{"compose fails", "fail", []string{"up"}, exitError, "docker compose build failed (exit 7)"},
 		{"unknown service", "ok", []string{"logs", "db"}, exitUsage, `unknown service "db"`},
 		{"unknown profile", "ok", []string{"up", "--profile", "lokced"}, exitUsage, `--profile: unknown profile "lokced"; did you mean "locked"? valid values are "balanced", "locked", "open"`},
 	} {
@@ -305,7 +307,7 @@ func TestUpRefusesAnotherProjectsName(t *testing.T) {
 			t.Setenv("FAKE_WORKING_DIRS", tt.dirs)
 			_, stderr, code := runIn(t, dir, "up")
 			data, _ := os.ReadFile(log)
-			ran := strings.Contains(string(data), " up -d --build")
+			ran := strings.Contains(string(data), " up -d --wait")
 			if tt.ok && (code != exitOK || !ran) {
 				t.Errorf("exit %d, compose up ran %v: %s", code, ran, stderr)
 			}
