@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentbox-dev/agentbox/internal/debian"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
 
@@ -41,10 +42,10 @@ const (
 const (
 	// LayoutSnapshot is the layout of Debian's snapshot service:
 	// <archive>/debian/<timestamp>/ and <archive>/debian-security/<timestamp>/.
-	LayoutSnapshot = "snapshot"
+	LayoutSnapshot = debian.LayoutSnapshot
 	// LayoutPlain is a plain mirror: <archive>/dists/<release>/ (and the
 	// security archive at its own address).
-	LayoutPlain = "plain"
+	LayoutPlain = debian.LayoutPlain
 )
 
 // Settings are one user's settings. The zero value means "none": Debian's
