@@ -19,7 +19,7 @@ RUN set -eu; \
     archive="${AGENTBOX_DEBIAN_ARCHIVE:-https://snapshot.debian.org/archive}"; \
     layout="${AGENTBOX_DEBIAN_LAYOUT:-snapshot}"; \
     security="${AGENTBOX_DEBIAN_SECURITY:-}"; \
-    for url in "$archive" $security; do \
+    for url in "$archive" ${security:+"$security"}; do \
       case "$url" in http://*|https://*) ;; *) echo "agentbox: the Debian archive $url is not an http:// or https:// URL" >&2; exit 1 ;; esac; \
       case "$url" in *[!A-Za-z0-9._~:/%@+-]*) echo "agentbox: the Debian archive's URL has a character no URL of an archive needs" >&2; exit 1 ;; esac; \
     done; \
