@@ -34,8 +34,9 @@ helpers); the agent CLI to the npm registry's "latest" version and its whole
 dependency tree, each package with its tarball's integrity (the registry
 follows npm's configuration: NPM_CONFIG_REGISTRY or registry= in .npmrc);
 and every Debian package the images install to its version in the latest
-snapshot of Debian's archive, for amd64 and arm64 (AGENTBOX_DEBIAN_ARCHIVE
-names a copy of the snapshot service). Then rewrite agentbox.lock and
+snapshot of Debian's archive, for amd64 and arm64 (your agentbox settings,
+~/.config/agentbox/settings.yaml, may name a copy of it or a plain mirror,
+whose current versions are then pinned). Then rewrite agentbox.lock and
 regenerate. The Debian snapshot stays as it was while no pinned version and
 no dependency of theirs changed.
 

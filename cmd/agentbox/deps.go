@@ -70,7 +70,7 @@ func realDeps() deps {
 			return npm.NewClient(npm.Options{Registry: reg})
 		},
 		debian: func(s settings.Settings) generator.DebianArchive {
-			return &debian.Archive{Base: debianArchive(s)}
+			return &debian.Archive{Base: debianArchive(s), Layout: s.Debian.Layout, Security: s.Debian.Security}
 		},
 		now:       time.Now,
 		bundle:    composeBundle,
@@ -83,9 +83,10 @@ func realDeps() deps {
 	}
 }
 
-// debianArchive is the copy of Debian's snapshot archive the settings
-// name, for bump (builds get it from the compose file, which passes
-// AGENTBOX_DEBIAN_ARCHIVE to both Dockerfiles), or Debian's own.
+// debianArchive is the copy of Debian's archive the settings name (a
+// snapshot copy or a plain mirror), for bump (builds get it from the
+// compose file, which passes AGENTBOX_DEBIAN_* to both Dockerfiles), or
+// Debian's snapshot service.
 func debianArchive(s settings.Settings) string {
 	if s.Debian.Archive != "" {
 		return s.Debian.Archive

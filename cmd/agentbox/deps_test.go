@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/images/imagestest"
+	"github.com/agentbox-dev/agentbox/internal/debian"
 	"github.com/agentbox-dev/agentbox/internal/npm"
 	"github.com/agentbox-dev/agentbox/internal/settings"
 )
@@ -45,4 +47,16 @@ func runDeps(t *testing.T, d deps, args ...string) (stdout, stderr string, code 
 	var out, errb bytes.Buffer
 	code = run(t.Context(), d, args, &out, &errb)
 	return out.String(), errb.String(), code
+}
+
+// bump reads the archive the settings name, in their layout.
+func TestRealDebianArchive(t *testing.T) {
+	s := settings.Settings{Debian: settings.Debian{Archive: "http://10.0.0.1/debian", Layout: settings.LayoutPlain, Security: "http://10.0.0.1/security"}}
+	a, ok := realDeps().debian(s).(*debian.Archive)
+	if !ok || a.Base != s.Debian.Archive || a.Layout != debian.LayoutPlain || a.Security != s.Debian.Security {
+		t.Errorf("archive %+v", a)
+	}
+	if a := realDeps().debian(settings.Settings{}).(*debian.Archive); a.Base != images.DebianArchive || a.Layout != "" {
+		t.Errorf("default archive %+v", a)
+	}
 }

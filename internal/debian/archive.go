@@ -25,13 +25,25 @@ const timestampFormat = "20060102T150405Z"
 
 var timestampRE = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z$`)
 
+// The layouts of an archive.
+const (
+	// LayoutSnapshot is the snapshot service's: every state of the archive.
+	LayoutSnapshot = "snapshot"
+	// LayoutPlain is a plain mirror's: the archive's current state only.
+	LayoutPlain = "plain"
+)
+
 // Archive is a Debian archive in the layout of the snapshot service:
 // Base/debian/TIMESTAMP/dists/SUITE/... and Base/debian-security/TIMESTAMP/
 // dists/SUITE-security/..., where Base is a URL such as
-// https://snapshot.debian.org/archive.
+// https://snapshot.debian.org/archive. With Layout LayoutPlain it is a
+// plain mirror instead: Base/dists/SUITE/... and Security/dists/
+// SUITE-security/..., one state, whatever timestamp is asked for.
 type Archive struct {
-	Base   string
-	Client *http.Client // nil: http.DefaultClient
+	Base     string
+	Layout   string       // "" or LayoutSnapshot, or LayoutPlain
+	Security string       // the security archive of a plain mirror
+	Client   *http.Client // nil: http.DefaultClient
 
 	Timeout      time.Duration // of one request, body included; 0: DefaultTimeout
 	RetryWait    time.Duration // before the first retry, doubling; 0: DefaultRetryWait
@@ -48,8 +60,15 @@ type Snapshot struct {
 // before at. The service answers a request for any time with a redirect to
 // its concrete state, which Snapshot reads without following; a server that
 // answers 200 instead keeps the time asked for.
+//
+// A plain mirror has one state, its current one: Snapshot asks it nothing
+// and names the time asked for (the time of a bump), which Resolve then
+// ignores.
 func (a *Archive) Snapshot(ctx context.Context, at time.Time) (Snapshot, error) {
 	ts := at.UTC().Format(timestampFormat)
+	if a.Layout == LayoutPlain {
+		return Snapshot{Debian: ts, Security: ts}, nil
+	}
 	debian, err := a.timestamp(ctx, "debian", ts)
 	if err != nil {
 		return Snapshot{}, err
@@ -89,8 +108,16 @@ func (a *Archive) timestamp(ctx context.Context, archive, ts string) (string, er
 	return got, nil
 }
 
-// url returns the URL of rest under archive's state ts.
+// url returns the URL of rest under archive's state ts (a plain mirror's
+// only state).
 func (a *Archive) url(archive, ts, rest string) string {
+	if a.Layout == LayoutPlain {
+		base := a.Base
+		if archive == "debian-security" {
+			base = a.Security
+		}
+		return strings.TrimSuffix(base, "/") + "/" + rest
+	}
 	return strings.TrimSuffix(a.Base, "/") + "/" + archive + "/" + ts + "/" + rest
 }
 

@@ -52,6 +52,9 @@ func (a *Archive) Resolve(ctx context.Context, snap Snapshot, release, arch stri
 			return Resolution{}, fmt.Errorf("invalid snapshot timestamp %q, want YYYYMMDDTHHMMSSZ", ts)
 		}
 	}
+	if a.Layout == LayoutPlain && (a.Base == "" || a.Security == "") {
+		return Resolution{}, errors.New("a plain mirror needs the URLs of both the archive and its security archive")
+	}
 	if !releaseRE.MatchString(release) {
 		return Resolution{}, fmt.Errorf("invalid release %q", release)
 	}

@@ -123,7 +123,7 @@ kubernetes:
 		t.Fatalf("agentbox.lock pins no @anthropic-ai/claude-code:\n%s", lock)
 	}
 	t.Logf("agentbox.lock pins @anthropic-ai/claude-code %s", version[1])
-	npm := []string{"NPM_CONFIG_REGISTRY=" + npmProxy}
+	npm := e.settings(standIns{npm: npmProxy})
 	coldBuild(e, p, npm)
 	r = p.compose("", nil, npm, "build")
 	e.trackImages(p.name)

@@ -132,7 +132,7 @@ devcontainer:
 		t.Fatalf("agentbox.lock pins no %s:\n%s", a.pkg, lock)
 	}
 	t.Logf("agentbox.lock pins %s %s", a.pkg, version[1])
-	npm := []string{"NPM_CONFIG_REGISTRY=" + npmProxy}
+	npm := e.settings(standIns{npm: npmProxy})
 	r = p.compose("", nil, npm, "build")
 	e.trackImages(p.name)
 	if r.failed() {

@@ -106,7 +106,7 @@ devcontainer:
 	e.must(runOpt{dir: p.dir}, "git", "-c", "user.name=agentbox e2e", "-c", "user.email=e2e@agentbox.invalid", "commit", "-q", "-a", "-m", "copilot")
 	r := p.mustAgentbox(nil, "bump")
 	e.timed("copilot: agentbox bump (the real npm registry)", r.took)
-	npm := []string{"NPM_CONFIG_REGISTRY=" + npmProxy}
+	npm := e.settings(standIns{npm: npmProxy})
 	r = p.compose("", nil, npm, "build")
 	e.trackImages(p.name)
 	if r.failed() {

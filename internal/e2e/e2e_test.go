@@ -18,6 +18,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -638,15 +639,20 @@ func testFaultCase(e *env, p *project, suffix, egress string, running bool, want
 func testNPMAgent(e *env) {
 	t := e.t
 	p := e.newProject("claude", "claude")
-	npm := []string{"NPM_CONFIG_REGISTRY=" + e.npmURL}
+	// Debian through the plain-mirror stand-in: bump resolves from it and
+	// the builds install from it.
+	stand := standIns{npm: e.npmURL, plain: true}
+	npm := e.settings(stand)
 	bump(e, p, npm)
 	lock, _ := os.ReadFile(filepath.Join(p.dir, "agentbox.lock"))
 	if !regexp.MustCompile(`"` + regexp.QuoteMeta(npmPackage) + `":\s*version: "` + regexp.QuoteMeta(npmVersion) + `"`).Match(lock) {
 		t.Fatalf("agentbox.lock does not pin %s@%s from the fake npm:\n%s", npmPackage, npmVersion, lock)
 	}
 
-	// The compose file passes NPM_CONFIG_REGISTRY from the environment to
-	// the agent image's build.
+	checkUnreachableArchive(e, p)
+
+	// agentbox up passes the settings' registry (NPM_CONFIG_REGISTRY) and
+	// archive to the images' builds.
 	// The registry's address, and so the build arg, differs in every run:
 	// the layers from the apt-get of nodejs and npm on are built again, and
 	// the package is installed from the fake registry each time.
@@ -691,8 +697,28 @@ func testNPMAgent(e *env) {
 	}
 	p.mustAgentbox(nil, "down")
 	checkTaskState(e, p)
-	checkLogin(e, p, npm)
+	checkLogin(e, p, stand)
 	checkTamperRefused(e, p)
+}
+
+// checkUnreachableArchive: a build whose Debian archive does not answer
+// stops at apt-get update, naming the archive, never later at "Unable to
+// locate package".
+func checkUnreachableArchive(e *env, p *project) {
+	t := e.t
+	ln, err := net.Listen("tcp", net.JoinHostPort(e.bridgeGW, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + ln.Addr().String() // nothing listens there once closed
+	ln.Close()
+	r := p.agentbox(e.settings(standIns{npm: e.npmURL, debian: down}), "build")
+	e.timed("agentbox build against an unreachable Debian archive (fails)", r.took)
+	out := r.stdout + r.stderr
+	if !r.failed() || !strings.Contains(out, "Failed to fetch "+down+"/debian/") ||
+		!strings.Contains(out, "agentbox: apt-get update could not read the Debian archive") || strings.Contains(out, "Unable to locate package") {
+		t.Errorf("a build against an unreachable archive: want apt-get update to fail naming %s: %s", down, r)
+	}
 }
 
 // checkTaskState: two tasks of an agent with a state volume (claude's

@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/internal/settings"
 	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 )
 
@@ -78,7 +79,10 @@ type env struct {
 	// debianURL is the stand-in of Debian's snapshot archive (a proxy of the
 	// machine's own apt mirror), on the gateway: bump and every build use it.
 	debianURL string
-	regLog    *syncBuffer
+	// config is the default XDG_CONFIG_HOME of agentbox's commands: its
+	// agentbox/settings.yaml names the Debian stand-in (writeSettings).
+	config string
+	regLog *syncBuffer
 
 	netName   string // the fake internet's Docker network
 	fakeImage string
@@ -202,13 +206,18 @@ func (e *env) run(o runOpt, name string, args ...string) result {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = o.dir
 	cmd.Env = os.Environ()
-	if e.debianURL != "" {
-		cmd.Env = append(cmd.Env, "AGENTBOX_DEBIAN_ARCHIVE="+e.debianURL)
-	}
 	// agentbox's state (up's records, tasks) under the test's directory,
-	// unless o.env names another (the last value of a name wins).
+	// and its settings (the stand-ins), unless o.env names others (the last
+	// value of a name wins). Only agentbox gets the settings directory: go
+	// and git read theirs from XDG_CONFIG_HOME too.
 	cmd.Env = append(cmd.Env, "XDG_STATE_HOME="+filepath.Join(e.work, "state-default"))
+	if name == e.agentbox && e.config != "" {
+		cmd.Env = append(cmd.Env, "XDG_CONFIG_HOME="+e.config)
+	}
 	cmd.Env = append(cmd.Env, o.env...)
+	if name == "devcontainer" || name == "docker" && len(args) > 0 && args[0] == "compose" {
+		cmd.Env = e.settingsEnviron(cmd.Env, o.env)
+	}
 	cmd.Stdin = strings.NewReader(o.stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -478,6 +487,70 @@ func (e *env) startRegistries() {
 		}
 	}()
 	t.Logf("container registry %s, fake npm %s, Debian snapshot stand-in %s", e.registry, e.npmURL, e.debianURL)
+	e.config = strings.TrimPrefix(e.settings(standIns{})[0], "XDG_CONFIG_HOME=")
+}
+
+// standIns are what a project's builds and bump use in place of Debian's
+// archive and npm's registry, as a user's agentbox settings name them.
+type standIns struct {
+	npm    string // npm.registry; "": npm's own configuration
+	plain  bool   // the Debian stand-in as a plain mirror (debian.layout: plain)
+	debian string // debian.archive in place of the stand-in's
+}
+
+// writeSettings writes s as the agentbox settings file of the
+// configuration directory config ($XDG_CONFIG_HOME): the one place the
+// stand-ins are given to agentbox.
+func (e *env) writeSettings(config string, s standIns) {
+	archive := e.debianURL
+	if s.debian != "" {
+		archive = s.debian
+	}
+	y := "debian:\n  archive: " + archive + "\n"
+	if s.plain {
+		y = "debian:\n  layout: plain\n  archive: " + e.debianURL + "/plain/debian\n  security: " + e.debianURL + "/plain/debian-security\n"
+	}
+	if s.npm != "" {
+		y += "npm:\n  registry: " + s.npm + "\n"
+	}
+	if err := os.MkdirAll(filepath.Join(config, "agentbox"), 0o700); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(config, "agentbox", settings.FileName), []byte(y), 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// settings writes s in a configuration directory of its own and returns
+// the environment that points agentbox at it.
+func (e *env) settings(s standIns) []string {
+	dir, err := os.MkdirTemp(e.work, "config-")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.writeSettings(dir, s)
+	return []string{"XDG_CONFIG_HOME=" + dir}
+}
+
+// settingsEnviron gives what reads no agentbox settings (docker compose run
+// by hand, the Dev Containers CLI) the build variables of the settings
+// that agentbox would read with env (agentbox's own BuildEnv): the way
+// README's "Behind a proxy or a mirror" gives them to a Dev Container.
+func (e *env) settingsEnviron(environ, env []string) []string {
+	config := e.config
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "XDG_CONFIG_HOME="); ok {
+			config = v
+		}
+	}
+	if config == "" {
+		return environ
+	}
+	s, err := settings.Load(filepath.Join(config, "agentbox", settings.FileName), func(string) string { return "" })
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return s.BuildEnv(environ)
 }
 
 // bridgeAddress returns the host's IPv4 address on Docker's default bridge,

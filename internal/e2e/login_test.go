@@ -17,7 +17,7 @@ import (
 // file, no task file and no image; with run.copy_login a task starts with
 // the sandbox's login file and nothing else of its state, and its changes
 // to it never reach the sandbox.
-func checkLogin(e *env, p *project, npm []string) {
+func checkLogin(e *env, p *project, stand standIns) {
 	t := e.t
 	secret := "e2e-secret-" + e.runID
 	config := filepath.Join(e.work, "config")
@@ -27,7 +27,8 @@ func checkLogin(e *env, p *project, npm []string) {
 	if err := os.WriteFile(filepath.Join(config, "agentbox", "secrets.env"), []byte("E2E_SECRET="+secret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := append([]string{"XDG_CONFIG_HOME=" + config, "XDG_STATE_HOME=" + filepath.Join(e.work, "state")}, npm...)
+	e.writeSettings(config, stand)
+	env := []string{"XDG_CONFIG_HOME=" + config, "XDG_STATE_HOME=" + filepath.Join(e.work, "state")}
 	defer p.agentbox(env, "gc")
 	const dir = "/home/agent/.claude"
 	login := "login-" + e.runID

@@ -170,8 +170,8 @@ exec sleep infinity`
 	// task still ends at its deadline.
 	cmd := exec.Command(e.agentbox, "run", "--name", "orphan", "--timeout", "6s", "--", "sleep", "infinity")
 	cmd.Dir = p.dir
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Env = append(cmd.Env, "AGENTBOX_DEBIAN_ARCHIVE="+e.debianURL)
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+e.config)
+	cmd.Env = append(cmd.Env, env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

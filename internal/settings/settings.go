@@ -13,12 +13,14 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/agentbox-dev/agentbox/internal/debian"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
 
@@ -40,10 +42,10 @@ const (
 const (
 	// LayoutSnapshot is the layout of Debian's snapshot service:
 	// <archive>/debian/<timestamp>/ and <archive>/debian-security/<timestamp>/.
-	LayoutSnapshot = "snapshot"
+	LayoutSnapshot = debian.LayoutSnapshot
 	// LayoutPlain is a plain mirror: <archive>/dists/<release>/ (and the
 	// security archive at its own address).
-	LayoutPlain = "plain"
+	LayoutPlain = debian.LayoutPlain
 )
 
 // Settings are one user's settings. The zero value means "none": Debian's
@@ -152,11 +154,15 @@ func (s *Settings) check() error {
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s: %s", s.source(key), key, fmt.Sprintf(format, args...)))
 	}
+	// What builds fetch from: a build container reaches no loopback of
+	// the host's.
 	checkURL := func(key, v string) {
 		if v == "" {
 			return
 		}
-		if err := httpURL(v); err != nil {
+		if err := notLoopback(v); err != nil {
+			bad(key, "%v", err)
+		} else if err := httpURL(v); err != nil {
 			bad(key, "%v", err)
 		}
 	}
@@ -171,6 +177,9 @@ func (s *Settings) check() error {
 	case LayoutPlain:
 		if s.Debian.Archive == "" {
 			bad("debian.layout", "plain needs debian.archive, the plain mirror's URL")
+		}
+		if s.Debian.Security == "" {
+			bad("debian.layout", "plain needs debian.security too, the URL of a plain mirror of Debian's security archive (debian-security): without it builds would miss every security fix")
 		}
 	default:
 		bad("debian.layout", "%q is not a layout: want %q or %q", s.Debian.Layout, LayoutSnapshot, LayoutPlain)
@@ -224,14 +233,44 @@ func httpURL(v string) error {
 	return nil
 }
 
+// notLoopback refuses a URL whose host is a loopback name or address (or
+// the unspecified address, which a client connects to on its own
+// loopback): builds run in containers whose loopback is their own, so a
+// mirror there answers bump but never a build.
+func notLoopback(v string) error {
+	u, err := url.Parse(v)
+	if err != nil {
+		return nil // httpURL says what is wrong
+	}
+	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	loop := host == "localhost" || strings.HasSuffix(host, ".localhost")
+	if ip, err := netip.ParseAddr(host); err == nil {
+		ip = ip.Unmap()
+		loop = ip.IsLoopback() || ip.IsUnspecified()
+	}
+	if !loop {
+		return nil
+	}
+	alt := *u
+	alt.Host = "172.17.0.1"
+	if p := u.Port(); p != "" {
+		alt.Host += ":" + p
+	}
+	return fmt.Errorf("%q is on loopback, which a build container cannot reach (its loopback is its own): "+
+		"serve the mirror on an address of the host that containers reach and name that: on Linux Docker's bridge "+
+		"(docker0, usually %s; see ip -4 addr show docker0), with Docker Desktop host.docker.internal", v, alt.String())
+}
+
 // BuildEnv is what docker compose needs in its environment for builds to
 // use these settings: the variables the compose file passes to the
 // Dockerfiles as build arguments. The environment's own values already
 // are the settings (Load read them); an empty one is unset.
 func (s Settings) BuildEnv(environ []string) []string {
 	vars := map[string]string{
-		EnvDebianArchive: s.Debian.Archive,
-		EnvNPMRegistry:   s.NPM.Registry,
+		EnvDebianArchive:  s.Debian.Archive,
+		EnvDebianLayout:   s.Debian.Layout,
+		EnvDebianSecurity: s.Debian.Security,
+		EnvNPMRegistry:    s.NPM.Registry,
 	}
 	var out []string
 	for _, kv := range environ {

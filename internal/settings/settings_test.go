@@ -55,6 +55,27 @@ ca_certificates: [/etc/ssl/company.pem]
 	}
 }
 
+func TestBuildEnvPlain(t *testing.T) {
+	p := write(t, "debian:\n  layout: plain\n  archive: http://10.0.0.1/debian\n  security: http://10.0.0.1/debian-security\n")
+	s, err := Load(p, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.BuildEnv([]string{EnvDebianLayout + "=snapshot"})
+	want := []string{EnvDebianArchive + "=http://10.0.0.1/debian", EnvDebianLayout + "=plain", EnvDebianSecurity + "=http://10.0.0.1/debian-security"}
+	if !slices.Equal(got, want) {
+		t.Errorf("BuildEnv: %q, want %q", got, want)
+	}
+}
+
+// A registry mirror on loopback is the Docker daemon's (or bump's) to
+// reach, not a build container's: it is not refused.
+func TestLoopbackRegistryMirror(t *testing.T) {
+	if _, err := Load(write(t, "registries:\n  mirrors: [http://127.0.0.1:5000]\n"), env(nil)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestLoadNoFile(t *testing.T) {
 	s, err := Load(filepath.Join(t.TempDir(), "none.yaml"), env(nil))
 	if err != nil || s.File != "" || s.Debian.Archive != "" {
@@ -72,6 +93,13 @@ func TestLoadRefusesPositioned(t *testing.T) {
 		{"debian:\n  archive: \"http://x/$(id)\"\n", "", "which no URL"},
 		{"debian:\n  layout: flat\n  archive: http://x/\n", "", `:2:11: debian.layout: "flat" is not a layout`},
 		{"debian:\n  layout: plain\n", "", "plain needs debian.archive"},
+		{"debian:\n  layout: plain\n  archive: http://x/\n", "", ":2:11: debian.layout: plain needs debian.security"},
+		{"debian:\n  archive: http://127.0.0.1:3142/\n", "", `:2:12: debian.archive: "http://127.0.0.1:3142/" is on loopback`},
+		{"debian:\n  layout: plain\n  archive: http://x/\n  security: http://[::1]:1/\n", "", `debian.security: "http://[::1]:1/" is on loopback`},
+		{"npm:\n  registry: http://localhost:4873/\n", "", `npm.registry: "http://localhost:4873/" is on loopback`},
+		{"npm:\n  registry: http://mirror.localhost/\n", "", "is on loopback"},
+		{"npm:\n  registry: http://0.0.0.0:4873/\n", "", "is on loopback"},
+		{"npm: {}\n", "http://127.1.2.3/", "$NPM_CONFIG_REGISTRY: npm.registry: \"http://127.1.2.3/\" is on loopback, which a build container cannot reach"},
 		{"debian:\n  security: http://s/\n  archive: http://x/\n", "", "is for a plain mirror"},
 		{"ca_certificates: [company.pem]\n", "", `ca_certificates[0]: "company.pem" is not an absolute path`},
 		{"npm: {}\n", "http://x/?token=1", "$NPM_CONFIG_REGISTRY: npm.registry: "},

@@ -16,7 +16,9 @@ import (
 // /debian/TS/PATH and /debian-security/TS/PATH (also under /archive/, as
 // the real archive spells them) from the machine's own mirrors, whatever
 // TS, streaming and caching nothing. /debian/TS/ itself answers 200, never
-// a redirect, so that a client keeps the timestamp it asked for.
+// a redirect, so that a client keeps the timestamp it asked for. Under
+// /plain/ it is a plain mirror instead: /plain/debian/PATH and
+// /plain/debian-security/PATH, the mirrors' files as they are today.
 type debianProxy struct {
 	mirrors map[string]*url.URL // "debian", "debian-security" → the mirror's base URL
 	client  *http.Client
@@ -67,6 +69,20 @@ func splitSnapshot(p string) (archive, rest string, ok bool) {
 	return parts[0], rest, true
 }
 
+// splitPlain splits /plain/ARCHIVE/REST (escaped), REST not empty; ok is
+// false for any other path.
+func splitPlain(p string) (archive, rest string, ok bool) {
+	p, ok = strings.CutPrefix(p, "/plain/")
+	if !ok {
+		return "", "", false
+	}
+	archive, rest, _ = strings.Cut(p, "/")
+	if archive != "debian" && archive != "debian-security" || rest == "" {
+		return "", "", false
+	}
+	return archive, rest, true
+}
+
 func (d *debianProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -77,6 +93,9 @@ func (d *debianProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	archive, rest, ok := splitSnapshot(r.URL.EscapedPath())
+	if !ok {
+		archive, rest, ok = splitPlain(r.URL.EscapedPath())
+	}
 	if !ok {
 		http.NotFound(w, r)
 		return

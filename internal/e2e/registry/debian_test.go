@@ -106,6 +106,14 @@ func TestDebianProxy(t *testing.T) {
 		{"GET", "/debian/" + ts + "/../../etc/passwd", "", 400, "", ""},
 		{"GET", "/debian/" + ts + "/dists/%2e%2e/%2e%2e/x", "", 400, "", ""},
 		{"POST", "/debian/" + ts + "/dists/bookworm/InRelease", "", 405, "", ""},
+		// The plain mirror: the same mirrors, without the timestamp.
+		{"GET", "/plain/debian/dists/bookworm/InRelease", "", 200, "main InRelease", "GET /debian/dists/bookworm/InRelease"},
+		{"GET", "/plain/debian-security/dists/bookworm-security/InRelease", "", 200, "security InRelease", "GET /debian-security/dists/bookworm-security/InRelease"},
+		{"GET", "/plain/debian" + pool, "Range: bytes=10-13", 206, "0123", "GET /debian" + pool},
+		{"GET", "/plain/debian/", "", 404, "", ""},
+		{"GET", "/plain/debian", "", 404, "", ""},
+		{"GET", "/plain/ubuntu/dists/noble/InRelease", "", 404, "", ""},
+		{"GET", "/plain/debian/../../etc/passwd", "", 400, "", ""},
 	}
 	for _, tt := range tests {
 		req, err := http.NewRequest(tt.method, srv.URL+tt.path, nil)

@@ -28,7 +28,8 @@
 // integrity), so that a lock file made before no longer matches.
 //
 // -debian-addr serves /debian/TS/PATH and /debian-security/TS/PATH (TS as in
-// 20250520T000000Z) from the machine's own apt mirrors (debian.go).
+// 20250520T000000Z) from the machine's own apt mirrors (debian.go), and the
+// same as a plain mirror: /plain/debian/PATH and /plain/debian-security/PATH.
 //
 // Once all listen, it prints one line per server on stdout ("registry
 // 127.0.0.1:5000", "npm http://127.0.0.1:4873/", "debian

@@ -5,15 +5,29 @@
 FROM debian:bookworm-slim@sha256:1111111111111111111111111111111111111111111111111111111111111111
 
 ARG DEBIAN_FRONTEND=noninteractive
-# Debian packages come from the archive as it was at agentbox.lock's snapshot,
-# at the lock's exact versions, whatever the day of the build. The archive is
-# Debian's snapshot service unless AGENTBOX_DEBIAN_ARCHIVE names a copy of it
-# (the same layout); apt checks every file against Debian's keys either way.
+# Debian packages at agentbox.lock's exact versions, from Debian's snapshot
+# service at the lock's snapshot unless your agentbox settings name a copy:
+# AGENTBOX_DEBIAN_ARCHIVE, a snapshot copy (the same layout) or, with
+# AGENTBOX_DEBIAN_LAYOUT=plain, a plain mirror (its security archive at
+# AGENTBOX_DEBIAN_SECURITY), which holds only the current versions. apt checks
+# every file against Debian's keys either way, and stops at an archive it
+# cannot read.
 ARG AGENTBOX_DEBIAN_ARCHIVE
+ARG AGENTBOX_DEBIAN_LAYOUT
+ARG AGENTBOX_DEBIAN_SECURITY
 RUN set -eu; \
     archive="${AGENTBOX_DEBIAN_ARCHIVE:-https://snapshot.debian.org/archive}"; \
-    case "$archive" in http://*|https://*) ;; *) echo "agentbox: AGENTBOX_DEBIAN_ARCHIVE must be an http:// or https:// URL" >&2; exit 1 ;; esac; \
-    case "$archive" in *[!A-Za-z0-9._~:/%@+-]*) echo "agentbox: AGENTBOX_DEBIAN_ARCHIVE has a character no URL of an archive needs" >&2; exit 1 ;; esac; \
+    layout="${AGENTBOX_DEBIAN_LAYOUT:-snapshot}"; \
+    security="${AGENTBOX_DEBIAN_SECURITY:-}"; \
+    for url in "$archive" ${security:+"$security"}; do \
+      case "$url" in http://*|https://*) ;; *) echo "agentbox: the Debian archive $url is not an http:// or https:// URL" >&2; exit 1 ;; esac; \
+      case "$url" in *[!A-Za-z0-9._~:/%@+-]*) echo "agentbox: the Debian archive's URL has a character no URL of an archive needs" >&2; exit 1 ;; esac; \
+    done; \
+    case "$layout" in \
+      snapshot) if [ -n "$security" ]; then echo "agentbox: AGENTBOX_DEBIAN_SECURITY is for a plain mirror (AGENTBOX_DEBIAN_LAYOUT=plain)" >&2; exit 1; fi ;; \
+      plain) if [ -z "${AGENTBOX_DEBIAN_ARCHIVE:-}" ] || [ -z "$security" ]; then echo "agentbox: a plain mirror needs AGENTBOX_DEBIAN_ARCHIVE and AGENTBOX_DEBIAN_SECURITY" >&2; exit 1; fi ;; \
+      *) echo "agentbox: AGENTBOX_DEBIAN_LAYOUT is snapshot or plain" >&2; exit 1 ;; \
+    esac; \
     . /etc/os-release; \
     if [ "${ID:-}" != debian ] || [ "${VERSION_CODENAME:-}" != bookworm ]; then \
       echo "agentbox: agentbox.lock pins packages of Debian bookworm, but the base image is ${PRETTY_NAME:-not Debian}: run agentbox bump" >&2; exit 1; \
@@ -25,9 +39,26 @@ RUN set -eu; \
       *) echo "agentbox: agentbox.lock pins no packages for $arch (agentbox bump pins amd64 arm64)" >&2; exit 1 ;; \
     esac; \
     rm -f /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; \
-    { printf 'deb [check-valid-until=no] %s/debian/%s %s main\n' "$archive" 20261101T000000Z bookworm "$archive" 20261101T000000Z bookworm-updates; \
-      printf 'deb [check-valid-until=no] %s/debian-security/%s %s main\n' "$archive" 20261101T060000Z bookworm-security; } >/etc/apt/sources.list; \
-    apt-get update; \
+    if [ "$layout" = plain ]; then \
+      { printf 'deb %s %s main\n' "$archive" bookworm "$archive" bookworm-updates; \
+        printf 'deb %s %s main\n' "$security" bookworm-security; } >/etc/apt/sources.list; \
+    else \
+      { printf 'deb [check-valid-until=no] %s/debian/%s %s main\n' "$archive" 20261101T000000Z bookworm "$archive" 20261101T000000Z bookworm-updates; \
+        printf 'deb [check-valid-until=no] %s/debian-security/%s %s main\n' "$archive" 20261101T060000Z bookworm-security; } >/etc/apt/sources.list; \
+    fi; \
+    if ! apt-get -o APT::Update::Error-Mode=any update; then \
+      echo "agentbox: apt-get update could not read the Debian archive ($layout layout: $archive $security; apt's errors above name what failed): check the archive in your agentbox settings (debian.archive, debian.security)" >&2; exit 1; \
+    fi; \
+    missing=""; \
+    for p in $pins; do if [ -z "$(apt-cache show "$p" 2>/dev/null)" ]; then missing="$missing $p"; fi; done; \
+    if [ -n "$missing" ]; then \
+      if [ "$layout" = plain ]; then \
+        echo "agentbox: the plain Debian mirror $archive no longer has versions that agentbox.lock pins:$missing. A plain mirror keeps only the current version of each package: run agentbox bump to pin the current ones, or build from a snapshot copy (debian.layout: snapshot), which keeps every version" >&2; \
+      else \
+        echo "agentbox: the Debian archive $archive has not at snapshot 20261101T000000Z the versions that agentbox.lock pins:$missing" >&2; \
+      fi; \
+      exit 1; \
+    fi; \
     apt-get install -y --no-install-recommends $pins; \
     rm -rf /var/lib/apt/lists/*
 
