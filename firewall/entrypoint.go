@@ -23,6 +23,10 @@ const (
 	neverDNSName = "agentbox-never-dns"        // its process's name ($0)
 	filterAddr   = "127.0.0.1"                 // where dnsmasq listens
 	dnsPort      = 53
+	// probeTable is the scratch table in which the entrypoint tries what
+	// the firewall needs of the kernel; each transaction that creates it
+	// deletes it, so it never shows.
+	probeTable = tableName + "_probe"
 )
 
 // entrypointView is what templates/entrypoint.sh.tmpl sees: the constants
@@ -53,6 +57,8 @@ type entrypointView struct {
 	Names                                             []string // sorted
 	NeverNames                                        []string // sorted
 	NeverNameSets                                     string   // their sets, as nftset= names them
+	ProbeTable                                        string   // the scratch table of the kernel's features
+	Zone, LogGroup, LogSnaplen                        int      // rules.nft's, for the features' probes
 }
 
 // renderEntrypoint renders the program installed at EntrypointPath for a
@@ -117,6 +123,10 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 		NftsetFormat:    "nftset=/%s/%s\\n",
 		NftsetV4:        fmt.Sprintf("%s#%s#%s#", v4.nftsetFamily, tableFamily, tableName),
 		NftsetV6:        fmt.Sprintf("%s#%s#%s#", v6.nftsetFamily, tableFamily, tableName),
+		ProbeTable:      tableFamily + " " + probeTable,
+		Zone:            dnsZone,
+		LogGroup:        LogGroup,
+		LogSnaplen:      logSnaplen,
 	}
 	for _, d := range p.Domains {
 		v.Names = append(v.Names, d.Name)

@@ -116,10 +116,8 @@ func planDirect(cfg *generator.Config, project, taskDir string) (*directPlan, er
 	if fi, err := os.Lstat(filepath.Join(top, ".git")); err != nil || !fi.IsDir() {
 		return nil, errors.New("--workspace direct needs the project directory to be the top of a git repository whose .git is a directory")
 	}
-	if fi, err := os.Stat(top); err == nil {
-		if uid, ok := ownerUID(fi); ok && uid != cfg.UID {
-			return nil, fmt.Errorf("--workspace direct: the project directory belongs to uid %d but the agent runs as uid %d (uid: in agentbox.yaml); the agent could not write your files", uid, cfg.UID)
-		}
+	if err := agentCanWrite(top, cfg.UID, cfg.GID); err != nil {
+		return nil, fmt.Errorf("--workspace direct: %w", err)
 	}
 	scan, err := scanWorkTree(top, cfg.Hidden)
 	if err != nil {

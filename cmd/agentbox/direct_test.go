@@ -114,7 +114,7 @@ func TestPlanDirectRefuses(t *testing.T) {
 			os.RemoveAll(filepath.Join(dir, ".git"))
 			writeFile(t, filepath.Join(dir, ".git"), []byte("gitdir: /elsewhere\n"))
 		}, "whose .git is a directory"},
-		{"another owner", func(t *testing.T, _ string, cfg *generator.Config) { cfg.UID++ }, "the agent runs as uid"},
+		{"not writable by the agent", func(t *testing.T, _ string, cfg *generator.Config) { cfg.UID++ }, "does not let the agent"},
 		{"protected symlink", func(t *testing.T, dir string, _ *generator.Config) {
 			os.Symlink("src", filepath.Join(dir, ".claude"))
 		}, ".claude is a symlink"},

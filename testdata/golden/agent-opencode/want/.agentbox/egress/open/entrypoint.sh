@@ -220,11 +220,105 @@ read_hosts() {
 # ---------------------------------------------------------------------------
 # The firewall.
 
-# load_rules loads rules.nft, the upstream resolvers, the host's addresses
-# and the gateways in one transaction.
+# ---------------------------------------------------------------------------
+# What the firewall needs of the kernel.
+#
+# A VM's kernel (Docker Desktop, Colima, OrbStack, a Podman machine) may
+# lack a feature of nftables inside containers, and nobody publishes which.
+# features lists them: each one's name, what the firewall needs it for, and
+# nft commands that use it in the scratch table PROBE_TABLE, which has an
+# output chain "out" and a regular chain "c". load_rules loads them all in
+# the same transaction as rules.nft and before it, in the scratch table,
+# which that transaction deletes again: nothing of it ever shows. If the
+# kernel refuses the transaction, lacking reports the first feature that
+# the kernel refuses alone, in a scratch transaction of its own.
+readonly PROBE_TABLE='inet agentbox_probe'
+readonly PROBE_HEAD="add table $PROBE_TABLE
+add chain $PROBE_TABLE out { type filter hook output priority filter; policy accept; }
+add chain $PROBE_TABLE c
+"
+readonly PROBE_TAIL="delete table $PROBE_TABLE
+"
+
+features() {
+	feature "nftables" "the firewall itself: one table for IPv4 and IPv6, filter chains, matches on a socket's owner and on headers" \
+		"add rule $PROBE_TABLE out meta skuid 0 meta l4proto { tcp, udp } th dport $DNS_PORT ip daddr $FILTER_ADDR jump c" \
+		"add rule $PROBE_TABLE out icmpv6 type nd-neighbor-solicit ip6 hoplimit 255 accept"
+	feature "named counters" "counting refused packets" \
+		"add counter $PROBE_TABLE n" \
+		"add rule $PROBE_TABLE out counter name \"n\""
+	feature "reject" "refusing a connection at once (TCP reset, ICMP administratively prohibited)" \
+		"add rule $PROBE_TABLE out meta l4proto tcp reject with tcp reset" \
+		"add rule $PROBE_TABLE out reject with icmpx admin-prohibited"
+	feature "conntrack" "letting the answers of allowed connections in (ct state)" \
+		"add rule $PROBE_TABLE out ct state established,related accept" \
+		"add rule $PROBE_TABLE out ct state invalid drop"
+	feature "conntrack marks" "ending a timed grant's connections with the grant (ct mark)" \
+		"add rule $PROBE_TABLE out ct mark & 0x00000001 == 0x00000001 drop" \
+		"add rule $PROBE_TABLE out ct mark set ct mark | 0x00000001 accept"
+	feature "NAT redirect" "sending every DNS query to the filter resolver (a nat output chain in the inet family, redirect)" \
+		"add chain $PROBE_TABLE nat { type nat hook output priority -110; policy accept; }" \
+		"add rule $PROBE_TABLE nat udp dport $DNS_PORT redirect to :$DNS_PORT"
+	feature "conntrack zones" "tracking dnsmasq's queries to the upstream resolvers apart from every other uid's flows (ct zone)" \
+		"add chain $PROBE_TABLE raw { type filter hook output priority raw; policy accept; }" \
+		"add rule $PROBE_TABLE raw meta skuid 0 ct zone set 1"
+	feature "NFLOG" "the record of refused packets, which ulogd reads from netlink group 1 (log group)" \
+		"add rule $PROBE_TABLE out log prefix \"agentbox-probe:\" group 1 snaplen 128"
+	feature "named limits" "capping the rate of that record (limit name)" \
+		"add limit $PROBE_TABLE l { rate 5/second burst 50 packets; }" \
+		"add rule $PROBE_TABLE out limit name \"l\" accept"
+	feature "interval sets" "the private and special-purpose ranges and the policy's CIDRs" \
+		"add set $PROBE_TABLE s { type ipv4_addr; flags interval; }" \
+		"add element $PROBE_TABLE s { 10.0.0.0/8, 192.168.0.0/16 }" \
+		"add rule $PROBE_TABLE out ip daddr @s drop"
+	feature "set element timeouts" "timed grants, which the kernel ends on time (agentbox allow)" \
+		"add set $PROBE_TABLE t { type mark . inet_service; flags timeout; }" \
+		"add element $PROBE_TABLE t { 0x00000100 . 443 timeout 1m }" \
+		"add rule $PROBE_TABLE out ct mark . tcp dport @t accept"
+	feature "interval sets of concatenations with timeouts" "timed grants of address ranges and ports (agentbox allow CIDR)" \
+		"add set $PROBE_TABLE g { type ipv6_addr . inet_service; flags interval,timeout; }" \
+		"add element $PROBE_TABLE g { 2001:db8::/32 . 443 timeout 1m }" \
+		"add rule $PROBE_TABLE out ip6 daddr . tcp dport @g accept"
+	feature "IPv6 extension headers" "refusing packets with an IPv6 routing header (exthdr)" \
+		"add rule $PROBE_TABLE out exthdr rt exists drop"
+}
+
+# feature NAME USE COMMAND... is one entry of features. With probing=all it
+# adds the commands to probes; with probing=one it loads them alone in the
+# scratch table and, if the kernel refuses them, sets missing to the
+# feature's name and use and the kernel's answer (unless missing is set).
+feature() {
+	local name=$1 use=$2 cmd cmds="" err
+	shift 2
+	for cmd; do
+		cmds+=$cmd$'\n'
+	done
+	if [[ $probing == all ]]; then
+		probes+=$cmds
+		return 0
+	fi
+	[[ -z $missing ]] || return 0
+	if ! err=$(nft -f - 2>&1 <<<"$PROBE_HEAD$cmds$PROBE_TAIL"); then
+		err=${err#*Error: }
+		missing="$name, which the firewall needs for $use (nftables: ${err%%$'\n'*})"
+	fi
+}
+
+# lacking prints what the first feature that the kernel refuses is and what
+# the firewall needs it for; it fails if the kernel refuses none alone.
+lacking() {
+	local probing=one missing=""
+	features
+	[[ -n $missing ]] && echo "$missing"
+}
+
+# load_rules loads the features' probes in the scratch table, then
+# rules.nft, the upstream resolvers, the host's addresses and the gateways
+# in one transaction.
 load_rules() {
-	local ip cmds
-	cmds="include \"$RULES\""$'\n'
+	local ip cmds probing=all probes=""
+	features
+	cmds="$PROBE_HEAD$probes${PROBE_TAIL}include \"$RULES\""$'\n'
 	for ip in "${host4[@]}"; do
 		cmds+="add element $TABLE $HOST_V4 { $ip }"$'\n'
 	done
@@ -1280,7 +1374,7 @@ warn_low_ports() {
 }
 
 run() {
-	local start=$EPOCHREALTIME status=0 took
+	local start=$EPOCHREALTIME status=0 took missing
 	rules_loaded=0
 	dns_pid=""
 	log_pid=""
@@ -1318,6 +1412,9 @@ run() {
 	fi
 	read_hosts
 	if ! load_rules; then
+		if missing=$(lacking); then
+			log "error: this kernel lacks $missing"
+		fi
 		log "error: loading $RULES failed"
 		exit 1
 	fi
