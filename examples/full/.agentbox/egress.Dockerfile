@@ -9,8 +9,11 @@ ARG DEBIAN_FRONTEND=noninteractive
 # at the lock's exact versions, whatever the day of the build. The archive is
 # Debian's snapshot service unless AGENTBOX_DEBIAN_ARCHIVE names a copy of it
 # (the same layout); apt checks every file against Debian's keys either way.
+# apt trusts the CA of your settings' ca_certificates too (a proxy that
+# intercepts TLS), a build secret that leaves no file behind.
 ARG AGENTBOX_DEBIAN_ARCHIVE
-RUN set -eu; \
+ARG AGENTBOX_CA_SHA256
+RUN --mount=type=secret,id=agentbox_ca,required=false set -eu; \
     archive="${AGENTBOX_DEBIAN_ARCHIVE:-https://snapshot.debian.org/archive}"; \
     case "$archive" in http://*|https://*) ;; *) echo "agentbox: AGENTBOX_DEBIAN_ARCHIVE must be an http:// or https:// URL" >&2; exit 1 ;; esac; \
     case "$archive" in *[!A-Za-z0-9._~:/%@+-]*) echo "agentbox: AGENTBOX_DEBIAN_ARCHIVE has a character no URL of an archive needs" >&2; exit 1 ;; esac; \
@@ -27,9 +30,14 @@ RUN set -eu; \
     rm -f /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; \
     { printf 'deb [check-valid-until=no] %s/debian/%s %s main\n' "$archive" 20261101T000000Z bookworm "$archive" 20261101T000000Z bookworm-updates; \
       printf 'deb [check-valid-until=no] %s/debian-security/%s %s main\n' "$archive" 20261101T060000Z bookworm-security; } >/etc/apt/sources.list; \
-    apt-get update; \
-    apt-get install -y --no-install-recommends $pins; \
-    rm -rf /var/lib/apt/lists/*
+    ca=; \
+    if [ -s /run/secrets/agentbox_ca ]; then \
+      { cat /etc/ssl/certs/ca-certificates.crt 2>/dev/null || true; cat /run/secrets/agentbox_ca; } >/tmp/agentbox-ca.pem; \
+      ca=-oAcquire::https::CAInfo=/tmp/agentbox-ca.pem; \
+    fi; \
+    apt-get $ca update; \
+    apt-get $ca install -y --no-install-recommends $pins; \
+    rm -rf /var/lib/apt/lists/* /tmp/agentbox-ca.pem
 
 # The filter resolver runs as its own user; the firewall exempts only its uid
 # from the DNS redirect, and only towards the upstream resolver.

@@ -12,8 +12,11 @@ ARG NPM_CONFIG_REGISTRY
 # at the lock's exact versions, whatever the day of the build. The archive is
 # Debian's snapshot service unless AGENTBOX_DEBIAN_ARCHIVE names a copy of it
 # (the same layout); apt checks every file against Debian's keys either way.
+# apt trusts the CA of your settings' ca_certificates too (a proxy that
+# intercepts TLS), a build secret that leaves no file behind.
 ARG AGENTBOX_DEBIAN_ARCHIVE
-RUN set -eu; \
+ARG AGENTBOX_CA_SHA256
+RUN --mount=type=secret,id=agentbox_ca,required=false set -eu; \
     archive="${AGENTBOX_DEBIAN_ARCHIVE:-https://snapshot.debian.org/archive}"; \
     case "$archive" in http://*|https://*) ;; *) echo "agentbox: AGENTBOX_DEBIAN_ARCHIVE must be an http:// or https:// URL" >&2; exit 1 ;; esac; \
     case "$archive" in *[!A-Za-z0-9._~:/%@+-]*) echo "agentbox: AGENTBOX_DEBIAN_ARCHIVE has a character no URL of an archive needs" >&2; exit 1 ;; esac; \
@@ -30,10 +33,15 @@ RUN set -eu; \
     rm -f /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; \
     { printf 'deb [check-valid-until=no] %s/debian/%s %s main\n' "$archive" 20261101T000000Z bookworm "$archive" 20261101T000000Z bookworm-updates; \
       printf 'deb [check-valid-until=no] %s/debian-security/%s %s main\n' "$archive" 20261101T060000Z bookworm-security; } >/etc/apt/sources.list; \
-    apt-get update; \
-    apt-get install -y --no-install-recommends $pins; \
-    if ! command -v npm >/dev/null; then apt-get install -y --no-install-recommends $node; fi; \
-    rm -rf /var/lib/apt/lists/*
+    ca=; \
+    if [ -s /run/secrets/agentbox_ca ]; then \
+      { cat /etc/ssl/certs/ca-certificates.crt 2>/dev/null || true; cat /run/secrets/agentbox_ca; } >/tmp/agentbox-ca.pem; \
+      ca=-oAcquire::https::CAInfo=/tmp/agentbox-ca.pem; \
+    fi; \
+    apt-get $ca update; \
+    apt-get $ca install -y --no-install-recommends $pins; \
+    if ! command -v npm >/dev/null; then apt-get $ca install -y --no-install-recommends $node; fi; \
+    rm -rf /var/lib/apt/lists/* /tmp/agentbox-ca.pem
 
 # Replace whatever user the base image has at 1000 with "agent".
 RUN set -eu; \
@@ -46,11 +54,29 @@ RUN set -eu; \
     mkdir -p /var/lib/agentbox/clone; \
     chown 65532:65532 /var/lib/agentbox/clone
 
+# The CA of your settings' ca_certificates (a proxy that intercepts TLS), if
+# any, in the system's trust store; Node's programs (npm, the agent CLIs)
+# keep their own roots and read it from NODE_EXTRA_CA_CERTS. Empty without.
+ARG AGENTBOX_CA_SHA256
+RUN --mount=type=secret,id=agentbox_ca,required=false set -eu; \
+    mkdir -p "$(dirname /usr/local/share/agentbox/ca.pem)"; \
+    : >/usr/local/share/agentbox/ca.pem; \
+    if [ -s /run/secrets/agentbox_ca ]; then \
+      cp /run/secrets/agentbox_ca /usr/local/share/agentbox/ca.pem; \
+      awk '/BEGIN CERTIFICATE/ { n++ } { print > ("/usr/local/share/ca-certificates/agentbox-" n ".crt") }' /usr/local/share/agentbox/ca.pem; \
+      if command -v update-ca-certificates >/dev/null; then update-ca-certificates; fi; \
+    fi
+ENV NODE_EXTRA_CA_CERTS=/usr/local/share/agentbox/ca.pem
+
 # The agent CLI and its whole dependency tree, as agentbox.lock pins them:
 # npm ci installs exactly npm/package-lock.json and checks every tarball
 # against its integrity. The files are root's; the agent cannot change them.
 COPY npm/package.json npm/package-lock.json /opt/agentbox/npm/
-RUN if [ -z "${NPM_CONFIG_REGISTRY:-}" ]; then unset NPM_CONFIG_REGISTRY; fi \
+# The registry's credential, if npm's configuration holds one, is a build
+# secret: an .npmrc that npm reads for this step only.
+RUN --mount=type=secret,id=agentbox_npmrc,required=false \
+    if [ -z "${NPM_CONFIG_REGISTRY:-}" ]; then unset NPM_CONFIG_REGISTRY; fi \
+ && if [ -s /run/secrets/agentbox_npmrc ]; then export NPM_CONFIG_USERCONFIG=/run/secrets/agentbox_npmrc; fi \
  && cd /opt/agentbox/npm \
  && npm ci --omit=dev --no-fund --no-audit --no-update-notifier \
  && ln -s /opt/agentbox/npm/node_modules/.bin/gemini /usr/local/bin/gemini \
