@@ -32,9 +32,9 @@ type AptPlan struct {
 	DefaultArchive   string
 	Node             bool // install Node when the base image has no npm
 	Arches           []AptArch
-	// The build secret with the settings' CA, which apt trusts, and the
-	// build argument with its digest (internal/settings).
-	SecretCA, SecretCAPath, CASumArg string
+	// The build secret with the settings' CA, which apt trusts for the
+	// step (internal/settings).
+	SecretCA, SecretCAPath string
 }
 
 // AptArch holds one architecture's name=version pins.
@@ -107,7 +107,7 @@ func aptPlan(s imageSpec, pkgs []debianPackage, node bool, lock *images.Lock, er
 	}
 	ap := &AptPlan{Release: release, Snapshot: d.Snapshot, SecuritySnapshot: d.SecuritySnapshot,
 		DefaultArchive: images.DebianArchive, Node: node,
-		SecretCA: settings.SecretCA, SecretCAPath: settings.SecretCAPath, CASumArg: settings.EnvCASum}
+		SecretCA: settings.SecretCA, SecretCAPath: settings.SecretCAPath}
 	for _, arch := range slices.Sorted(maps.Keys(d.Pins[release])) {
 		pins := d.Pins[release][arch]
 		a := AptArch{Arch: arch}

@@ -12,7 +12,6 @@ ARG DEBIAN_FRONTEND=noninteractive
 # apt trusts the CA of your settings' ca_certificates too (a proxy that
 # intercepts TLS), a build secret that leaves no file behind.
 ARG AGENTBOX_DEBIAN_ARCHIVE
-ARG AGENTBOX_CA_SHA256
 RUN --mount=type=secret,id=agentbox_ca,required=false set -eu; \
     archive="${AGENTBOX_DEBIAN_ARCHIVE:-https://snapshot.debian.org/archive}"; \
     case "$archive" in http://*|https://*) ;; *) echo "agentbox: AGENTBOX_DEBIAN_ARCHIVE must be an http:// or https:// URL" >&2; exit 1 ;; esac; \
