@@ -693,6 +693,7 @@ func testNPMAgent(e *env) {
 	checkTaskState(e, p)
 	checkLogin(e, p, npm)
 	checkTamperRefused(e, p)
+	checkNPMTokenAndCA(e, p)
 }
 
 // checkTaskState: two tasks of an agent with a state volume (claude's

@@ -50,7 +50,9 @@ func New() (*CA, error) {
 	return &CA{cert: cert, key: key, PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}, nil
 }
 
-// Server returns a server certificate for the IP addresses and names.
+// Server returns a server certificate for the IP addresses and names, its
+// chain ending in the CA's own certificate, as an intercepting proxy sends
+// it (npm then reports SELF_SIGNED_CERT_IN_CHAIN).
 func (ca *CA) Server(ips []net.IP, names ...string) (tls.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -70,5 +72,5 @@ func (ca *CA) Server(ips []net.IP, names ...string) (tls.Certificate, error) {
 	if err != nil {
 		return tls.Certificate{}, err
 	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+	return tls.Certificate{Certificate: [][]byte{der, ca.cert.Raw}, PrivateKey: key}, nil
 }
