@@ -21,8 +21,8 @@ import (
 const (
 	// SecretNPMRC is an .npmrc with the registry in use and its
 	// credential (npm.AuthFromConfig), for npm ci.
-	SecretNPMRC    = "agentbox_npmrc"
-	EnvBuildNPMRC  = "AGENTBOX_BUILD_NPMRC"
+	SecretNPMRC     = "agentbox_npmrc"
+	EnvBuildNPMRC   = "AGENTBOX_BUILD_NPMRC"
 	SecretNPMRCPath = "/run/secrets/" + SecretNPMRC
 	// SecretCA is the PEM of ca_certificates, for apt and npm during the
 	// build; the agent image also keeps it in its trust store (certificates
