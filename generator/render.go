@@ -99,7 +99,7 @@ type view struct {
 	SecretCAPath, SecretNPMRCPath string
 	BuildCAEnv, BuildNPMRCEnv     string
 	CASumArg                      string
-	CAFile                        string
+	CAFile, CADir                 string
 	ProxyBlank                    []string
 }
 
@@ -172,6 +172,7 @@ func render(p *Plan) (map[string][]byte, error) {
 		BuildNPMRCEnv:   settings.EnvBuildNPMRC,
 		CASumArg:        settings.EnvCASum,
 		CAFile:          CAFile,
+		CADir:           path.Dir(CAFile),
 		ProxyBlank:      proxyBlank(p),
 	}
 	files := map[string][]byte{}

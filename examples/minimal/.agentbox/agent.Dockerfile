@@ -58,7 +58,7 @@ RUN set -eu; \
 # keep their own roots and read it from NODE_EXTRA_CA_CERTS. Empty without.
 ARG AGENTBOX_CA_SHA256
 RUN --mount=type=secret,id=agentbox_ca,required=false set -eu; \
-    mkdir -p "$(dirname /usr/local/share/agentbox/ca.pem)"; \
+    mkdir -p /usr/local/share/agentbox /usr/local/share/ca-certificates; \
     : >/usr/local/share/agentbox/ca.pem; \
     if [ -s /run/secrets/agentbox_ca ]; then \
       cp /run/secrets/agentbox_ca /usr/local/share/agentbox/ca.pem; \
