@@ -23,6 +23,7 @@ import (
 // image's history, the CA is in the agent image for the agent CLIs.
 func checkNPMTokenAndCA(e *env, p *project) {
 	t := e.t
+	e.trackImages(p.name) // the builds below untag the agent image
 	token := "e2e-npm-token-" + e.runID
 	dir := filepath.Join(e.work, "npmca")
 	caFile := filepath.Join(dir, "ca.pem")
