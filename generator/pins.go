@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/settings"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
 
@@ -31,6 +32,9 @@ type AptPlan struct {
 	DefaultArchive   string
 	Node             bool // install Node when the base image has no npm
 	Arches           []AptArch
+	// The build secret with the settings' CA, which apt trusts for the
+	// step (internal/settings).
+	SecretCA, SecretCAPath string
 }
 
 // AptArch holds one architecture's name=version pins.
@@ -102,7 +106,8 @@ func aptPlan(s imageSpec, pkgs []debianPackage, node bool, lock *images.Lock, er
 		return nil
 	}
 	ap := &AptPlan{Release: release, Snapshot: d.Snapshot, SecuritySnapshot: d.SecuritySnapshot,
-		DefaultArchive: images.DebianArchive, Node: node}
+		DefaultArchive: images.DebianArchive, Node: node,
+		SecretCA: settings.SecretCA, SecretCAPath: settings.SecretCAPath}
 	for _, arch := range slices.Sorted(maps.Keys(d.Pins[release])) {
 		pins := d.Pins[release][arch]
 		a := AptArch{Arch: arch}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/internal/settings"
 	"github.com/agentbox-dev/agentbox/internal/shquote"
 	"github.com/agentbox-dev/agentbox/templates"
 )
@@ -91,6 +92,45 @@ type view struct {
 	ImageProfileSelector string
 	ImageProfilesDir     string
 	ImageProfileLink     string
+
+	// Builds: the secrets and the CA (internal/settings), and the proxy
+	// variables the agent's environment blanks.
+	SecretCA, SecretNPMRC         string
+	SecretCAPath, SecretNPMRCPath string
+	BuildCAEnv, BuildNPMRCEnv     string
+	CASumArg                      string
+	CAFile, CADir                 string
+	ProxyBlank                    []string
+}
+
+// CAFile is where the agent image keeps the settings' ca_certificates
+// (empty without any), named by NODE_EXTRA_CA_CERTS for npm and the agent
+// CLIs, which use Node's own roots; the system's trust store gets a copy
+// of each certificate (/usr/local/share/ca-certificates/agentbox-N.crt).
+const CAFile = "/usr/local/share/agentbox/ca.pem"
+
+// proxyVars are the proxy variables docker compose copies from
+// ~/.docker/config.json into every container it creates.
+var proxyVars = []string{"ALL_PROXY", "FTP_PROXY", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY",
+	"all_proxy", "ftp_proxy", "https_proxy", "http_proxy", "no_proxy"}
+
+// proxyBlank are the proxy variables the agent's environment sets empty:
+// those agentbox.yaml does not set (env or secrets).
+func proxyBlank(p *Plan) []string {
+	set := map[string]bool{}
+	for _, e := range p.Env {
+		set[e.Name] = true
+	}
+	for _, n := range p.Secrets {
+		set[n] = true
+	}
+	var out []string
+	for _, v := range proxyVars {
+		if !set[v] {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // render turns a plan into file contents. It is pure: the same plan gives
@@ -123,6 +163,17 @@ func render(p *Plan) (map[string][]byte, error) {
 		ImageProfileSelector: ImageProfileSelector,
 		ImageProfilesDir:     ImageProfilesDir,
 		ImageProfileLink:     ImageProfileLink,
+
+		SecretCA:        settings.SecretCA,
+		SecretNPMRC:     settings.SecretNPMRC,
+		SecretCAPath:    settings.SecretCAPath,
+		SecretNPMRCPath: settings.SecretNPMRCPath,
+		BuildCAEnv:      settings.EnvBuildCA,
+		BuildNPMRCEnv:   settings.EnvBuildNPMRC,
+		CASumArg:        settings.EnvCASum,
+		CAFile:          CAFile,
+		CADir:           path.Dir(CAFile),
+		ProxyBlank:      proxyBlank(p),
 	}
 	files := map[string][]byte{}
 	for path, name := range map[string]string{

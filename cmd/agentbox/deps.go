@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"net/http"
 	"os"
 	"time"
 
@@ -58,19 +59,16 @@ type deps struct {
 // named by the Docker and npm configurations, and the running sandbox.
 func realDeps() deps {
 	return deps{
-		settings: func() (settings.Settings, error) { return settings.Load(settings.Path(), os.Getenv) },
-		resolver: func(settings.Settings) imageRegistry {
-			return images.NewRegistryResolver(images.RegistryOptions{})
+		settings: loadSettings,
+		resolver: func(s settings.Settings) imageRegistry {
+			return images.NewRegistryResolver(images.RegistryOptions{Transport: transport(s)})
 		},
 		npm: func(dir string, s settings.Settings) npm.Source {
-			reg := s.NPM.Registry
-			if reg == "" {
-				reg = npm.RegistryFromConfig(dir, os.Getenv)
-			}
-			return npm.NewClient(npm.Options{Registry: reg})
+			return npmClient(dir, s, os.Getenv)
 		},
 		debian: func(s settings.Settings) generator.DebianArchive {
-			return &debian.Archive{Base: debianArchive(s), Layout: s.Debian.Layout, Security: s.Debian.Security}
+			return &debian.Archive{Base: debianArchive(s), Layout: s.Debian.Layout, Security: s.Debian.Security,
+				Client: &http.Client{Transport: transport(s)}}
 		},
 		now:       time.Now,
 		bundle:    composeBundle,
@@ -81,6 +79,40 @@ func realDeps() deps {
 		user:      hostUser,
 		up:        upSandbox,
 	}
+}
+
+// loadSettings reads the user's settings and checks that their
+// certificates can be read: every client of bump trusts them.
+func loadSettings() (settings.Settings, error) {
+	s, err := settings.Load(settings.Path(), os.Getenv)
+	if err != nil {
+		return s, err
+	}
+	_, err = s.CAPEM()
+	return s, err
+}
+
+// transport is the HTTP transport of bump's clients: proxies from the
+// environment, and the system's roots with the settings' ca_certificates
+// (loadSettings checked that they can be read).
+func transport(s settings.Settings) http.RoundTripper {
+	t, err := s.Transport()
+	if err != nil {
+		return http.DefaultTransport
+	}
+	return t
+}
+
+// npmClient is bump's client of the npm registry in use (the settings',
+// else npm's own configuration), with the credential npm's configuration
+// holds for it.
+func npmClient(dir string, s settings.Settings, getenv func(string) string) *npm.Client {
+	reg := s.NPM.Registry
+	if reg == "" {
+		reg = npm.RegistryFromConfig(dir, getenv)
+	}
+	return npm.NewClient(npm.Options{Registry: reg, Transport: transport(s),
+		Authorization: npm.AuthFromConfig(reg, dir, getenv).Header})
 }
 
 // debianArchive is the copy of Debian's archive the settings name (a

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/internal/npm"
 	"github.com/agentbox-dev/agentbox/internal/settings"
 )
 
@@ -46,12 +47,25 @@ func hostAddrs(interfaceAddrs func() ([]net.Addr, error)) []string {
 	return out
 }
 
+// buildNPMRC is the .npmrc that builds get as a secret: the registry in
+// use (the settings', else npm's configuration as the working directory
+// sees it) with the credential npm's configuration holds for it; "" when
+// it holds none.
+func buildNPMRC(s settings.Settings, getenv func(string) string) string {
+	reg := s.NPM.Registry
+	if reg == "" {
+		reg = npm.RegistryFromConfig("", getenv)
+	}
+	return npm.AuthFromConfig(reg, "", getenv).NPMRC
+}
+
 // composeEnviron is composeEnv of this process for the docker compose
 // command named, with what that command needs of the user's files: up (the
 // one command that creates containers, and so the one that reads the values
 // of secrets) gets the variables of the secrets file that the environment
 // does not set; up and build (the commands that build images) get the
-// user's settings (mirrors, registries). Other commands read neither file:
+// user's settings (mirrors, registries) and the build secrets
+// (settings.BuildSecrets: the npm credential, the CA). Other commands read neither file:
 // a bad one cannot keep the sandbox from stopping.
 func composeEnviron(command string) ([]string, error) {
 	env := composeEnv(os.Environ(), net.InterfaceAddrs)
@@ -62,7 +76,10 @@ func composeEnviron(command string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	env = s.BuildEnv(env)
+	env, err = s.BuildSecrets(s.BuildEnv(env), buildNPMRC(s, os.Getenv))
+	if err != nil {
+		return nil, err
+	}
 	if command != "up" {
 		return env, nil
 	}

@@ -699,6 +699,7 @@ func testNPMAgent(e *env) {
 	checkTaskState(e, p)
 	checkLogin(e, p, stand)
 	checkTamperRefused(e, p)
+	checkNPMTokenAndCA(e, p)
 }
 
 // checkUnreachableArchive: a build whose Debian archive does not answer

@@ -34,6 +34,9 @@ type Options struct {
 	Transport http.RoundTripper // nil = http.DefaultTransport
 	Timeout   time.Duration     // 0 = 30 s
 	Attempts  int               // 0 = 4
+	// Authorization is the header sent with every request to the
+	// registry (AuthFromConfig's Header), "" for none.
+	Authorization string
 	// ConfigGet asks npm for its registry when Registry is empty; nil =
 	// the package's ConfigGet.
 	ConfigGet func(ctx context.Context) (string, error)
@@ -57,6 +60,7 @@ type Client struct {
 	timeout  time.Duration
 	attempts int
 	first    time.Duration // the first wait before a retry
+	auth     string        // the Authorization header, "" for none
 	// configGet asks npm for its registry when registry is empty.
 	configGet func(ctx context.Context) (string, error)
 }
@@ -84,6 +88,7 @@ func NewClient(o Options) *Client {
 		attempts:  o.Attempts,
 		first:     firstBackoff,
 		configGet: o.ConfigGet,
+		auth:      o.Authorization,
 	}
 	c.setRegistry(o.Registry)
 	return c
@@ -226,6 +231,9 @@ func (c *Client) getOnce(ctx context.Context, u string) ([]byte, error) {
 	}
 	req.Header.Set("Accept", "application/vnd.npm.install-v1+json")
 	req.Header.Set("User-Agent", "agentbox")
+	if c.auth != "" {
+		req.Header.Set("Authorization", c.auth)
+	}
 	resp, err := c.client.Do(req)
 	if err != nil {
 		return nil, err

@@ -27,6 +27,11 @@
 // other bytes for that version's tarball (and its document the new
 // integrity), so that a lock file made before no longer matches.
 //
+// -npm-token TOKEN makes the npm registry answer 401 to every request
+// without "Authorization: Bearer TOKEN"; -npm-tls-ca FILE serves it over
+// TLS with a certificate of a new test CA (a proxy that intercepts TLS),
+// whose certificate it writes to FILE.
+//
 // -debian-addr serves /debian/TS/PATH and /debian-security/TS/PATH (TS as in
 // 20250520T000000Z) from the machine's own apt mirrors (debian.go), and the
 // same as a plain mirror: /plain/debian/PATH and /plain/debian-security/PATH.
@@ -39,6 +44,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -51,6 +57,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/internal/testing/testca"
 	"github.com/google/go-containerregistry/pkg/registry"
 )
 
@@ -68,6 +75,7 @@ type config struct {
 	npmAddr, npmSpec, npmTarball, npmBin string
 	npmTree                              bool
 	npmTamper                            string
+	npmToken, npmTLSCA                   string
 	debianAddr, debianMirror             string
 	debianSecurityMirror, aptDir         string
 	verbose                              bool
@@ -84,6 +92,8 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.npmBin, "npm-bin", "", "the command of the generated package (default: the agent's command, or the package's base name)")
 	fs.BoolVar(&c.npmTree, "npm-tree", false, "also serve a generated dependency tree that the package depends on")
 	fs.StringVar(&c.npmTamper, "npm-tamper", "", "serve changed tarball bytes for NAME@VERSION from the start")
+	fs.StringVar(&c.npmToken, "npm-token", "", "answer 401 to npm requests without \"Authorization: Bearer TOKEN\"")
+	fs.StringVar(&c.npmTLSCA, "npm-tls-ca", "", "serve npm over TLS with a certificate of a new test CA, whose certificate it writes to this file")
 	fs.StringVar(&c.debianAddr, "debian-addr", "", "listen address of the Debian snapshot stand-in (empty: none)")
 	fs.StringVar(&c.debianMirror, "debian-mirror", "", "the Debian mirror to proxy (default: from apt's sources)")
 	fs.StringVar(&c.debianSecurityMirror, "debian-security-mirror", "", "the Debian security mirror to proxy (default: from apt's sources)")
@@ -98,8 +108,8 @@ func parseFlags(args []string) (config, error) {
 	if c.addr == "" && c.npmAddr == "" && c.debianAddr == "" {
 		return c, errors.New("nothing to serve: -addr, -npm-addr and -debian-addr are all empty")
 	}
-	if c.npmAddr == "" && (c.npmSpec != "" || c.npmTarball != "" || c.npmBin != "" || c.npmTree || c.npmTamper != "") {
-		return c, errors.New("-npm-package, -npm-tarball, -npm-bin, -npm-tree and -npm-tamper need -npm-addr")
+	if c.npmAddr == "" && (c.npmSpec != "" || c.npmTarball != "" || c.npmBin != "" || c.npmTree || c.npmTamper != "" || c.npmToken != "" || c.npmTLSCA != "") {
+		return c, errors.New("-npm-package, -npm-tarball, -npm-bin, -npm-tree, -npm-tamper, -npm-token and -npm-tls-ca need -npm-addr")
 	}
 	if c.npmTree && c.npmTarball != "" {
 		return c, errors.New("-npm-tree serves a generated package: it excludes -npm-tarball")
@@ -144,6 +154,9 @@ func handlers(c config) (reg, npm, debian http.Handler, err error) {
 		if npm, err = npmHandler(c); err != nil {
 			return nil, nil, nil, err
 		}
+		if c.npmToken != "" {
+			npm = requireToken(c.npmToken, npm)
+		}
 	}
 	if c.debianAddr != "" {
 		if debian, err = debianHandler(c); err != nil {
@@ -160,18 +173,27 @@ func start(c config) (*servers, error) {
 	if err != nil {
 		return s, err
 	}
+	npmTLS, err := npmTLSConfig(c.npmTLSCA)
+	if err != nil {
+		return s, err
+	}
+	npmLine := "npm http://%s/"
+	if npmTLS != nil {
+		npmLine = "npm https://%s/"
+	}
 	for _, srv := range []struct {
 		what, addr, line string
 		h                http.Handler
+		tls              *tls.Config
 	}{
-		{"registry", c.addr, "registry %s", reg},
-		{"npm", c.npmAddr, "npm http://%s/", npm},
-		{"debian", c.debianAddr, "debian http://%s/", debian},
+		{"registry", c.addr, "registry %s", reg, nil},
+		{"npm", c.npmAddr, npmLine, npm, npmTLS},
+		{"debian", c.debianAddr, "debian http://%s/", debian, nil},
 	} {
 		if srv.h == nil {
 			continue
 		}
-		a, err := s.serve(srv.what, srv.addr, srv.h, c.verbose)
+		a, err := s.serve(srv.what, srv.addr, srv.h, srv.tls, c.verbose)
 		if err != nil {
 			return s, err
 		}
@@ -180,10 +202,13 @@ func start(c config) (*servers, error) {
 	return s, nil
 }
 
-func (s *servers) serve(what, listen string, h http.Handler, verbose bool) (net.Addr, error) {
+func (s *servers) serve(what, listen string, h http.Handler, tlsConf *tls.Config, verbose bool) (net.Addr, error) {
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if tlsConf != nil {
+		ln = tls.NewListener(ln, tlsConf)
 	}
 	if verbose {
 		h = logRequests(what, h)
@@ -196,6 +221,38 @@ func (s *servers) serve(what, listen string, h http.Handler, verbose bool) (net.
 		}
 	}()
 	return ln.Addr(), nil
+}
+
+// npmTLSConfig makes a test CA, writes its certificate to caFile and
+// returns a TLS configuration with a certificate it signed for every
+// address of this machine (build containers reach the server on the
+// Docker bridge's); nil for caFile "".
+func npmTLSConfig(caFile string) (*tls.Config, error) {
+	if caFile == "" {
+		return nil, nil
+	}
+	ca, err := testca.New()
+	if err != nil {
+		return nil, err
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, err
+	}
+	var ips []net.IP
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			ips = append(ips, n.IP)
+		}
+	}
+	cert, err := ca.Server(ips, "localhost")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(caFile, ca.PEM, 0o644); err != nil {
+		return nil, fmt.Errorf("-npm-tls-ca: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
 // npmHandler is the fake npm registry: one package, or the tree.

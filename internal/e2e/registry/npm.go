@@ -318,7 +318,7 @@ func versionDoc(r *http.Request, p *npmPackage, abbrev bool) map[string]any {
 	}
 	v["name"], v["version"] = p.name, p.version
 	v["dist"] = map[string]any{
-		"tarball":   "http://" + r.Host + "/" + p.name + "/-/" + p.file,
+		"tarball":   scheme(r) + "://" + r.Host + "/" + p.name + "/-/" + p.file,
 		"shasum":    p.shasum,
 		"integrity": p.integrity,
 	}
@@ -359,4 +359,25 @@ func writeJSON(w http.ResponseWriter, r *http.Request, v any, ctype string) {
 		return
 	}
 	_, _ = w.Write(b)
+}
+
+// scheme is the request's: https over TLS.
+func scheme(r *http.Request) string {
+	if r.TLS != nil {
+		return "https"
+	}
+	return "http"
+}
+
+// requireToken makes h answer 401 to a request without
+// "Authorization: Bearer TOKEN", as a registry that wants a token does.
+func requireToken(token string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="agentbox-e2e"`)
+			http.Error(w, `{"error":"authentication required"}`, http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

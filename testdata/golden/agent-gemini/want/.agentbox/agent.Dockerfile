@@ -14,11 +14,12 @@ ARG NPM_CONFIG_REGISTRY
 # AGENTBOX_DEBIAN_LAYOUT=plain, a plain mirror (its security archive at
 # AGENTBOX_DEBIAN_SECURITY), which holds only the current versions. apt checks
 # every file against Debian's keys either way, and stops at an archive it
-# cannot read.
+# cannot read. apt trusts the CA of your settings' ca_certificates too (a
+# proxy that intercepts TLS), a build secret that leaves no file behind.
 ARG AGENTBOX_DEBIAN_ARCHIVE
 ARG AGENTBOX_DEBIAN_LAYOUT
 ARG AGENTBOX_DEBIAN_SECURITY
-RUN set -eu; \
+RUN --mount=type=secret,id=agentbox_ca,required=false set -eu; \
     archive="${AGENTBOX_DEBIAN_ARCHIVE:-https://snapshot.debian.org/archive}"; \
     layout="${AGENTBOX_DEBIAN_LAYOUT:-snapshot}"; \
     security="${AGENTBOX_DEBIAN_SECURITY:-}"; \
@@ -49,7 +50,12 @@ RUN set -eu; \
       { printf 'deb [check-valid-until=no] %s/debian/%s %s main\n' "$archive" 20261101T000000Z bookworm "$archive" 20261101T000000Z bookworm-updates; \
         printf 'deb [check-valid-until=no] %s/debian-security/%s %s main\n' "$archive" 20261101T060000Z bookworm-security; } >/etc/apt/sources.list; \
     fi; \
-    if ! apt-get -o APT::Update::Error-Mode=any update; then \
+    ca=; \
+    if [ -s /run/secrets/agentbox_ca ]; then \
+      { cat /etc/ssl/certs/ca-certificates.crt 2>/dev/null || true; cat /run/secrets/agentbox_ca; } >/tmp/agentbox-ca.pem; \
+      ca=-oAcquire::https::CAInfo=/tmp/agentbox-ca.pem; \
+    fi; \
+    if ! apt-get $ca -o APT::Update::Error-Mode=any update; then \
       echo "agentbox: apt-get update could not read the Debian archive ($layout layout: $archive $security; apt's errors above name what failed): check the archive in your agentbox settings (debian.archive, debian.security)" >&2; exit 1; \
     fi; \
     if ! command -v npm >/dev/null; then pins="$pins $node"; fi; \
@@ -63,8 +69,8 @@ RUN set -eu; \
       fi; \
       exit 1; \
     fi; \
-    apt-get install -y --no-install-recommends $pins; \
-    rm -rf /var/lib/apt/lists/*
+    apt-get $ca install -y --no-install-recommends $pins; \
+    rm -rf /var/lib/apt/lists/* /tmp/agentbox-ca.pem
 
 # Replace whatever user the base image has at 1000 with "agent".
 RUN set -eu; \
@@ -77,11 +83,29 @@ RUN set -eu; \
     mkdir -p /var/lib/agentbox/clone; \
     chown 65532:65532 /var/lib/agentbox/clone
 
+# The CA of your settings' ca_certificates (a proxy that intercepts TLS), if
+# any, in the system's trust store; Node's programs (npm, the agent CLIs)
+# keep their own roots and read it from NODE_EXTRA_CA_CERTS. Empty without.
+ARG AGENTBOX_CA_SHA256
+RUN --mount=type=secret,id=agentbox_ca,required=false set -eu; \
+    mkdir -p /usr/local/share/agentbox /usr/local/share/ca-certificates; \
+    : >/usr/local/share/agentbox/ca.pem; \
+    if [ -s /run/secrets/agentbox_ca ]; then \
+      cp /run/secrets/agentbox_ca /usr/local/share/agentbox/ca.pem; \
+      awk '/BEGIN CERTIFICATE/ { n++ } { print > ("/usr/local/share/ca-certificates/agentbox-" n ".crt") }' /usr/local/share/agentbox/ca.pem; \
+      if command -v update-ca-certificates >/dev/null; then update-ca-certificates; fi; \
+    fi
+ENV NODE_EXTRA_CA_CERTS=/usr/local/share/agentbox/ca.pem
+
 # The agent CLI and its whole dependency tree, as agentbox.lock pins them:
 # npm ci installs exactly npm/package-lock.json and checks every tarball
 # against its integrity. The files are root's; the agent cannot change them.
 COPY npm/package.json npm/package-lock.json /opt/agentbox/npm/
-RUN if [ -z "${NPM_CONFIG_REGISTRY:-}" ]; then unset NPM_CONFIG_REGISTRY; fi \
+# The registry's credential, if npm's configuration holds one, is a build
+# secret: an .npmrc that npm reads for this step only.
+RUN --mount=type=secret,id=agentbox_npmrc,required=false \
+    if [ -z "${NPM_CONFIG_REGISTRY:-}" ]; then unset NPM_CONFIG_REGISTRY; fi \
+ && if [ -s /run/secrets/agentbox_npmrc ]; then export NPM_CONFIG_USERCONFIG=/run/secrets/agentbox_npmrc; fi \
  && cd /opt/agentbox/npm \
  && npm ci --omit=dev --no-fund --no-audit --no-update-notifier \
  && ln -s /opt/agentbox/npm/node_modules/.bin/gemini /usr/local/bin/gemini \

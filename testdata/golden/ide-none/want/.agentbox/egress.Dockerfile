@@ -11,11 +11,12 @@ ARG DEBIAN_FRONTEND=noninteractive
 # AGENTBOX_DEBIAN_LAYOUT=plain, a plain mirror (its security archive at
 # AGENTBOX_DEBIAN_SECURITY), which holds only the current versions. apt checks
 # every file against Debian's keys either way, and stops at an archive it
-# cannot read.
+# cannot read. apt trusts the CA of your settings' ca_certificates too (a
+# proxy that intercepts TLS), a build secret that leaves no file behind.
 ARG AGENTBOX_DEBIAN_ARCHIVE
 ARG AGENTBOX_DEBIAN_LAYOUT
 ARG AGENTBOX_DEBIAN_SECURITY
-RUN set -eu; \
+RUN --mount=type=secret,id=agentbox_ca,required=false set -eu; \
     archive="${AGENTBOX_DEBIAN_ARCHIVE:-https://snapshot.debian.org/archive}"; \
     layout="${AGENTBOX_DEBIAN_LAYOUT:-snapshot}"; \
     security="${AGENTBOX_DEBIAN_SECURITY:-}"; \
@@ -46,7 +47,12 @@ RUN set -eu; \
       { printf 'deb [check-valid-until=no] %s/debian/%s %s main\n' "$archive" 20261101T000000Z bookworm "$archive" 20261101T000000Z bookworm-updates; \
         printf 'deb [check-valid-until=no] %s/debian-security/%s %s main\n' "$archive" 20261101T060000Z bookworm-security; } >/etc/apt/sources.list; \
     fi; \
-    if ! apt-get -o APT::Update::Error-Mode=any update; then \
+    ca=; \
+    if [ -s /run/secrets/agentbox_ca ]; then \
+      { cat /etc/ssl/certs/ca-certificates.crt 2>/dev/null || true; cat /run/secrets/agentbox_ca; } >/tmp/agentbox-ca.pem; \
+      ca=-oAcquire::https::CAInfo=/tmp/agentbox-ca.pem; \
+    fi; \
+    if ! apt-get $ca -o APT::Update::Error-Mode=any update; then \
       echo "agentbox: apt-get update could not read the Debian archive ($layout layout: $archive $security; apt's errors above name what failed): check the archive in your agentbox settings (debian.archive, debian.security)" >&2; exit 1; \
     fi; \
     missing=""; \
@@ -59,8 +65,8 @@ RUN set -eu; \
       fi; \
       exit 1; \
     fi; \
-    apt-get install -y --no-install-recommends $pins; \
-    rm -rf /var/lib/apt/lists/*
+    apt-get $ca install -y --no-install-recommends $pins; \
+    rm -rf /var/lib/apt/lists/* /tmp/agentbox-ca.pem
 
 # The filter resolver runs as its own user; the firewall exempts only its uid
 # from the DNS redirect, and only towards the upstream resolver.

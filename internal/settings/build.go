@@ -1,0 +1,124 @@
+package settings
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+)
+
+// What builds get beyond build arguments: BuildKit secrets (compose's
+// build.secrets), which a RUN step mounts as a file for its own duration,
+// so that they are in no layer, no image history and no generated file.
+// Docker compose reads each from a variable of its own environment, which
+// agentbox sets for up, run and build; unset, the secret is absent.
+const (
+	// SecretNPMRC is an .npmrc with the registry in use and its
+	// credential (npm.AuthFromConfig), for npm ci.
+	SecretNPMRC     = "agentbox_npmrc"
+	EnvBuildNPMRC   = "AGENTBOX_BUILD_NPMRC"
+	SecretNPMRCPath = "/run/secrets/" + SecretNPMRC
+	// SecretCA is the PEM of ca_certificates, for apt and npm during the
+	// build; the agent image also keeps it in its trust store (certificates
+	// are no secret: the secret mount only carries a file that is not in
+	// the build context).
+	SecretCA     = "agentbox_ca"
+	EnvBuildCA   = "AGENTBOX_BUILD_CA"
+	SecretCAPath = "/run/secrets/" + SecretCA
+	// EnvCASum is a build argument: the SHA-256 of the certificates, so
+	// that a changed CA rebuilds the steps that use it (a secret's content
+	// is not part of BuildKit's cache key).
+	EnvCASum = "AGENTBOX_CA_SHA256"
+)
+
+// CAPEM reads ca_certificates: every file must hold one or more PEM
+// certificates and nothing else. nil without any.
+func (s Settings) CAPEM() ([]byte, error) {
+	var out bytes.Buffer
+	for i, path := range s.CACertificates {
+		key := fmt.Sprintf("ca_certificates[%d]", i)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", s.source(key), key, err)
+		}
+		n := 0
+		for rest := data; ; {
+			var b *pem.Block
+			b, rest = pem.Decode(rest)
+			if b == nil {
+				if len(bytes.TrimSpace(rest)) > 0 || n == 0 {
+					return nil, fmt.Errorf("%s: %s: %s holds something other than PEM certificates", s.source(key), key, path)
+				}
+				break
+			}
+			if b.Type != "CERTIFICATE" {
+				return nil, fmt.Errorf("%s: %s: %s holds a PEM %q block, not a certificate", s.source(key), key, path, b.Type)
+			}
+			if _, err := x509.ParseCertificate(b.Bytes); err != nil {
+				return nil, fmt.Errorf("%s: %s: %s: %w", s.source(key), key, path, err)
+			}
+			if err := pem.Encode(&out, &pem.Block{Type: "CERTIFICATE", Bytes: b.Bytes}); err != nil {
+				return nil, err
+			}
+			n++
+		}
+	}
+	if out.Len() == 0 {
+		return nil, nil
+	}
+	return out.Bytes(), nil
+}
+
+// Transport is http.DefaultTransport (proxies from the environment
+// included) trusting ca_certificates beside the system's roots: bump's
+// clients of the npm registry, Debian's archive and image registries.
+func (s Settings) Transport() (*http.Transport, error) {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	pemData, err := s.CAPEM()
+	if err != nil || pemData == nil {
+		return t, err
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pemData) {
+		return nil, errors.New("agentbox settings: ca_certificates: no certificate to add")
+	}
+	t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return t, nil
+}
+
+// BuildSecrets adds to environ what builds need of the secrets and the
+// CA: EnvBuildNPMRC (npmrc, "" for none), EnvBuildCA and EnvCASum. The
+// caller's own values of those variables are dropped.
+func (s Settings) BuildSecrets(environ []string, npmrc string) ([]string, error) {
+	pemData, err := s.CAPEM()
+	if err != nil {
+		return nil, err
+	}
+	vars := map[string]string{EnvBuildNPMRC: npmrc}
+	if pemData != nil {
+		sum := sha256.Sum256(pemData)
+		vars[EnvBuildCA], vars[EnvCASum] = string(pemData), hex.EncodeToString(sum[:])
+	}
+	var out []string
+	for _, kv := range environ {
+		k, _, _ := bytes.Cut([]byte(kv), []byte("="))
+		if ks := string(k); ks != EnvBuildNPMRC && ks != EnvBuildCA && ks != EnvCASum {
+			out = append(out, kv)
+		}
+	}
+	for _, k := range []string{EnvBuildCA, EnvBuildNPMRC, EnvCASum} {
+		if v := vars[k]; v != "" {
+			out = append(out, k+"="+v)
+		}
+	}
+	return out, nil
+}
