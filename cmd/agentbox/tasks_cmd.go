@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/gitgate"
 	"github.com/spf13/cobra"
 )
 
@@ -228,7 +229,7 @@ func taskLogs(ctx context.Context, dir, name string, follow bool, stdout, stderr
 
 func newStopCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 	var asJSON bool
-	c := taskCmd(dir, "stop TASK", "End a task now (its result says stopped, exit 130) and collect its branch", func(ctx context.Context, o *taskOptions, rec *taskRecord) error {
+	c := taskCmd(dir, "stop TASK", "End a task now and collect its branch; exits 0 (the summary keeps the task's code: 130, stopped)", func(ctx context.Context, o *taskOptions, rec *taskRecord) error {
 		if rec.State != stateRunning {
 			return fmt.Errorf("task %s has ended already (%s)", rec.Name, rec.State)
 		}
@@ -251,10 +252,24 @@ func newStopCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		return reportTask(sum, asJSON, stdout, stderr)
+		return reportStop(sum, asJSON, stdout, stderr)
 	})
 	c.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON on stdout")
 	return c
+}
+
+// reportStop prints the summary of a task that agentbox stop ended and
+// returns stop's exit code: 0, as stop did what it was asked (the task's
+// own code, 130 when stop ended it, stays in the summary), or 3 when
+// fetch's checks refused the task's branch, as for run.
+func reportStop(sum *taskSummary, asJSON bool, stdout, stderr io.Writer) error {
+	if err := printTask(sum, asJSON, stdout, stderr); err != nil {
+		return err
+	}
+	if sum.BranchStatus == string(gitgate.StatusRefused) {
+		return &exitErr{exitBranchRefused, nil}
+	}
+	return nil
 }
 
 // removeTask removes a task's containers, network, volumes and clone; its

@@ -275,8 +275,8 @@ cat /tmp/listener.err 2>/dev/null | sed "s/^/listener: /"`
 		}
 	}
 	for _, n := range names {
-		if r := p.agentbox(env, "stop", n); r.code != 130 {
-			t.Errorf("agentbox stop %s: exit %d, want 130: %s", n, r.code, r)
+		if r := p.agentbox(env, "stop", n); r.code != 0 || !strings.Contains(r.stderr, "task "+n+" stopped") {
+			t.Errorf("agentbox stop %s: exit %d, want 0 and the summary saying stopped: %s", n, r.code, r)
 		}
 	}
 }
