@@ -109,7 +109,7 @@ func newRootCmd(d deps, stdout, stderr io.Writer, ran *bool) *cobra.Command {
 		newUpCmd(dir, stdout, stderr),
 		newDownCmd(dir, stdout, stderr),
 		newShellCmd(dir, stdout, stderr),
-		newLogsCmd(dir, stdout, stderr),
+		newLogsCmd(dir, d, stdout, stderr),
 		newVerifyCmd(dir, stdout, stderr),
 		newFetchCmd(dir, d.bundle, stdout, stderr),
 		newBlockedCmd(dir, d, stdout),

@@ -189,7 +189,7 @@ func isTask(dir, name string) bool {
 }
 
 // taskLogs shows a task's output: its agent's stdout and stderr.
-func taskLogs(ctx context.Context, dir, name string, follow bool, stdout, stderr io.Writer) error {
+func taskLogs(ctx context.Context, dir, name string, l logsOptions, stdout, stderr io.Writer) error {
 	o := &taskOptions{dir: dir}
 	if err := o.load(ctx); err != nil {
 		return err
@@ -203,11 +203,7 @@ func taskLogs(ctx context.Context, dir, name string, follow bool, stdout, stderr
 		if err != nil {
 			return err
 		}
-		args := []string{"logs", rec.Pod, "-c", "agent"}
-		if follow {
-			args = append(args, "--follow")
-		}
-		cmd := p.kube.command(ctx, args...)
+		cmd := p.kube.command(ctx, append([]string{"logs", rec.Pod, "-c", "agent"}, l.kubeArgs()...)...)
 		cmd.Stdout, cmd.Stderr = stdout, stderr
 		return cmd.Run()
 	}
@@ -218,10 +214,7 @@ func taskLogs(ctx context.Context, dir, name string, follow bool, stdout, stderr
 	if err != nil || ag == nil {
 		return fmt.Errorf("task %s has no container left (removed?)", rec.Name)
 	}
-	args := []string{"logs"}
-	if follow {
-		args = append(args, "--follow")
-	}
+	args := append([]string{"logs"}, l.args()...)
 	cmd := exec.CommandContext(ctx, o.docker, append(args, ag.ID)...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	return cmd.Run()
