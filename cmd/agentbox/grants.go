@@ -146,6 +146,7 @@ func newRevokeCmd(dir *string, d deps, stdout io.Writer) *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&o.task, "task", "", "a task of agentbox run instead of the sandbox")
+	_ = c.RegisterFlagCompletionFunc("task", completeTask(dir, false))
 	return c
 }
 

@@ -206,6 +206,7 @@ generate).`,
 		},
 	}
 	c.Flags().StringVar(&o.profile, "profile", "", profileFlagUsage)
+	_ = c.RegisterFlagCompletionFunc("profile", completeProfiles(dir))
 	return c
 }
 
@@ -348,11 +349,11 @@ contain escape sequences the agent wrote, which your terminal acts on.`,
   agentbox logs fix-123   # the output of task fix-123 (agentbox run)
   agentbox logs --raw fix-123 | less -R`,
 		Args: cobra.MaximumNArgs(1),
-		ValidArgsFunction: func(c *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		ValidArgsFunction: func(c *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			if len(args) > 0 {
 				return nil, cobra.ShellCompDirectiveNoFileComp
 			}
-			return services, cobra.ShellCompDirectiveNoFileComp
+			return withPrefix(append(slices.Clone(services), taskNames(*dir, false)...), prefix), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			o.dir = *dir

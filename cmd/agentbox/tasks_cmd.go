@@ -247,6 +247,7 @@ func newStopCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 		}
 		return reportStop(sum, asJSON, stdout, stderr)
 	})
+	c.ValidArgsFunction = completeTaskArg(dir, true)
 	c.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON on stdout")
 	return c
 }
@@ -316,7 +317,7 @@ func removeProjectVolumes(ctx context.Context, docker, project string) error {
 }
 
 func newRmCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
-	return taskCmd(dir, "rm TASK", "Remove an ended task's containers, network, volumes and clone (its branch stays)", func(ctx context.Context, o *taskOptions, rec *taskRecord) error {
+	c := taskCmd(dir, "rm TASK", "Remove an ended task's containers, network, volumes and clone (its branch stays)", func(ctx context.Context, o *taskOptions, rec *taskRecord) error {
 		if state, _ := o.liveState(ctx, rec); state == stateRunning {
 			return fmt.Errorf("task %s is running; agentbox stop %s first", rec.Name, rec.Name)
 		}
@@ -330,6 +331,8 @@ func newRmCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 		}
 		return nil
 	})
+	c.ValidArgsFunction = completeTaskArg(dir, false)
+	return c
 }
 
 func newGcCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
