@@ -237,21 +237,6 @@ func upSandbox(ctx context.Context, dir, profile string, stdout, stderr io.Write
 	return nil
 }
 
-func newDownCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
-	o := &sandboxOptions{}
-	c := &cobra.Command{
-		Use:     "down",
-		Short:   "Stop and remove the sandbox's containers (the agent's state volume stays)",
-		Example: `  agentbox down`,
-		Args:    cobra.NoArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			o.dir = *dir
-			return o.run(c.Context(), false, os.Stdin, stdout, stderr, "down", "--remove-orphans")
-		},
-	}
-	return c
-}
-
 func newShellCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 	o := &sandboxOptions{}
 	c := &cobra.Command{

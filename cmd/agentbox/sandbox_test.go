@@ -39,6 +39,12 @@ case "` + mode + `:$1:$2" in
   fail:compose:*) exit 7 ;;
 esac
 case "$*" in
+  *" down --remove-orphans --volumes") [ -z "${FAKE_VOLUMES:-}" ] || printf '%s' "${FAKE_VOLUMES_LEFT:-}" > "$FAKE_VOLUMES" ;;
+  "volume ls --quiet --filter label=com.docker.compose.project=agentbox") [ -z "${FAKE_VOLUMES:-}" ] || cat "$FAKE_VOLUMES" ;;
+  "volume rm "*) case " ${FAKE_BUSY:-} " in *" $3 "*) echo "Error response from daemon: remove $3: volume is in use - [0123abcd]" >&2; exit 1 ;; esac ;;
+  "image inspect --format {{range .RepoTags}}{{println .}}{{end}} agentbox-egress") [ -z "${FAKE_IMAGES:-}" ] || echo agentbox-egress:latest ;;
+  "image inspect --format {{range .RepoTags}}{{println .}}{{end}} agentbox-agent") [ -z "${FAKE_IMAGES:-}" ] || echo agentbox-agent:latest ;;
+  "rmi "*) case " ${FAKE_BUSY:-} " in *" $2 "*) echo "Error response from daemon: conflict: unable to remove repository reference \"$2\" (must force) - container 0123abcd is using its referenced image 4567" >&2; exit 1 ;; esac; echo "Untagged: $2" ;;
   *" ps -q egress") echo egress-id ;;
   *" ps -q agent") echo agent-id ;;
   "inspect --format {{.State.StartedAt}} egress-id") echo "${FAKE_EGRESS_STARTED:-2026-01-01T10:00:00.1Z}" ;;
