@@ -36,30 +36,39 @@ func (o *allowOptions) runList(ctx context.Context, d deps, stdout io.Writer) er
 	if err != nil {
 		return err
 	}
-	out, err := d.egress(ctx, o.dir, o.task, "grants")
-	if err != nil {
-		return fmt.Errorf("listing the grants: %w", err)
-	}
-	now := d.now().UTC()
-	rows, err := parseGrants(out, now)
+	rows, err := listGrants(ctx, d, o.dir, cfg.Name, o.task)
 	if err != nil {
 		return err
-	}
-	path, err := auditPath(d, o.dir, cfg.Name)
-	if err != nil {
-		return err
-	}
-	recs, err := readAudit(path, time.Time{})
-	if err != nil {
-		return err
-	}
-	for i := range rows {
-		rows[i].Reason = reasonOf(recs, o.task, rows[i])
 	}
 	if o.json {
 		return report(stdout, "allow.list", "json", rows)
 	}
 	return report(stdout, "allow.list", "text", rows)
+}
+
+// listGrants lists the grants in force in the sandbox (task "") or a
+// task of the sandbox name in dir, each with its reason from the audit log.
+func listGrants(ctx context.Context, d deps, dir, name, task string) ([]grantRow, error) {
+	out, err := d.egress(ctx, dir, task, "grants")
+	if err != nil {
+		return nil, fmt.Errorf("listing the grants: %w", err)
+	}
+	rows, err := parseGrants(out, d.now().UTC())
+	if err != nil {
+		return nil, err
+	}
+	path, err := auditPath(d, dir, name)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := readAudit(path, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		rows[i].Reason = reasonOf(recs, task, rows[i])
+	}
+	return rows, nil
 }
 
 // parseGrants reads the egress's `grants`: PREFIX PORT SECONDS_LEFT lines,

@@ -119,6 +119,7 @@ func newRootCmd(d deps, stdout, stderr io.Writer, ran *bool) *cobra.Command {
 		newPolicyCmd(dir, d, stdout, stderr),
 		newRunCmd(dir, stdout, stderr),
 		newBuildCmd(dir, stdout, stderr),
+		newStatusCmd(dir, d, stdout),
 		newPsCmd(dir, stdout, stderr),
 		newStopCmd(dir, stdout, stderr),
 		newRmCmd(dir, stdout, stderr),
