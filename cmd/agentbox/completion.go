@@ -46,7 +46,7 @@ func taskNames(dir string, running bool) []string {
 	}
 	var names []string
 	for _, r := range recs {
-		if !running || r.State == stateRunning {
+		if generator.TaskName.MatchString(r.Name) && (!running || r.State == stateRunning) {
 			names = append(names, r.Name)
 		}
 	}

@@ -100,3 +100,32 @@ func TestDownImagesRefusedWithTasks(t *testing.T) {
 		t.Errorf("ran:\n%s", data)
 	}
 }
+
+// TestDownImagesPushed: with kubernetes.registry, --images also removes the
+// local tags agentbox build --push made (never the registry's copies).
+func TestDownImagesPushed(t *testing.T) {
+	dir := project(t, "full")
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	log := fakeDocker(t, "ok")
+	t.Setenv("FAKE_IMAGES", "1")
+	t.Setenv("FAKE_PUSHED", "1")
+	_, stderr, code := runIn(t, dir, "down", "--images")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var removed []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if img, ok := strings.CutPrefix(l, "agentbox: removed image "); ok {
+			removed = append(removed, img)
+		}
+	}
+	want := []string{"acme-api-agent:latest", "acme-api-egress:latest",
+		"registry.acme.test:5000/sandboxes/acme-api-agent:0123abcd", "registry.acme.test:5000/sandboxes/acme-api-agent:4567ef01",
+		"registry.acme.test:5000/sandboxes/acme-api-egress:0123abcd", "registry.acme.test:5000/sandboxes/acme-api-egress:4567ef01"}
+	if strings.Join(removed, " ") != strings.Join(want, " ") {
+		t.Errorf("removed %q, want %q", removed, want)
+	}
+	if data, _ := os.ReadFile(log); strings.Contains(string(data), "push") || strings.Contains(string(data), "rmi -f") {
+		t.Errorf("ran:\n%s", data)
+	}
+}

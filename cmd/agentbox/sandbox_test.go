@@ -42,8 +42,8 @@ case "$*" in
   *" down --remove-orphans --volumes") [ -z "${FAKE_VOLUMES:-}" ] || printf '%s' "${FAKE_VOLUMES_LEFT:-}" > "$FAKE_VOLUMES" ;;
   "volume ls --quiet --filter label=com.docker.compose.project=agentbox") [ -z "${FAKE_VOLUMES:-}" ] || cat "$FAKE_VOLUMES" ;;
   "volume rm "*) case " ${FAKE_BUSY:-} " in *" $3 "*) echo "Error response from daemon: remove $3: volume is in use - [0123abcd]" >&2; exit 1 ;; esac ;;
-  "image inspect --format {{range .RepoTags}}{{println .}}{{end}} agentbox-egress") [ -z "${FAKE_IMAGES:-}" ] || echo agentbox-egress:latest ;;
-  "image inspect --format {{range .RepoTags}}{{println .}}{{end}} agentbox-agent") [ -z "${FAKE_IMAGES:-}" ] || echo agentbox-agent:latest ;;
+  "image inspect --format {{range .RepoTags}}{{println .}}{{end}} "*) for a; do last=$a; done; [ -z "${FAKE_IMAGES:-}" ] || echo "$last:latest" ;;
+  "image ls --format {{.Repository}}:{{.Tag}} "*) [ -z "${FAKE_PUSHED:-}" ] || printf '%s:0123abcd\n%s:4567ef01\n' "$5" "$5" ;;
   "rmi "*) case " ${FAKE_BUSY:-} " in *" $2 "*) echo "Error response from daemon: conflict: unable to remove repository reference \"$2\" (must force) - container 0123abcd is using its referenced image 4567" >&2; exit 1 ;; esac; echo "Untagged: $2" ;;
   *" ps -q egress") echo egress-id ;;
   *" ps -q agent") echo agent-id ;;
