@@ -30,6 +30,19 @@ type BumpOptions struct {
 	Now      func() time.Time // nil: time.Now
 	// Progress, if set, hears of each image reference as it resolves.
 	Progress func(ref images.Ref, digest string, err error)
+	// Step, if set, hears that a long step of the bump starts (the npm
+	// tree, Debian's releases, snapshot and packages); the function it
+	// returns hears that the step ended: what it found, or its error.
+	Step func(what string) (done func(found string, err error))
+}
+
+// step tells o.Step that a step starts, and returns the function that
+// tells it that the step ended.
+func (o BumpOptions) step(what string) func(found string, err error) {
+	if o.Step == nil {
+		return func(string, error) {}
+	}
+	return o.Step(what)
 }
 
 // ImageChange is one image reference of a bump.
@@ -103,7 +116,13 @@ func Bump(ctx context.Context, dir string, o BumpOptions) (*BumpResult, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			done := o.step("npm: resolving " + pkg + " and its dependency tree")
 			tree, npmErr = resolveCLI(ctx, o.NPM, pkg)
+			if npmErr != nil {
+				done("", npmErr)
+				return
+			}
+			done(fmt.Sprintf("npm: %s@%s, a tree of %d packages", tree.Name, tree.Version, len(tree.Packages)), nil)
 		}()
 	}
 	res := &BumpResult{}

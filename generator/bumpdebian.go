@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 
 	"github.com/agentbox-dev/agentbox/images"
@@ -22,22 +23,28 @@ func bumpDebian(ctx context.Context, cfg *Config, old *images.Lock, o BumpOption
 	names := [][]string{append(agent, node...), egress}
 	d := &images.Debian{Releases: map[string]string{}, Pins: map[string]map[string]images.ArchPins{}}
 	want := map[string][]string{}
+	done := o.step("Debian: reading the images' os-release")
 	for i, s := range specs {
 		rel, err := o.OS.OSRelease(ctx, s.Ref, s.Ref.Digest)
 		if err != nil {
+			done("", err)
 			return nil, fmt.Errorf("%s: %w", s.What, err)
 		}
 		if rel.ID != "debian" || !images.ValidCodename(rel.VersionCodename) {
+			done("", errors.New("not Debian"))
 			return nil, fmt.Errorf("%s is not Debian (its os-release says ID=%q VERSION_CODENAME=%q): agentbox pins packages from Debian's snapshot archive, so its images must be Debian-based", s.What, rel.ID, rel.VersionCodename)
 		}
 		d.Releases[s.Ref.Tagged()] = rel.VersionCodename
 		want[rel.VersionCodename] = sortedUnique(append(want[rel.VersionCodename], names[i]...))
 	}
+	done(fmt.Sprintf("Debian: the images run %s", strings.Join(sortedKeys(want), ", ")), nil)
+	done = o.step("Debian: finding the archive's latest snapshot")
 	snap, err := o.Debian.Snapshot(ctx, o.Now())
+	done("Debian: snapshot "+snap.Debian, err)
 	if err != nil {
 		return nil, fmt.Errorf("reading Debian's snapshot archive: %w", err)
 	}
-	if err := resolveDebian(ctx, o.Debian, snap, want, d); err != nil {
+	if err := resolveDebian(ctx, o, snap, want, d); err != nil {
 		return nil, err
 	}
 	d.Snapshot, d.SecuritySnapshot = snap.Debian, snap.Security
@@ -50,7 +57,7 @@ func bumpDebian(ctx context.Context, cfg *Config, old *images.Lock, o BumpOption
 }
 
 // resolveDebian resolves every release on every architecture at once.
-func resolveDebian(ctx context.Context, a DebianArchive, snap debian.Snapshot, want map[string][]string, d *images.Debian) error {
+func resolveDebian(ctx context.Context, o BumpOptions, snap debian.Snapshot, want map[string][]string, d *images.Debian) error {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var errs []error
@@ -60,7 +67,13 @@ func resolveDebian(ctx context.Context, a DebianArchive, snap debian.Snapshot, w
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r, err := a.Resolve(ctx, snap, rel, arch, names)
+				done := o.step(fmt.Sprintf("Debian %s/%s: resolving %d packages and their dependencies", rel, arch, len(names)))
+				r, err := o.Debian.Resolve(ctx, snap, rel, arch, names)
+				if err == nil {
+					done(fmt.Sprintf("Debian %s/%s: %d packages and their dependencies pinned", rel, arch, len(r.Versions)), nil)
+				} else {
+					done("", err)
+				}
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {

@@ -23,11 +23,49 @@ func loadConfig(dir string) (*Config, yamlpos.Positions, error) {
 	data, err := readConfig(filepath.Join(dir, ConfigFile))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, fmt.Errorf("%s: no such file; run \"agentbox init\" to create one", file)
+			return nil, nil, MissingConfig(dir)
 		}
 		return nil, nil, fmt.Errorf("reading %s: %w", file, err)
 	}
 	return decodeConfig(file, data, dir)
+}
+
+// MissingConfig is the error for a dir without agentbox.yaml. From a
+// directory below a project's, it names the project's agentbox.yaml (the
+// nearest one above dir within its git repository) instead of agentbox init.
+func MissingConfig(dir string) error {
+	file := displayPath(dir, ConfigFile)
+	if up := configAbove(dir); up != "" {
+		return fmt.Errorf("%s: no such file here, but %s is: run agentbox there, or with -C %s", file, displayPath(up, ConfigFile), up)
+	}
+	return fmt.Errorf("%s: no such file; run \"agentbox init\" to create one", file)
+}
+
+// configAbove returns the nearest directory above dir that holds
+// agentbox.yaml, as a path from dir ("../.."): looked for up to the top of
+// the git repository dir is in, and not at all outside one.
+func configAbove(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	var found string
+	rel := dir
+	for {
+		if _, err := os.Lstat(filepath.Join(abs, ".git")); err == nil {
+			return found // the repository's top: the search ends here
+		}
+		parent := filepath.Dir(abs)
+		if parent == abs {
+			return "" // no repository around dir
+		}
+		abs, rel = parent, filepath.Join(rel, "..")
+		if found == "" {
+			if fi, err := os.Stat(filepath.Join(abs, ConfigFile)); err == nil && fi.Mode().IsRegular() {
+				found = rel
+			}
+		}
+	}
 }
 
 // readConfig reads the file at path, but no more than one byte past

@@ -14,6 +14,8 @@ func CheckGitDatabase(dir string) error {
 	p := filepath.Join(dir, ".git")
 	fi, err := os.Lstat(p)
 	switch {
+	case os.IsNotExist(err) && !fileExists(filepath.Join(dir, ConfigFile)):
+		return MissingConfig(dir) // not the project's directory at all
 	case os.IsNotExist(err):
 		return fmt.Errorf("%s: the project is not a git repository: the sandbox works in a clone of its .git (run \"git init\" and commit first)", displayPath(dir, ".git"))
 	case err != nil:
@@ -24,4 +26,10 @@ func CheckGitDatabase(dir string) error {
 		return fmt.Errorf("%s is a file (a git worktree or a submodule checkout): the sandbox needs the repository's own .git directory; run it from the main checkout", displayPath(dir, ".git"))
 	}
 	return nil
+}
+
+// fileExists reports whether path names something (a link counts).
+func fileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }

@@ -250,7 +250,7 @@ func hostUser() string {
 func dockerEgress(ctx context.Context, dir, task string, args ...string) (string, error) {
 	var argv []string
 	if task == "" {
-		compose, _, err := (&sandboxOptions{dir: dir}).compose(ctx, false)
+		compose, _, err := (&sandboxOptions{dir: dir, running: true}).compose(ctx, false)
 		if err != nil {
 			return "", err
 		}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"text/tabwriter"
 
 	"github.com/agentbox-dev/agentbox/generator"
@@ -20,10 +19,11 @@ type bumpOptions struct {
 	check bool
 	json  bool
 	deps  deps
+	prog  *progress
 }
 
-func newBumpCmd(dir *string, d deps, stdout, stderr io.Writer) *cobra.Command {
-	o := &bumpOptions{deps: d}
+func newBumpCmd(dir *string, d deps, prog *progress, stdout, stderr io.Writer) *cobra.Command {
+	o := &bumpOptions{deps: d, prog: prog}
 	c := &cobra.Command{
 		Use:   "bump",
 		Short: "Re-pin every image digest, the agent CLI's npm tree and the Debian packages, then regenerate",
@@ -45,7 +45,8 @@ then written together, all or nothing. An image pinned with a digest in
 agentbox.yaml is checked and left as written.
 
 stdout gets a table of what changed (--json: every reference, for bots);
-stderr gets one progress line per reference when it is a terminal.
+stderr gets progress lines when it is a terminal (not with --quiet): one
+per image reference, and the steps of the npm tree and of Debian's packages.
 With --check nothing is written and the exit code is 3 when something
 would change.`,
 		Example: `  agentbox bump
@@ -70,17 +71,15 @@ func (o *bumpOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	reg := o.deps.resolver(us)
 	deps := generator.BumpOptions{Resolver: reg, OS: reg, NPM: o.deps.npm(o.dir, us),
 		Debian: o.deps.debian(us), Now: o.deps.now}
-	if isTerminal(stderr) {
-		var mu sync.Mutex
+	if o.prog.on() {
 		deps.Progress = func(ref images.Ref, digest string, err error) {
-			mu.Lock()
-			defer mu.Unlock()
 			if err != nil {
-				fmt.Fprintf(stderr, "  %s: failed\n", ref)
+				o.prog.printf("  %s: failed", ref)
 				return
 			}
-			fmt.Fprintf(stderr, "  %s -> %s\n", ref.Tagged(), shortDigest(digest))
+			o.prog.printf("  %s -> %s", ref.Tagged(), shortDigest(digest))
 		}
+		deps.Step = o.prog.step
 	}
 	res, err := generator.Bump(ctx, o.dir, deps)
 	if err != nil && ctx.Err() != nil {

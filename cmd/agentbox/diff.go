@@ -36,10 +36,12 @@ no sandbox: everything widens.
 Exit codes: 0, 1 (error), 2 (usage), 3 (--fail-on widen and something widens).`,
 		Example: `  agentbox diff
   agentbox diff origin/main --format markdown
-  agentbox diff HEAD~1 --fail-on widen`,
+  agentbox diff HEAD~1 --fail-on widen
+  agentbox diff origin/main --json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := checkFormat(format); err != nil {
+			format, err := outputFormat(c, format)
+			if err != nil {
 				return err
 			}
 			if failOn != "" && failOn != "widen" {
@@ -62,9 +64,8 @@ Exit codes: 0, 1 (error), 2 (usage), 3 (--fail-on widen and something widens).`,
 			return nil
 		},
 	}
-	c.Flags().StringVar(&format, "format", "text", "output format: text, markdown or json")
+	formatFlags(c, &format)
 	c.Flags().StringVar(&failOn, "fail-on", "", `"widen": exit 3 when anything widens`)
-	_ = c.RegisterFlagCompletionFunc("format", completeFrom(formats))
 	_ = c.RegisterFlagCompletionFunc("fail-on", completeFrom([]string{"widen"}))
 	return c
 }

@@ -43,10 +43,12 @@ the paths agentbox fetch refuses or accepts, the user and limits, and every
 pinned image and version. It reads the same compiled model that generate
 renders.`,
 		Example: `  agentbox explain
+  agentbox explain --json | jq '.destinations'
   agentbox explain --format markdown -C path/to/project`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := checkFormat(format); err != nil {
+			format, err := outputFormat(c, format)
+			if err != nil {
 				return err
 			}
 			s, err := explain(*dir, nil)
@@ -56,16 +58,30 @@ renders.`,
 			return report(stdout, "explain", format, s)
 		},
 	}
-	c.Flags().StringVar(&format, "format", "text", "output format: text, markdown or json")
-	_ = c.RegisterFlagCompletionFunc("format", completeFrom(formats))
+	formatFlags(c, &format)
 	return c
 }
 
-func checkFormat(format string) error {
+// formatFlags adds --format and --json, its short form: --json is the
+// spelling of machine output on every command that has one.
+func formatFlags(c *cobra.Command, format *string) {
+	c.Flags().StringVar(format, "format", "text", "output format: text, markdown or json")
+	c.Flags().Bool("json", false, "print JSON (the same as --format json; the shape is in README.md)")
+	_ = c.RegisterFlagCompletionFunc("format", completeFrom(formats))
+}
+
+// outputFormat is the format that --format and --json ask for.
+func outputFormat(c *cobra.Command, format string) (string, error) {
 	if !slices.Contains(formats, format) {
-		return usageErrorf("invalid --format %q: valid values are text, markdown, json", format)
+		return "", usageErrorf("invalid --format %q: valid values are text, markdown, json", format)
 	}
-	return nil
+	if asJSON, _ := c.Flags().GetBool("json"); asJSON {
+		if c.Flags().Changed("format") && format != "json" {
+			return "", usageErrorf("--json is --format json; it goes with no other --format (got %q)", format)
+		}
+		return "json", nil
+	}
+	return format, nil
 }
 
 // report writes v as JSON or through the template NAME.FORMAT.tmpl; text

@@ -33,7 +33,7 @@ type bundleSource func(ctx context.Context, dir string, w io.Writer) (*generator
 
 // composeBundle runs `git bundle create - --branches` in the agent container.
 func composeBundle(ctx context.Context, dir string, w io.Writer) (*generator.Config, error) {
-	o := &sandboxOptions{dir: dir}
+	o := &sandboxOptions{dir: dir, running: true}
 	argv, cfg, err := o.compose(ctx, false)
 	if err != nil {
 		return nil, err

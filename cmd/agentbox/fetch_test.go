@@ -220,7 +220,7 @@ echo "$*" >> `+log+`
 case "$1 $2" in
   "compose version") echo 2.40.3; exit 0 ;;
   "version --format") echo 28.2.2; exit 0 ;;
-  "ps --filter") exit 0 ;;
+  "ps --filter") echo "egress-id balanced"; exit 0 ;; # the sandbox runs
 esac
 case "$*" in
   *" exec -T agent git -C /workspace bundle create - --branches")

@@ -53,14 +53,10 @@ func labelledProfile(ctx context.Context, docker, project string) (string, error
 	return profile, nil
 }
 
-// runningProfile is the profile that the compose project runs, or cfg's
-// default when nothing runs.
-func runningProfile(ctx context.Context, docker string, cfg *generator.Config, project string) (string, error) {
-	p, err := labelledProfile(ctx, docker, project)
-	if err != nil || p != "" {
-		return p, err
-	}
-	return cfg.DefaultProfile, nil
+// errNoSandbox says that no sandbox of compose project runs, to a command
+// that needs one.
+func errNoSandbox(project string) error {
+	return fmt.Errorf("no sandbox runs for this project (compose project %q): start it with \"agentbox up\"", project)
 }
 
 // profileComposeFile is profile's compose file in dir; a profile that
@@ -85,8 +81,11 @@ func dockerProfile(ctx context.Context, dir, task string) (string, error) {
 		project = generator.TaskProject(o.cfg.Name, task)
 	}
 	p, err := labelledProfile(ctx, o.docker, project)
-	if err == nil && p == "" {
-		err = fmt.Errorf("no egress container of compose project %q runs (agentbox up, or agentbox ps for the tasks)", project)
+	switch {
+	case err == nil && p == "" && task == "":
+		err = errNoSandbox(project)
+	case err == nil && p == "":
+		err = fmt.Errorf("task %s has no egress container running (agentbox ps lists the tasks)", task)
 	}
 	return p, err
 }

@@ -55,6 +55,12 @@ func run(ctx context.Context, d deps, args []string, stdout, stderr io.Writer) i
 	case !ran:
 		code = exitUsage // cobra rejected the command line before any command ran
 	}
+	var fe *flagError
+	if errors.As(err, &fe) {
+		if hint := dashDashHint(root, args); hint != "" {
+			err = fmt.Errorf("%w\n%s", err, hint)
+		}
+	}
 	if err != nil {
 		// Errors may quote git or the agent: escaped, lines kept.
 		fmt.Fprintln(stderr, termsafe.Message(strings.TrimRight(err.Error(), "\n")))
@@ -94,19 +100,21 @@ func newRootCmd(d deps, stdout, stderr io.Writer, ran *bool) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageErrorf("%v", err)
+		return &exitErr{exitUsage, &flagError{err}}
 	})
 	// -C is one flag of every command; each reads *dir when it runs.
 	dir := root.PersistentFlags().StringP("dir", "C", ".", "the project directory (holding agentbox.yaml)")
 	_ = root.MarkPersistentFlagDirname("dir") // completes directories only
+	quiet := root.PersistentFlags().BoolP("quiet", "q", false, progressFlagUsage)
+	prog := newProgress(stderr, quiet)
 	for _, c := range []*cobra.Command{
 		newInitCmd(dir, stdout, stderr),
 		newGenerateCmd(dir, stdout, stderr),
 		newValidateCmd(dir, stdout, stderr),
 		newVersionCmd(stdout),
 		newSchemaCmd(stdout),
-		newBumpCmd(dir, d, stdout, stderr),
-		newUpCmd(dir, stdout, stderr),
+		newBumpCmd(dir, d, prog, stdout, stderr),
+		newUpCmd(dir, prog, stdout, stderr),
 		newDownCmd(dir, stdout, stderr),
 		newShellCmd(dir, stdout, stderr),
 		newLogsCmd(dir, d, stdout, stderr),
@@ -117,7 +125,7 @@ func newRootCmd(d deps, stdout, stderr io.Writer, ran *bool) *cobra.Command {
 		newRevokeCmd(dir, d, stdout),
 		newAuditCmd(dir, d, stdout),
 		newPolicyCmd(dir, d, stdout, stderr),
-		newRunCmd(dir, stdout, stderr),
+		newRunCmd(dir, prog, stdout, stderr),
 		newBuildCmd(dir, stdout, stderr),
 		newStatusCmd(dir, d, stdout),
 		newPsCmd(dir, stdout, stderr),

@@ -41,10 +41,11 @@ type runOptions struct {
 	context   string
 	namespace string
 	argv      []string
+	prog      *progress
 }
 
-func newRunCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
-	o := &runOptions{}
+func newRunCmd(dir *string, prog *progress, stdout, stderr io.Writer) *cobra.Command {
+	o := &runOptions{prog: prog}
 	c := &cobra.Command{
 		Use:   "run [--name TASK] [--profile P] [--timeout DURATION] [--ref REF] [--detach] [--json] -- CMD [ARG...]",
 		Short: "Run one task in a fresh sandbox of its own, with a deadline it cannot move",
@@ -78,7 +79,8 @@ branch (the summary says why); 1 when agentbox could not run it; 2 for usage.`,
   agentbox run --name tests --timeout 45m -- codex exec "write tests for pkg/x"
   agentbox run --detach --name nightly -- ./scripts/agent-task.sh
   agentbox run --profile locked --name pr-tests -- make test`,
-		Args: cobra.MinimumNArgs(1),
+		Args:        cobra.MinimumNArgs(1),
+		Annotations: map[string]string{takesCommand: "CMD"},
 		RunE: func(c *cobra.Command, args []string) error {
 			o.dir, o.argv = *dir, args
 			o.refSet = c.Flags().Changed("ref")
@@ -130,7 +132,7 @@ func (o *runOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	if p.rec.On == onKubernetes {
 		return o.runKube(ctx, p, stdout, stderr)
 	}
-	if err := start(ctx, p, stderr); err != nil {
+	if err := start(ctx, p, o.prog, stderr); err != nil {
 		return err
 	}
 	p.times.started = time.Now()
@@ -321,8 +323,8 @@ func (p *prepared) makeDir(ctx context.Context) error {
 
 // start builds the sandbox's images if they are missing or older than the
 // generated files, and starts the task: egress healthy, then the agent.
-func start(ctx context.Context, p *prepared, stderr io.Writer) error {
-	if err := ensureImages(ctx, p, stderr); err != nil {
+func start(ctx context.Context, p *prepared, prog *progress, stderr io.Writer) error {
+	if err := ensureImages(ctx, p, prog, stderr); err != nil {
 		return p.fail(err)
 	}
 	var errb strings.Builder
@@ -346,7 +348,8 @@ func (p *prepared) fail(err error) error {
 
 // ensureImages builds NAME-egress and NAME-agent when either is missing or
 // older than a file in .agentbox/: a task reuses the images up builds.
-func ensureImages(ctx context.Context, p *prepared, stderr io.Writer) error {
+// prog hears of the build.
+func ensureImages(ctx context.Context, p *prepared, prog *progress, stderr io.Writer) error {
 	newest := time.Time{}
 	_ = filepath.WalkDir(filepath.Join(p.rec.Dir, generator.OutDir), func(path string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
@@ -360,8 +363,10 @@ func ensureImages(ctx context.Context, p *prepared, stderr io.Writer) error {
 		out, err := exec.CommandContext(ctx, p.docker, "image", "inspect", "--format", "{{.Created}}", img).Output()
 		created, perr := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(out)))
 		if err != nil || perr != nil || created.Before(newest) {
-			fmt.Fprintf(stderr, "agentbox: building the sandbox's images (docker compose build)\n")
-			return execCompose(ctx, p.main, nil, stderr, stderr, "build")
+			done := prog.step("building the sandbox's images (the first build takes minutes)")
+			err := execCompose(ctx, p.main, nil, stderr, stderr, "build")
+			done("the images are built", err)
+			return err
 		}
 	}
 	return nil

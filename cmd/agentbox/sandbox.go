@@ -31,6 +31,9 @@ type sandboxOptions struct {
 	// stale says that the command says when the running sandbox predates
 	// the generated files (shell).
 	stale bool
+	// running says that the command needs the sandbox running (shell,
+	// verify, fetch, allow): without it, it says so and names agentbox up.
+	running bool
 }
 
 // compose checks that the generated files are current and that Docker,
@@ -57,8 +60,14 @@ func (o *sandboxOptions) compose(ctx context.Context, starts bool) ([]string, *g
 		return nil, nil, err
 	}
 	if o.profile == "" {
-		if o.profile, err = runningProfile(ctx, docker, cfg, cfg.Name); err != nil {
+		if o.profile, err = labelledProfile(ctx, docker, cfg.Name); err != nil {
 			return nil, nil, err
+		}
+		switch {
+		case o.profile == "" && o.running:
+			return nil, nil, errNoSandbox(cfg.Name)
+		case o.profile == "":
+			o.profile = cfg.DefaultProfile
 		}
 	}
 	return composeArgv(docker, o.dir, cfg, o.profile), cfg, nil
@@ -182,7 +191,7 @@ func firstLine(out []byte, err error) string {
 	return line
 }
 
-func newUpCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
+func newUpCmd(dir *string, prog *progress, stdout, stderr io.Writer) *cobra.Command {
 	o := &sandboxOptions{}
 	c := &cobra.Command{
 		Use:   "up",
@@ -202,7 +211,7 @@ generate).`,
   agentbox up -C path/to/project`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return upSandbox(c.Context(), *dir, o.profile, stdout, stderr)
+			return startSandbox(c.Context(), *dir, o.profile, prog, stdout, stderr)
 		},
 	}
 	c.Flags().StringVar(&o.profile, "profile", "", profileFlagUsage)
@@ -211,8 +220,15 @@ generate).`,
 }
 
 // upSandbox builds and starts the sandbox in dir under profile (the
-// default when ""): agentbox up, and agentbox policy remove's restart.
+// default when ""), with no progress lines: agentbox policy remove's
+// restart, which says it restarts.
 func upSandbox(ctx context.Context, dir, profile string, stdout, stderr io.Writer) error {
+	return startSandbox(ctx, dir, profile, nil, stdout, stderr)
+}
+
+// startSandbox builds and starts the sandbox in dir under profile (the
+// default when ""): agentbox up. prog hears of the build and the start.
+func startSandbox(ctx context.Context, dir, profile string, prog *progress, stdout, stderr io.Writer) error {
 	o := &sandboxOptions{dir: dir, choose: true, profile: profile}
 	if err := generator.CheckGitDatabase(o.dir); err != nil {
 		return err
@@ -225,7 +241,14 @@ func upSandbox(ctx context.Context, dir, profile string, stdout, stderr io.Write
 		return err
 	}
 	warnMissingSecrets(stderr, cfg.Secrets)
-	if err := execCompose(ctx, argv, os.Stdin, stdout, stderr, "up", "-d", "--build", "--wait", "--remove-orphans"); err != nil {
+	done := prog.step("building the sandbox's images (the first build takes minutes)")
+	err = execCompose(ctx, argv, os.Stdin, stdout, stderr, "build")
+	if done("the images are built", err); err != nil {
+		return err
+	}
+	done = prog.step("starting the sandbox (profile " + o.profile + "; the agent starts once the firewall is up)")
+	err = execCompose(ctx, argv, os.Stdin, stdout, stderr, "up", "-d", "--wait", "--remove-orphans")
+	if done("the sandbox is up (profile "+o.profile+")", err); err != nil {
 		return err
 	}
 	if err := followEgress(ctx, argv, stderr); err != nil {
@@ -244,9 +267,10 @@ func newShellCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 		Short: "Open a shell (or run a command) in the running agent container",
 		Example: `  agentbox shell
   agentbox shell -- claude --version`,
+		Annotations: map[string]string{takesCommand: "CMD"},
 		RunE: func(c *cobra.Command, args []string) error {
 			o.dir = *dir
-			o.stale = true
+			o.stale, o.running = true, true
 			argv := []string{"exec"}
 			if !isTerminal(os.Stdin) {
 				argv = append(argv, "-T")

@@ -77,10 +77,12 @@ func TestSandboxCommands(t *testing.T) {
 		running string // the profile label of the running egress container
 		want    string // the docker compose command run
 	}{
-		{[]string{"up"}, "", prefix + "up -d --build --wait --remove-orphans"},
-		{[]string{"up"}, "locked", prefix + "up -d --build --wait --remove-orphans"}, // up chooses: the default
-		{[]string{"up", "--profile", "locked"}, "", locked + "up -d --build --wait --remove-orphans"},
-		{[]string{"up", "--profile", "open"}, "", "compose -f .agentbox/profiles/open.compose.yml -p agentbox up -d --build --wait --remove-orphans"},
+		{[]string{"up"}, "", prefix + "build"},
+		{[]string{"up"}, "", prefix + "up -d --wait --remove-orphans"},
+		{[]string{"up"}, "locked", prefix + "up -d --wait --remove-orphans"}, // up chooses: the default
+		{[]string{"up", "--profile", "locked"}, "", locked + "build"},
+		{[]string{"up", "--profile", "locked"}, "", locked + "up -d --wait --remove-orphans"},
+		{[]string{"up", "--profile", "open"}, "", "compose -f .agentbox/profiles/open.compose.yml -p agentbox up -d --wait --remove-orphans"},
 		{[]string{"down"}, "", prefix + "down --remove-orphans"},
 		{[]string{"down"}, "locked", locked + "down --remove-orphans"},
 		{[]string{"down"}, "gone", prefix + "down --remove-orphans"}, // a profile no longer configured
@@ -89,9 +91,9 @@ func TestSandboxCommands(t *testing.T) {
 		{[]string{"logs", "egress", "--tail", "20", "--since", "2026-01-02T15:04:05+01:00"}, "", prefix + "logs --tail 20 --since 2026-01-02T14:04:05Z egress"},
 		{[]string{"logs", "--tail", "all", "-f"}, "", prefix + "logs --follow"},
 		{[]string{"logs", "--tail", "0", "-f"}, "", prefix + "logs --follow --tail 0"},
-		{[]string{"shell"}, "", prefix + "exec -T agent bash -l"},
+		{[]string{"shell"}, "balanced", prefix + "exec -T agent bash -l"},
 		{[]string{"shell"}, "locked", locked + "exec -T agent bash -l"},
-		{[]string{"shell", "--", "id", "-u"}, "", prefix + "exec -T agent id -u"},
+		{[]string{"shell", "--", "id", "-u"}, "balanced", prefix + "exec -T agent id -u"},
 	} {
 		t.Run(strings.Join(tt.args, " ")+" "+tt.running, func(t *testing.T) {
 			log := fakeDocker(t, "ok")
@@ -122,7 +124,7 @@ func TestSandboxErrors(t *testing.T) {
 		{"docker missing", "", []string{"up"}, exitError, "docker is not installed"},
 		{"compose v2 missing", "nocompose", []string{"up"}, exitError, "docker compose (v2) is not available"},
 		{"compose v1 only", "v1", []string{"up"}, exitError, "only compose v1 (docker-compose) is installed"},
-		{"compose fails", "fail", []string{"up"}, exitError, "docker compose up failed (exit 7)"},
+		{"compose fails", "fail", []string{"up"}, exitError, "docker compose build failed (exit 7)"},
 		{"unknown service", "ok", []string{"logs", "db"}, exitUsage, `unknown service "db"`},
 		{"negative tail", "ok", []string{"logs", "--tail", "-5"}, exitUsage, `invalid --tail "-5": a number of lines (0 or more), or all`},
 		{"tail not a number", "ok", []string{"logs", "--tail", "ten"}, exitUsage, `invalid --tail "ten"`},
@@ -320,7 +322,7 @@ func TestUpRefusesAnotherProjectsName(t *testing.T) {
 			t.Setenv("FAKE_WORKING_DIRS", tt.dirs)
 			_, stderr, code := runIn(t, dir, "up")
 			data, _ := os.ReadFile(log)
-			ran := strings.Contains(string(data), " up -d --build")
+			ran := strings.Contains(string(data), " up -d --wait")
 			if tt.ok && (code != exitOK || !ran) {
 				t.Errorf("exit %d, compose up ran %v: %s", code, ran, stderr)
 			}

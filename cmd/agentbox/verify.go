@@ -264,7 +264,7 @@ agentbox blocked --suggest never proposes them.`,
   agentbox verify --json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			o.dir = *dir
+			o.dir, o.running = *dir, true
 			return o.run(c.Context(), stdout, stderr)
 		},
 	}

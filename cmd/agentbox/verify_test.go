@@ -68,6 +68,7 @@ echo "$*" >> ` + log + `
 case "$1 $2" in
   "compose version") echo 2.40.3; exit 0 ;;
   "version --format") echo 28.2.2; exit 0 ;;
+  "ps --filter") echo "egress-id balanced"; exit 0 ;; # the sandbox runs
 esac
 shift 5 # compose -f FILE -p NAME
 case "$1" in
@@ -175,6 +176,7 @@ func TestVerifyScriptReadsVerifyVars(t *testing.T) {
 func TestVerifyNeedsEveryProbe(t *testing.T) {
 	dir := project(t, "agent-claude")
 	fakeDocker(t, "ok") // compose exec prints nothing and exits 0
+	t.Setenv("FAKE_PROFILE", "balanced")
 	stdout, stderr, code := runIn(t, dir, "verify")
 	if code != exitError {
 		t.Fatalf("exit %d, want %d; stderr %q\n%s", code, exitError, stderr, stdout)
@@ -259,6 +261,7 @@ echo "$*" >> '`+log+`'
 case "$1 $2" in
   "compose version") echo 2.40.3; exit 0 ;;
   "version --format") echo 28.2.2; exit 0 ;;
+  "ps --filter") echo "egress-id balanced"; exit 0 ;; # the sandbox runs
 esac
 case "$*" in
   *" -- all") printf '`+rows.String()+`' ;;
