@@ -116,13 +116,18 @@ func grantedDest(s string) (string, error) {
 	return name, nil
 }
 
+// grantSlack is how much later a grant may expire in the egress than its
+// audit record says: the record's clock starts when allow starts, the
+// egress's when it receives the grant, seconds later on a loaded machine.
+const grantSlack = 15 * time.Second
+
 // reasonOf is the reason of the last successful grant of the task that
 // covers r and has not expired.
 func reasonOf(recs []auditRecord, task string, r grantRow) string {
 	for i := len(recs) - 1; i >= 0; i-- {
 		rec := recs[i]
 		if rec.Event == eventGrant && rec.Result == resultOK && rec.Task == task && rec.Dest == r.Dest &&
-			slices.Contains(rec.Ports, r.Port) && rec.Expires != nil && !rec.Expires.Before(r.Expires.Add(-2*time.Second)) {
+			slices.Contains(rec.Ports, r.Port) && rec.Expires != nil && !rec.Expires.Before(r.Expires.Add(-grantSlack)) {
 			return rec.Reason
 		}
 	}
