@@ -76,6 +76,7 @@ no grant).`,
 	}
 	f := c.Flags()
 	f.StringVar(&o.task, "task", "", "a task of agentbox run instead of the sandbox")
+	_ = c.RegisterFlagCompletionFunc("task", completeTask(dir, false))
 	f.StringVar(&o.duration, "for", "", "how long the grant lasts: 30m, 1h, 1h30m (at most elevation.max_duration)")
 	f.StringVar(&o.reason, "reason", "", "why the sandbox needs it (recorded in the audit log)")
 	f.BoolVar(&o.list, "list", false, "list the grants in force, with the time left")

@@ -588,3 +588,21 @@ func TestAuditExpiry(t *testing.T) {
 		t.Errorf("JSON expire record %s", got)
 	}
 }
+
+// TestAllowListReasonLateGrant: the egress starts a grant's clock when it
+// receives it, seconds after allow recorded it on a loaded machine (the
+// e2e saw 2.7 s): the grant in force still finds its reason.
+func TestAllowListReasonLateGrant(t *testing.T) {
+	dir, d, _, log := allowProject(t, "", map[string]fakeReply{
+		": grants": {out: "granted.e2e.test 80 58\n"},
+	})
+	asked := allowNow.Add(-5 * time.Second) // allow recorded it then; the egress got it 4 s later
+	exp := asked.Add(time.Minute)
+	if err := appendAudit(log, auditRecord{Time: asked, Event: eventGrant, Dest: "granted.e2e.test", Ports: []uint16{80}, Expires: &exp, Reason: "late", Result: resultOK}); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runDeps(t, d, "allow", "-C", dir, "--list")
+	if code != 0 || !strings.Contains(stdout, "late") {
+		t.Errorf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+}

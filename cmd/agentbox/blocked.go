@@ -108,6 +108,7 @@ addresses refused over TCP: review them before you paste.`,
 	}
 	f := c.Flags()
 	f.StringVar(&o.task, "task", "", "a task of agentbox run instead of the sandbox")
+	_ = c.RegisterFlagCompletionFunc("task", completeTask(dir, false))
 	f.StringVar(&o.since, "since", "", "only what was refused since: a duration (1h, 30m) or an RFC 3339 time")
 	f.BoolVar(&o.json, "json", false, "print JSON (the shape is in README.md)")
 	f.BoolVar(&o.suggest, "suggest", false, "print the agentbox.yaml lines that would allow what was refused")

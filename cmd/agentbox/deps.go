@@ -53,6 +53,10 @@ type deps struct {
 	// up builds and starts the sandbox under a profile (policy remove of
 	// an entry baked into the running egress image).
 	up func(ctx context.Context, dir, profile string, stdout, stderr io.Writer) error
+	// containers lists the containers of a compose project (status).
+	containers func(ctx context.Context, project string) ([]containerInfo, error)
+	// taskState is a recorded task's state now, as ps shows it (status).
+	taskState func(ctx context.Context, dir string, rec *taskRecord) (string, *int)
 }
 
 // realDeps are the collaborators of the installed agentbox: the registries
@@ -78,6 +82,9 @@ func realDeps() deps {
 		auditDir:  stateAuditDir,
 		user:      hostUser,
 		up:        upSandbox,
+
+		containers: dockerContainers,
+		taskState:  dockerTaskState,
 	}
 }
 

@@ -36,30 +36,39 @@ func (o *allowOptions) runList(ctx context.Context, d deps, stdout io.Writer) er
 	if err != nil {
 		return err
 	}
-	out, err := d.egress(ctx, o.dir, o.task, "grants")
-	if err != nil {
-		return fmt.Errorf("listing the grants: %w", err)
-	}
-	now := d.now().UTC()
-	rows, err := parseGrants(out, now)
+	rows, err := listGrants(ctx, d, o.dir, cfg.Name, o.task)
 	if err != nil {
 		return err
-	}
-	path, err := auditPath(d, o.dir, cfg.Name)
-	if err != nil {
-		return err
-	}
-	recs, err := readAudit(path, time.Time{})
-	if err != nil {
-		return err
-	}
-	for i := range rows {
-		rows[i].Reason = reasonOf(recs, o.task, rows[i])
 	}
 	if o.json {
 		return report(stdout, "allow.list", "json", rows)
 	}
 	return report(stdout, "allow.list", "text", rows)
+}
+
+// listGrants lists the grants in force in the sandbox (task "") or a
+// task of the sandbox name in dir, each with its reason from the audit log.
+func listGrants(ctx context.Context, d deps, dir, name, task string) ([]grantRow, error) {
+	out, err := d.egress(ctx, dir, task, "grants")
+	if err != nil {
+		return nil, fmt.Errorf("listing the grants: %w", err)
+	}
+	rows, err := parseGrants(out, d.now().UTC())
+	if err != nil {
+		return nil, err
+	}
+	path, err := auditPath(d, dir, name)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := readAudit(path, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		rows[i].Reason = reasonOf(recs, task, rows[i])
+	}
+	return rows, nil
 }
 
 // parseGrants reads the egress's `grants`: PREFIX PORT SECONDS_LEFT lines,
@@ -107,13 +116,18 @@ func grantedDest(s string) (string, error) {
 	return name, nil
 }
 
+// grantSlack is how much later a grant may expire in the egress than its
+// audit record says: the record's clock starts when allow starts, the
+// egress's when it receives the grant, seconds later on a loaded machine.
+const grantSlack = 15 * time.Second
+
 // reasonOf is the reason of the last successful grant of the task that
 // covers r and has not expired.
 func reasonOf(recs []auditRecord, task string, r grantRow) string {
 	for i := len(recs) - 1; i >= 0; i-- {
 		rec := recs[i]
 		if rec.Event == eventGrant && rec.Result == resultOK && rec.Task == task && rec.Dest == r.Dest &&
-			slices.Contains(rec.Ports, r.Port) && rec.Expires != nil && !rec.Expires.Before(r.Expires.Add(-2*time.Second)) {
+			slices.Contains(rec.Ports, r.Port) && rec.Expires != nil && !rec.Expires.Before(r.Expires.Add(-grantSlack)) {
 			return rec.Reason
 		}
 	}
@@ -146,6 +160,7 @@ func newRevokeCmd(dir *string, d deps, stdout io.Writer) *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&o.task, "task", "", "a task of agentbox run instead of the sandbox")
+	_ = c.RegisterFlagCompletionFunc("task", completeTask(dir, false))
 	return c
 }
 

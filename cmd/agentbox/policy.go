@@ -109,6 +109,7 @@ processes restart; its volumes, state and workspace, stay).`
 		c.Flags().StringVar(&o.ports, "ports", "", "TCP ports, such as 443 or 22,443 (default: network.ports, else 443)")
 	}
 	c.Flags().StringVar(&o.profile, "profile", "", "the profile whose allowlist to edit (default: the one the sandbox runs, else profile: in agentbox.yaml)")
+	_ = c.RegisterFlagCompletionFunc("profile", completeProfiles(dir))
 	c.Flags().BoolVar(&o.noApply, "no-apply", false, "edit agentbox.yaml and regenerate only; leave the running sandbox as it is")
 	return c
 }

@@ -92,6 +92,7 @@ branch (the summary says why); 1 when agentbox could not run it; 2 for usage.`,
 	f.StringVar(&o.timeout, "timeout", "", "the task's deadline from now, e.g. 30m or 1h30m (default: run.timeout; at most run.max_timeout)")
 	f.StringVar(&o.ref, "ref", "HEAD", "the commit the task's branch starts from")
 	f.StringVar(&o.profile, "profile", "", profileFlagUsage)
+	_ = c.RegisterFlagCompletionFunc("profile", completeProfiles(dir))
 	f.BoolVar(&o.detach, "detach", false, "start the task and return; agentbox ps, logs and stop follow it")
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON on stdout")
 	f.BoolVar(&o.raw, "raw", false, rawFlagUsage)

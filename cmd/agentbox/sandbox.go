@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -214,6 +215,7 @@ generate).`,
 		},
 	}
 	c.Flags().StringVar(&o.profile, "profile", "", profileFlagUsage)
+	_ = c.RegisterFlagCompletionFunc("profile", completeProfiles(dir))
 	return c
 }
 
@@ -258,21 +260,6 @@ func startSandbox(ctx context.Context, dir, profile string, prog *progress, stdo
 	return nil
 }
 
-func newDownCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
-	o := &sandboxOptions{}
-	c := &cobra.Command{
-		Use:     "down",
-		Short:   "Stop and remove the sandbox's containers (the agent's state volume stays)",
-		Example: `  agentbox down`,
-		Args:    cobra.NoArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			o.dir = *dir
-			return o.run(c.Context(), false, os.Stdin, stdout, stderr, "down", "--remove-orphans")
-		},
-	}
-	return c
-}
-
 func newShellCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 	o := &sandboxOptions{}
 	c := &cobra.Command{
@@ -301,9 +288,61 @@ func newShellCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 // services are the names `agentbox logs` accepts.
 var services = []string{"agent", "egress"}
 
-func newLogsCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
+// logsOptions are what logs passes on to docker compose logs, docker logs
+// or kubectl logs.
+type logsOptions struct {
+	follow bool
+	tail   string // "": all; else a number of lines
+	since  time.Time
+}
+
+// parseTail reads --tail: empty or "all" (every line), or a number of
+// lines, 0 or more.
+func parseTail(s string) (string, error) {
+	if s == "" || s == "all" {
+		return "", nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || strings.HasPrefix(s, "+") {
+		return "", usageErrorf("invalid --tail %q: a number of lines (0 or more), or all", s)
+	}
+	return strconv.Itoa(n), nil
+}
+
+// args are the flags of docker logs and docker compose logs.
+func (l logsOptions) args() []string {
+	var a []string
+	if l.follow {
+		a = append(a, "--follow")
+	}
+	if l.tail != "" {
+		a = append(a, "--tail", l.tail)
+	}
+	if !l.since.IsZero() {
+		a = append(a, "--since", l.since.UTC().Format(time.RFC3339Nano))
+	}
+	return a
+}
+
+// kubeArgs are the flags of kubectl logs.
+func (l logsOptions) kubeArgs() []string {
+	var a []string
+	if l.follow {
+		a = append(a, "--follow")
+	}
+	if l.tail != "" {
+		a = append(a, "--tail="+l.tail)
+	}
+	if !l.since.IsZero() {
+		a = append(a, "--since-time="+l.since.UTC().Format(time.RFC3339))
+	}
+	return a
+}
+
+func newLogsCmd(dir *string, d deps, stdout, stderr io.Writer) *cobra.Command {
 	o := &sandboxOptions{}
 	var follow, raw bool
+	var tail, since string
 	c := &cobra.Command{
 		Use:   "logs [egress|agent|TASK]",
 		Short: "Show the sandbox's logs (the egress log holds every DNS query and what the firewall rejected), or a task's output",
@@ -315,27 +354,33 @@ and tabs are kept. --raw passes the output through as it is: raw output may
 contain escape sequences the agent wrote, which your terminal acts on.`,
 		Example: `  agentbox logs egress
   agentbox logs -f
+  agentbox logs egress --since 10m --tail 50
   agentbox logs fix-123   # the output of task fix-123 (agentbox run)
   agentbox logs --raw fix-123 | less -R`,
 		Args: cobra.MaximumNArgs(1),
-		ValidArgsFunction: func(c *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		ValidArgsFunction: func(c *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			if len(args) > 0 {
 				return nil, cobra.ShellCompDirectiveNoFileComp
 			}
-			return services, cobra.ShellCompDirectiveNoFileComp
+			return withPrefix(append(slices.Clone(services), taskNames(*dir, false)...), prefix), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			o.dir = *dir
+			l := logsOptions{follow: follow}
+			var err error
+			if l.tail, err = parseTail(tail); err != nil {
+				return err
+			}
+			if l.since, err = parseSince(since, d.now()); err != nil {
+				return err
+			}
 			stdout, stderr, flush := agentOutput(stdout, stderr, raw)
 			defer flush()
-			argv := []string{"logs"}
-			if follow {
-				argv = append(argv, "--follow")
-			}
+			argv := append([]string{"logs"}, l.args()...)
 			if len(args) == 1 {
 				if !slices.Contains(services, args[0]) {
 					if isTask(*dir, args[0]) {
-						return taskLogs(c.Context(), *dir, args[0], follow, stdout, stderr)
+						return taskLogs(c.Context(), *dir, args[0], l, stdout, stderr)
 					}
 					return usageErrorf("unknown service %q, and no task of that name; valid services are \"egress\" and \"agent\" (agentbox ps lists the tasks)", args[0])
 				}
@@ -345,6 +390,8 @@ contain escape sequences the agent wrote, which your terminal acts on.`,
 		},
 	}
 	c.Flags().BoolVarP(&follow, "follow", "f", false, "follow the log")
+	c.Flags().StringVar(&tail, "tail", "", "only the last N lines (of each container), or all")
+	c.Flags().StringVar(&since, "since", "", "only the lines since: a duration (1h, 30m) or an RFC 3339 time")
 	c.Flags().BoolVar(&raw, "raw", false, rawFlagUsage)
 	return c
 }

@@ -39,12 +39,20 @@ case "` + mode + `:$1:$2" in
   fail:compose:*) exit 7 ;;
 esac
 case "$*" in
+  *" down --remove-orphans --volumes") [ -z "${FAKE_VOLUMES:-}" ] || printf '%s' "${FAKE_VOLUMES_LEFT:-}" > "$FAKE_VOLUMES" ;;
+  "volume ls --quiet --filter label=com.docker.compose.project=agentbox") [ -z "${FAKE_VOLUMES:-}" ] || cat "$FAKE_VOLUMES" ;;
+  "volume rm "*) case " ${FAKE_BUSY:-} " in *" $3 "*) echo "Error response from daemon: remove $3: volume is in use - [0123abcd]" >&2; exit 1 ;; esac ;;
+  "image inspect --format {{range .RepoTags}}{{println .}}{{end}} "*) for a; do last=$a; done; [ -z "${FAKE_IMAGES:-}" ] || echo "$last:latest" ;;
+  "image ls --format {{.Repository}}:{{.Tag}} "*) [ -z "${FAKE_PUSHED:-}" ] || printf '%s:0123abcd\n%s:4567ef01\n' "$5" "$5" ;;
+  "rmi "*) case " ${FAKE_BUSY:-} " in *" $2 "*) echo "Error response from daemon: conflict: unable to remove repository reference \"$2\" (must force) - container 0123abcd is using its referenced image 4567" >&2; exit 1 ;; esac; echo "Untagged: $2" ;;
   *" ps -q egress") echo egress-id ;;
   *" ps -q agent") echo agent-id ;;
   "inspect --format {{.State.StartedAt}} egress-id") echo "${FAKE_EGRESS_STARTED:-2026-01-01T10:00:00.1Z}" ;;
   "inspect --format {{.State.StartedAt}} agent-id") echo "${FAKE_AGENT_STARTED:-2026-01-01T10:00:01.2Z}" ;;
   "ps -a --filter label=com.docker.compose.project="*) printf '%s' "${FAKE_WORKING_DIRS:-}" ;;
   "ps --filter label=com.docker.compose.project="*"service=egress "*) [ -z "${FAKE_PROFILE:-}" ] || echo "egress-id $FAKE_PROFILE" ;;
+  "ps -aq --no-trunc --filter label=com.docker.compose.project="*"-task-"*" --filter label=com.docker.compose.service=agent") [ -z "${FAKE_TASK_AGENT:-}" ] || echo "$FAKE_TASK_AGENT" ;;
+  "inspect --format {{.State.Running}} {{.State.ExitCode}} {{.State.Status}} {{.State.FinishedAt}} "*) echo "true 0 running 0001-01-01T00:00:00Z" ;;
 esac
 exit 0
 `
@@ -80,6 +88,9 @@ func TestSandboxCommands(t *testing.T) {
 		{[]string{"down"}, "gone", prefix + "down --remove-orphans"}, // a profile no longer configured
 		{[]string{"logs", "egress"}, "", prefix + "logs egress"},
 		{[]string{"logs", "-f"}, "balanced", prefix + "logs --follow"},
+		{[]string{"logs", "egress", "--tail", "20", "--since", "2026-01-02T15:04:05+01:00"}, "", prefix + "logs --tail 20 --since 2026-01-02T14:04:05Z egress"},
+		{[]string{"logs", "--tail", "all", "-f"}, "", prefix + "logs --follow"},
+		{[]string{"logs", "--tail", "0", "-f"}, "", prefix + "logs --follow --tail 0"},
 		{[]string{"shell"}, "balanced", prefix + "exec -T agent bash -l"},
 		{[]string{"shell"}, "locked", locked + "exec -T agent bash -l"},
 		{[]string{"shell", "--", "id", "-u"}, "balanced", prefix + "exec -T agent id -u"},
@@ -115,6 +126,10 @@ func TestSandboxErrors(t *testing.T) {
 		{"compose v1 only", "v1", []string{"up"}, exitError, "only compose v1 (docker-compose) is installed"},
 		{"compose fails", "fail", []string{"up"}, exitError, "docker compose build failed (exit 7)"},
 		{"unknown service", "ok", []string{"logs", "db"}, exitUsage, `unknown service "db"`},
+		{"negative tail", "ok", []string{"logs", "--tail", "-5"}, exitUsage, `invalid --tail "-5": a number of lines (0 or more), or all`},
+		{"tail not a number", "ok", []string{"logs", "--tail", "ten"}, exitUsage, `invalid --tail "ten"`},
+		{"since not a time", "ok", []string{"logs", "--since", "yesterday"}, exitUsage, `invalid --since "yesterday": a positive duration (1h, 30m) or an RFC 3339 time`},
+		{"since negative", "ok", []string{"logs", "egress", "--since", "-1h"}, exitUsage, `invalid --since "-1h"`},
 		{"unknown profile", "ok", []string{"up", "--profile", "lokced"}, exitUsage, `--profile: unknown profile "lokced"; did you mean "locked"? valid values are "balanced", "locked", "open"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -355,4 +370,53 @@ func TestExecComposeInterrupt(t *testing.T) {
 	if data, _ := os.ReadFile(outPath); !strings.Contains(string(data), "stopped cleanly") {
 		t.Errorf("compose was not interrupted but killed; it printed %q", data)
 	}
+}
+
+// TestLogsSince: --since as a duration is a time before now, given to
+// docker compose logs as an RFC 3339 time.
+func TestLogsSince(t *testing.T) {
+	dir := project(t, "agent-claude")
+	log := fakeDocker(t, "ok")
+	d := testDeps()
+	now := time.Date(2026, 11, 27, 3, 0, 0, 0, time.UTC)
+	d.now = func() time.Time { return now }
+	if _, stderr, code := runInDeps(t, d, dir, "logs", "--since", "90m", "agent"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := "compose -f .agentbox/docker-compose.yml -p agentbox logs --since 2026-11-27T01:30:00Z agent"
+	if data, _ := os.ReadFile(log); !strings.Contains(string(data), want) {
+		t.Errorf("ran:\n%s\nwant %q", data, want)
+	}
+}
+
+// TestTaskLogsFlags: logs TASK passes --tail and --since to docker logs on
+// the task's agent container.
+func TestTaskLogsFlags(t *testing.T) {
+	dir := project(t, "agent-claude")
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	rec := &taskRecord{Name: "fix-1", Project: "agentbox-task-fix-1", State: stateRunning, Started: time.Now()}
+	if err := os.MkdirAll(mustTaskDir(t, "agentbox", "fix-1"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.write("agentbox"); err != nil {
+		t.Fatal(err)
+	}
+	log := fakeDocker(t, "ok")
+	t.Setenv("FAKE_TASK_AGENT", "task-agent-id")
+	if _, stderr, code := runIn(t, dir, "logs", "fix-1", "--tail", "3", "--since", "2026-01-02T15:04:05Z"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := "logs --tail 3 --since 2026-01-02T15:04:05Z task-agent-id"
+	if data, _ := os.ReadFile(log); !slices.Contains(strings.Split(string(data), "\n"), want) {
+		t.Errorf("ran:\n%s\nwant %q", data, want)
+	}
+}
+
+func mustTaskDir(t *testing.T, project, name string) string {
+	t.Helper()
+	d, err := taskDir(project, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

@@ -282,12 +282,8 @@ func taskBranchStatus(b gitgate.Branch) string {
 // reportTask prints the summary (on stdout with --json) and returns the exit
 // code run must give.
 func reportTask(sum *taskSummary, asJSON bool, stdout, stderr io.Writer) error {
-	if asJSON {
-		if err := writeJSON(stdout, sum); err != nil {
-			return err
-		}
-	} else {
-		printSummary(stderr, sum)
+	if err := printTask(sum, asJSON, stdout, stderr); err != nil {
+		return err
 	}
 	switch {
 	case sum.ExitCode != 0:
@@ -295,6 +291,15 @@ func reportTask(sum *taskSummary, asJSON bool, stdout, stderr io.Writer) error {
 	case sum.BranchStatus == string(gitgate.StatusRefused):
 		return &exitErr{exitBranchRefused, nil}
 	}
+	return nil
+}
+
+// printTask prints the summary: as JSON on stdout, or as text on stderr.
+func printTask(sum *taskSummary, asJSON bool, stdout, stderr io.Writer) error {
+	if asJSON {
+		return writeJSON(stdout, sum)
+	}
+	printSummary(stderr, sum)
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/gitgate"
 	"github.com/spf13/cobra"
 )
 
@@ -188,7 +189,7 @@ func isTask(dir, name string) bool {
 }
 
 // taskLogs shows a task's output: its agent's stdout and stderr.
-func taskLogs(ctx context.Context, dir, name string, follow bool, stdout, stderr io.Writer) error {
+func taskLogs(ctx context.Context, dir, name string, l logsOptions, stdout, stderr io.Writer) error {
 	o := &taskOptions{dir: dir}
 	if err := o.load(ctx); err != nil {
 		return err
@@ -202,11 +203,7 @@ func taskLogs(ctx context.Context, dir, name string, follow bool, stdout, stderr
 		if err != nil {
 			return err
 		}
-		args := []string{"logs", rec.Pod, "-c", "agent"}
-		if follow {
-			args = append(args, "--follow")
-		}
-		cmd := p.kube.command(ctx, args...)
+		cmd := p.kube.command(ctx, append([]string{"logs", rec.Pod, "-c", "agent"}, l.kubeArgs()...)...)
 		cmd.Stdout, cmd.Stderr = stdout, stderr
 		return cmd.Run()
 	}
@@ -217,10 +214,7 @@ func taskLogs(ctx context.Context, dir, name string, follow bool, stdout, stderr
 	if err != nil || ag == nil {
 		return fmt.Errorf("task %s has no container left (removed?)", rec.Name)
 	}
-	args := []string{"logs"}
-	if follow {
-		args = append(args, "--follow")
-	}
+	args := append([]string{"logs"}, l.args()...)
 	cmd := exec.CommandContext(ctx, o.docker, append(args, ag.ID)...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	return cmd.Run()
@@ -228,7 +222,7 @@ func taskLogs(ctx context.Context, dir, name string, follow bool, stdout, stderr
 
 func newStopCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 	var asJSON bool
-	c := taskCmd(dir, "stop TASK", "End a task now (its result says stopped, exit 130) and collect its branch", func(ctx context.Context, o *taskOptions, rec *taskRecord) error {
+	c := taskCmd(dir, "stop TASK", "End a task now and collect its branch; exits 0 (the summary keeps the task's code: 130, stopped)", func(ctx context.Context, o *taskOptions, rec *taskRecord) error {
 		if rec.State != stateRunning {
 			return fmt.Errorf("task %s has ended already (%s)", rec.Name, rec.State)
 		}
@@ -251,10 +245,25 @@ func newStopCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		return reportTask(sum, asJSON, stdout, stderr)
+		return reportStop(sum, asJSON, stdout, stderr)
 	})
+	c.ValidArgsFunction = completeTaskArg(dir, true)
 	c.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON on stdout")
 	return c
+}
+
+// reportStop prints the summary of a task that agentbox stop ended and
+// returns stop's exit code: 0, as stop did what it was asked (the task's
+// own code, 130 when stop ended it, stays in the summary), or 3 when
+// fetch's checks refused the task's branch, as for run.
+func reportStop(sum *taskSummary, asJSON bool, stdout, stderr io.Writer) error {
+	if err := printTask(sum, asJSON, stdout, stderr); err != nil {
+		return err
+	}
+	if sum.BranchStatus == string(gitgate.StatusRefused) {
+		return &exitErr{exitBranchRefused, nil}
+	}
+	return nil
 }
 
 // removeTask removes a task's containers, network, volumes and clone; its
@@ -308,7 +317,7 @@ func removeProjectVolumes(ctx context.Context, docker, project string) error {
 }
 
 func newRmCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
-	return taskCmd(dir, "rm TASK", "Remove an ended task's containers, network, volumes and clone (its branch stays)", func(ctx context.Context, o *taskOptions, rec *taskRecord) error {
+	c := taskCmd(dir, "rm TASK", "Remove an ended task's containers, network, volumes and clone (its branch stays)", func(ctx context.Context, o *taskOptions, rec *taskRecord) error {
 		if state, _ := o.liveState(ctx, rec); state == stateRunning {
 			return fmt.Errorf("task %s is running; agentbox stop %s first", rec.Name, rec.Name)
 		}
@@ -322,6 +331,8 @@ func newRmCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 		}
 		return nil
 	})
+	c.ValidArgsFunction = completeTaskArg(dir, false)
+	return c
 }
 
 func newGcCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {

@@ -134,6 +134,7 @@ func testAllowName(e *env, p *project) {
 		t.Errorf("after the grant expired: %q, want nxdomain and the address refused", got)
 	}
 	p.agentbox(env, "allow", name+":80", "--for", "1m", "--reason", "e2e: a name to revoke")
+	checkStatus(e, p, env, name)
 	if r := p.agentbox(env, "revoke", name+":80"); r.failed() {
 		t.Errorf("agentbox revoke: %s", r)
 	}
@@ -186,4 +187,38 @@ func benchAllow(e *env, p *project, env []string) {
 		p.agentbox(env, "revoke", decoyIP+":80")
 	}
 	e.timed("agentbox allow until the sandbox's first allowed connection, median of 5", median(ds))
+}
+
+// checkStatus: agentbox status --json of the sandbox started by compose
+// itself (not by agentbox up: whether it runs the generated files is not
+// known) shows it up under its profile, and the grant of name in force
+// with its reason from the audit log.
+func checkStatus(e *env, p *project, env []string, name string) {
+	t := e.t
+	r := p.agentbox(env, "status", "--json")
+	var st struct {
+		Up      bool   `json:"up"`
+		Profile string `json:"profile"`
+		Since   string `json:"since"`
+		Files   string `json:"generated_files"`
+		Matches *bool  `json:"running_matches_files"`
+		Grants  []struct {
+			Dest        string `json:"destination"`
+			Port        int    `json:"port"`
+			SecondsLeft int    `json:"seconds_left"`
+			Reason      string `json:"reason"`
+		} `json:"grants"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.failed() {
+		t.Fatalf("agentbox status --json: %v: %s", err, r)
+	}
+	ok := st.Up && st.Profile == "balanced" && st.Since != "" && st.Files == "current" && st.Matches == nil && len(st.Grants) == 1
+	if ok {
+		g := st.Grants[0]
+		ok = g.Dest == name && g.Port == 80 && g.SecondsLeft > 30 && g.Reason == "e2e: a name to revoke"
+	}
+	if !ok {
+		t.Errorf("agentbox status --json: %+v\n%s", st, r)
+	}
+	e.timed("agentbox status (sandbox up, one grant)", r.took)
 }

@@ -181,7 +181,7 @@ echo "cluster task done"`, "/workspace", kubeGateway, kubeAllowed, kubeGateway, 
 }
 
 // testKubeStop: a detached cluster task is followed by ps and logs, and
-// agentbox stop ends it (130) and brings its branch back.
+// agentbox stop ends it (exit 0, the summary's code 130) and brings its branch back.
 func testKubeStop(e *env, p *project, env []string) {
 	t := e.t
 	script := `cd /workspace; git -c user.name=t -c user.email=t@agentbox.invalid commit -q --allow-empty -m "before the stop"; echo waiting; sleep 600`
@@ -200,7 +200,7 @@ func testKubeStop(e *env, p *project, env []string) {
 	}
 	r := p.agentbox(env, "stop", "kstop", "--json")
 	var sum runSummary
-	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || r.code != 130 || sum.State != "stopped" || sum.BranchStatus != "new" {
+	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || r.code != 0 || sum.ExitCode != 130 || sum.State != "stopped" || sum.BranchStatus != "new" {
 		t.Errorf("agentbox stop kstop: exit %d, %+v (%v)\n%s", r.code, sum, err, r.stderr)
 	}
 	if r := p.agentbox(env, "rm", "kstop"); r.failed() {

@@ -1,0 +1,280 @@
+package main
+
+// agentbox status: whether the sandbox is up, under which profile and
+// since when, whether it runs the generated files, the grants in force and
+// the tasks that run.
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/spf13/cobra"
+)
+
+// containerInfo is what status needs of one container of a compose
+// project (deps.containers).
+type containerInfo struct {
+	ID      string
+	Service string
+	Running bool
+	Status  string // docker's: running, exited, restarting...
+	Started time.Time
+	Profile string // the profile label; "" when it has none
+}
+
+// statusView is agentbox status's report (--json: this shape, in README.md).
+type statusView struct {
+	Sandbox string `json:"sandbox"` // the compose project
+	Dir     string `json:"dir"`
+	Up      bool   `json:"up"` // egress and agent both run
+	// State is "up", "down" (no container), or each service's docker
+	// state when only some run.
+	State   string    `json:"state"`
+	Profile string    `json:"profile,omitempty"`
+	Since   time.Time `json:"since,omitzero"` // when the later of egress and agent started
+	// Files is "current" when the generated files are what agentbox.yaml
+	// compiles to, "out of date", or why it cannot tell.
+	Files string `json:"generated_files"`
+	// Matches says whether the running sandbox was started (by agentbox
+	// up) from the generated files as they are now; null when it cannot
+	// tell (not up, started otherwise, or recreated since).
+	Matches     *bool         `json:"running_matches_files"`
+	Grants      []statusGrant `json:"grants"`
+	GrantErrors []string      `json:"grant_errors,omitempty"`
+	Tasks       []psRow       `json:"tasks"` // those not collected yet: running, or ended awaiting agentbox stop
+}
+
+// statusGrant is a grant in force, of the sandbox or of a task.
+type statusGrant struct {
+	Task string `json:"task,omitempty"`
+	grantRow
+}
+
+func newStatusCmd(dir *string, d deps, stdout io.Writer) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "status [--json]",
+		Short: "Say whether the sandbox is up, its profile and since when, whether it runs the generated files, its grants and running tasks",
+		Long: `Say whether the sandbox is up (egress and agent running), the profile it runs
+and since when; whether the generated files are what agentbox.yaml compiles
+to, and whether the running sandbox was started from them (known when agentbox
+up started it); the grants of agentbox allow in force, with the time left; and
+the tasks of agentbox run not collected yet. Exit 0 whatever the state; 1 when
+Docker cannot be asked.`,
+		Example: `  agentbox status
+  agentbox status --json | jq .up`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			v, err := sandboxStatus(c.Context(), d, *dir)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(stdout, v)
+			}
+			return report(stdout, "status", "text", v.text(d.now()))
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
+	return c
+}
+
+// sandboxStatus gathers the status of the sandbox in dir.
+func sandboxStatus(ctx context.Context, d deps, dir string) (*statusView, error) {
+	cfg, err := loadConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	v := &statusView{Sandbox: cfg.Name, Dir: absDir(dir), Grants: []statusGrant{}, Tasks: []psRow{}}
+	v.Files = filesState(dir)
+	cs, err := d.containers(ctx, cfg.Name)
+	if err != nil {
+		return nil, err
+	}
+	egress := v.readContainers(cs)
+	if v.Up {
+		if rec, _ := readUpRecord(dir, cfg.Name); rec != nil && rec.Egress == egress {
+			sum, err := filesHash(dir)
+			matches := err == nil && sum == rec.Files
+			v.Matches = &matches
+		}
+		v.addGrants(ctx, d, dir, cfg.Name, "")
+	}
+	recs, err := listTasks(cfg.Name)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		if r.State != stateRunning {
+			continue
+		}
+		state, exit := d.taskState(ctx, dir, r)
+		v.Tasks = append(v.Tasks, psRow{r.Name, state, r.Started, r.Deadline, r.Ended, exit, taskBranch(r), r.Command, cmp.Or(r.Profile, generator.ProfileBalanced)})
+		if state == stateRunning {
+			v.addGrants(ctx, d, dir, cfg.Name, r.Name)
+		}
+	}
+	return v, nil
+}
+
+// filesState says whether the generated files in dir are what
+// agentbox.yaml compiles to.
+func filesState(dir string) string {
+	c, err := generator.Compile(dir, generator.CompileOptions{})
+	if err != nil {
+		return "cannot tell: " + err.Error()
+	}
+	diff, err := generator.Diff(dir, c.Files)
+	switch {
+	case err != nil:
+		return "cannot tell: " + err.Error()
+	case diff != "":
+		return "out of date"
+	}
+	return "current"
+}
+
+// readContainers sets the sandbox's state from its containers and returns
+// the id of its egress container.
+func (v *statusView) readContainers(cs []containerInfo) (egress string) {
+	var states []string
+	up := 0
+	for _, c := range cs {
+		if c.Service != "egress" && c.Service != "agent" {
+			continue
+		}
+		states = append(states, c.Service+" "+c.Status)
+		if !c.Running {
+			continue
+		}
+		up++
+		if c.Started.After(v.Since) {
+			v.Since = c.Started
+		}
+		if c.Service == "egress" {
+			egress = c.ID
+			v.Profile = cmp.Or(c.Profile, generator.ProfileBalanced)
+		}
+	}
+	switch {
+	case len(states) == 0:
+		v.State = "down"
+	case up == 2 && len(states) == 2:
+		v.Up, v.State = true, "up"
+	default:
+		v.State = strings.Join(states, ", ")
+	}
+	if !v.Up {
+		v.Since = time.Time{}
+	}
+	return egress
+}
+
+// addGrants adds the grants in force in the sandbox (task "") or a task;
+// a failure to list them is reported beside them.
+func (v *statusView) addGrants(ctx context.Context, d deps, dir, name, task string) {
+	rows, err := listGrants(ctx, d, dir, name, task)
+	if err != nil {
+		who := "the sandbox"
+		if task != "" {
+			who = "task " + task
+		}
+		v.GrantErrors = append(v.GrantErrors, who+": "+err.Error())
+		return
+	}
+	for _, r := range rows {
+		v.Grants = append(v.Grants, statusGrant{task, r})
+	}
+}
+
+// statusText is what the text template lays out.
+type statusText struct {
+	*statusView
+	Age   string
+	Match string // yes, no, or unknown (when up)
+	Tasks []statusTaskText
+}
+
+type statusTaskText struct {
+	psRow
+	Left string
+}
+
+func (v *statusView) text(now time.Time) statusText {
+	t := statusText{statusView: v}
+	if v.Up {
+		t.Age = now.Sub(v.Since).Round(time.Second).String()
+		t.Match = "unknown"
+		if v.Matches != nil {
+			t.Match = map[bool]string{true: "yes", false: "no"}[*v.Matches]
+		}
+	}
+	for _, r := range v.Tasks {
+		left := ""
+		if r.State == stateRunning {
+			left = generator.FormatTaskDuration(max(r.Deadline.Sub(now).Round(time.Second), 0))
+		}
+		t.Tasks = append(t.Tasks, statusTaskText{r, left})
+	}
+	return t
+}
+
+// dockerContainers is deps.containers: the containers of compose project
+// name, as docker inspect sees them.
+func dockerContainers(ctx context.Context, name string) ([]containerInfo, error) {
+	docker, err := checkDocker(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out, err := exec.CommandContext(ctx, docker, "ps", "-aq", "--no-trunc", "--filter", "label=com.docker.compose.project="+name).Output()
+	if err != nil {
+		return nil, fmt.Errorf("listing the containers of compose project %q: %v", name, err)
+	}
+	ids := strings.Fields(string(out))
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	format := `{{.Id}}	{{index .Config.Labels "com.docker.compose.service"}}	{{.State.Running}}	{{.State.Status}}	{{.State.StartedAt}}	{{index .Config.Labels "` + generator.ProfileLabel + `"}}`
+	out, err = exec.CommandContext(ctx, docker, append([]string{"inspect", "--format", format}, ids...)...).Output()
+	if err != nil {
+		return nil, fmt.Errorf("docker inspect: %v", err)
+	}
+	return parseContainers(string(out))
+}
+
+// parseContainers reads dockerContainers' docker inspect lines.
+func parseContainers(out string) ([]containerInfo, error) {
+	var cs []containerInfo
+	for _, line := range strings.Split(out, "\n") {
+		// Not trimmed: an empty label is an empty last field.
+		if line == "" {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		if len(f) != 6 {
+			return nil, fmt.Errorf("docker inspect: unexpected line %q", line)
+		}
+		c := containerInfo{ID: f[0], Service: f[1], Running: f[2] == "true", Status: f[3], Profile: f[5]}
+		if t, err := time.Parse(time.RFC3339Nano, f[4]); err == nil {
+			c.Started = t
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
+}
+
+// dockerTaskState is deps.taskState: a recorded task's state now, as ps
+// shows it.
+func dockerTaskState(ctx context.Context, dir string, rec *taskRecord) (string, *int) {
+	o := &taskOptions{dir: dir}
+	if err := o.load(ctx); err != nil {
+		return "unknown (" + err.Error() + ")", nil
+	}
+	return o.liveState(ctx, rec)
+}

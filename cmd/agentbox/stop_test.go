@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestStopExitCode: agentbox stop exits 0 when it stopped the task, whatever
+// the task's own code, which stays in the summary (130 for a stopped task);
+// 3 when fetch's checks refused the task's branch.
+func TestStopExitCode(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		sum  taskSummary
+		code int
+	}{
+		{"stopped", taskSummary{Task: "fix-1", State: stateStopped, ExitCode: exitStopped, BranchStatus: "new"}, exitOK},
+		{"had ended on its own, failing", taskSummary{Task: "fix-1", State: stateExited, ExitCode: 2, BranchStatus: "new"}, exitOK},
+		{"timed out", taskSummary{Task: "fix-1", State: stateTimedOut, ExitCode: exitTimedOut, BranchStatus: branchEmpty}, exitOK},
+		{"branch refused", taskSummary{Task: "fix-1", State: stateStopped, ExitCode: exitStopped, BranchStatus: "refused"}, exitBranchRefused},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, asJSON := range []bool{false, true} {
+				var out, errs bytes.Buffer
+				sum := tt.sum
+				err := reportStop(&sum, asJSON, &out, &errs)
+				code := exitOK
+				var ee *exitErr
+				if errors.As(err, &ee) {
+					code = ee.code
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				if code != tt.code {
+					t.Errorf("json %v: exit %d, want %d", asJSON, code, tt.code)
+				}
+				if !asJSON {
+					if !strings.Contains(errs.String(), "agentbox: task fix-1 "+tt.sum.State) {
+						t.Errorf("summary: %q", errs.String())
+					}
+					continue
+				}
+				var got taskSummary
+				if err := json.Unmarshal(out.Bytes(), &got); err != nil || got.ExitCode != tt.sum.ExitCode || got.State != tt.sum.State {
+					t.Errorf("json summary %+v (%v), want the task's state %s and code %d", got, err, tt.sum.State, tt.sum.ExitCode)
+				}
+			}
+		})
+	}
+}
