@@ -6,8 +6,12 @@ EXAMPLE ?= examples/full
 # What `agentbox version` says: Go embeds the revision only in a build from a
 # git clone (not a worktree) with -buildvcs on, so make says it too.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+# goreleaser, built from its module once per version into bin/tools/ (v2.15.1
+# is the newest that Go 1.26 builds).
+GORELEASER_VERSION ?= v2.15.1
+GORELEASER := $(CURDIR)/bin/tools/goreleaser-$(GORELEASER_VERSION)/goreleaser
 
-.PHONY: all build example test test-deps bench fuzz clean e2e-setup e2e k8s-setup k8s-down k8s-test
+.PHONY: all build example test test-deps bench fuzz clean release-check e2e-setup e2e k8s-setup k8s-down k8s-test
 
 all: build
 
@@ -36,6 +40,16 @@ bench:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 60s ./generator/
 
+$(GORELEASER):
+	GOBIN=$(dir $@) GOFLAGS=-trimpath $(GO) install -ldflags "-s -w" github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
+
+## release-check: check .goreleaser.yaml, build the release archives of a snapshot
+## into dist/ (gitignored) and check them (scripts/release/check.sh)
+release-check: $(GORELEASER)
+	$(GORELEASER) check
+	$(GORELEASER) release --snapshot --clean
+	bash scripts/release/check.sh dist
+
 ## e2e-setup: install and start Docker Engine, compose v2 (built from its module),
 ## debootstrap and the Dev Containers CLI, and build the Debian base image (root)
 e2e-setup:
@@ -62,4 +76,4 @@ k8s-test:
 	$(GO) test -tags k8s -count=1 -timeout 30m -v ./internal/k8stest/
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

@@ -5,7 +5,8 @@
 # veth), util-linux (setpriv, unshare, nsenter, flock), mount, and ulogd2 with
 # ulogd2-json (the record of refused packets, TestLabRefusedLog); shellcheck
 # (actionlint runs it on the scripts of the CI workflow); npm (the real npm ci
-# installs the package-lock.json that agentbox renders). Without root it installs
+# installs the package-lock.json that agentbox renders); file (make release-check
+# names each archive's platform). Without root it installs
 # nothing and says so; the tests that need these then skip, except under CI=true,
 # where they fail.
 set -euo pipefail
@@ -22,6 +23,7 @@ command -v mount >/dev/null 2>&1 || need+=(mount)
 dpkg -s ulogd2-json >/dev/null 2>&1 || need+=(ulogd2-json)
 command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
 command -v npm >/dev/null 2>&1 || need+=(npm)
+command -v file >/dev/null 2>&1 || need+=(file)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
