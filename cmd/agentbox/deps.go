@@ -26,7 +26,8 @@ type imageRegistry interface {
 type deps struct {
 	// settings returns the user's settings (mirrors, registries).
 	settings func() (settings.Settings, error)
-	// resolver returns the image resolver of a bump.
+	// resolver returns the image resolver of a bump: Docker Hub's images
+	// through the settings' registry mirrors, then the Docker daemon's.
 	resolver func(s settings.Settings) imageRegistry
 	// npm returns the npm registry client of a bump of the project in dir.
 	npm func(dir string, s settings.Settings) npm.Source
@@ -59,8 +60,9 @@ type deps struct {
 func realDeps() deps {
 	return deps{
 		settings: func() (settings.Settings, error) { return settings.Load(settings.Path(), os.Getenv) },
-		resolver: func(settings.Settings) imageRegistry {
-			return images.NewRegistryResolver(images.RegistryOptions{})
+		resolver: func(s settings.Settings) imageRegistry {
+			mirrors := registryMirrors(s, daemonMirrors(context.Background()))
+			return images.NewRegistryResolver(images.RegistryOptions{Mirrors: mirrors})
 		},
 		npm: func(dir string, s settings.Settings) npm.Source {
 			reg := s.NPM.Registry

@@ -73,6 +73,7 @@ func TestLoadRefusesPositioned(t *testing.T) {
 		{"debian:\n  layout: flat\n  archive: http://x/\n", "", `:2:11: debian.layout: "flat" is not a layout`},
 		{"debian:\n  layout: plain\n", "", "plain needs debian.archive"},
 		{"debian:\n  security: http://s/\n  archive: http://x/\n", "", "is for a plain mirror"},
+		{"registries:\n  mirrors: [http://m:5000/v2]\n", "", `:2:13: registries.mirrors[0]: "http://m:5000/v2": a registry mirror is scheme://host[:port]`},
 		{"ca_certificates: [company.pem]\n", "", `ca_certificates[0]: "company.pem" is not an absolute path`},
 		{"npm: {}\n", "http://x/?token=1", "$NPM_CONFIG_REGISTRY: npm.registry: "},
 	} {
