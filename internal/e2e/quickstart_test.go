@@ -1,0 +1,262 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// The README's Quickstart, followed literally (issue 21): the lines of its
+// marked shell block run as written, one by one, in a fresh git project,
+// with the e2e's stand-ins given through the user's settings file alone
+// (the Debian archive, the npm registry, and the test's registry as the
+// Docker Hub mirror of bump; dockerd pulls through it too, configured by
+// scripts/e2e/setup.sh). Nothing else of the configuration is the test's:
+// agentbox init's file, its defaults (memory, cpus) included. What needs the
+// outside world is substituted, each substitution logged and listed in the
+// README's Development section:
+//   - the model provider: agentbox.yaml gets the fake's address (env:
+//     ANTHROPIC_BASE_URL, its address in network.cidrs) after init;
+//   - the interactive login: the key in the secrets file and its name in
+//     secrets:, and `claude` runs with -p and the fake's prompt;
+//   - the machine's resolver: after `agentbox up`, the sandbox is started
+//     again with the test's fake DNS (as RealClaude's shell part did), so
+//     that no name the CLI asks for leaves the machine.
+//
+// This is also the real Claude Code's up + shell + fetch path (it was
+// RealClaude's).
+const quickstartMarker = "<!-- quickstart:"
+
+// quickstartLines returns the commands of the README's marked block.
+func quickstartLines(e *env) []string {
+	data, err := os.ReadFile(filepath.Join(e.root, "README.md"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var lines []string
+	state := 0 // 0 before the marker, 1 before the fence, 2 in the block
+	sc := bufio.NewScanner(strings.NewReader(string(data)))
+	for sc.Scan() {
+		l := sc.Text()
+		switch {
+		case state == 0 && strings.HasPrefix(l, quickstartMarker):
+			state = 1
+		case state == 1 && strings.HasPrefix(l, "```"):
+			state = 2
+		case state == 1 && strings.TrimSpace(l) != "":
+			e.t.Fatalf("README.md: the quickstart marker is not followed by a code block but %q", l)
+		case state == 2 && strings.HasPrefix(l, "```"):
+			return lines
+		case state == 2 && strings.TrimSpace(l) != "":
+			lines = append(lines, l)
+		}
+	}
+	e.t.Fatalf("README.md: no complete code block after %q", quickstartMarker)
+	return nil
+}
+
+// command is a Quickstart line without its comment.
+func command(line string) string {
+	if i := strings.Index(line, "  #"); i >= 0 {
+		line = line[:i]
+	}
+	return strings.TrimSpace(line)
+}
+
+func testQuickstart(e *env) {
+	t := e.t
+	lines := quickstartLines(e)
+	t.Logf("the README's Quickstart:\n  %s", strings.Join(lines, "\n  "))
+
+	// dockerd pulls Docker Hub's images through the test's registry.
+	mirror := "http://" + e.registry
+	if out := e.docker("info", "--format", "{{json .RegistryConfig.Mirrors}}").stdout; !strings.Contains(out, `"`+mirror+`/"`) {
+		testenv.Unavailable(t, fmt.Sprintf("dockerd's registry-mirrors are %s, not the test's registry %s (scripts/e2e/setup.sh configures it; the registry took another port than 5000?)", strings.TrimSpace(out), mirror))
+	}
+	npmProxy := npmRegistryProxy(e, "@anthropic-ai/claude-code")
+	nodeImage := pushNodeImage(e, "quickstart")
+	// The stand-ins under the names agentbox init's file uses.
+	copyImage(e, nodeImage, e.registry+"/library/node:24-bookworm-slim")
+	copyImage(e, e.baseTag, e.registry+"/library/debian:bookworm-slim")
+
+	models := &modelServer{}
+	fake := models.next(claudeCommit)
+	ln, err := net.Listen("tcp", net.JoinHostPort(fakeGateway, "0"))
+	if err != nil {
+		t.Fatalf("listening on the fake internet's gateway: %v", err)
+	}
+	srv := &http.Server{Handler: models}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	port := ln.Addr().(*net.TCPAddr).Port
+
+	p := e.newProject("quickstart", "none") // its name, override file and cleanup
+	p.dir = filepath.Join(e.work, p.name)   // agentbox init names the project after it
+	if err := os.MkdirAll(p.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(e.work, "quickstart-config")
+	writeFile(t, filepath.Join(config, "agentbox", "settings.yaml"), 0o644, fmt.Sprintf(`debian:
+  archive: %s
+npm:
+  registry: %s
+registries:
+  mirrors: [%s]
+`, e.debianURL, npmProxy, mirror))
+	writeFile(t, filepath.Join(config, "agentbox", "secrets.env"), 0o600, "ANTHROPIC_API_KEY="+claudeKey+"\n")
+	bin := filepath.Dir(e.agentbox)
+	env := []string{
+		"PATH=" + bin + ":" + os.Getenv("PATH"),
+		"XDG_CONFIG_HOME=" + config,
+		"XDG_STATE_HOME=" + filepath.Join(e.work, "state-quickstart"),
+		// The stand-ins come from the settings file alone: e.run's
+		// variable is emptied (an empty one is unset).
+		"AGENTBOX_DEBIAN_ARCHIVE=", "NPM_CONFIG_REGISTRY=",
+		"GIT_AUTHOR_NAME=Quick Start", "GIT_AUTHOR_EMAIL=user@agentbox.invalid",
+		"GIT_COMMITTER_NAME=Quick Start", "GIT_COMMITTER_EMAIL=user@agentbox.invalid",
+	}
+	// A fresh git project with one commit.
+	e.must(runOpt{dir: p.dir, env: env}, "git", "init", "-q", "-b", "main")
+	writeFile(t, filepath.Join(p.dir, "README"), 0o644, "a project\n")
+	e.must(runOpt{dir: p.dir, env: env}, "git", "add", "README")
+	e.must(runOpt{dir: p.dir, env: env}, "git", "commit", "-q", "-m", "a project")
+	defer p.agentbox(env, "down")
+
+	substituted := func(what string) { t.Logf("quickstart: substituted: %s", what) }
+	var typed time.Duration
+	seen := map[string]bool{}
+	for _, line := range lines {
+		cmd := command(line)
+		run := line
+		if cmd == "agentbox shell -- claude" {
+			run = "agentbox shell -- claude -p " + shellQuote(claudePrompt)
+			substituted("`" + cmd + "` runs as `" + run + "` (the fake model's script; the login is the secrets file's key)")
+		}
+		r := e.run(runOpt{dir: p.dir, env: env}, "bash", "-c", run)
+		if r.failed() {
+			t.Fatalf("the Quickstart's line %q: %s", line, r)
+		}
+		typed += r.took
+		e.timed("quickstart: "+cmd, r.took)
+		seen[cmd] = true
+		switch {
+		case cmd == "agentbox init --agent claude":
+			if !strings.Contains(readFile(t, filepath.Join(p.dir, "agentbox.yaml")), "\nname: \""+p.name+"\"\n") {
+				t.Fatalf("agentbox init did not name the project %s:\n%s", p.name, readFile(t, filepath.Join(p.dir, "agentbox.yaml")))
+			}
+			useFakeModel(e, p, port)
+			substituted(fmt.Sprintf("agentbox.yaml: env ANTHROPIC_BASE_URL=http://%s:%d, network.cidrs %s/32 port %d, secrets [ANTHROPIC_API_KEY] (its value in the secrets file)", fakeGateway, port, fakeGateway, port))
+		case cmd == "agentbox bump":
+			lock := readFile(t, filepath.Join(p.dir, "agentbox.lock"))
+			for _, want := range []string{"node:24-bookworm-slim@sha256:", "debian:bookworm-slim@sha256:", "@anthropic-ai/claude-code"} {
+				if !strings.Contains(lock, want) {
+					t.Fatalf("agentbox.lock lacks %q:\n%s", want, lock)
+				}
+			}
+		case cmd == "agentbox up":
+			e.trackImages(p.name)
+			upWithFakeDNS(e, p, append(env, "ANTHROPIC_API_KEY="+claudeKey))
+			substituted("after `agentbox up`, the sandbox starts again with the test's fake DNS (docker compose with an override file)")
+		case strings.HasPrefix(cmd, "agentbox shell -- claude"):
+			checkClaudeTurns(e, fake, r)
+		}
+	}
+	for _, want := range []string{"agentbox init --agent claude", "agentbox bump", "agentbox up", "agentbox shell -- claude", "agentbox fetch"} {
+		if !seen[want] {
+			t.Fatalf("the Quickstart has no line %q (the test substitutes around it)", want)
+		}
+	}
+	e.timed("quickstart: every line, init to the branch", typed)
+	checkClaudeCommit(e, p, "refs/heads/agentbox/main")
+	names := askedNames(e.logsOf(e.container(p.name, "egress")))
+	t.Logf("claude (quickstart) asked the resolver for: %q", names)
+	p.mustAgentbox(env, "down")
+	for _, n := range names {
+		if claudeCatalogName(n) {
+			t.Fatalf("claude asked for %s, a name its catalog entry allows: under agentbox run it would leave the machine; the test stops here", n)
+		}
+	}
+}
+
+// useFakeModel points agentbox init's file at the fake model: its address
+// in network.cidrs and ANTHROPIC_BASE_URL, the key by name in secrets.
+func useFakeModel(e *env, p *project, port int) {
+	path := filepath.Join(p.dir, "agentbox.yaml")
+	data := readFile(e.t, path)
+	for _, r := range []struct{ line, with string }{
+		{`  cidrs: []`, fmt.Sprintf(`  cidrs: [{cidr: %s/32, ports: [%d]}]`, fakeGateway, port)},
+		{`env: {}`, fmt.Sprintf(`env: {ANTHROPIC_BASE_URL: "http://%s:%d"}`, fakeGateway, port)},
+		{`secrets: []`, `secrets: [ANTHROPIC_API_KEY]`},
+	} {
+		re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(r.line) + `( .*)?$`)
+		if n := len(re.FindAllString(data, -1)); n != 1 {
+			e.t.Fatalf("agentbox.yaml from init: %d lines %q, want 1:\n%s", n, r.line, data)
+		}
+		data = re.ReplaceAllLiteralString(data, r.with)
+	}
+	writeFile(e.t, path, 0o644, data)
+}
+
+// copyImage copies an image (or index) within the test's registry.
+func copyImage(e *env, from, to string) {
+	src, err := name.ParseReference(from, name.Insecure)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	dst, err := name.ParseReference(to, name.Insecure)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	desc, err := remote.Get(src)
+	if err != nil {
+		e.t.Fatalf("reading %s: %v", from, err)
+	}
+	if desc.MediaType.IsIndex() {
+		idx, err := desc.ImageIndex()
+		if err == nil {
+			err = remote.WriteIndex(dst, idx)
+		}
+		if err != nil {
+			e.t.Fatalf("copying %s to %s: %v", from, to, err)
+		}
+		return
+	}
+	img, err := desc.Image()
+	if err == nil {
+		err = remote.Write(dst, img)
+	}
+	if err != nil {
+		e.t.Fatalf("copying %s to %s: %v", from, to, err)
+	}
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func writeFile(t interface{ Fatal(...any) }, path string, mode os.FileMode, body string) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t interface{ Fatal(...any) }, path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
