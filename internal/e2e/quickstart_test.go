@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -75,10 +77,26 @@ func command(line string) string {
 	return strings.TrimSpace(line)
 }
 
+// quickstartFigures, when set to a number of runs, makes the Quickstart
+// measure the README's figures: that many walks from nothing to the branch
+// (the first may build cold, the rest find warm caches), then agentbox up
+// warm (images built) and cold (the sandbox's images removed; Docker's build
+// cache kept), each that many times, medians logged.
+const quickstartFigures = "AGENTBOX_E2E_QUICKSTART_FIGURES"
+
+// quickstart is what the walks share: the stand-ins and the fake model.
+type quickstart struct {
+	lines  []string
+	env    []string // the user's environment: PATH, XDG_CONFIG_HOME, git's identity
+	models *modelServer
+	port   int
+	typed  time.Duration // the last walk's lines
+}
+
 func testQuickstart(e *env) {
 	t := e.t
-	lines := quickstartLines(e)
-	t.Logf("the README's Quickstart:\n  %s", strings.Join(lines, "\n  "))
+	q := &quickstart{lines: quickstartLines(e), models: &modelServer{}}
+	t.Logf("the README's Quickstart:\n  %s", strings.Join(q.lines, "\n  "))
 
 	// dockerd pulls Docker Hub's images through the test's registry.
 	mirror := "http://" + e.registry
@@ -91,22 +109,15 @@ func testQuickstart(e *env) {
 	copyImage(e, nodeImage, e.registry+"/library/node:24-bookworm-slim")
 	copyImage(e, e.baseTag, e.registry+"/library/debian:bookworm-slim")
 
-	models := &modelServer{}
-	fake := models.next(claudeCommit)
 	ln, err := net.Listen("tcp", net.JoinHostPort(fakeGateway, "0"))
 	if err != nil {
 		t.Fatalf("listening on the fake internet's gateway: %v", err)
 	}
-	srv := &http.Server{Handler: models}
+	srv := &http.Server{Handler: q.models}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-	port := ln.Addr().(*net.TCPAddr).Port
+	q.port = ln.Addr().(*net.TCPAddr).Port
 
-	p := e.newProject("quickstart", "none") // its name, override file and cleanup
-	p.dir = filepath.Join(e.work, p.name)   // agentbox init names the project after it
-	if err := os.MkdirAll(p.dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	config := filepath.Join(e.work, "quickstart-config")
 	writeFile(t, filepath.Join(config, "agentbox", "settings.yaml"), 0o644, fmt.Sprintf(`debian:
   archive: %s
@@ -116,9 +127,8 @@ registries:
   mirrors: [%s]
 `, e.debianURL, npmProxy, mirror))
 	writeFile(t, filepath.Join(config, "agentbox", "secrets.env"), 0o600, "ANTHROPIC_API_KEY="+claudeKey+"\n")
-	bin := filepath.Dir(e.agentbox)
-	env := []string{
-		"PATH=" + bin + ":" + os.Getenv("PATH"),
+	q.env = []string{
+		"PATH=" + filepath.Dir(e.agentbox) + ":" + os.Getenv("PATH"),
 		"XDG_CONFIG_HOME=" + config,
 		"XDG_STATE_HOME=" + filepath.Join(e.work, "state-quickstart"),
 		// The stand-ins come from the settings file alone: e.run's
@@ -127,7 +137,31 @@ registries:
 		"GIT_AUTHOR_NAME=Quick Start", "GIT_AUTHOR_EMAIL=user@agentbox.invalid",
 		"GIT_COMMITTER_NAME=Quick Start", "GIT_COMMITTER_EMAIL=user@agentbox.invalid",
 	}
-	// A fresh git project with one commit.
+	runs, _ := strconv.Atoi(os.Getenv(quickstartFigures))
+	p := q.walk(e, "quickstart")
+	if runs < 1 {
+		return
+	}
+	walks := []time.Duration{q.typed}
+	for i := 1; i < runs; i++ {
+		q.walk(e, fmt.Sprintf("quickstart%d", i))
+		walks = append(walks, q.typed)
+	}
+	e.timed(fmt.Sprintf("quickstart figures: init to the branch, median of %d walks %s", runs, seconds(walks)), median(walks))
+	q.upFigures(e, p, runs)
+}
+
+// walk follows the Quickstart in a fresh git project named after what and
+// returns it, its sandbox down; q.typed is the lines' time.
+func (q *quickstart) walk(e *env, what string) *project {
+	t := e.t
+	fake := q.models.next(claudeCommit)
+	p := e.newProject(what, "none")       // its name, override file and cleanup
+	p.dir = filepath.Join(e.work, p.name) // agentbox init names the project after it
+	if err := os.MkdirAll(p.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := q.env
 	e.must(runOpt{dir: p.dir, env: env}, "git", "init", "-q", "-b", "main")
 	writeFile(t, filepath.Join(p.dir, "README"), 0o644, "a project\n")
 	e.must(runOpt{dir: p.dir, env: env}, "git", "add", "README")
@@ -135,9 +169,9 @@ registries:
 	defer p.agentbox(env, "down")
 
 	substituted := func(what string) { t.Logf("quickstart: substituted: %s", what) }
-	var typed time.Duration
+	q.typed = 0
 	seen := map[string]bool{}
-	for _, line := range lines {
+	for _, line := range q.lines {
 		cmd := command(line)
 		run := line
 		if cmd == "agentbox shell -- claude" {
@@ -148,16 +182,16 @@ registries:
 		if r.failed() {
 			t.Fatalf("the Quickstart's line %q: %s", line, r)
 		}
-		typed += r.took
-		e.timed("quickstart: "+cmd, r.took)
+		q.typed += r.took
+		e.timed(what+": "+cmd, r.took)
 		seen[cmd] = true
 		switch {
 		case cmd == "agentbox init --agent claude":
 			if !strings.Contains(readFile(t, filepath.Join(p.dir, "agentbox.yaml")), "\nname: \""+p.name+"\"\n") {
 				t.Fatalf("agentbox init did not name the project %s:\n%s", p.name, readFile(t, filepath.Join(p.dir, "agentbox.yaml")))
 			}
-			useFakeModel(e, p, port)
-			substituted(fmt.Sprintf("agentbox.yaml: env ANTHROPIC_BASE_URL=http://%s:%d, network.cidrs %s/32 port %d, secrets [ANTHROPIC_API_KEY] (its value in the secrets file)", fakeGateway, port, fakeGateway, port))
+			useFakeModel(e, p, q.port)
+			substituted(fmt.Sprintf("agentbox.yaml: env ANTHROPIC_BASE_URL=http://%s:%d, network.cidrs %s/32 port %d, secrets [ANTHROPIC_API_KEY] (its value in the secrets file)", fakeGateway, q.port, fakeGateway, q.port))
 		case cmd == "agentbox bump":
 			lock := readFile(t, filepath.Join(p.dir, "agentbox.lock"))
 			for _, want := range []string{"node:24-bookworm-slim@sha256:", "debian:bookworm-slim@sha256:", "@anthropic-ai/claude-code"} {
@@ -167,7 +201,7 @@ registries:
 			}
 		case cmd == "agentbox up":
 			e.trackImages(p.name)
-			upWithFakeDNS(e, p, append(env, "ANTHROPIC_API_KEY="+claudeKey))
+			upWithFakeDNS(e, p, append(slices.Clone(env), "ANTHROPIC_API_KEY="+claudeKey))
 			substituted("after `agentbox up`, the sandbox starts again with the test's fake DNS (docker compose with an override file)")
 		case strings.HasPrefix(cmd, "agentbox shell -- claude"):
 			checkClaudeTurns(e, fake, r)
@@ -178,16 +212,47 @@ registries:
 			t.Fatalf("the Quickstart has no line %q (the test substitutes around it)", want)
 		}
 	}
-	e.timed("quickstart: every line, init to the branch", typed)
+	e.timed(what+": every line, init to the branch", q.typed)
 	checkClaudeCommit(e, p, "refs/heads/agentbox/main")
 	names := askedNames(e.logsOf(e.container(p.name, "egress")))
-	t.Logf("claude (quickstart) asked the resolver for: %q", names)
+	t.Logf("claude (%s) asked the resolver for: %q", what, names)
 	p.mustAgentbox(env, "down")
 	for _, n := range names {
 		if claudeCatalogName(n) {
 			t.Fatalf("claude asked for %s, a name its catalog entry allows: under agentbox run it would leave the machine; the test stops here", n)
 		}
 	}
+	return p
+}
+
+// upFigures measures agentbox up on p, runs times each: warm (images
+// built), then cold (the sandbox's images removed first).
+func (q *quickstart) upFigures(e *env, p *project, runs int) {
+	var warm, cold []time.Duration
+	for range runs {
+		r := p.mustAgentbox(q.env, "up")
+		warm = append(warm, r.took)
+		p.mustAgentbox(q.env, "down")
+	}
+	for range runs {
+		for _, img := range []string{p.name + "-agent", p.name + "-egress"} {
+			e.docker("image", "rm", img)
+		}
+		r := p.mustAgentbox(q.env, "up")
+		e.trackImages(p.name)
+		cold = append(cold, r.took)
+		p.mustAgentbox(q.env, "down")
+	}
+	e.timed(fmt.Sprintf("quickstart figures: agentbox up warm, median of %d %s", runs, seconds(warm)), median(warm))
+	e.timed(fmt.Sprintf("quickstart figures: agentbox up, images removed, median of %d %s", runs, seconds(cold)), median(cold))
+}
+
+func seconds(ds []time.Duration) string {
+	var s []string
+	for _, d := range ds {
+		s = append(s, fmt.Sprintf("%.1f", d.Seconds()))
+	}
+	return "(" + strings.Join(s, ", ") + " s)"
 }
 
 // useFakeModel points agentbox init's file at the fake model: its address
