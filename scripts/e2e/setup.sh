@@ -102,7 +102,9 @@ hub_mirror() {
 	fi
 	if [[ ! -s $DAEMON_JSON ]]; then
 		mkdir -p "${DAEMON_JSON%/*}"
-		printf '{\n  "registry-mirrors": ["%s"]\n}\n' "$HUB_MIRROR" >"$DAEMON_JSON"
+		# insecure-registries too: the daemon hands its mirrors to BuildKit,
+		# whose resolver speaks plain HTTP to the hosts listed there.
+		printf '{\n  "registry-mirrors": ["%s"],\n  "insecure-registries": ["%s"]\n}\n' "$HUB_MIRROR" "${HUB_MIRROR#http://}" >"$DAEMON_JSON"
 		log "wrote $DAEMON_JSON (registry-mirrors: $HUB_MIRROR)"
 	fi
 	if docker_up; then
