@@ -194,7 +194,7 @@ func (q *quickstart) walk(e *env, what string) *project {
 			substituted(fmt.Sprintf("agentbox.yaml: env ANTHROPIC_BASE_URL=http://%s:%d, network.cidrs %s/32 port %d, secrets [ANTHROPIC_API_KEY] (its value in the secrets file)", fakeGateway, q.port, fakeGateway, q.port))
 		case cmd == "agentbox bump":
 			lock := readFile(t, filepath.Join(p.dir, "agentbox.lock"))
-			for _, want := range []string{"node:24-bookworm-slim@sha256:", "debian:bookworm-slim@sha256:", "@anthropic-ai/claude-code"} {
+			for _, want := range []string{`"node:24-bookworm-slim": "sha256:`, `"debian:bookworm-slim": "sha256:`, `"@anthropic-ai/claude-code":`} {
 				if !strings.Contains(lock, want) {
 					t.Fatalf("agentbox.lock lacks %q:\n%s", want, lock)
 				}
