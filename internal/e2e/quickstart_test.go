@@ -37,8 +37,10 @@ import (
 //     again with the test's fake DNS (as RealClaude's shell part did), so
 //     that no name the CLI asks for leaves the machine.
 //
-// This is also the real Claude Code's up + shell + fetch path (it was
-// RealClaude's).
+// Before agentbox up the test pulls the two pinned FROM references through
+// the daemon (docker pull honours registry-mirrors; Engine 20.10's BuildKit,
+// as compose drives it, asked registry-1.docker.io for them instead): the
+// step the README gives a user behind a mirror. Not yet seen to pass.
 const quickstartMarker = "<!-- quickstart:"
 
 // quickstartLines returns the commands of the README's marked block.
@@ -174,6 +176,10 @@ func (q *quickstart) walk(e *env, what string) *project {
 	for _, line := range q.lines {
 		cmd := command(line)
 		run := line
+		if cmd == "agentbox up" {
+			prePull(e, p, env)
+			substituted("before `agentbox up`, docker pull of the Dockerfiles' FROM references (the README's step behind a mirror)")
+		}
 		if cmd == "agentbox shell -- claude" {
 			run = "agentbox shell -- claude -p " + shellQuote(claudePrompt)
 			substituted("`" + cmd + "` runs as `" + run + "` (the fake model's script; the login is the secrets file's key)")
@@ -253,6 +259,16 @@ func seconds(ds []time.Duration) string {
 		s = append(s, fmt.Sprintf("%.1f", d.Seconds()))
 	}
 	return "(" + strings.Join(s, ", ") + " s)"
+}
+
+// prePull pulls the FROM references of the generated Dockerfiles through
+// the daemon, which honours its registry-mirrors.
+func prePull(e *env, p *project, env []string) {
+	for _, f := range []string{"agent.Dockerfile", "egress.Dockerfile"} {
+		for _, m := range regexp.MustCompile(`(?m)^FROM (\S+@sha256:[0-9a-f]{64})`).FindAllStringSubmatch(readFile(e.t, filepath.Join(p.dir, ".agentbox", f)), -1) {
+			e.must(runOpt{dir: p.dir, env: env}, "docker", "pull", "-q", m[1])
+		}
+	}
 }
 
 // useFakeModel points agentbox init's file at the fake model: its address
