@@ -40,7 +40,7 @@ import (
 // Before agentbox up the test pulls the two pinned FROM references through
 // the daemon (docker pull honours registry-mirrors; Engine 20.10's BuildKit,
 // as compose drives it, asked registry-1.docker.io for them instead): the
-// step the README gives a user behind a mirror. Not yet seen to pass.
+// step the README gives a user behind a mirror.
 const quickstartMarker = "<!-- quickstart:"
 
 // quickstartLines returns the commands of the README's marked block.
