@@ -62,23 +62,28 @@ func (r *RegistryResolver) OSRelease(ctx context.Context, ref Ref, digest string
 		return OSRelease{}, fail(neterr.OneLine(r.err.Error()), r.err)
 	}
 	timeout := layerTimeScale * r.timeout
-	rctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	img, err := r.linuxImage(rctx, nref)
 	var body []byte
-	if err == nil {
-		body, err = readFile(img, osReleasePath)
+	describe := func(at name.Reference, err error) string {
+		var ce contentError
+		switch {
+		case errors.As(err, &ce):
+			return ce.Error()
+		case neterr.ContextError(ctx, err, timeout) != "":
+			return neterr.ContextError(ctx, err, timeout)
+		}
+		return r.describe(ctx, pinned, at, err)
 	}
-	var ce contentError
-	switch {
-	case err == nil:
-		return parseOSRelease(body), nil
-	case errors.As(err, &ce):
-		return OSRelease{}, fail(ce.Error(), err)
-	case neterr.ContextError(ctx, err, timeout) != "":
-		return OSRelease{}, fail(neterr.ContextError(ctx, err, timeout), err)
+	err, note := r.viaMirrors(ctx, nref, timeout, func(ctx context.Context, at name.Reference) error {
+		img, err := r.linuxImage(ctx, at)
+		if err == nil {
+			body, err = readFile(img, osReleasePath)
+		}
+		return err
+	}, describe)
+	if err != nil {
+		return OSRelease{}, fail(describe(nref, err)+note, err)
 	}
-	return OSRelease{}, fail(r.describe(ctx, pinned, nref, err), err)
+	return parseOSRelease(body), nil
 }
 
 // linuxImage fetches the image ref names; for an index, its linux/amd64

@@ -37,6 +37,9 @@ type RegistryOptions struct {
 	Keychain  authn.Keychain
 	Timeout   time.Duration // per reference, all attempts included
 	Attempts  int
+	// Mirrors are mirrors of Docker Hub (http:// or https://host[:port]),
+	// asked in order for references on Docker Hub before Hub itself.
+	Mirrors []string
 }
 
 const (
@@ -54,6 +57,7 @@ type RegistryResolver struct {
 	err      error
 	timeout  time.Duration
 	attempts int
+	mirrors  []mirror
 }
 
 // NewRegistryResolver returns a resolver configured by o.
@@ -85,7 +89,11 @@ func NewRegistryResolver(o RegistryOptions) *RegistryResolver {
 		remote.WithRetryPredicate(func(error) bool { return false }),
 		remote.WithRetryStatusCodes(),
 	)
-	return &RegistryResolver{puller: p, err: err, timeout: o.Timeout, attempts: o.Attempts}
+	mirrors, merr := parseMirrors(o.Mirrors)
+	if err == nil {
+		err = merr
+	}
+	return &RegistryResolver{puller: p, err: err, timeout: o.Timeout, attempts: o.Attempts, mirrors: mirrors}
 }
 
 // Resolve implements Resolver.
@@ -98,12 +106,15 @@ func (r *RegistryResolver) Resolve(ctx context.Context, ref Ref) (string, error)
 	if r.err != nil {
 		return "", fmt.Errorf("resolving %q on %s: %w", ref.String(), host, r.err)
 	}
-	rctx, cancel := context.WithTimeout(ctx, r.timeout)
-	defer cancel()
-	digest, err := r.resolve(rctx, nref)
+	var digest string
+	err, note := r.viaMirrors(ctx, nref, r.timeout, func(ctx context.Context, at name.Reference) error {
+		d, err := r.resolve(ctx, at)
+		digest = d
+		return err
+	}, func(at name.Reference, err error) string { return r.describe(ctx, ref, at, err) })
 	if err != nil {
 		return "", &neterr.DescribedError{
-			Msg: fmt.Sprintf("resolving %q on %s: %s", ref.String(), host, r.describe(ctx, ref, nref, err)),
+			Msg: fmt.Sprintf("resolving %q on %s: %s%s", ref.String(), host, r.describe(ctx, ref, nref, err), note),
 			Err: err,
 		}
 	}

@@ -27,7 +27,8 @@ type imageRegistry interface {
 type deps struct {
 	// settings returns the user's settings (mirrors, registries).
 	settings func() (settings.Settings, error)
-	// resolver returns the image resolver of a bump.
+	// resolver returns the image resolver of a bump: Docker Hub's images
+	// through the settings' registry mirrors, then the Docker daemon's.
 	resolver func(s settings.Settings) imageRegistry
 	// npm returns the npm registry client of a bump of the project in dir.
 	npm func(dir string, s settings.Settings) npm.Source
@@ -65,7 +66,8 @@ func realDeps() deps {
 	return deps{
 		settings: loadSettings,
 		resolver: func(s settings.Settings) imageRegistry {
-			return images.NewRegistryResolver(images.RegistryOptions{Transport: transport(s)})
+			mirrors := registryMirrors(s, daemonMirrors(context.Background()))
+			return images.NewRegistryResolver(images.RegistryOptions{Mirrors: mirrors, Transport: transport(s)})
 		},
 		npm: func(dir string, s settings.Settings) npm.Source {
 			return npmClient(dir, s, os.Getenv)

@@ -185,8 +185,11 @@ func (s *Settings) check() error {
 		bad("debian.layout", "%q is not a layout: want %q or %q", s.Debian.Layout, LayoutSnapshot, LayoutPlain)
 	}
 	for i, m := range s.Registries.Mirrors {
+		key := fmt.Sprintf("registries.mirrors[%d]", i)
 		if err := httpURL(m); err != nil {
-			bad(fmt.Sprintf("registries.mirrors[%d]", i), "%v", err)
+			bad(key, "%v", err)
+		} else if u, _ := url.Parse(m); u.Path != "" && u.Path != "/" || u.User != nil {
+			bad(key, "%q: a registry mirror is scheme://host[:port], as in Docker's registry-mirrors (it serves Docker Hub's repositories at its root)", m)
 		}
 	}
 	for i, c := range s.CACertificates {

@@ -101,6 +101,7 @@ func TestLoadRefusesPositioned(t *testing.T) {
 		{"npm:\n  registry: http://0.0.0.0:4873/\n", "", "is on loopback"},
 		{"npm: {}\n", "http://127.1.2.3/", "$NPM_CONFIG_REGISTRY: npm.registry: \"http://127.1.2.3/\" is on loopback, which a build container cannot reach"},
 		{"debian:\n  security: http://s/\n  archive: http://x/\n", "", "is for a plain mirror"},
+		{"registries:\n  mirrors: [http://m:5000/v2]\n", "", `:2:13: registries.mirrors[0]: "http://m:5000/v2": a registry mirror is scheme://host[:port]`},
 		{"ca_certificates: [company.pem]\n", "", `ca_certificates[0]: "company.pem" is not an absolute path`},
 		{"npm: {}\n", "http://x/?token=1", "$NPM_CONFIG_REGISTRY: npm.registry: "},
 	} {

@@ -83,6 +83,41 @@ start_dockerd() {
 	die "dockerd did not answer within 60 s; see $DOCKERD_LOG"
 }
 
+# --- Docker Hub mirror --------------------------------------------------------
+# The Quickstart's e2e builds FROM docker.io/library/...@sha256: with no
+# internet: the daemon pulls Docker Hub's images through the test's registry,
+# which listens on 127.0.0.1:5000, as a user's daemon pulls through a mirror.
+# dockerd reloads registry-mirrors on SIGHUP; a daemon.json of the machine's
+# own is not rewritten.
+HUB_MIRROR=http://127.0.0.1:5000
+DAEMON_JSON=/etc/docker/daemon.json
+
+hub_mirror() {
+	if docker info --format '{{json .RegistryConfig.Mirrors}}' 2>/dev/null | grep -qF "\"$HUB_MIRROR/\""; then
+		outcome=skip
+		return
+	fi
+	if [[ -s $DAEMON_JSON ]] && ! grep -qF "\"$HUB_MIRROR\"" "$DAEMON_JSON"; then
+		die "$DAEMON_JSON exists without \"registry-mirrors\": [\"$HUB_MIRROR\"]: add it and run again"
+	fi
+	if [[ ! -s $DAEMON_JSON ]]; then
+		mkdir -p "${DAEMON_JSON%/*}"
+		# insecure-registries too: the daemon hands its mirrors to BuildKit,
+		# whose resolver speaks plain HTTP to the hosts listed there.
+		printf '{\n  "registry-mirrors": ["%s"],\n  "insecure-registries": ["%s"]\n}\n' "$HUB_MIRROR" "${HUB_MIRROR#http://}" >"$DAEMON_JSON"
+		log "wrote $DAEMON_JSON (registry-mirrors: $HUB_MIRROR)"
+	fi
+	if docker_up; then
+		kill -HUP "$(cat /var/run/docker.pid)"
+		local i
+		for ((i = 0; i < 100; i++)); do
+			docker info --format '{{json .RegistryConfig.Mirrors}}' 2>/dev/null | grep -qF "\"$HUB_MIRROR/\"" && return 0
+			sleep 0.1
+		done
+		die "dockerd did not take registry-mirrors from $DAEMON_JSON on SIGHUP; see $DOCKERD_LOG"
+	fi
+}
+
 # --- compose v2 --------------------------------------------------------------
 compose_ok() {
 	local v
@@ -132,6 +167,7 @@ install_devcontainer() {
 t_all=$EPOCHREALTIME
 step "apt (docker.io, debootstrap)" apt_packages
 step "dockerd" start_dockerd
+step "Docker Hub mirror" hub_mirror
 step "compose $COMPOSE_VERSION" build_compose
 step "devcontainer CLI" install_devcontainer
 ms=$(((${EPOCHREALTIME/./} - ${t_all/./}) / 1000))
