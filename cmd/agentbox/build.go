@@ -50,6 +50,9 @@ func buildImages(ctx context.Context, dir string, push bool, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
+	if err := pullBases(ctx, docker, dir, stderr); err != nil {
+		return err
+	}
 	if err := execCompose(ctx, composeArgv(docker, dir, cfg, cfg.DefaultProfile), nil, stderr, stderr, "build"); err != nil {
 		return fmt.Errorf("docker compose build: %w", err)
 	}

@@ -363,6 +363,9 @@ func ensureImages(ctx context.Context, p *prepared, prog *progress, stderr io.Wr
 		out, err := exec.CommandContext(ctx, p.docker, "image", "inspect", "--format", "{{.Created}}", img).Output()
 		created, perr := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(out)))
 		if err != nil || perr != nil || created.Before(newest) {
+			if err := pullBases(ctx, p.docker, p.rec.Dir, stderr); err != nil {
+				return err
+			}
 			done := prog.step("building the sandbox's images (the first build takes minutes)")
 			err := execCompose(ctx, p.main, nil, stderr, stderr, "build")
 			done("the images are built", err)

@@ -241,6 +241,9 @@ func startSandbox(ctx context.Context, dir, profile string, prog *progress, stdo
 		return err
 	}
 	warnMissingSecrets(stderr, cfg.Secrets)
+	if err := pullBases(ctx, argv[0], o.dir, stderr); err != nil {
+		return err
+	}
 	done := prog.step("building the sandbox's images (the first build takes minutes)")
 	err = execCompose(ctx, argv, os.Stdin, stdout, stderr, "build")
 	if done("the images are built", err); err != nil {

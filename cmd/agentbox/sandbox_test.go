@@ -42,6 +42,8 @@ case "$*" in
   *" down --remove-orphans --volumes") [ -z "${FAKE_VOLUMES:-}" ] || printf '%s' "${FAKE_VOLUMES_LEFT:-}" > "$FAKE_VOLUMES" ;;
   "volume ls --quiet --filter label=com.docker.compose.project=agentbox") [ -z "${FAKE_VOLUMES:-}" ] || cat "$FAKE_VOLUMES" ;;
   "volume rm "*) case " ${FAKE_BUSY:-} " in *" $3 "*) echo "Error response from daemon: remove $3: volume is in use - [0123abcd]" >&2; exit 1 ;; esac ;;
+  "image inspect --format {{.Id}} "*) case " ${FAKE_NO_BASE:-} " in *" $5 "*) exit 1 ;; esac ;;
+  "pull "*) [ -z "${FAKE_PULL_FAILS:-}" ] || { echo "Error response from daemon: manifest for $2 not found" >&2; exit 1; } ;;
   "image inspect --format {{range .RepoTags}}{{println .}}{{end}} "*) for a; do last=$a; done; [ -z "${FAKE_IMAGES:-}" ] || echo "$last:latest" ;;
   "image ls --format {{.Repository}}:{{.Tag}} "*) [ -z "${FAKE_PUSHED:-}" ] || printf '%s:0123abcd\n%s:4567ef01\n' "$5" "$5" ;;
   "rmi "*) case " ${FAKE_BUSY:-} " in *" $2 "*) echo "Error response from daemon: conflict: unable to remove repository reference \"$2\" (must force) - container 0123abcd is using its referenced image 4567" >&2; exit 1 ;; esac; echo "Untagged: $2" ;;
@@ -419,4 +421,46 @@ func mustTaskDir(t *testing.T, project, name string) string {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// up, run and build have the daemon pull a base image it lacks before
+// compose builds: docker pull goes through Docker's registry mirrors, the
+// builder of Engine 20.10 does not.
+func TestUpPullsMissingBases(t *testing.T) {
+	dir := project(t, "agent-claude")
+	refs, err := baseImages(dir)
+	if err != nil || len(refs) != 2 {
+		t.Fatalf("base images %q, %v: want the egress's and the agent's", refs, err)
+	}
+	for _, ref := range refs {
+		if !strings.Contains(ref, "@sha256:") {
+			t.Fatalf("base image %q is not pinned", ref)
+		}
+	}
+	log := fakeDocker(t, "ok")
+	t.Setenv("FAKE_NO_BASE", refs[1])
+	if _, stderr, code := runIn(t, dir, "up"); code != exitOK {
+		t.Fatalf("up: exit %d: %s", code, stderr)
+	}
+	data, _ := os.ReadFile(log)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	pull := slices.Index(lines, "pull "+refs[1])
+	build := slices.Index(lines, "compose -f .agentbox/docker-compose.yml -p agentbox build")
+	if pull < 0 || build < 0 || pull > build {
+		t.Errorf("want pull %s before compose build: %q", refs[1], lines)
+	}
+	if slices.Contains(lines, "pull "+refs[0]) {
+		t.Errorf("pulled %s, which the daemon has", refs[0])
+	}
+
+	log = fakeDocker(t, "ok")
+	t.Setenv("FAKE_PULL_FAILS", "1")
+	_, stderr, code := runIn(t, dir, "up")
+	if code == exitOK || !strings.Contains(stderr, "docker pull "+refs[1]+": Error response from daemon: manifest") {
+		t.Errorf("a failed pull: exit %d, stderr %q", code, stderr)
+	}
+	data, _ = os.ReadFile(log)
+	if strings.Contains(string(data), " build") {
+		t.Errorf("compose built after the pull failed: %s", data)
+	}
 }

@@ -138,7 +138,6 @@ kubernetes:
 	env := []string{"XDG_STATE_HOME=" + filepath.Join(e.work, "state-claude"), "ANTHROPIC_API_KEY=" + claudeKey}
 	env = append(env, npm...)
 	defer p.agentbox(env, "gc")
-	claudeShell(e, p, models, env)
 	claudeRun(e, p, models, env)
 	claudeDirect(e, p, models, env)
 	t.Run("Kubernetes", func(t *testing.T) { claudeKube(e.sub(t), p.in(e.sub(t)), models, env) })
@@ -178,35 +177,6 @@ func claudeKube(e *env, p *project, models *modelServer, env []string) {
 	checkClaudeCommit(e, p, "refs/heads/agentbox/kclaude")
 	if r := p.agentbox(env, "gc"); r.failed() {
 		t.Errorf("agentbox gc: %s", r)
-	}
-}
-
-// claudeShell: up (with the fake DNS, so that every name the CLI asks for
-// is answered on the test's network), shell, fetch. It runs first: a name of
-// the catalog that the CLI asked for here would go to the machine's own
-// resolver under agentbox run, and the test stops instead.
-func claudeShell(e *env, p *project, models *modelServer, env []string) {
-	t := e.t
-	fake := models.next(claudeCommit)
-	p.mustAgentbox(env, "up")
-	upWithFakeDNS(e, p, env)
-	r := p.agentbox(env, append([]string{"shell", "--", "env", "ANTHROPIC_API_KEY=" + claudeKey}, claudeArgs...)...)
-	e.timed("claude: agentbox shell -- claude -p (fake model)", r.took)
-	checkClaudeTurns(e, fake, r)
-	r = p.agentbox(env, "fetch")
-	if r.failed() {
-		t.Fatalf("agentbox fetch: %s", r)
-	}
-	checkClaudeCommit(e, p, "refs/heads/agentbox/main")
-	names := askedNames(e.logsOf(e.container(p.name, "egress")))
-	t.Logf("claude (up + shell) asked the resolver for: %q", names)
-	r = p.agentbox(env, "blocked", "--json")
-	t.Logf("agentbox blocked (up + shell): %s", r.stdout)
-	p.mustAgentbox(env, "down")
-	for _, n := range names {
-		if claudeCatalogName(n) {
-			t.Fatalf("claude asked for %s, a name its catalog entry allows: under agentbox run it would leave the machine; the test stops here", n)
-		}
 	}
 }
 

@@ -55,11 +55,9 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("DevContainer", func(t *testing.T) { testDevContainer(e.sub(t), none.in(e.sub(t))) })
 	t.Run("FaultUnhealthyEgress", func(t *testing.T) { testFault(e.sub(t), none.in(e.sub(t))) })
 	t.Run("NPMAgent", func(t *testing.T) { testNPMAgent(e.sub(t)) })
-	// The Quickstart builds a second Claude Code image (CI's 30-minute
-	// budget): opt in with AGENTBOX_E2E_QUICKSTART=1.
-	if os.Getenv("AGENTBOX_E2E_QUICKSTART") == "1" {
-		t.Run("Quickstart", func(t *testing.T) { testQuickstart(e.sub(t)) })
-	}
+	// The Quickstart is Claude Code in the sandbox (up, shell, fetch);
+	// RealClaude is its tasks (run, direct, Kubernetes).
+	t.Run("Quickstart", func(t *testing.T) { testQuickstart(e.sub(t)) })
 	t.Run("RealClaude", func(t *testing.T) { testRealClaude(e.sub(t)) })
 	t.Run("RealCodex", func(t *testing.T) { testRealOpenAI(e.sub(t), codexAgent) })
 	t.Run("RealOpenCode", func(t *testing.T) { testRealOpenAI(e.sub(t), opencodeAgent) })
