@@ -493,9 +493,10 @@ func (e *env) startRegistries() {
 // standIns are what a project's builds and bump use in place of Debian's
 // archive and npm's registry, as a user's agentbox settings name them.
 type standIns struct {
-	npm    string // npm.registry; "": npm's own configuration
-	plain  bool   // the Debian stand-in as a plain mirror (debian.layout: plain)
-	debian string // debian.archive in place of the stand-in's
+	npm    string   // npm.registry; "": npm's own configuration
+	plain  bool     // the Debian stand-in as a plain mirror (debian.layout: plain)
+	debian string   // debian.archive in place of the stand-in's
+	ca     []string // ca_certificates
 }
 
 // writeSettings writes s as the agentbox settings file of the
@@ -512,6 +513,9 @@ func (e *env) writeSettings(config string, s standIns) {
 	}
 	if s.npm != "" {
 		y += "npm:\n  registry: " + s.npm + "\n"
+	}
+	if len(s.ca) > 0 {
+		y += "ca_certificates: [" + strings.Join(s.ca, ", ") + "]\n"
 	}
 	if err := os.MkdirAll(filepath.Join(config, "agentbox"), 0o700); err != nil {
 		e.t.Fatal(err)

@@ -36,12 +36,9 @@ func checkNPMTokenAndCA(e *env, p *project) {
 	if err := os.WriteFile(npmrc, []byte(nerf+":_authToken=${E2E_NPM_TOKEN}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	writeSettings := func() {
-		s := "npm:\n  registry: " + url + "\nca_certificates: [" + caFile + "]\n"
-		if err := os.WriteFile(filepath.Join(dir, "config", "agentbox", "settings.yaml"), []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// The Debian stand-in, the token registry and its CA, through the
+	// settings file.
+	writeSettings := func() { e.writeSettings(filepath.Join(dir, "config"), standIns{npm: url, ca: []string{caFile}}) }
 	env := []string{"XDG_CONFIG_HOME=" + filepath.Join(dir, "config"), "NPM_CONFIG_USERCONFIG=" + npmrc}
 	withToken := append([]string{"E2E_NPM_TOKEN=" + token}, env...)
 
