@@ -175,6 +175,9 @@ func (q *quickstart) walk(e *env, what string) *project {
 	for _, line := range q.lines {
 		cmd := command(line)
 		run := line
+		if strings.HasPrefix(cmd, "agentbox run -- claude -p ") {
+			fake = q.models.next(claudeCommit)
+		}
 		if cmd == "agentbox shell -- claude" {
 			run = "agentbox shell -- claude -p " + shellQuote(claudePrompt)
 			substituted("`" + cmd + "` runs as `" + run + "` (the fake model's script; the login is the secrets file's key)")
@@ -209,9 +212,18 @@ func (q *quickstart) walk(e *env, what string) *project {
 			substituted("after `agentbox up`, the sandbox starts again with the test's fake DNS (docker compose with an override file)")
 		case strings.HasPrefix(cmd, "agentbox shell -- claude"):
 			checkClaudeTurns(e, fake, r)
+		case strings.HasPrefix(cmd, "agentbox run -- claude -p "):
+			checkClaudeTurns(e, fake, r)
+			m := regexp.MustCompile(`(?m)^  branch   (agentbox/[^:\s]+): new, 1 new commits$`).FindStringSubmatch(r.stdout)
+			if m == nil {
+				t.Fatalf("agentbox run: no new branch with one commit in its summary: %s", r)
+			}
+			checkClaudeCommit(e, p, "refs/heads/"+m[1])
+			p.mustAgentbox(env, "rm", strings.TrimPrefix(m[1], "agentbox/"))
+			seen["agentbox run -- claude"] = true
 		}
 	}
-	for _, want := range []string{"agentbox init --agent claude", "agentbox bump", "agentbox up", "agentbox shell -- claude", "agentbox fetch"} {
+	for _, want := range []string{"agentbox init --agent claude", "agentbox bump", "agentbox up", "agentbox shell -- claude", "agentbox fetch", "agentbox run -- claude"} {
 		if !seen[want] {
 			t.Fatalf("the Quickstart has no line %q (the test substitutes around it)", want)
 		}
