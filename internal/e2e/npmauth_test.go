@@ -78,12 +78,13 @@ func checkNPMTokenAndCA(e *env, p *project) {
 	if strings.TrimSpace(r.stdout) != strings.TrimSpace(string(ca)) {
 		t.Errorf("NODE_EXTRA_CA_CERTS in the agent image is not the settings' CA: %q", r.stdout)
 	}
-	// Without the settings' CA, npm refuses the registry: the build above
-	// passed because of ca_certificates. (npm in the built image with its
-	// extra CA unset, no retries: a build without the CA fails the same
-	// way, after two minutes of npm's retries.)
-	r = e.docker("run", "--rm", "--entrypoint", "sh", image, "-c",
-		`cd /tmp && NODE_EXTRA_CA_CERTS= npm view agentbox-nothing --registry "$1" --fetch-retries=0`, "sh", url)
+	// Without the CA, npm refuses the registry: the build above passed
+	// because of ca_certificates. (npm of the node image, which trusts its
+	// own roots only, no retries: Debian's nodejs of this image trusts the
+	// system's store, where the build put the CA; a build without the CA
+	// fails the same way, after two minutes of npm's retries.)
+	r = e.docker("run", "--rm", "--entrypoint", "sh", "agentbox-e2e/node:24-bookworm-slim", "-c",
+		`cd /tmp && npm view agentbox-nothing --registry "$1" --fetch-retries=0`, "sh", url)
 	if !r.failed() || !strings.Contains(r.stdout+r.stderr, "SELF_SIGNED_CERT_IN_CHAIN") {
 		t.Errorf("npm without the settings' CA: want SELF_SIGNED_CERT_IN_CHAIN: %s", r)
 	}

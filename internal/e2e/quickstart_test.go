@@ -81,8 +81,8 @@ func command(line string) string {
 // quickstartFigures, when set to a number of runs, makes the Quickstart
 // measure the README's figures: that many walks from nothing to the branch
 // (the first may build cold, the rest find warm caches), then agentbox up
-// warm (images built) and cold (the sandbox's images removed; Docker's build
-// cache kept), each that many times, medians logged.
+// warm (images built) and cold (agentbox down --images, the base images
+// removed, Docker's build cache pruned), each that many times, medians logged.
 const quickstartFigures = "AGENTBOX_E2E_QUICKSTART_FIGURES"
 
 // quickstart is what the walks share: the stand-ins and the fake model.
@@ -182,6 +182,11 @@ func (q *quickstart) walk(e *env, what string) *project {
 			run = "agentbox shell -- claude -p " + shellQuote(claudePrompt)
 			substituted("`" + cmd + "` runs as `" + run + "` (the fake model's script; the login is the secrets file's key)")
 		}
+		if cmd == "agentbox up" && what == "quickstart" {
+			for _, ref := range baseRefs(e, p) { // a new user's daemon has none
+				quiet(t, "docker", "image", "rm", ref)
+			}
+		}
 		r := e.run(runOpt{dir: p.dir, env: env}, "bash", "-c", run)
 		if r.failed() {
 			t.Fatalf("the Quickstart's line %q: %s", line, r)
@@ -242,7 +247,7 @@ func (q *quickstart) walk(e *env, what string) *project {
 }
 
 // upFigures measures agentbox up on p, runs times each: warm (images
-// built), then cold (the sandbox's images removed first).
+// built), then cold (no image, no base image, no build cache).
 func (q *quickstart) upFigures(e *env, p *project, runs int) {
 	var warm, cold []time.Duration
 	for range runs {
@@ -253,9 +258,7 @@ func (q *quickstart) upFigures(e *env, p *project, runs int) {
 	for range runs {
 		// Cold: no image of the sandbox, no base image, no build cache;
 		// the stand-ins (npm, Debian, the registry) stay warm.
-		for _, img := range []string{p.name + "-agent", p.name + "-egress"} {
-			e.docker("image", "rm", img)
-		}
+		p.mustAgentbox(q.env, "down", "--images")
 		for _, ref := range baseRefs(e, p) {
 			e.docker("image", "rm", ref)
 		}
