@@ -83,7 +83,7 @@ func checkNPMTokenAndCA(e *env, p *project) {
 	// own roots only, no retries: Debian's nodejs of this image trusts the
 	// system's store, where the build put the CA; a build without the CA
 	// fails the same way, after two minutes of npm's retries.)
-	r = e.docker("run", "--rm", "--entrypoint", "sh", "agentbox-e2e/node:24-bookworm-slim", "-c",
+	r = e.run(runOpt{}, "docker", "run", "--rm", "--entrypoint", "sh", "agentbox-e2e/node:24-bookworm-slim", "-c",
 		`cd /tmp && npm view agentbox-nothing --registry "$1" --fetch-retries=0`, "sh", url)
 	if !r.failed() || !strings.Contains(r.stdout+r.stderr, "SELF_SIGNED_CERT_IN_CHAIN") {
 		t.Errorf("npm without the settings' CA: want SELF_SIGNED_CERT_IN_CHAIN: %s", r)
