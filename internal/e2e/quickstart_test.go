@@ -192,6 +192,9 @@ func (q *quickstart) walk(e *env, what string) *project {
 			t.Fatalf("the Quickstart's line %q: %s", line, r)
 		}
 		q.typed += r.took
+		if strings.Contains(r.stderr, "Ignoring extra certs") {
+			t.Errorf("the Quickstart's line %q: Node warns about NODE_EXTRA_CA_CERTS (no CA in the settings): %s", line, r)
+		}
 		e.timed(what+": "+cmd, r.took)
 		seen[cmd] = true
 		switch {
