@@ -222,7 +222,7 @@ func (q *quickstart) walk(e *env, what string) *project {
 			checkClaudeTurns(e, fake, r)
 		case strings.HasPrefix(cmd, "agentbox run -- claude -p "):
 			checkClaudeTurns(e, fake, r)
-			m := regexp.MustCompile(`(?m)^  branch   (?:refs/heads/)?(agentbox/[^:\s]+): new, 1 new commits$`).FindStringSubmatch(r.stdout)
+			m := regexp.MustCompile(`(?m)^  branch   (?:refs/heads/)?(agentbox/[^:\s]+): new, 1 new commits$`).FindStringSubmatch(r.stderr)
 			if m == nil {
 				t.Fatalf("agentbox run: no new branch with one commit in its summary: %s", r)
 			}
