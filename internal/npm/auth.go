@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -34,9 +35,13 @@ func AuthFromConfig(registry, dir string, getenv func(string) string) Auth {
 		return Auth{}
 	}
 	vals := map[string]string{}
-	for _, f := range slicesReverse(npmrcFiles(dir, getenv)) {
+	files := npmrcFiles(dir, getenv)
+	slices.Reverse(files) // the project's file wins
+	for _, f := range files {
 		for k, v := range npmrcValues(f, getenv) {
-			vals[k] = v
+			if !strings.ContainsAny(k+v, "\r\n") { // a variable that would add lines to the build's .npmrc
+				vals[k] = v
+			}
 		}
 	}
 	path := strings.TrimRight(u.Path, "/") + "/"
@@ -91,17 +96,11 @@ func npmrcFiles(dir string, getenv func(string) string) []string {
 	return files
 }
 
-func slicesReverse(s []string) []string {
-	out := make([]string, 0, len(s))
-	for i := len(s) - 1; i >= 0; i-- {
-		out = append(out, s[i])
-	}
-	return out
-}
-
-// npmrcValues reads the top-level keys of an .npmrc in npm's ini syntax
-// (see npmrcRegistry), with ${NAME} references expanded; nil if it cannot
-// be read.
+// npmrcValues reads the top-level keys of an .npmrc, nil if it cannot be
+// read. The syntax is npm's ini: "#" and ";" start comments (also after an
+// unquoted value), spaces around "=" are ignored, values may be quoted, keys
+// and values may name environment variables as ${NAME}; keys after a
+// [section] are not top-level; the last assignment wins.
 func npmrcValues(file string, getenv func(string) string) map[string]string {
 	f, err := os.Open(file)
 	if err != nil {
@@ -130,9 +129,6 @@ func npmrcValues(file string, getenv func(string) string) map[string]string {
 		}
 		k = envRef.ReplaceAllStringFunc(strings.TrimSpace(k), func(m string) string { return getenv(m[2 : len(m)-1]) })
 		v = envRef.ReplaceAllStringFunc(v, func(m string) string { return getenv(m[2 : len(m)-1]) })
-		if strings.ContainsAny(k+v, "\r\n") {
-			continue // a variable that would add lines to the build's .npmrc
-		}
 		vals[k] = v
 	}
 	return vals

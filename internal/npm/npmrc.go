@@ -1,11 +1,8 @@
 package npm
 
 import (
-	"bufio"
 	"context"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 )
@@ -31,56 +28,10 @@ func RegistryFromConfig(dir string, getenv func(string) string) string {
 			return v
 		}
 	}
-	files := []string{filepath.Join(dir, ".npmrc")}
-	user := getenv("NPM_CONFIG_USERCONFIG")
-	if user == "" {
-		user = getenv("npm_config_userconfig")
-	}
-	if user == "" && getenv("HOME") != "" {
-		user = filepath.Join(getenv("HOME"), ".npmrc")
-	}
-	if user != "" {
-		files = append(files, user)
-	}
-	for _, f := range files {
-		if v := npmrcRegistry(f, getenv); v != "" {
+	for _, f := range npmrcFiles(dir, getenv) {
+		if v := npmrcValues(f, getenv)["registry"]; v != "" {
 			return v
 		}
 	}
 	return "" // npm's own default: asked of npm when needed
-}
-
-// npmrcRegistry returns the top-level registry= of an .npmrc, or "". The
-// syntax is npm's ini: "#" and ";" start comments (also after an unquoted
-// value), spaces around "=" are ignored, values may be quoted and may name
-// environment variables as ${NAME}; the last assignment wins.
-func npmrcRegistry(file string, getenv func(string) string) string {
-	f, err := os.Open(file)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	found := ""
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "[") {
-			break // keys after a [section] are not top-level
-		}
-		if line == "" || line[0] == '#' || line[0] == ';' {
-			continue
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok || strings.TrimSpace(k) != "registry" {
-			continue
-		}
-		v = strings.TrimSpace(v)
-		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
-			v = v[1 : len(v)-1]
-		} else if i := strings.IndexAny(v, "#;"); i >= 0 {
-			v = strings.TrimSpace(v[:i])
-		}
-		found = envRef.ReplaceAllStringFunc(v, func(m string) string { return getenv(m[2 : len(m)-1]) })
-	}
-	return found
 }
