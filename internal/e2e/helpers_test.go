@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"os"
@@ -431,31 +432,13 @@ func (e *env) startRegistries() {
 	cmd := exec.Command(bin, "-v", "-addr", addr, "-blobs-dir", filepath.Join(e.work, "blobs"),
 		"-npm-addr", net.JoinHostPort(e.bridgeGW, "0"), "-npm-package", npmPackage+"="+npmVersion, "-npm-tree",
 		"-debian-addr", net.JoinHostPort(e.bridgeGW, "0"))
-	// Stopped at the end; killed with the test process if that dies first.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	e.regLog = &syncBuffer{}
-	cmd.Stderr = e.regLog
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
+	t.Cleanup(func() { // after the registry stopped
 		if t.Failed() {
 			t.Logf("registry log (last lines):\n%s", tail(e.regLog.String(), 60))
 		}
 	})
+	stdout := startProcess(t, cmd, e.regLog)
 	lines := make(chan string)
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -555,6 +538,34 @@ func (e *env) settingsEnviron(environ, env []string) []string {
 		e.t.Fatal(err)
 	}
 	return s.BuildEnv(environ)
+}
+
+// startProcess starts cmd, its stderr going to log, and returns its
+// stdout. It is stopped at the end of the test (SIGTERM, SIGKILL after
+// 10 s), and killed with the test process if that dies first.
+func startProcess(t *testing.T, cmd *exec.Cmd, log io.Writer) io.Reader {
+	t.Helper()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	return stdout
 }
 
 // bridgeAddress returns the host's IPv4 address on Docker's default bridge,

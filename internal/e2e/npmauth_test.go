@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -130,27 +129,8 @@ func startTokenNPM(e *env, token, caFile string) string {
 	bin := filepath.Join(e.work, "registry") // built by startRegistries
 	cmd := exec.Command(bin, "-addr", "", "-npm-addr", net.JoinHostPort(e.bridgeGW, "0"),
 		"-npm-package", npmPackage+"="+npmVersion, "-npm-tree", "-npm-token", token, "-npm-tls-ca", caFile)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var log syncBuffer
-	cmd.Stderr = &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
+	stdout := startProcess(t, cmd, &log)
 	line := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)

@@ -103,22 +103,10 @@ func (s Settings) BuildSecrets(environ []string, npmrc string) ([]string, error)
 	if err != nil {
 		return nil, err
 	}
-	vars := map[string]string{EnvBuildNPMRC: npmrc}
+	vars := map[string]string{EnvBuildNPMRC: npmrc, EnvBuildCA: "", EnvCASum: ""}
 	if pemData != nil {
 		sum := sha256.Sum256(pemData)
 		vars[EnvBuildCA], vars[EnvCASum] = string(pemData), hex.EncodeToString(sum[:])
 	}
-	var out []string
-	for _, kv := range environ {
-		k, _, _ := bytes.Cut([]byte(kv), []byte("="))
-		if ks := string(k); ks != EnvBuildNPMRC && ks != EnvBuildCA && ks != EnvCASum {
-			out = append(out, kv)
-		}
-	}
-	for _, k := range []string{EnvBuildCA, EnvBuildNPMRC, EnvCASum} {
-		if v := vars[k]; v != "" {
-			out = append(out, k+"="+v)
-		}
-	}
-	return out, nil
+	return setVars(environ, vars), nil
 }

@@ -275,9 +275,16 @@ func (s Settings) BuildEnv(environ []string) []string {
 		EnvDebianSecurity: s.Debian.Security,
 		EnvNPMRegistry:    s.NPM.Registry,
 	}
+	return setVars(environ, vars)
+}
+
+// setVars is environ with vars set: every variable of vars dropped from
+// it, then those with a value appended, in the order of their names.
+func setVars(environ []string, vars map[string]string) []string {
 	var out []string
 	for _, kv := range environ {
-		if k, _, _ := strings.Cut(kv, "="); !isVar(vars, k) {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ours := vars[k]; !ours {
 			out = append(out, kv)
 		}
 	}
@@ -287,9 +294,4 @@ func (s Settings) BuildEnv(environ []string) []string {
 		}
 	}
 	return out
-}
-
-func isVar(vars map[string]string, k string) bool {
-	_, ok := vars[k]
-	return ok
 }
