@@ -52,11 +52,7 @@ func hostAddrs(interfaceAddrs func() ([]net.Addr, error)) []string {
 // sees it) with the credential npm's configuration holds for it; "" when
 // it holds none.
 func buildNPMRC(s settings.Settings, getenv func(string) string) string {
-	reg := s.NPM.Registry
-	if reg == "" {
-		reg = npm.RegistryFromConfig("", getenv)
-	}
-	return npm.AuthFromConfig(reg, "", getenv).NPMRC
+	return npm.AuthFromConfig(npmRegistry("", s, getenv), "", getenv).NPMRC
 }
 
 // composeEnviron is composeEnv of this process for the docker compose
