@@ -218,9 +218,6 @@ read_hosts() {
 }
 
 # ---------------------------------------------------------------------------
-# The firewall.
-
-# ---------------------------------------------------------------------------
 # What the firewall needs of the kernel.
 #
 # A VM's kernel (Docker Desktop, Colima, OrbStack, a Podman machine) may
@@ -308,6 +305,9 @@ lacking() {
 	features
 	[[ -n $missing ]] && echo "$missing"
 }
+
+# ---------------------------------------------------------------------------
+# The firewall.
 
 # load_rules loads the features' probes in the scratch table, then
 # rules.nft, the upstream resolvers, the host's addresses and the gateways
