@@ -192,6 +192,9 @@ type runOpt struct {
 	dir   string
 	env   []string // added to the environment
 	stdin string
+	// bare: devcontainer and docker compose get no build variables of the
+	// agentbox settings, as from an editor started outside a shell.
+	bare bool
 }
 
 // run runs a command in its own process group, which is killed when the
@@ -216,7 +219,7 @@ func (e *env) run(o runOpt, name string, args ...string) result {
 		cmd.Env = append(cmd.Env, "XDG_CONFIG_HOME="+e.config)
 	}
 	cmd.Env = append(cmd.Env, o.env...)
-	if name == "devcontainer" || name == "docker" && len(args) > 0 && args[0] == "compose" {
+	if !o.bare && (name == "devcontainer" || name == "docker" && len(args) > 0 && args[0] == "compose") {
 		cmd.Env = e.settingsEnviron(cmd.Env, o.env)
 	}
 	cmd.Stdin = strings.NewReader(o.stdin)
