@@ -746,7 +746,16 @@ func checkTaskState(e *env, p *project) {
 			t.Fatalf("agentbox run --detach %s: %s", n, r)
 		}
 	}
-	time.Sleep(time.Second)
+	// Each task has written its own file before the other's is looked for
+	// (a fixed pause raced a loaded machine).
+	for _, n := range []string{"state-a", "state-b"} {
+		ag := e.container(p.name+"-task-"+n, "agent")
+		if !waitFor(30*time.Second, func() bool {
+			return e.run(runOpt{}, "docker", "exec", ag, "test", "-s", dir+"/mine-"+n).code == 0
+		}) {
+			t.Fatalf("task %s did not write %s/mine-%s within 30 s", n, dir, n)
+		}
+	}
 	for _, n := range []string{"state-a", "state-b"} {
 		ag := e.container(p.name+"-task-"+n, "agent")
 		out := e.run(runOpt{}, "docker", "exec", ag, "bash", "-c", "ls "+dir+"; echo x > "+dir+"/probe-"+n).stdout
