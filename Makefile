@@ -11,7 +11,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 GORELEASER_VERSION ?= v2.15.1
 GORELEASER := $(CURDIR)/bin/tools/goreleaser-$(GORELEASER_VERSION)/goreleaser
 
-.PHONY: all build example test test-deps bench fuzz clean release-check e2e-setup e2e k8s-setup k8s-down k8s-test
+.PHONY: all build example test test-deps docs bench fuzz clean release-check e2e-setup e2e k8s-setup k8s-down k8s-test
 
 all: build
 
@@ -32,7 +32,12 @@ test: test-deps
 	$(GO) vet ./...
 	$(GO) test -race -shuffle=on -count=1 ./...
 
-## bench: the README's performance figures
+## docs: regenerate the command reference docs/commands/*.md from the command tree
+## (TestCommandDocs fails when it drifts)
+docs:
+	$(GO) test -count=1 -run 'TestCommandDocs$$' ./cmd/agentbox/ -update
+
+## bench: the performance figures of docs/performance.md
 bench:
 	$(GO) test -run '^$$' -bench 'Generate|Diff' -benchtime 200x -count 1 ./cmd/agentbox/
 
