@@ -33,9 +33,9 @@ test: test-deps
 	$(GO) test -race -shuffle=on -count=1 ./...
 
 ## docs: regenerate the command reference docs/commands/*.md from the command tree
-## (TestCommandDocs fails when it drifts)
+## and docs/agentbox-yaml-keys.md from the JSON Schema (TestDocsCommands and TestDocsConfigKeys fail when they drift)
 docs:
-	$(GO) test -count=1 -run 'TestCommandDocs$$' ./cmd/agentbox/ -update
+	$(GO) test -count=1 -run '^TestDocs' ./cmd/agentbox/ -update
 
 ## bench: the performance figures of docs/performance.md
 bench:

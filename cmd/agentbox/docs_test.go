@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -21,12 +22,12 @@ import (
 const commandDocsDir = "../../docs/commands"
 
 // regenerateDocs is what a drifted page's error tells the reader to run.
-const regenerateDocs = "make docs (go test ./cmd/agentbox -run TestCommandDocs -update)"
+const regenerateDocs = "make docs (go test ./cmd/agentbox -run TestDocs -update)"
 
-// TestCommandDocs fails when docs/commands differs from the command tree:
+// TestDocsCommands fails when docs/commands differs from the command tree:
 // a command, flag, example or help text changed without its page, a page of
 // a command that is gone, or a page edited by hand.
-func TestCommandDocs(t *testing.T) {
+func TestDocsCommands(t *testing.T) {
 	got := renderCommandDocs(newRootCmd(testDeps(), io.Discard, io.Discard, new(bool)))
 	if golden.Update() {
 		if err := os.RemoveAll(commandDocsDir); err != nil {
@@ -59,10 +60,10 @@ func TestCommandDocs(t *testing.T) {
 	}
 }
 
-// TestCommandDocsDeterministic: two renderings of two fresh trees are the
+// TestDocsCommandsDeterministic: two renderings of two fresh trees are the
 // same bytes, and nothing of the environment (the user's directories, the
 // version) reaches a page.
-func TestCommandDocsDeterministic(t *testing.T) {
+func TestDocsCommandsDeterministic(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", "/nonexistent/state-a")
 	t.Setenv("XDG_CONFIG_HOME", "/nonexistent/config-a")
 	a := renderCommandDocs(newRootCmd(testDeps(), io.Discard, io.Discard, new(bool)))
@@ -304,3 +305,146 @@ func markdownAnchors(doc string) map[string]bool {
 }
 
 func isLetterOrDigit(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// keyDocsFile is the index of agentbox.yaml's keys, rendered from the
+// committed JSON Schema (itself held to the Go types by the schema tests).
+const keyDocsFile = "../../docs/agentbox-yaml-keys.md"
+
+// TestDocsConfigKeys fails when docs/agentbox-yaml-keys.md differs from
+// what schema/agentbox.schema.json describes.
+func TestDocsConfigKeys(t *testing.T) {
+	data, err := os.ReadFile("../../schema/agentbox.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := renderKeyDocs(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if golden.Update() {
+		if err := os.WriteFile(keyDocsFile, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(keyDocsFile)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if d := udiff.Unified("docs/agentbox-yaml-keys.md", want, got, err != nil, false); d != "" {
+		t.Errorf("docs/agentbox-yaml-keys.md is out of date with schema/agentbox.schema.json; run %s:\n%s", regenerateDocs, d)
+	}
+}
+
+// schemaNode is the part of a JSON Schema the key index reads.
+type schemaNode struct {
+	Description          string                 `json:"description"`
+	Type                 any                    `json:"type"`
+	Enum                 []any                  `json:"enum"`
+	Properties           map[string]*schemaNode `json:"properties"`
+	AdditionalProperties json.RawMessage        `json:"additionalProperties"`
+	Items                *schemaNode            `json:"items"`
+	OneOf                []*schemaNode          `json:"oneOf"`
+}
+
+// renderKeyDocs lays out one table row per key of the schema, by path
+// ("network.domains", "profiles.NAME.network"), in the schema's key order
+// (sorted).
+func renderKeyDocs(schema []byte) ([]byte, error) {
+	var root schemaNode
+	if err := json.Unmarshal(schema, &root); err != nil {
+		return nil, fmt.Errorf("reading the schema: %w", err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "<!-- Code generated from schema/agentbox.schema.json by %s; DO NOT EDIT. -->\n\n", regenerateDocs)
+	b.WriteString("# agentbox.yaml: every key\n\n")
+	fmt.Fprintf(&b, "%s The rules in full, with examples: [configuration.md](configuration.md).\n\n", root.Description)
+	b.WriteString("| key | type | meaning |\n|---|---|---|\n")
+	var walk func(prefix string, n *schemaNode) error
+	walk = func(prefix string, n *schemaNode) error {
+		for _, k := range sortedKeysOf(n.Properties) {
+			p := n.Properties[k]
+			path := prefix + k
+			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", path, schemaType(p), mdCell(p.Description))
+			if len(p.Properties) > 0 {
+				if err := walk(path+".", p); err != nil {
+					return err
+				}
+			}
+			var extra schemaNode
+			if len(p.AdditionalProperties) > 0 && p.AdditionalProperties[0] == '{' {
+				if err := json.Unmarshal(p.AdditionalProperties, &extra); err != nil {
+					return fmt.Errorf("%s: %w", path, err)
+				}
+				if len(extra.Properties) > 0 {
+					if err := walk(path+".NAME.", &extra); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk("", &root); err != nil {
+		return nil, err
+	}
+	return []byte(b.String()), nil
+}
+
+func sortedKeysOf(m map[string]*schemaNode) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// schemaType names a node's type for a reader: "string", "list of
+// integer", "one of claude, codex", "map".
+func schemaType(n *schemaNode) string {
+	if len(n.Enum) > 0 {
+		var vs []string
+		for _, v := range n.Enum {
+			if v != nil {
+				vs = append(vs, fmt.Sprintf("`%v`", v))
+			}
+		}
+		return "one of " + strings.Join(vs, ", ")
+	}
+	if len(n.OneOf) > 0 {
+		var ts []string
+		for _, o := range n.OneOf {
+			ts = append(ts, schemaType(o))
+		}
+		return strings.Join(ts, " or ")
+	}
+	var types []string
+	switch t := n.Type.(type) {
+	case string:
+		types = []string{t}
+	case []any:
+		for _, e := range t {
+			if s, ok := e.(string); ok && s != "null" {
+				types = append(types, s)
+			}
+		}
+	}
+	var out []string
+	for _, t := range types {
+		switch {
+		case t == "array" && n.Items != nil:
+			out = append(out, "list of "+schemaType(n.Items))
+		case t == "object" && len(n.Properties) == 0:
+			out = append(out, "map")
+		default:
+			out = append(out, t)
+		}
+	}
+	return strings.Join(out, " or ")
+}
+
+// mdCell makes text fit one table cell.
+func mdCell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}
