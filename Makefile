@@ -1,4 +1,4 @@
-# agentbox: the two commands of the README's quickstart are `make example`
+# agentbox: the two set-up commands of the README (and CONTRIBUTING.md) are `make example`
 # (generate the example sandbox, offline) and `make test` (all tests).
 
 GO ?= go

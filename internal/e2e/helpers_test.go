@@ -525,7 +525,7 @@ func (e *env) settings(s standIns) []string {
 // settingsEnviron gives what reads no agentbox settings (docker compose run
 // by hand, the Dev Containers CLI) the build variables of the settings
 // that agentbox would read with env (agentbox's own BuildEnv): the way
-// README's "Behind a proxy or a mirror" gives them to a Dev Container.
+// docs/settings.md ("Behind a proxy or a mirror") gives them to a Dev Container.
 func (e *env) settingsEnviron(environ, env []string) []string {
 	config := e.config
 	for _, kv := range env {
