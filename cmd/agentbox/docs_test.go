@@ -448,3 +448,54 @@ func schemaType(n *schemaNode) string {
 func mdCell(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
 }
+
+// TestDocsQuickstart checks, in every test run, the shape that the e2e's
+// Quickstart (internal/e2e/quickstart_test.go, build tag e2e) reads from
+// README.md: one "<!-- quickstart:" marker, a fenced block right after it,
+// and in it only agentbox and git command lines that agentbox's own
+// commands parse (cobra knows each agentbox subcommand).
+func TestDocsQuickstart(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const marker = "<!-- quickstart:"
+	if n := strings.Count(string(data), "\n"+marker); n != 1 {
+		t.Fatalf("README.md has %d quickstart markers, want 1", n)
+	}
+	_, rest, _ := strings.Cut(string(data), "\n"+marker)
+	lines := strings.Split(rest, "\n")[1:]
+	for len(lines) > 0 && strings.TrimSpace(lines[0]) == "" {
+		lines = lines[1:]
+	}
+	if len(lines) == 0 || !strings.HasPrefix(lines[0], "```") {
+		t.Fatalf("README.md: the quickstart marker is not followed by a code block")
+	}
+	root := newRootCmd(testDeps(), io.Discard, io.Discard, new(bool))
+	var cmds []string
+	for _, l := range lines[1:] {
+		if strings.HasPrefix(l, "```") {
+			break
+		}
+		if i := strings.Index(l, "  #"); i >= 0 {
+			l = l[:i]
+		}
+		if l = strings.TrimSpace(l); l == "" {
+			continue
+		}
+		cmds = append(cmds, l)
+		fields := strings.Fields(l)
+		switch fields[0] {
+		case "git":
+		case "agentbox":
+			if c, _, err := root.Find(fields[1:]); err != nil || c == root {
+				t.Errorf("README.md's quickstart: %q names no agentbox command", l)
+			}
+		default:
+			t.Errorf("README.md's quickstart: %q is neither agentbox nor git", l)
+		}
+	}
+	if len(cmds) < 5 || cmds[0] != "agentbox init --agent claude" {
+		t.Errorf("README.md's quickstart block holds %q", cmds)
+	}
+}
