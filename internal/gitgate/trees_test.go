@@ -359,3 +359,25 @@ func TestUsersOwnDotGitSpelling(t *testing.T) {
 	wantWritten(t, host, byName(t, res, "keep"), StatusNew)
 	wantRefused(t, host, byName(t, res, "new"), "more/git~1", "git's own directory")
 }
+
+// TestUsersOwnLinkIntoProtectedPath: a link the user's own tree has, which
+// leads through another link into a path fetch protects, is not held
+// against the agent's branch that keeps it; the same link new in a branch
+// is refused.
+func TestUsersOwnLinkIntoProtectedPath(t *testing.T) {
+	isolate(t)
+	host := newHost(t)
+	writeTestFile(t, filepath.Join(host, "notes/adr/0001.md"), "x\n")
+	symlinkT(t, host, "adr", "notes/adr")
+	symlinkT(t, host, "decisions", "adr")
+	commitFiles(t, host, nil, "the user's links")
+	agent := newAgent(t, host)
+	branch(t, agent, "keep")
+	commitFiles(t, agent, map[string]string{"src/main.go": "package main\n"}, "keep")
+	branch(t, agent, "new")
+	symlinkT(t, agent, "decided", "adr")
+	commitFiles(t, agent, nil, "new")
+	res := fetchT(t, host, agent, Policy{ReadOnly: []string{"notes/adr"}})
+	wantWritten(t, host, byName(t, res, "keep"), StatusNew)
+	wantRefused(t, host, byName(t, res, "new"), "decided", "leads through other links to notes/adr")
+}
