@@ -30,35 +30,60 @@ const (
 )
 
 // entrypointView is what templates/entrypoint.sh.tmpl sees: the constants
-// the script shares with rules.nft and dnsmasq.conf, and the allowed names.
+// the script shares with rules.nft and dnsmasq.conf, grouped by what they
+// name, and the policy's names.
 type entrypointView struct {
 	modeFlags
+	entrypointFiles
+	entrypointTables
+	entrypointResolvers
+	entrypointProcess
+	Names         []string // sorted
+	NeverNames    []string // sorted
+	NeverFilter   bool     // whether the never filter runs
+	NeverNameSets string   // the never names' sets, as nftset= names them
+}
+
+// entrypointFiles are the files the entrypoint reads and writes.
+type entrypointFiles struct {
 	Header, Prog, RulesPath, DnsmasqPath, ResolvConf  string
 	RunDir, LockFile, ReadyFile, ServersFile, PidFile string
-	FilterAddr, TableFamily, TableName                string
-	OutputChain, InputChain, UpstreamV4, UpstreamV6   string
-	HostV4, HostV6, HostAddrsEnv                      string
-	CounterPrefix, HealthArg                          string
-	PortStart, PortStartProc, PortStartWant           string
-	DNSPort, DNSMinPort, DNSMaxPort, DNSUID           int
-	DeadlineExit                                      int
-	DNSUser, NeverDNSPid, NeverDNSName                string // the never filter's
-	NeverDNSPort                                      int
-	NeverFilter                                       bool // whether it runs
-	DeadlineEnv, AgentUIDEnv, DeadlineStayEnv         string
-	GrantV4, GrantV6                                  string
-	GrantMaxSeconds                                   int
-	UlogdPath, LogUser                                string
-	NameLive, NameChain, NamesDir, NamesLock          string
-	KeeperPid, GrantDNSConf, GrantDNSPid              string
-	GrantDNSPort, GrantDNSPort2, NameGrantsMax        int
-	GrantDNSBase, NftsetFormat                        string   // the grant resolver's configuration
-	NftsetV4, NftsetV6                                string   // a set in nftset=, without its name
-	Names                                             []string // sorted
-	NeverNames                                        []string // sorted
-	NeverNameSets                                     string   // their sets, as nftset= names them
-	ProbeTable                                        string   // the scratch table of the kernel's features
-	Zone, LogGroup, LogSnaplen                        int      // rules.nft's, for the features' probes
+	NamesDir, NamesLock, KeeperPid                    string
+}
+
+// entrypointTables are the names of rules.nft's table, chains and sets.
+type entrypointTables struct {
+	TableFamily, TableName                          string
+	OutputChain, InputChain, UpstreamV4, UpstreamV6 string
+	HostV4, HostV6, CounterPrefix                   string
+	GrantV4, GrantV6, NameLive, NameChain           string
+	ProbeTable                                      string // the scratch table of the kernel's features
+	Zone, LogGroup, LogSnaplen                      int    // rules.nft's, for the features' probes
+}
+
+// entrypointResolvers are the DNS resolvers' addresses, users, files and
+// configuration: the filter's, the never filter's and the grant resolver's.
+type entrypointResolvers struct {
+	FilterAddr                                 string
+	DNSPort, DNSMinPort, DNSMaxPort, DNSUID    int
+	DNSUser, NeverDNSPid, NeverDNSName         string // the never filter's
+	NeverDNSPort                               int
+	GrantDNSConf, GrantDNSPid                  string
+	GrantDNSPort, GrantDNSPort2, NameGrantsMax int
+	GrantMaxSeconds                            int
+	GrantDNSBase, NftsetFormat                 string // the grant resolver's configuration
+	NftsetV4, NftsetV6                         string // a set in nftset=, without its name
+}
+
+// entrypointProcess is the entrypoint's contract with its caller and the
+// kernel: environment variables, arguments, exit codes, the kernel setting
+// it checks and the packet logger it starts.
+type entrypointProcess struct {
+	HostAddrsEnv, HealthArg                   string
+	DeadlineEnv, AgentUIDEnv, DeadlineStayEnv string
+	DeadlineExit                              int
+	PortStart, PortStartProc, PortStartWant   string
+	UlogdPath, LogUser                        string
 }
 
 // renderEntrypoint renders the program installed at EntrypointPath for a
@@ -66,77 +91,107 @@ type entrypointView struct {
 // the mode, which says what the servers file holds.
 func renderEntrypoint(p Policy) ([]byte, error) {
 	v := entrypointView{
-		modeFlags:       flagsOf(p.Mode),
-		Header:          Header,
-		Prog:            path.Base(EntrypointPath),
-		RulesPath:       RulesPath,
-		DnsmasqPath:     DnsmasqPath,
-		ResolvConf:      resolvConf,
-		RunDir:          runDir,
-		LockFile:        lockFile,
-		ReadyFile:       readyFile,
-		ServersFile:     serversFile,
-		PidFile:         pidFile,
-		FilterAddr:      filterAddr,
-		TableFamily:     tableFamily,
-		TableName:       tableName,
-		OutputChain:     outputChain,
-		InputChain:      inputChain,
-		UpstreamV4:      upstreamV4,
-		UpstreamV6:      upstreamV6,
-		HostV4:          hostV4,
-		HostV6:          hostV6,
-		HostAddrsEnv:    HostAddrsEnv,
-		CounterPrefix:   counterPrefix,
-		HealthArg:       healthArg,
-		PortStart:       portStart.Key,
-		PortStartProc:   "/proc/sys/" + strings.ReplaceAll(portStart.Key, ".", "/"),
-		PortStartWant:   portStart.Value,
-		DNSPort:         dnsPort,
-		DNSMinPort:      DNSMinPort,
-		DNSMaxPort:      DNSMaxPort,
-		DNSUser:         DNSUser,
-		NeverDNSPid:     neverDNSPid,
-		NeverDNSName:    neverDNSName,
-		NeverDNSPort:    NeverDNSPort,
-		DNSUID:          DNSUID,
-		DeadlineExit:    DeadlineExit,
-		DeadlineEnv:     DeadlineEnv,
-		DeadlineStayEnv: DeadlineStayEnv,
-		AgentUIDEnv:     AgentUIDEnv,
-		GrantV4:         GrantSetV4,
-		GrantV6:         GrantSetV6,
-		GrantMaxSeconds: GrantMaxSeconds,
-		UlogdPath:       UlogdPath,
-		LogUser:         LogUser,
-		NameLive:        NameLiveSet,
-		NameChain:       nameChain,
-		NamesDir:        namesDir,
-		NamesLock:       namesLock,
-		KeeperPid:       keeperPid,
-		GrantDNSConf:    grantDNSCfg,
-		GrantDNSPid:     grantDNSPid,
-		GrantDNSPort:    GrantDNSPort,
-		GrantDNSPort2:   GrantDNSPort + 1,
-		NameGrantsMax:   NameGrantsMax,
-		GrantDNSBase:    grantDNSBase(),
-		NftsetFormat:    "nftset=/%s/%s\\n",
-		NftsetV4:        fmt.Sprintf("%s#%s#%s#", v4.nftsetFamily, tableFamily, tableName),
-		NftsetV6:        fmt.Sprintf("%s#%s#%s#", v6.nftsetFamily, tableFamily, tableName),
-		ProbeTable:      tableFamily + " " + probeTable,
-		Zone:            dnsZone,
-		LogGroup:        LogGroup,
-		LogSnaplen:      logSnaplen,
+		modeFlags:           flagsOf(p.Mode),
+		entrypointFiles:     entrypointFileNames(),
+		entrypointTables:    entrypointTableNames(),
+		entrypointResolvers: entrypointResolverSettings(),
+		entrypointProcess:   entrypointProcessContract(),
+		NeverNames:          p.NeverNames,
 	}
 	for _, d := range p.Domains {
 		v.Names = append(v.Names, d.Name)
 	}
-	v.NeverNames = p.NeverNames
 	// The never filter serves the grant resolver, which asks upstream
 	// resolvers in the allowlist mode only.
 	v.NeverFilter = len(p.NeverNames) > 0 && p.Mode != ModeNone && p.Mode != ModeOpen
 	v.NeverNameSets = fmt.Sprintf("%s%s,%s%s", v.NftsetV4, neverNameV4, v.NftsetV6, neverNameV6)
 	return execute("entrypoint.sh.tmpl", v)
+}
+
+// entrypointFileNames returns the entrypoint's files.
+func entrypointFileNames() entrypointFiles {
+	return entrypointFiles{
+		Header:      Header,
+		Prog:        path.Base(EntrypointPath),
+		RulesPath:   RulesPath,
+		DnsmasqPath: DnsmasqPath,
+		ResolvConf:  resolvConf,
+		RunDir:      runDir,
+		LockFile:    lockFile,
+		ReadyFile:   readyFile,
+		ServersFile: serversFile,
+		PidFile:     pidFile,
+		NamesDir:    namesDir,
+		NamesLock:   namesLock,
+		KeeperPid:   keeperPid,
+	}
+}
+
+// entrypointTableNames returns the names rules.nft gives its table, chains
+// and sets.
+func entrypointTableNames() entrypointTables {
+	return entrypointTables{
+		TableFamily:   tableFamily,
+		TableName:     tableName,
+		OutputChain:   outputChain,
+		InputChain:    inputChain,
+		UpstreamV4:    upstreamV4,
+		UpstreamV6:    upstreamV6,
+		HostV4:        hostV4,
+		HostV6:        hostV6,
+		CounterPrefix: counterPrefix,
+		GrantV4:       GrantSetV4,
+		GrantV6:       GrantSetV6,
+		NameLive:      NameLiveSet,
+		NameChain:     nameChain,
+		ProbeTable:    tableFamily + " " + probeTable,
+		Zone:          dnsZone,
+		LogGroup:      LogGroup,
+		LogSnaplen:    logSnaplen,
+	}
+}
+
+// entrypointResolverSettings returns the settings of the three resolvers.
+func entrypointResolverSettings() entrypointResolvers {
+	return entrypointResolvers{
+		FilterAddr:      filterAddr,
+		DNSPort:         dnsPort,
+		DNSMinPort:      DNSMinPort,
+		DNSMaxPort:      DNSMaxPort,
+		DNSUID:          DNSUID,
+		DNSUser:         DNSUser,
+		NeverDNSPid:     neverDNSPid,
+		NeverDNSName:    neverDNSName,
+		NeverDNSPort:    NeverDNSPort,
+		GrantDNSConf:    grantDNSCfg,
+		GrantDNSPid:     grantDNSPid,
+		GrantDNSPort:    GrantDNSPort,
+		GrantDNSPort2:   GrantDNSPort + 1,
+		NameGrantsMax:   NameGrantsMax,
+		GrantMaxSeconds: GrantMaxSeconds,
+		GrantDNSBase:    grantDNSBase(),
+		NftsetFormat:    "nftset=/%s/%s\\n",
+		NftsetV4:        fmt.Sprintf("%s#%s#%s#", v4.nftsetFamily, tableFamily, tableName),
+		NftsetV6:        fmt.Sprintf("%s#%s#%s#", v6.nftsetFamily, tableFamily, tableName),
+	}
+}
+
+// entrypointProcessContract returns the entrypoint's environment,
+// arguments, exit code, kernel setting and packet logger.
+func entrypointProcessContract() entrypointProcess {
+	return entrypointProcess{
+		HostAddrsEnv:    HostAddrsEnv,
+		HealthArg:       healthArg,
+		DeadlineEnv:     DeadlineEnv,
+		AgentUIDEnv:     AgentUIDEnv,
+		DeadlineStayEnv: DeadlineStayEnv,
+		DeadlineExit:    DeadlineExit,
+		PortStart:       portStart.Key,
+		PortStartProc:   "/proc/sys/" + strings.ReplaceAll(portStart.Key, ".", "/"),
+		PortStartWant:   portStart.Value,
+		UlogdPath:       UlogdPath,
+		LogUser:         LogUser,
+	}
 }
 
 // grantDNSBase is the grant resolver's configuration before its port, pid

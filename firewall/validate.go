@@ -12,76 +12,126 @@ import (
 )
 
 // normalize checks p and returns a sorted deep copy of it. The caller's
-// slices are never modified.
+// slices are never modified. Every error is reported, list by list, the
+// mode's last.
 func normalize(p Policy) (Policy, error) {
-	var errs []error
-	out := Policy{
-		Mode:    p.Mode,
-		Domains: make([]Domain, 0, len(p.Domains)),
-		CIDRs:   make([]CIDR, 0, len(p.CIDRs)),
-	}
-	for _, d := range p.Domains {
-		ports, perr := checkPorts(d.Ports)
-		sources, serr := checkSources(d.Sources)
-		if err := errors.Join(checkName(d.Name), perr, serr); err != nil {
-			errs = append(errs, fmt.Errorf("domain %q: %w", d.Name, err))
-			continue
-		}
-		out.Domains = append(out.Domains, Domain{Name: d.Name, Ports: ports, Sources: sources})
-	}
-	for _, c := range p.CIDRs {
-		ports, perr := checkPorts(c.Ports)
-		sources, serr := checkSources(c.Sources)
-		var cerr error
-		if !c.Prefix.IsValid() {
-			cerr = errors.New("invalid prefix")
-		} else if _, err := validate.CIDR(c.Prefix.String()); err != nil {
-			cerr = err
-		}
-		if err := errors.Join(cerr, perr, serr); err != nil {
-			errs = append(errs, fmt.Errorf("cidr %s: %w", c.Prefix, err))
-			continue
-		}
-		out.CIDRs = append(out.CIDRs, CIDR{Prefix: c.Prefix, Ports: ports, Sources: sources})
-	}
-
-	slices.SortFunc(out.Domains, func(a, b Domain) int { return strings.Compare(a.Name, b.Name) })
-	for i := 1; i < len(out.Domains); i++ {
-		if out.Domains[i].Name == out.Domains[i-1].Name {
-			errs = append(errs, fmt.Errorf("domain %q: listed twice", out.Domains[i].Name))
-		}
-	}
-	slices.SortFunc(out.CIDRs, func(a, b CIDR) int { return comparePrefix(a, b) })
-	for i := 1; i < len(out.CIDRs); i++ {
-		if out.CIDRs[i].Prefix == out.CIDRs[i-1].Prefix {
-			errs = append(errs, fmt.Errorf("cidr %s: listed twice", out.CIDRs[i].Prefix))
-		}
-	}
-	for _, n := range p.Never {
-		if !n.IsValid() || n != n.Masked() {
-			errs = append(errs, fmt.Errorf("never %s: not a masked, valid prefix", n))
-			continue
-		}
-		out.Never = append(out.Never, n)
-	}
-	slices.SortFunc(out.Never, ComparePrefix)
-	out.Never = slices.Compact(out.Never)
-	for _, n := range p.NeverNames {
-		if err := checkName(n); err != nil {
-			errs = append(errs, fmt.Errorf("never %q: %w", n, err))
-			continue
-		}
-		out.NeverNames = append(out.NeverNames, n)
-	}
-	slices.Sort(out.NeverNames)
-	out.NeverNames = slices.Compact(out.NeverNames)
+	domains, errs := checkDomains(p.Domains)
+	cidrs, cidrErrs := checkCIDRs(p.CIDRs)
+	errs = append(errs, cidrErrs...)
+	errs = append(errs, sortDomains(domains)...)
+	errs = append(errs, sortCIDRs(cidrs)...)
+	never, neverErrs := checkNever(p.Never)
+	neverNames, nameErrs := checkNeverNames(p.NeverNames)
+	errs = append(append(errs, neverErrs...), nameErrs...)
 	if err := checkMode(p); err != nil {
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return Policy{}, err
 	}
-	return out, nil
+	return Policy{Mode: p.Mode, Domains: domains, CIDRs: cidrs, Never: never, NeverNames: neverNames}, nil
+}
+
+// checkDomains returns copies of the valid domains, with sorted ports and
+// sources, and an error naming each invalid one.
+func checkDomains(domains []Domain) ([]Domain, []error) {
+	var errs []error
+	out := make([]Domain, 0, len(domains))
+	for _, d := range domains {
+		ports, perr := checkPorts(d.Ports)
+		sources, serr := checkSources(d.Sources)
+		if err := errors.Join(checkName(d.Name), perr, serr); err != nil {
+			errs = append(errs, fmt.Errorf("domain %q: %w", d.Name, err))
+			continue
+		}
+		out = append(out, Domain{Name: d.Name, Ports: ports, Sources: sources})
+	}
+	return out, errs
+}
+
+// checkCIDRs returns copies of the valid CIDRs, with sorted ports and
+// sources, and an error naming each invalid one.
+func checkCIDRs(cidrs []CIDR) ([]CIDR, []error) {
+	var errs []error
+	out := make([]CIDR, 0, len(cidrs))
+	for _, c := range cidrs {
+		ports, perr := checkPorts(c.Ports)
+		sources, serr := checkSources(c.Sources)
+		if err := errors.Join(checkPrefix(c.Prefix), perr, serr); err != nil {
+			errs = append(errs, fmt.Errorf("cidr %s: %w", c.Prefix, err))
+			continue
+		}
+		out = append(out, CIDR{Prefix: c.Prefix, Ports: ports, Sources: sources})
+	}
+	return out, errs
+}
+
+// checkPrefix accepts a valid prefix that the generator's own validator
+// accepts too (masked, not /0, not IPv4-mapped).
+func checkPrefix(p netip.Prefix) error {
+	if !p.IsValid() {
+		return errors.New("invalid prefix")
+	}
+	_, err := validate.CIDR(p.String())
+	return err
+}
+
+// sortDomains sorts domains by name and returns an error for each name
+// listed twice.
+func sortDomains(domains []Domain) []error {
+	var errs []error
+	slices.SortFunc(domains, func(a, b Domain) int { return strings.Compare(a.Name, b.Name) })
+	for i := 1; i < len(domains); i++ {
+		if domains[i].Name == domains[i-1].Name {
+			errs = append(errs, fmt.Errorf("domain %q: listed twice", domains[i].Name))
+		}
+	}
+	return errs
+}
+
+// sortCIDRs sorts cidrs by prefix and returns an error for each prefix
+// listed twice.
+func sortCIDRs(cidrs []CIDR) []error {
+	var errs []error
+	slices.SortFunc(cidrs, comparePrefix)
+	for i := 1; i < len(cidrs); i++ {
+		if cidrs[i].Prefix == cidrs[i-1].Prefix {
+			errs = append(errs, fmt.Errorf("cidr %s: listed twice", cidrs[i].Prefix))
+		}
+	}
+	return errs
+}
+
+// checkNever returns the masked, valid prefixes of never, sorted and
+// unique, and an error naming each other one.
+func checkNever(never []netip.Prefix) ([]netip.Prefix, []error) {
+	var out []netip.Prefix
+	var errs []error
+	for _, n := range never {
+		if !n.IsValid() || n != n.Masked() {
+			errs = append(errs, fmt.Errorf("never %s: not a masked, valid prefix", n))
+			continue
+		}
+		out = append(out, n)
+	}
+	slices.SortFunc(out, ComparePrefix)
+	return slices.Compact(out), errs
+}
+
+// checkNeverNames returns the normalized names of names, sorted and unique,
+// and an error naming each other one.
+func checkNeverNames(names []string) ([]string, []error) {
+	var out []string
+	var errs []error
+	for _, n := range names {
+		if err := checkName(n); err != nil {
+			errs = append(errs, fmt.Errorf("never %q: %w", n, err))
+			continue
+		}
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), errs
 }
 
 // checkMode checks that p's mode is known and that its lists fit it.

@@ -2,6 +2,7 @@ package firewall
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -81,6 +82,89 @@ func TestRenderAccepts(t *testing.T) {
 	for _, p := range []string{"0.0.0.0/0", "::/0"} {
 		if _, err := Render(Policy{CIDRs: []CIDR{{Prefix: netip.MustParsePrefix(p), Ports: []uint16{443}}}}); err == nil {
 			t.Errorf("Render(%s) succeeded", p)
+		}
+	}
+}
+
+// TestNormalizeNever checks the two never lists: an unmasked or invalid
+// prefix and a name that is not normalized are refused, naming the entry;
+// valid entries come back sorted and without duplicates.
+func TestNormalizeNever(t *testing.T) {
+	for name, tc := range map[string]struct {
+		p    Policy
+		want string
+	}{
+		"unmasked never":  {Policy{Never: []netip.Prefix{netip.MustParsePrefix("10.1.2.3/8")}}, "never 10.1.2.3/8: not a masked, valid prefix"},
+		"invalid never":   {Policy{Never: []netip.Prefix{{}}}, "never invalid Prefix: not a masked, valid prefix"},
+		"never name":      {Policy{NeverNames: []string{"Example.com"}}, `never "Example.com": name "Example.com" is not normalized`},
+		"never bad name":  {Policy{NeverNames: []string{"a.com;flush ruleset"}}, `never "a.com;flush ruleset": `},
+		"never one label": {Policy{NeverNames: []string{"com"}}, "at least two labels"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := normalize(tc.p)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("normalize: %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+	p, err := normalize(Policy{
+		Never: []netip.Prefix{
+			netip.MustParsePrefix("fd00::/8"), netip.MustParsePrefix("10.0.0.0/8"),
+			netip.MustParsePrefix("fd00::/8"), netip.MustParsePrefix("10.0.0.0/8"),
+		},
+		NeverNames: []string{"b.example", "a.example", "b.example"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNever := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8")}
+	if !slices.Equal(p.Never, wantNever) || !slices.Equal(p.NeverNames, []string{"a.example", "b.example"}) {
+		t.Errorf("normalize: never %v and names %q, want %v and [a.example b.example]", p.Never, p.NeverNames, wantNever)
+	}
+}
+
+// TestNormalizeReportsAll checks that one run reports every error of a
+// policy, list by list, each entry named, the mode's last; and that the
+// valid entries beside the invalid ones do not hide them.
+func TestNormalizeReportsAll(t *testing.T) {
+	p := Policy{
+		Mode: ModeNone,
+		Domains: []Domain{
+			{Name: "b.example", Ports: []uint16{443}},
+			{Name: "Bad.example", Ports: []uint16{443}},
+			{Name: "b.example", Ports: []uint16{80}},
+		},
+		CIDRs: []CIDR{
+			{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Ports: []uint16{443}},
+			{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Ports: []uint16{80}},
+			{Prefix: netip.MustParsePrefix("192.0.2.0/24")},
+		},
+		Never:      []netip.Prefix{netip.MustParsePrefix("10.1.2.3/8")},
+		NeverNames: []string{"com"},
+	}
+	got, err := normalize(p)
+	if err == nil {
+		t.Fatalf("normalize accepted %+v", got)
+	}
+	if got.Domains != nil || got.CIDRs != nil {
+		t.Errorf("normalize returned lists with an error: %+v", got)
+	}
+	lines := strings.Split(err.Error(), "\n")
+	want := []string{
+		`domain "Bad.example": `,
+		"cidr 192.0.2.0/24: no ports",
+		`domain "b.example": listed twice`,
+		"cidr 10.0.0.0/8: listed twice",
+		"never 10.1.2.3/8: not a masked, valid prefix",
+		`never "com": `,
+		"mode none admits no names and no CIDRs",
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("normalize reported %d errors, want %d:\n%v", len(lines), len(want), err)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("error %d is %q, want it to start with %q", i+1, lines[i], w)
 		}
 	}
 }

@@ -87,7 +87,27 @@ Exit codes:
      but fetch's checks refused its branch (run exits with the command's
      code otherwise, 124 at its deadline, 130 when stopped)`
 
+// newRootCmd returns the agentbox command: the root with its persistent
+// flags, every command under it, each marking *ran when it runs, and
+// cobra's completion.
 func newRootCmd(d deps, stdout, stderr io.Writer, ran *bool) *cobra.Command {
+	root := bareRoot(stdout, stderr)
+	// -C is one flag of every command; each reads *dir when it runs.
+	dir := root.PersistentFlags().StringP("dir", "C", ".", "the project directory (holding agentbox.yaml)")
+	_ = root.MarkPersistentFlagDirname("dir") // completes directories only
+	quiet := root.PersistentFlags().BoolP("quiet", "q", false, progressFlagUsage)
+	prog := newProgress(stderr, quiet)
+	for _, c := range subcommands(dir, d, prog, stdout, stderr) {
+		markRan(c, ran)
+		root.AddCommand(c)
+	}
+	addCompletionCmd(root)
+	return root
+}
+
+// bareRoot returns the root command alone: its help, version, outputs, and
+// flag errors as usage errors.
+func bareRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "agentbox",
 		Short:         "Run AI coding agents in a locked-down container sandbox",
@@ -102,12 +122,12 @@ func newRootCmd(d deps, stdout, stderr io.Writer, ran *bool) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitErr{exitUsage, &flagError{err}}
 	})
-	// -C is one flag of every command; each reads *dir when it runs.
-	dir := root.PersistentFlags().StringP("dir", "C", ".", "the project directory (holding agentbox.yaml)")
-	_ = root.MarkPersistentFlagDirname("dir") // completes directories only
-	quiet := root.PersistentFlags().BoolP("quiet", "q", false, progressFlagUsage)
-	prog := newProgress(stderr, quiet)
-	for _, c := range []*cobra.Command{
+	return root
+}
+
+// subcommands returns agentbox's commands; prog shows their progress.
+func subcommands(dir *string, d deps, prog *progress, stdout, stderr io.Writer) []*cobra.Command {
+	return []*cobra.Command{
 		newInitCmd(dir, stdout, stderr),
 		newGenerateCmd(dir, stdout, stderr),
 		newValidateCmd(dir, stdout, stderr),
@@ -135,13 +155,14 @@ func newRootCmd(d deps, stdout, stderr io.Writer, ran *bool) *cobra.Command {
 		newExplainCmd(dir, stdout),
 		newDiffCmd(dir, stdout),
 		newCICmd(dir, stdout, stderr),
-	} {
-		markRan(c, ran)
-		root.AddCommand(c)
 	}
-	// cobra's `completion bash|zsh|fish|powershell` (and the hidden
-	// __complete that its scripts call). Without a shell it would print its
-	// help and exit 0; it is a usage error like any other missing argument.
+}
+
+// addCompletionCmd adds cobra's `completion bash|zsh|fish|powershell` (and
+// the hidden __complete that its scripts call). Without a shell it would
+// print its help and exit 0; it is a usage error like any other missing
+// argument.
+func addCompletionCmd(root *cobra.Command) {
 	root.InitDefaultCompletionCmd()
 	if comp, _, err := root.Find([]string{"completion"}); err == nil && comp != root {
 		comp.Example = `  source <(agentbox completion bash)           # this shell; in ~/.bashrc for every one
@@ -151,7 +172,6 @@ func newRootCmd(d deps, stdout, stderr io.Writer, ran *bool) *cobra.Command {
 			return usageErrorf("name a shell: agentbox completion bash|zsh|fish|powershell")
 		}
 	}
-	return root
 }
 
 // markRan makes c and its subcommands set *ran when they run.

@@ -35,67 +35,104 @@ func pinned(s string) bool {
 // images named by COPY --from and RUN --mount=...,from=..., which may also
 // name an earlier stage by alias or index.
 func Dockerfile(data []byte) error {
+	res, err := parseDockerfile(data)
+	if err != nil {
+		return err
+	}
+	st := stages{aliases: map[string]bool{}}
+	for _, n := range res.AST.Children {
+		if err := st.check(n); err != nil {
+			return err
+		}
+	}
+	if st.count == 0 {
+		return errors.New("dockerfile: no FROM instruction")
+	}
+	return nil
+}
+
+// parseDockerfile parses data with buildkit's parser, refusing what it
+// warns about; errors name the line where the parser gives one.
+func parseDockerfile(data []byte) (*parser.Result, error) {
 	res, err := parser.Parse(bytes.NewReader(data))
 	if err != nil {
 		var le *parser.LocationError
 		if errors.As(err, &le) && len(le.Locations) > 0 && len(le.Locations[0]) > 0 && le.Locations[0][0].Start.Line > 0 {
-			return fmt.Errorf("dockerfile line %d: %w", le.Locations[0][0].Start.Line, err)
+			return nil, fmt.Errorf("dockerfile line %d: %w", le.Locations[0][0].Start.Line, err)
 		}
-		return fmt.Errorf("dockerfile: %w", err)
+		return nil, fmt.Errorf("dockerfile: %w", err)
 	}
 	if len(res.Warnings) > 0 {
 		w := res.Warnings[0]
 		if w.Location != nil {
-			return fmt.Errorf("dockerfile line %d: parser warning: %s", w.Location.Start.Line, w.Short)
+			return nil, fmt.Errorf("dockerfile line %d: parser warning: %s", w.Location.Start.Line, w.Short)
 		}
-		return fmt.Errorf("dockerfile: parser warning: %s", w.Short)
+		return nil, fmt.Errorf("dockerfile: parser warning: %s", w.Short)
 	}
-	stages := map[string]bool{} // lowercased aliases of earlier stages
-	nstages := 0
-	for _, n := range res.AST.Children {
-		instr := strings.ToLower(n.Value)
-		if _, ok := command.Commands[instr]; !ok {
-			return fmt.Errorf("dockerfile line %d: unknown instruction %q", n.StartLine, n.Value)
+	return res, nil
+}
+
+// stages are the stages a Dockerfile has declared so far.
+type stages struct {
+	aliases map[string]bool // lowercased aliases of earlier stages
+	count   int
+}
+
+// check checks one instruction: a known one, after the first FROM unless
+// it is an ARG, and naming only pinned images or earlier stages. A FROM
+// adds its stage.
+func (st *stages) check(n *parser.Node) error {
+	instr := strings.ToLower(n.Value)
+	if _, ok := command.Commands[instr]; !ok {
+		return fmt.Errorf("dockerfile line %d: unknown instruction %q", n.StartLine, n.Value)
+	}
+	if instr != command.From && instr != command.Arg && st.count == 0 {
+		return fmt.Errorf("dockerfile line %d: %s before the first FROM", n.StartLine, strings.ToUpper(instr))
+	}
+	switch instr {
+	case command.From:
+		alias, err := checkFrom(n, st.aliases)
+		if err != nil {
+			return err
 		}
-		if instr != command.From && instr != command.Arg && nstages == 0 {
-			return fmt.Errorf("dockerfile line %d: %s before the first FROM", n.StartLine, strings.ToUpper(instr))
+		st.count++
+		if alias != "" {
+			st.aliases[alias] = true
 		}
-		switch instr {
-		case command.From:
-			alias, err := checkFrom(n, stages)
-			if err != nil {
+	case command.Copy:
+		return st.checkCopyFrom(n)
+	case command.Run:
+		return st.checkMountFrom(n)
+	}
+	return nil
+}
+
+// checkCopyFrom checks the image COPY --from names.
+func (st *stages) checkCopyFrom(n *parser.Node) error {
+	for _, f := range n.Flags {
+		if v, ok := strings.CutPrefix(f, "--from="); ok {
+			if err := checkSource(n.StartLine, "COPY --from", v, st.aliases, st.count); err != nil {
 				return err
 			}
-			nstages++
-			if alias != "" {
-				stages[alias] = true
-			}
-		case command.Copy:
-			for _, f := range n.Flags {
-				if v, ok := strings.CutPrefix(f, "--from="); ok {
-					if err := checkSource(n.StartLine, "COPY --from", v, stages, nstages); err != nil {
-						return err
-					}
-				}
-			}
-		case command.Run:
-			for _, f := range n.Flags {
-				v, ok := strings.CutPrefix(f, "--mount=")
-				if !ok {
-					continue
-				}
-				for _, field := range strings.Split(v, ",") {
-					if src, ok := strings.CutPrefix(field, "from="); ok {
-						if err := checkSource(n.StartLine, "RUN --mount from", src, stages, nstages); err != nil {
-							return err
-						}
-					}
+		}
+	}
+	return nil
+}
+
+// checkMountFrom checks the images RUN --mount=...,from= names.
+func (st *stages) checkMountFrom(n *parser.Node) error {
+	for _, f := range n.Flags {
+		v, ok := strings.CutPrefix(f, "--mount=")
+		if !ok {
+			continue
+		}
+		for _, field := range strings.Split(v, ",") {
+			if src, ok := strings.CutPrefix(field, "from="); ok {
+				if err := checkSource(n.StartLine, "RUN --mount from", src, st.aliases, st.count); err != nil {
+					return err
 				}
 			}
 		}
-	}
-	if nstages == 0 {
-		return errors.New("dockerfile: no FROM instruction")
 	}
 	return nil
 }

@@ -332,3 +332,52 @@ func TestConfigNamesWorkTreeFiles(t *testing.T) {
 	}
 	wantWritten(t, host, byName(t, res, "alias"), StatusNew)
 }
+
+// TestUsersOwnDotGitSpelling: an entry of the user's own tree that some
+// filesystem takes for .git (git~1, committed before git refused such
+// paths) is not held against the agent's branch that keeps it; the same
+// entry new in a branch is refused.
+func TestUsersOwnDotGitSpelling(t *testing.T) {
+	isolate(t)
+	host := newHost(t)
+	agent := newAgent(t, host)
+	withTree := func(repo, base, name, tree string) string {
+		t.Helper()
+		return mktree(t, repo, gitT(t, repo, "ls-tree", base)+"\n040000 tree "+tree+"\t"+name+"\n")
+	}
+	blob := hashObject(t, host, "blob", "x\n")
+	dotGit := mktree(t, host, "040000 tree "+mktree(t, host, "100644 blob "+blob+"\tx\n")+"\tgit~1\n")
+	userCommit := gitT(t, host, "commit-tree", "-p", "HEAD", "-m", "vendor", withTree(host, "HEAD", "vendor", dotGit))
+	gitT(t, host, "update-ref", "refs/heads/main", userCommit)
+
+	gitT(t, agent, "fetch", "-q", "origin", "main")
+	for name, tree := range map[string]string{"keep": mktree(t, agent, "100644 blob "+blob+"\tx\n"), "new": dotGit} {
+		c := gitT(t, agent, "commit-tree", "-p", userCommit, "-m", name, withTree(agent, userCommit, "more", tree))
+		gitT(t, agent, "update-ref", "refs/heads/"+name, c)
+	}
+	res := fetchT(t, host, agent, Policy{})
+	wantWritten(t, host, byName(t, res, "keep"), StatusNew)
+	wantRefused(t, host, byName(t, res, "new"), "more/git~1", "git's own directory")
+}
+
+// TestUsersOwnLinkIntoProtectedPath: a link the user's own tree has, which
+// leads through another link into a path fetch protects, is not held
+// against the agent's branch that keeps it; the same link new in a branch
+// is refused.
+func TestUsersOwnLinkIntoProtectedPath(t *testing.T) {
+	isolate(t)
+	host := newHost(t)
+	writeTestFile(t, filepath.Join(host, "notes/adr/0001.md"), "x\n")
+	symlinkT(t, host, "adr", "notes/adr")
+	symlinkT(t, host, "decisions", "adr")
+	commitFiles(t, host, nil, "the user's links")
+	agent := newAgent(t, host)
+	branch(t, agent, "keep")
+	commitFiles(t, agent, map[string]string{"src/main.go": "package main\n"}, "keep")
+	branch(t, agent, "new")
+	symlinkT(t, agent, "decided", "adr")
+	commitFiles(t, agent, nil, "new")
+	res := fetchT(t, host, agent, Policy{ReadOnly: []string{"notes/adr"}})
+	wantWritten(t, host, byName(t, res, "keep"), StatusNew)
+	wantRefused(t, host, byName(t, res, "new"), "decided", "leads through other links to notes/adr")
+}

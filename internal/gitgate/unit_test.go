@@ -248,3 +248,47 @@ func TestResolvePath(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkTreeSpellings: where git names the work tree through a link (as
+// git does on some systems), the work tree is spelled both ways, so that an
+// absolute link target or core.hooksPath written either way is recognized;
+// where git names no work tree (a bare repository), there is none.
+func TestWorkTreeSpellings(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	link := filepath.Join(dir, "link")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	resolved, err := filepath.EvalSymlinks(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "bin")
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	for _, tc := range []struct {
+		top  string // what the fake git prints for --show-toplevel; "" to fail
+		want []string
+	}{
+		{link, []string{link, resolved}},
+		{resolved, []string{resolved}},
+		{"", nil},
+	} {
+		script := "#!/bin/sh\nexit 1\n"
+		if tc.top != "" {
+			script = "#!/bin/sh\ncase \"$*\" in *'rev-parse --show-toplevel') echo '" + tc.top + "';; *) exit 1;; esac\n"
+		}
+		writeTestFile(t, filepath.Join(bin, "git"), script)
+		if err := os.Chmod(filepath.Join(bin, "git"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var u userTrees
+		u.readWorkTree(t.Context(), newGit(real))
+		if u.top != tc.top || !slices.Equal(u.tops, tc.want) {
+			t.Errorf("git naming the work tree %q: top %q, spelled %q; want %q", tc.top, u.top, u.tops, tc.want)
+		}
+	}
+}

@@ -24,27 +24,49 @@ type userTrees struct {
 }
 
 // readUserTrees reads every tree of the new commits and of the user's
-// commits they start from.
+// commits they start from, and the targets of their links.
 func readUserTrees(ctx context.Context, g gitRunner, commits []commit, cache treeCache) (*userTrees, error) {
 	u := &userTrees{commits: map[string]*treeFacts{}, gitDirs: map[string]bool{}, dotGit: map[string]bool{}, links: map[linkFact]bool{}}
-	if out, err := g.run(ctx, nil, "rev-parse", "--show-toplevel"); err == nil {
-		u.top = strings.TrimSuffix(string(out), "\n")
-		u.tops = []string{u.top}
-		if real, err := filepath.EvalSymlinks(u.top); err == nil && real != u.top {
-			u.tops = append(u.tops, real)
-		}
-		u.config = configPlaces(ctx, g, u.top)
+	u.readWorkTree(ctx, g)
+	if err := u.readTrees(ctx, g, commits, cache); err != nil {
+		return nil, err
 	}
+	var err error
+	if u.targets, err = readTargets(ctx, g, u.gather()); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// readWorkTree reads where the work tree is, as spelled and with its links
+// resolved, and what the host's git configuration reads or runs in it;
+// nothing for a bare repository.
+func (u *userTrees) readWorkTree(ctx context.Context, g gitRunner) {
+	out, err := g.run(ctx, nil, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return
+	}
+	u.top = strings.TrimSuffix(string(out), "\n")
+	u.tops = []string{u.top}
+	if real, err := filepath.EvalSymlinks(u.top); err == nil && real != u.top {
+		u.tops = append(u.tops, real)
+	}
+	u.config = configPlaces(ctx, g, u.top)
+}
+
+// readTrees reads the facts of the user's trees (userTreeIDs) and of each
+// new commit's tree.
+func (u *userTrees) readTrees(ctx context.Context, g gitRunner, commits []commit, cache treeCache) error {
 	baseTrees, err := userTreeIDs(ctx, g, commits)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	tr := newTreeReader(ctx, g, cache)
 	for _, id := range baseTrees {
 		f, err := tr.facts(raw(id))
 		if err != nil {
 			tr.abort()
-			return nil, err
+			return err
 		}
 		u.trees = append(u.trees, f)
 	}
@@ -52,13 +74,20 @@ func readUserTrees(ctx context.Context, g gitRunner, commits []commit, cache tre
 		f, err := tr.facts(raw(c.tree))
 		if err != nil {
 			tr.abort()
-			return nil, err
+			return err
 		}
 		u.commits[c.id] = f
 	}
 	if err := tr.close(); err != nil {
-		return nil, fmt.Errorf("reading trees: %s", stderrLine(err))
+		return fmt.Errorf("reading trees: %s", stderrLine(err))
 	}
+	return nil
+}
+
+// gather collects the repository look-alikes, .git entries and links of
+// the user's trees, and returns the blobs to read: the commondir files of
+// the look-alikes and the targets of every link, the new commits' too.
+func (u *userTrees) gather() []string {
 	var blobs []string
 	seen := map[string]bool{}
 	addBlob := func(b string) {
@@ -85,10 +114,7 @@ func readUserTrees(ctx context.Context, g gitRunner, commits []commit, cache tre
 			addBlob(l.blob)
 		}
 	}
-	if u.targets, err = readTargets(ctx, g, blobs); err != nil {
-		return nil, err
-	}
-	return u, nil
+	return blobs
 }
 
 // userTreeIDs returns the trees of the host's HEAD and of the parents of

@@ -136,10 +136,40 @@ func (m *myers) compare(aLo, aHi, bLo, bHi int) {
 // so the edit distance D is at least 2 and both halves are smaller. ok is
 // false when the sequences have nothing in common (D = N+M).
 func (m *myers) split(aLo, aHi, bLo, bHi int) (x, y int, ok bool) {
-	a, b := m.a[aLo:aHi], m.b[bLo:bHi]
+	s := m.middle(m.a[aLo:aHi], m.b[bLo:bHi])
+	for d := 0; d < s.maxD; d++ {
+		if px, py, ok := s.forward(d); ok {
+			return aLo + px, bLo + py, true
+		}
+		if px, py, ok := s.backward(d); ok {
+			return aLo + px, bLo + py, true
+		}
+	}
+	return 0, 0, false
+}
+
+// middleSearch is the state of split's search for the middle snake between
+// a and b, run D by D from both ends.
+type middleSearch struct {
+	a, b     []int
+	n, mm    int
+	maxD     int // the search ends by this D (half of N+M, rounded up)
+	off      int // vf[off+k] and vb[off+k] hold diagonal k
+	delta    int // n - mm: the backward search's diagonal k is delta-k forward
+	oddDelta bool
+	// vf[off+k]: furthest x reached forward on diagonal k = x-y.
+	// vb[off+k]: furthest distance reached backward from (n, mm) on the
+	// reversed diagonal k, which is forward diagonal delta-k.
+	vf, vb []int
+	// kfLo/kfHi, kbLo/kbHi trim diagonals that ran off the edges.
+	kfLo, kfHi, kbLo, kbHi int
+}
+
+// middle starts a middle-snake search between a and b on m's scratch
+// diagonals, grown as needed.
+func (m *myers) middle(a, b []int) middleSearch {
 	n, mm := len(a), len(b)
 	maxD := (n + mm + 1) / 2
-	off := maxD
 	size := 2*maxD + 2
 	if cap(m.vf) < size {
 		m.vf, m.vb = make([]int, size), make([]int, size)
@@ -148,64 +178,74 @@ func (m *myers) split(aLo, aHi, bLo, bHi int) (x, y int, ok bool) {
 	for i := range vf {
 		vf[i], vb[i] = -1, -1
 	}
-	// vf[off+k]: furthest x reached forward on diagonal k = x-y.
-	// vb[off+k]: furthest distance reached backward from (n, mm) on the
-	// reversed diagonal k, which is forward diagonal delta-k.
-	vf[off+1], vb[off+1] = 0, 0
-	delta := n - mm
-	oddDelta := delta%2 != 0
-	// kfLo/kfHi, kbLo/kbHi trim diagonals that ran off the edges.
-	kfLo, kfHi, kbLo, kbHi := 0, 0, 0, 0
-	for d := 0; d < maxD; d++ {
-		for k := -d + kfLo; k <= d-kfHi; k += 2 {
-			var px int
-			if k == -d || (k != d && vf[off+k-1] < vf[off+k+1]) {
-				px = vf[off+k+1] // down: insertion
-			} else {
-				px = vf[off+k-1] + 1 // right: deletion
-			}
-			py := px - k
-			for px < n && py < mm && a[px] == b[py] {
-				px, py = px+1, py+1
-			}
-			vf[off+k] = px
-			switch {
-			case px > n:
-				kfHi += 2
-			case py > mm:
-				kfLo += 2
-			case oddDelta:
-				kb := delta - k
-				if i := off + kb; i >= 0 && i < size && vb[i] != -1 && px >= n-vb[i] {
-					return aLo + px, bLo + py, true
-				}
+	vf[maxD+1], vb[maxD+1] = 0, 0
+	return middleSearch{
+		a: a, b: b, n: n, mm: mm, maxD: maxD, off: maxD,
+		delta: n - mm, oddDelta: (n-mm)%2 != 0, vf: vf, vb: vb,
+	}
+}
+
+// forward extends the forward paths by one more edit (D = d) and reports
+// the end (x, y) of the first snake that overlaps a backward path; only
+// possible when delta is odd.
+func (s *middleSearch) forward(d int) (x, y int, ok bool) {
+	vf, off := s.vf, s.off
+	for k := -d + s.kfLo; k <= d-s.kfHi; k += 2 {
+		var px int
+		if k == -d || (k != d && vf[off+k-1] < vf[off+k+1]) {
+			px = vf[off+k+1] // down: insertion
+		} else {
+			px = vf[off+k-1] + 1 // right: deletion
+		}
+		py := px - k
+		for px < s.n && py < s.mm && s.a[px] == s.b[py] {
+			px, py = px+1, py+1
+		}
+		vf[off+k] = px
+		switch {
+		case px > s.n:
+			s.kfHi += 2
+		case py > s.mm:
+			s.kfLo += 2
+		case s.oddDelta:
+			kb := s.delta - k
+			if i := off + kb; i >= 0 && i < len(s.vb) && s.vb[i] != -1 && px >= s.n-s.vb[i] {
+				return px, py, true
 			}
 		}
-		for k := -d + kbLo; k <= d-kbHi; k += 2 {
-			var qx int
-			if k == -d || (k != d && vb[off+k-1] < vb[off+k+1]) {
-				qx = vb[off+k+1]
-			} else {
-				qx = vb[off+k-1] + 1
-			}
-			qy := qx - k
-			for qx < n && qy < mm && a[n-qx-1] == b[mm-qy-1] {
-				qx, qy = qx+1, qy+1
-			}
-			vb[off+k] = qx
-			switch {
-			case qx > n:
-				kbHi += 2
-			case qy > mm:
-				kbLo += 2
-			case !oddDelta:
-				kf := delta - k
-				if i := off + kf; i >= 0 && i < size && vf[i] != -1 {
-					px := vf[i]
-					py := px - kf
-					if px >= n-qx {
-						return aLo + px, bLo + py, true
-					}
+	}
+	return 0, 0, false
+}
+
+// backward extends the backward paths by one more edit (D = d) and reports
+// the end (x, y) of the forward snake on the first diagonal where the two
+// paths overlap; only possible when delta is even.
+func (s *middleSearch) backward(d int) (x, y int, ok bool) {
+	vb, off := s.vb, s.off
+	for k := -d + s.kbLo; k <= d-s.kbHi; k += 2 {
+		var qx int
+		if k == -d || (k != d && vb[off+k-1] < vb[off+k+1]) {
+			qx = vb[off+k+1]
+		} else {
+			qx = vb[off+k-1] + 1
+		}
+		qy := qx - k
+		for qx < s.n && qy < s.mm && s.a[s.n-qx-1] == s.b[s.mm-qy-1] {
+			qx, qy = qx+1, qy+1
+		}
+		vb[off+k] = qx
+		switch {
+		case qx > s.n:
+			s.kbHi += 2
+		case qy > s.mm:
+			s.kbLo += 2
+		case !s.oddDelta:
+			kf := s.delta - k
+			if i := off + kf; i >= 0 && i < len(s.vf) && s.vf[i] != -1 {
+				px := s.vf[i]
+				py := px - kf
+				if px >= s.n-qx {
+					return px, py, true
 				}
 			}
 		}

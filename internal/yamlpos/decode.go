@@ -79,6 +79,9 @@ func IsNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!
 
 var unmarshalerType = reflect.TypeFor[Unmarshaler]()
 
+// decode decodes n into v, after recording path's position and refusing
+// anchors and aliases: through v's UnmarshalNode if it has one, else by v's
+// kind.
 func (d *Decoder) decode(n *yaml.Node, path string, v reflect.Value) {
 	d.pos[path] = Pos{n.Line, n.Column}
 	if n.Kind == yaml.AliasNode || n.Anchor != "" {
@@ -101,17 +104,31 @@ func (d *Decoder) decode(n *yaml.Node, path string, v reflect.Value) {
 	case reflect.Struct:
 		d.decodeStruct(n, path, v)
 	case reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			d.Errorf(n, path, "expected a list, got %s", Describe(n))
-			return
-		}
-		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
-		for i, c := range n.Content {
-			d.decode(c, fmt.Sprintf("%s[%d]", path, i), s.Index(i))
-		}
-		v.Set(s)
+		d.decodeSlice(n, path, v)
 	case reflect.Map:
 		d.decodeMap(n, path, v)
+	default:
+		d.decodeScalar(n, path, v)
+	}
+}
+
+// decodeSlice decodes the list n into v, entry by entry.
+func (d *Decoder) decodeSlice(n *yaml.Node, path string, v reflect.Value) {
+	if n.Kind != yaml.SequenceNode {
+		d.Errorf(n, path, "expected a list, got %s", Describe(n))
+		return
+	}
+	s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+	for i, c := range n.Content {
+		d.decode(c, fmt.Sprintf("%s[%d]", path, i), s.Index(i))
+	}
+	v.Set(s)
+}
+
+// decodeScalar decodes the scalar n into v, a string, int, float64 or
+// bool, which n's tag must match (an integer is a number too).
+func (d *Decoder) decodeScalar(n *yaml.Node, path string, v reflect.Value) {
+	switch v.Kind() {
 	case reflect.String:
 		if s, ok := d.Scalar(n, path, "!!str", "a string"); ok {
 			v.SetString(s)
