@@ -241,3 +241,54 @@ func TestCIGitattributesMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckGitattributes: generate --check, in a repository with agentbox's
+// workflow, reports its block of .gitattributes removed or changed, and
+// (with or without the workflow) a line that folds agentbox.yaml away in
+// GitHub's view, by file and line; the project's own files are not at
+// fault, so the message says what to run.
+func TestCheckGitattributes(t *testing.T) {
+	repo := t.TempDir()
+	if err := os.Mkdir(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(repo, "box")
+	if err := os.Rename(project(t, "agent-claude"), dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runIn(t, dir, "ci", "github", "--version", "v1.2.3"); code != exitOK {
+		t.Fatalf("ci github: exit %d: %s", code, stderr)
+	}
+	if stdout, stderr, code := runIn(t, dir, "generate", "--check"); code != exitOK {
+		t.Fatalf("--check after ci github: exit %d %s\n%s", code, stderr, stdout)
+	}
+	attr := filepath.Join(repo, ".gitattributes")
+	block := readFile(t, attr)
+	for _, tt := range []struct {
+		name, attr string
+		want       []string
+	}{
+		{"block removed", "*.png binary\n", []string{".gitattributes: agentbox's block is missing", "run agentbox ci github"}},
+		{"block changed", strings.Replace(block, "box/agentbox.lock linguist-generated\n", "", 1), []string{".gitattributes:1: agentbox's block differs", "+box/agentbox.lock linguist-generated"}},
+		{"agentbox.yaml folded", block + "*.yaml linguist-generated\n", []string{`.gitattributes:6: "*.yaml linguist-generated" folds box/agentbox.yaml`}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			writeFile(t, attr, []byte(tt.attr))
+			stdout, stderr, code := runIn(t, dir, "generate", "--check")
+			if code != exitDrift {
+				t.Errorf("exit %d, want %d; stderr %q", code, exitDrift, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stdout, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, stdout)
+				}
+			}
+			if !strings.Contains(stderr, ".gitattributes") {
+				t.Errorf("stderr does not name .gitattributes: %q", stderr)
+			}
+		})
+	}
+}
