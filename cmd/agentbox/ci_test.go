@@ -292,3 +292,36 @@ func TestCheckGitattributes(t *testing.T) {
 		})
 	}
 }
+
+// TestCIGitHubFailOn: --fail-on widen is recorded in the workflow, kept by
+// a later run without the flag, and dropped by --fail-on none.
+func TestCIGitHubFailOn(t *testing.T) {
+	repo := ciRepo(t, ".")
+	wfPath := filepath.Join(repo, generator.GitHubWorkflow)
+	if _, stderr, code := runIn(t, repo, "ci", "github", "--version", "v1.2.3", "--fail-on", "widen"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want, err := generator.RenderGitHubWorkflow(generator.WorkflowOptions{Dir: ".", Version: "v1.2.3", FailOn: "widen"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, wfPath); got != string(want) || !strings.Contains(got, "- name: Fail on a widening") {
+		t.Fatalf("the workflow is not the one rendered with --fail-on widen:\n%s", got)
+	}
+	// Again, with another version and no --fail-on: the option stays.
+	if _, stderr, code := runIn(t, repo, "ci", "github", "--version", "v1.3.0"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if generator.ReadCIOptions([]byte(readFile(t, wfPath))) != "widen" || !strings.Contains(readFile(t, wfPath), `AGENTBOX_VERSION: "v1.3.0"`) {
+		t.Errorf("a run without --fail-on dropped it or kept the old version:\n%s", readFile(t, wfPath))
+	}
+	if _, stderr, code := runIn(t, repo, "ci", "github", "--version", "v1.3.0", "--fail-on", "none"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if got := readFile(t, wfPath); strings.Contains(got, "Fail on a widening") || generator.ReadCIOptions([]byte(got)) != "" {
+		t.Errorf("--fail-on none kept the option:\n%s", got)
+	}
+	if _, stderr, code := runIn(t, repo, "ci", "github", "--version", "v1.3.0", "--fail-on", "narrow"); code != exitUsage || !strings.Contains(stderr, "widen") {
+		t.Errorf("--fail-on narrow: exit %d, stderr %q", code, stderr)
+	}
+}
