@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/agentbox-dev/agentbox/internal/udiff"
 )
@@ -85,10 +86,11 @@ func checkBlock(b *strings.Builder, root, dir string) error {
 	return nil
 }
 
-// readRegular reads a regular file; nil when there is none (or a link).
+// readRegular reads a regular file; nil when there is none (or a link,
+// or a file where a directory on its way should be).
 func readRegular(p string) ([]byte, error) {
 	fi, err := os.Lstat(p)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) || (err == nil && !fi.Mode().IsRegular()) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || (err == nil && !fi.Mode().IsRegular()) {
 		return nil, nil
 	}
 	if err != nil {

@@ -54,6 +54,7 @@ func TestCheckRepo(t *testing.T) {
 			[]string{`.github/workflows/.gitattributes:1: "*.yml linguist-generated" folds .github/workflows/agentbox.yml`}},
 		{"a path pattern", "tools/box", map[string]string{".gitattributes": "tools/**/agentbox.yaml linguist-generated\n"},
 			[]string{`.gitattributes:1: "tools/**/agentbox.yaml linguist-generated" folds tools/box/agentbox.yaml`}},
+		{".github a file", ".", map[string]string{".github": "x\n", ".gitattributes": "*.png binary\n"}, nil},
 		{"a path pattern elsewhere", "tools/box", map[string]string{".gitattributes": "other/**/agentbox.yaml linguist-generated\n"}, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
