@@ -261,7 +261,7 @@ func TestGitHubWorkflowGate(t *testing.T) {
 					t.Errorf("job %s runs on pull_request: %q", job, wf.Jobs[job].If)
 				}
 			}
-			if strings.Contains(wf.Jobs["bump"].If, "!= 'pull_request_target'") == false {
+			if !strings.Contains(wf.Jobs["bump"].If, "!= 'pull_request_target'") {
 				t.Errorf("bump runs if %q", wf.Jobs["bump"].If)
 			}
 			for _, s := range wf.Jobs["comment"].Steps {
