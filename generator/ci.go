@@ -1,7 +1,8 @@
 package generator
 
 // The GitHub Actions workflow that `agentbox ci github` writes: drift check
-// and diff comment on pull requests, a weekly bump pull request.
+// and diff comment on pull requests (from the base branch's definition, see
+// the template's header), a weekly bump pull request.
 
 import (
 	"bytes"
@@ -72,7 +73,14 @@ type WorkflowOptions struct {
 	Dir string
 	// Version is the version of agentbox to install: a module version.
 	Version string
+	// FailOn is FailOnWiden to fail the check when agentbox diff finds a
+	// widening, or "".
+	FailOn string
 }
+
+// FailOnWiden is the value of WorkflowOptions.FailOn (and of ci github's
+// --fail-on) that fails the check on a widening.
+const FailOnWiden = "widen"
 
 var (
 	// dirElem is one element of the project directory: a conservative
@@ -109,9 +117,41 @@ var ciTmpl = template.Must(template.New("ci").Delims("[[", "]]").Option("missing
 	Funcs(template.FuncMap{"header": func() string { return CIHeader }, "yamlstr": jsonString}).
 	ParseFS(templates.FS, "ci/*.tmpl"))
 
+// ciOptionsPrefix starts the workflow's second line, which records the
+// options of ci github that the workflow was written with, so that running
+// ci github again keeps them (ReadCIOptions).
+const ciOptionsPrefix = "# Options of agentbox ci github, kept when it runs again:"
+
+// optionsLine is the workflow's second line for o.
+func (o WorkflowOptions) optionsLine() string {
+	if o.FailOn == "" {
+		return ciOptionsPrefix + " none"
+	}
+	return ciOptionsPrefix + " --fail-on " + o.FailOn
+}
+
+// ReadCIOptions reads back the options a workflow that agentbox wrote
+// records (its second line); nothing from one written before they were
+// recorded, or by someone else.
+func ReadCIOptions(data []byte) (failOn string) {
+	if !IsCIWorkflow(data) {
+		return ""
+	}
+	lines := bytes.SplitN(data, []byte("\n"), 3)
+	if len(lines) < 2 {
+		return ""
+	}
+	rest, ok := strings.CutPrefix(strings.TrimSuffix(string(lines[1]), "\r"), ciOptionsPrefix+" ")
+	if ok && rest == "--fail-on "+FailOnWiden {
+		return FailOnWiden
+	}
+	return ""
+}
+
 // ciView is what the workflow template sees.
 type ciView struct {
 	WorkflowOptions
+	OptionsLine                      string
 	Package, GoVersion, Cron, Marker string
 	MaxBody                          int
 	Checkout, SetupGo                Action
@@ -125,8 +165,12 @@ func RenderGitHubWorkflow(o WorkflowOptions) ([]byte, error) {
 	if err := ValidateVersion(o.Version); err != nil {
 		return nil, err
 	}
+	if o.FailOn != "" && o.FailOn != FailOnWiden {
+		return nil, fmt.Errorf("fail-on %q: the only value is %s", o.FailOn, FailOnWiden)
+	}
 	v := ciView{
 		WorkflowOptions: o,
+		OptionsLine:     o.optionsLine(),
 		Package:         Package,
 		GoVersion:       GoVersion,
 		Cron:            ciCron,

@@ -18,6 +18,7 @@ import (
 var ciCases = map[string]WorkflowOptions{
 	"root.yml":   {Dir: ".", Version: "v1.2.3"},
 	"subdir.yml": {Dir: "tools/sand-box_1.0", Version: "v0.0.0-20260101120000-0123456789ab"},
+	"widen.yml":  {Dir: "box", Version: "v1.2.3", FailOn: FailOnWiden},
 }
 
 // TestGitHubWorkflowGolden: the rendered workflow, byte for byte, rendered
@@ -197,5 +198,125 @@ func TestValidateVersion(t *testing.T) {
 	}
 	if _, err := RenderGitHubWorkflow(WorkflowOptions{Dir: "a b", Version: "v1.2.3"}); err == nil {
 		t.Error("rendered with an invalid directory")
+	}
+}
+
+// gateWorkflow is what TestGitHubWorkflowGate reads of the workflow.
+type gateWorkflow struct {
+	On   map[string]any
+	Env  map[string]string
+	Jobs map[string]struct {
+		If          string
+		Permissions map[string]string
+		Steps       []gateStep
+	}
+}
+
+type gateStep struct {
+	ID, Name, Uses, Run, If string
+	WorkingDirectory        string `yaml:"working-directory"`
+	With                    map[string]string
+	Env                     map[string]string
+}
+
+// TestGitHubWorkflowGate: the threat model of the README's "CI" section,
+// read from the workflow. The check runs on pull_request_target, so from the
+// base branch's definition, which the pull request cannot change; agentbox is
+// installed from the version the base names before anything of the pull
+// request is on disk; the pull request's merge commit is checked out into a
+// directory of its own, without credentials, and only read: no step runs a
+// program from it, no local action, no cache. The check's token reads
+// contents only; the comment job, the one that writes, checks out nothing.
+// With --fail-on widen, and only then, a widening fails the check.
+func TestGitHubWorkflowGate(t *testing.T) {
+	for name, o := range ciCases {
+		t.Run(name, func(t *testing.T) {
+			data, err := RenderGitHubWorkflow(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wf gateWorkflow
+			if err := yaml.Unmarshal(data, &wf); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := wf.On["pull_request_target"]; !ok || len(wf.On) != 3 {
+				t.Errorf("on: %v, want pull_request_target, schedule, workflow_dispatch", wf.On)
+			}
+			if wf.Env["AGENTBOX_VERSION"] != o.Version {
+				t.Errorf("AGENTBOX_VERSION = %q, want %q", wf.Env["AGENTBOX_VERSION"], o.Version)
+			}
+			if bytes.Contains(data, []byte("actions/cache")) || bytes.Contains(data, []byte("uses: ./")) {
+				t.Error("the workflow uses a cache or a local action")
+			}
+			check := wf.Jobs["check"]
+			if check.If != "github.event_name == 'pull_request_target'" {
+				t.Errorf("check runs if %q", check.If)
+			}
+			if len(check.Permissions) != 1 || check.Permissions["contents"] != "read" {
+				t.Errorf("check's permissions %v, want contents: read alone", check.Permissions)
+			}
+			checkGateSteps(t, check.Steps, o)
+			for _, job := range []string{"comment", "bump"} {
+				if strings.Contains(wf.Jobs[job].If, "pull_request'") {
+					t.Errorf("job %s runs on pull_request: %q", job, wf.Jobs[job].If)
+				}
+			}
+			if !strings.Contains(wf.Jobs["bump"].If, "!= 'pull_request_target'") {
+				t.Errorf("bump runs if %q", wf.Jobs["bump"].If)
+			}
+			for _, s := range wf.Jobs["comment"].Steps {
+				if s.Uses != "" {
+					t.Errorf("the comment job uses %s", s.Uses)
+				}
+			}
+		})
+	}
+}
+
+// checkGateSteps checks the steps of the check job.
+func checkGateSteps(t *testing.T, steps []gateStep, o WorkflowOptions) {
+	t.Helper()
+	installed, checkedOut, widen := false, false, false
+	// What a step may run once the pull request is on disk: agentbox, and
+	// git, jq and shell built-ins on what they print.
+	runs := regexp.MustCompile(`(?m)^\s*(\./|bash |sh |source |\. |make|go |npm|npx|python|node)`)
+	for i, s := range steps {
+		switch {
+		case strings.HasPrefix(s.Uses, Checkout.Name+"@"):
+			if !installed {
+				t.Errorf("step %d checks out before agentbox is installed", i)
+			}
+			checkedOut = true
+			if s.With["persist-credentials"] != "false" || s.With["path"] == "" || s.With["path"] == "." {
+				t.Errorf("step %d: checkout with %v: want persist-credentials false, a directory of its own", i, s.With)
+			}
+			if s.With["ref"] != "refs/pull/${{ github.event.pull_request.number }}/merge" || s.With["repository"] != "" {
+				t.Errorf("step %d: checks out %q of %q, want the merge ref of this repository", i, s.With["ref"], s.With["repository"])
+			}
+		case strings.HasPrefix(s.Uses, SetupGo.Name+"@"):
+			if s.With["cache"] != "false" || s.With["go-version-file"] != "" {
+				t.Errorf("step %d: setup-go with %v: want no cache, the workflow's Go", i, s.With)
+			}
+		case s.Uses != "":
+			t.Errorf("step %d uses %s", i, s.Uses)
+		case strings.Contains(s.Run, "go install"):
+			installed = true
+			if checkedOut || s.WorkingDirectory != "" || !strings.Contains(s.Run, `go install "${AGENTBOX_PACKAGE}@${AGENTBOX_VERSION}"`) {
+				t.Errorf("step %d installs agentbox otherwise than from the workflow's version, before the checkout:\n%s", i, s.Run)
+			}
+		case checkedOut:
+			if runs.MatchString(s.Run) {
+				t.Errorf("step %d may run a program of the pull request:\n%s", i, s.Run)
+			}
+			if strings.Contains(s.Run, "--fail-on widen") || strings.Contains(s.Run, "widens") && strings.Contains(s.Run, "exit 1") {
+				widen = true
+			}
+		}
+	}
+	if !installed || !checkedOut {
+		t.Errorf("installed %v, checked out %v", installed, checkedOut)
+	}
+	if widen != (o.FailOn == FailOnWiden) {
+		t.Errorf("fails on a widening: %v, want %v", widen, o.FailOn == FailOnWiden)
 	}
 }

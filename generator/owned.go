@@ -2,8 +2,8 @@ package generator
 
 // Which files agentbox may write, replace or remove, and which it refuses
 // to work beside: it owns every file in .agentbox/ and, in .devcontainer/
-// (shared with the user's own files), devcontainer.json; it writes nothing
-// through a symbolic link.
+// (shared with the user's own files), devcontainer.json, and the absence of
+// a top-level .devcontainer.json; it writes nothing through a symbolic link.
 
 import (
 	"bytes"
@@ -117,6 +117,8 @@ func foreignReason(rel string) string {
 	switch {
 	case strings.HasPrefix(rel, OutDir+"/"):
 		return "every file in " + OutDir + "/ is agentbox's (compose reads " + OutDir + "/.env, Docker a Dockerfile's .dockerignore)"
+	case rel == rootDevcontainer:
+		return "another Dev Container configuration (the spec's top-level name), which the Dev Containers tools would offer beside agentbox's (a container without the firewall; its initializeCommand runs on the host)"
 	case !strings.HasPrefix(rel, DevcontainerDir+"/"):
 		return ""
 	case base == "devcontainer.json" || base == ".devcontainer.json":
@@ -191,10 +193,35 @@ func extraFiles(dir string, files map[string][]byte) (stale []string, foreign []
 		if e.Type().IsRegular() && leftover(e.Name(), files) {
 			stale = append(stale, e.Name())
 		}
+		if e.Name() == rootDevcontainer {
+			f, err := rootForeign(dir, e)
+			if err != nil {
+				return nil, nil, err
+			}
+			foreign = append(foreign, f)
+		}
 	}
 	sort.Strings(stale)
 	sort.Slice(foreign, func(i, j int) bool { return foreign[i].Path < foreign[j].Path })
 	return stale, foreign, nil
+}
+
+// rootDevcontainer is the Dev Container configuration's other name, at the
+// project's top: agentbox never writes it, so it owns its absence (whatever
+// it holds, even a file of agentbox's header).
+const rootDevcontainer = ".devcontainer.json"
+
+// rootForeign describes the top-level .devcontainer.json e in dir.
+func rootForeign(dir string, e fs.DirEntry) (foreignFile, error) {
+	f := foreignFile{Path: rootDevcontainer, Mode: e.Type(), Why: foreignReason(rootDevcontainer)}
+	if e.Type()&fs.ModeSymlink != 0 {
+		target, err := os.Readlink(filepath.Join(dir, rootDevcontainer))
+		if err != nil {
+			return f, err
+		}
+		f.Target = target
+	}
+	return f, nil
 }
 
 // leftover reports whether rel is a temporary or backup file that a write

@@ -35,6 +35,8 @@ type ciGitHubOptions struct {
 	dir     string
 	force   bool
 	version string
+	// failOn is "widen", "none", or "" to keep what the workflow records.
+	failOn string
 	// buildInfo says which agentbox this is; tests replace it.
 	buildInfo func() (*debug.BuildInfo, bool)
 }
@@ -49,10 +51,21 @@ of the git repository that holds the project directory:
 
   on pull requests       agentbox generate --check, and agentbox diff in the
                          job summary and in one comment on the pull request,
-                         updated in place (not for pull requests from forks,
-                         whose token cannot comment)
+                         updated in place
   weekly and on demand   agentbox bump, and one pull request with the new
                          lock and generated files, its body their agentbox diff
+
+The check runs on pull_request_target: from the base branch's workflow,
+which a pull request cannot change or remove. It installs agentbox before
+checking the pull request out, into a directory of its own and without
+credentials, and runs nothing of it: agentbox and git only read it. For the
+gate to hold, make "generate --check and diff" a required status check of
+the base branch and give the files agentbox reads code owners (README, "CI").
+
+--fail-on widen makes the check fail when agentbox diff finds a widening,
+so that merging one needs an override by someone allowed to give it. The
+workflow records the option: a later run without --fail-on keeps it,
+--fail-on none drops it.
 
 Each job has the least permissions it needs; every action is pinned by
 commit; agentbox is installed at this binary's version (--version names
@@ -64,7 +77,8 @@ linguist-generated, so GitHub folds them in pull requests; the rest of
 A workflow that agentbox did not write is not overwritten without --force.`,
 		Example: `  agentbox ci github
   agentbox ci github -C path/to/project
-  agentbox ci github --version v0.4.0   # from a build from source`,
+  agentbox ci github --version v0.4.0   # from a build from source
+  agentbox ci github --fail-on widen    # a widening fails the check`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.dir = *dir
@@ -73,10 +87,15 @@ A workflow that agentbox did not write is not overwritten without --force.`,
 	}
 	c.Flags().BoolVar(&o.force, "force", false, "overwrite a workflow that agentbox did not write")
 	c.Flags().StringVar(&o.version, "version", "", "the version of agentbox the workflow installs (default: this binary's)")
+	c.Flags().StringVar(&o.failOn, "fail-on", "", `"widen": the check fails when the sandbox widens; "none": it does not (default: as the workflow records, else none)`)
+	_ = c.RegisterFlagCompletionFunc("fail-on", completeFrom([]string{generator.FailOnWiden, "none"}))
 	return c
 }
 
 func (o *ciGitHubOptions) run(stdout, stderr io.Writer) error {
+	if o.failOn != "" && o.failOn != generator.FailOnWiden && o.failOn != "none" {
+		return usageErrorf("invalid --fail-on %q: valid values are %q and %q", o.failOn, generator.FailOnWiden, "none")
+	}
 	version, err := o.installVersion()
 	if err != nil {
 		return err
@@ -91,10 +110,6 @@ func (o *ciGitHubOptions) run(stdout, stderr io.Writer) error {
 	if _, err := os.Stat(generator.ConfigPath(o.dir)); err != nil {
 		return fmt.Errorf("%s: %w; run agentbox init first", generator.ConfigPath(o.dir), errors.Unwrap(err))
 	}
-	workflow, err := generator.RenderGitHubWorkflow(generator.WorkflowOptions{Dir: rel, Version: version})
-	if err != nil {
-		return err
-	}
 	wfPath := filepath.Join(root, filepath.FromSlash(generator.GitHubWorkflow))
 	attrPath := filepath.Join(root, generator.Gitattributes)
 	for _, p := range []string{".github", ".github/workflows", generator.GitHubWorkflow, generator.Gitattributes} {
@@ -108,6 +123,17 @@ func (o *ciGitHubOptions) run(stdout, stderr io.Writer) error {
 	}
 	if old != nil && !generator.IsCIWorkflow(old) && !o.force {
 		return fmt.Errorf("%s exists and agentbox did not write it (its first line is not %q); use --force to overwrite it", wfPath, "# "+generator.CIHeader)
+	}
+	failOn := generator.ReadCIOptions(old)
+	switch o.failOn {
+	case "none":
+		failOn = ""
+	case generator.FailOnWiden:
+		failOn = generator.FailOnWiden
+	}
+	workflow, err := generator.RenderGitHubWorkflow(generator.WorkflowOptions{Dir: rel, Version: version, FailOn: failOn})
+	if err != nil {
+		return err
 	}
 	oldAttr, err := readIfExists(attrPath)
 	if err != nil {

@@ -241,3 +241,87 @@ func TestCIGitattributesMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckGitattributes: generate --check, in a repository with agentbox's
+// workflow, reports its block of .gitattributes removed or changed, and
+// (with or without the workflow) a line that folds agentbox.yaml away in
+// GitHub's view, by file and line; the project's own files are not at
+// fault, so the message says what to run.
+func TestCheckGitattributes(t *testing.T) {
+	repo := t.TempDir()
+	if err := os.Mkdir(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(repo, "box")
+	if err := os.Rename(project(t, "agent-claude"), dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runIn(t, dir, "ci", "github", "--version", "v1.2.3"); code != exitOK {
+		t.Fatalf("ci github: exit %d: %s", code, stderr)
+	}
+	if stdout, stderr, code := runIn(t, dir, "generate", "--check"); code != exitOK {
+		t.Fatalf("--check after ci github: exit %d %s\n%s", code, stderr, stdout)
+	}
+	attr := filepath.Join(repo, ".gitattributes")
+	block := readFile(t, attr)
+	for _, tt := range []struct {
+		name, attr string
+		want       []string
+	}{
+		{"block removed", "*.png binary\n", []string{".gitattributes: agentbox's block is missing", "run agentbox ci github"}},
+		{"block changed", strings.Replace(block, "box/agentbox.lock linguist-generated\n", "", 1), []string{".gitattributes:1: agentbox's block differs", "+box/agentbox.lock linguist-generated"}},
+		{"agentbox.yaml folded", block + "*.yaml linguist-generated\n", []string{`.gitattributes:6: "*.yaml linguist-generated" folds box/agentbox.yaml`}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			writeFile(t, attr, []byte(tt.attr))
+			stdout, stderr, code := runIn(t, dir, "generate", "--check")
+			if code != exitDrift {
+				t.Errorf("exit %d, want %d; stderr %q", code, exitDrift, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stdout, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, stdout)
+				}
+			}
+			if !strings.Contains(stderr, ".gitattributes") {
+				t.Errorf("stderr does not name .gitattributes: %q", stderr)
+			}
+		})
+	}
+}
+
+// TestCIGitHubFailOn: --fail-on widen is recorded in the workflow, kept by
+// a later run without the flag, and dropped by --fail-on none.
+func TestCIGitHubFailOn(t *testing.T) {
+	repo := ciRepo(t, ".")
+	wfPath := filepath.Join(repo, generator.GitHubWorkflow)
+	if _, stderr, code := runIn(t, repo, "ci", "github", "--version", "v1.2.3", "--fail-on", "widen"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want, err := generator.RenderGitHubWorkflow(generator.WorkflowOptions{Dir: ".", Version: "v1.2.3", FailOn: "widen"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, wfPath); got != string(want) || !strings.Contains(got, "- name: Fail on a widening") {
+		t.Fatalf("the workflow is not the one rendered with --fail-on widen:\n%s", got)
+	}
+	// Again, with another version and no --fail-on: the option stays.
+	if _, stderr, code := runIn(t, repo, "ci", "github", "--version", "v1.3.0"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if generator.ReadCIOptions([]byte(readFile(t, wfPath))) != "widen" || !strings.Contains(readFile(t, wfPath), `AGENTBOX_VERSION: "v1.3.0"`) {
+		t.Errorf("a run without --fail-on dropped it or kept the old version:\n%s", readFile(t, wfPath))
+	}
+	if _, stderr, code := runIn(t, repo, "ci", "github", "--version", "v1.3.0", "--fail-on", "none"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if got := readFile(t, wfPath); strings.Contains(got, "Fail on a widening") || generator.ReadCIOptions([]byte(got)) != "" {
+		t.Errorf("--fail-on none kept the option:\n%s", got)
+	}
+	if _, stderr, code := runIn(t, repo, "ci", "github", "--version", "v1.3.0", "--fail-on", "narrow"); code != exitUsage || !strings.Contains(stderr, "widen") {
+		t.Errorf("--fail-on narrow: exit %d, stderr %q", code, stderr)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/termsafe"
@@ -34,7 +35,12 @@ touched; stale files agentbox generated before are removed. The writes are
 all or nothing: on any failure no file has changed.
 
 With --check nothing is written: the command prints a unified diff of
-missing, changed and extra files and exits 3 if there is any.`,
+missing, changed and extra files and exits 3 if there is any. Extra
+includes another Dev Container configuration (.devcontainer.json at the
+top, or one in .devcontainer/). --check also reads the repository's
+.gitattributes: agentbox's block (when agentbox ci github wrote the
+workflow) must be as that command writes it, and no line may fold
+agentbox.yaml, the workflow or .gitattributes in GitHub's diff.`,
 		Example: `  agentbox generate
   agentbox generate -C path/to/project
   agentbox generate --check   # in CI: fail when the generated files are stale`,
@@ -55,19 +61,7 @@ func (o *generateOptions) run(ctx context.Context, stdout, stderr io.Writer) err
 	}
 	files := c.Files
 	if o.check {
-		diff, err := generator.Diff(o.dir, files)
-		if err != nil {
-			return err
-		}
-		if diff == "" {
-			fmt.Fprintln(stderr, "agentbox: generated files are up to date")
-			return nil
-		}
-		// The files on disk are anyone's (a pull request's, in CI): their
-		// names and lines go through termsafe, backslashes kept (a
-		// unified diff's own, and the files').
-		fmt.Fprint(stdout, termsafe.Message(diff))
-		return &exitErr{exitDrift, fmt.Errorf("agentbox: generated files are out of date; run \"agentbox generate\"")}
+		return o.checkDrift(stdout, stderr, files)
 	}
 	changes, err := generator.Write(o.dir, files)
 	for _, ch := range changes {
@@ -81,4 +75,36 @@ func (o *generateOptions) run(ctx context.Context, stdout, stderr io.Writer) err
 	}
 	warnStale(ctx, "", o.dir, c.Config.Name, stderr)
 	return nil
+}
+
+// checkDrift compares the generated files with the disk, and the repository's
+// .gitattributes with what agentbox keeps there (generator.CheckRepo; its
+// paths are the repository's), and reports drift with exit 3.
+func (o *generateOptions) checkDrift(stdout, stderr io.Writer, files map[string][]byte) error {
+	diff, err := generator.Diff(o.dir, files)
+	if err != nil {
+		return err
+	}
+	var repo string
+	if root, rel, err := repoRoot(o.dir); err == nil {
+		if repo, err = generator.CheckRepo(root, rel); err != nil {
+			return err
+		}
+	}
+	if diff == "" && repo == "" {
+		fmt.Fprintln(stderr, "agentbox: generated files are up to date")
+		return nil
+	}
+	// The files on disk are anyone's (a pull request's, in CI): their
+	// names and lines go through termsafe, backslashes kept (a
+	// unified diff's own, and the files').
+	fmt.Fprint(stdout, termsafe.Message(diff+repo))
+	var msgs []string
+	if diff != "" {
+		msgs = append(msgs, `generated files are out of date; run "agentbox generate"`)
+	}
+	if repo != "" {
+		msgs = append(msgs, "the repository's "+generator.Gitattributes+" is not as agentbox keeps it (above, paths from the repository's top)")
+	}
+	return &exitErr{exitDrift, fmt.Errorf("agentbox: %s", strings.Join(msgs, "; "))}
 }
