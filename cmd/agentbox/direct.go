@@ -42,12 +42,6 @@ import (
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
 )
 
-// Workspace modes of agentbox run.
-const (
-	workspaceClone  = "clone"
-	workspaceDirect = "direct"
-)
-
 // quarantineSuffix is appended to the HEAD (or .git file) of a git
 // directory the agent made in a direct task's work tree.
 const quarantineSuffix = ".agentbox-quarantine"

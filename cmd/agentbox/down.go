@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/task"
 	"github.com/spf13/cobra"
 )
 
@@ -68,7 +69,7 @@ func (o *downOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	if err := checkOwner(ctx, docker, cfg.Name, o.dir); err != nil {
 		return err
 	}
-	tasks, err := listTasks(cfg.Name)
+	tasks, err := task.List(cfg.Name)
 	if err != nil {
 		return err
 	}

@@ -33,9 +33,6 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// onKubernetes is run --on's value for a cluster.
-const onKubernetes = "kubernetes"
-
 // kubeTarget is kubectl on one context and namespace.
 type kubeTarget struct {
 	kubectl   string
@@ -185,11 +182,11 @@ func kubeDigests(ctx context.Context, job *batchv1.Job) (map[string]string, erro
 func startKube(ctx context.Context, p *prepared, stderr io.Writer) error {
 	tmpl, err := readJobTemplate(p.rec.Dir)
 	if err != nil {
-		return p.failKube(err)
+		return p.failKube(ctx, err)
 	}
 	digests, err := kubeDigests(ctx, tmpl)
 	if err != nil {
-		return p.failKube(err)
+		return p.failKube(ctx, err)
 	}
 	secret := ""
 	if len(p.cfg.TaskEnv()) > 0 {
@@ -200,61 +197,61 @@ func startKube(ctx context.Context, p *prepared, stderr io.Writer) error {
 	if fi, err := os.Stat(bundlePath); err == nil && fi.Size() <= maxInlineBundle {
 		codeMap = p.rec.Job + "-code"
 		if err := createCodeMap(ctx, p, codeMap, bundlePath); err != nil {
-			return p.failKube(err)
+			return p.failKube(ctx, err)
 		}
 	}
 	job, err := kubeJob(p, tmpl, digests, secret, codeMap)
 	if err != nil {
-		return p.failKube(err)
+		return p.failKube(ctx, err)
 	}
 	data, err := json.Marshal(job)
 	if err != nil {
-		return p.failKube(err)
+		return p.failKube(ctx, err)
 	}
 	if err := os.WriteFile(filepath.Join(p.dir, "job.json"), data, 0o600); err != nil {
-		return p.failKube(err)
+		return p.failKube(ctx, err)
 	}
 	uid, err := p.kube.run(ctx, bytes.NewReader(data), "create", "-f", "-", "-o", "jsonpath={.metadata.uid}")
 	if err != nil {
-		return p.failKube(fmt.Errorf("creating the task's Job: %w", err))
+		return p.failKube(ctx, fmt.Errorf("creating the task's Job: %w", err))
 	}
 	if secret != "" {
 		if err := createEnvSecret(ctx, p, secret, string(uid)); err != nil {
-			return p.failKube(err)
+			return p.failKube(ctx, err)
 		}
 	}
 	if codeMap != "" {
 		owner := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"batch/v1","kind":"Job","name":%q,"uid":%q}]}}`, p.rec.Job, uid)
 		if _, err := p.kube.run(ctx, nil, "patch", "configmap", codeMap, "--type=merge", "-p", owner); err != nil {
-			return p.failKube(fmt.Errorf("making the Job own the clone's ConfigMap: %w", err))
+			return p.failKube(ctx, fmt.Errorf("making the Job own the clone's ConfigMap: %w", err))
 		}
 		pod, err := waitPod(ctx, p, func(*corev1.Pod) bool { return true }, 10*time.Minute)
 		if err != nil {
-			return p.failKube(err)
+			return p.failKube(ctx, err)
 		}
 		p.rec.Pod = pod.Name
-		if err := p.rec.write(p.cfg.Name); err != nil {
-			return p.failKube(err)
+		if err := p.rec.Write(p.cfg.Name); err != nil {
+			return p.failKube(ctx, err)
 		}
 		fmt.Fprintf(stderr, "agentbox: task %s runs as Job %s (pod %s, namespace %s)\n", p.rec.Name, p.rec.Job, pod.Name, p.kube.namespace)
 		return nil
 	}
 	pod, err := waitPod(ctx, p, func(s *corev1.Pod) bool { return containerRunning(s.Status.ContainerStatuses, "agent") }, 10*time.Minute)
 	if err != nil {
-		return p.failKube(err)
+		return p.failKube(ctx, err)
 	}
 	p.rec.Pod = pod.Name
-	if err := p.rec.write(p.cfg.Name); err != nil {
-		return p.failKube(err)
+	if err := p.rec.Write(p.cfg.Name); err != nil {
+		return p.failKube(ctx, err)
 	}
 	bundle, err := os.Open(bundlePath)
 	if err != nil {
-		return p.failKube(err)
+		return p.failKube(ctx, err)
 	}
 	defer bundle.Close()
 	script := `cat > "$0.tmp" && mv "$0.tmp" "$0" && : > "$0.done"`
 	if _, err := p.kube.run(ctx, bundle, "exec", "-i", pod.Name, "-c", "agent", "--", "sh", "-c", script, generator.ReceiveBundle); err != nil {
-		return p.failKube(fmt.Errorf("delivering the task's clone: %w", err))
+		return p.failKube(ctx, fmt.Errorf("delivering the task's clone: %w", err))
 	}
 	fmt.Fprintf(stderr, "agentbox: task %s runs as Job %s (pod %s, namespace %s)\n", p.rec.Name, p.rec.Job, pod.Name, p.kube.namespace)
 	return nil
@@ -322,8 +319,8 @@ func createEnvSecret(ctx context.Context, p *prepared, name, jobUID string) erro
 }
 
 // failKube removes what startKube made and the task's directory.
-func (p *prepared) failKube(err error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+func (p *prepared) failKube(ctx context.Context, err error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	_, _ = p.kube.run(ctx, nil, "delete", "job", p.rec.Job, "--ignore-not-found", "--wait=false", "--cascade=background")
 	_, _ = p.kube.run(ctx, nil, "delete", "configmap", p.rec.Job+"-code", "--ignore-not-found", "--wait=false")
@@ -421,13 +418,13 @@ func agentEnded(pod *corev1.Pod) bool {
 func followKube(ctx context.Context, p *prepared, stdout, stderr io.Writer) bool {
 	if _, err := waitPod(ctx, p, agentStarted, 10*time.Minute); err != nil {
 		if ctx.Err() != nil {
-			stopKubeAgent(p)
+			stopKubeAgent(ctx, p)
 			return true
 		}
 		fmt.Fprintf(stderr, "agentbox: %s\n", termsafe.Message(err.Error()))
 		return false
 	}
-	logs := p.kube.command(context.Background(), "logs", "--follow", p.rec.Pod, "-c", "agent")
+	logs := p.kube.command(context.WithoutCancel(ctx), "logs", "--follow", p.rec.Pod, "-c", "agent")
 	logs.Stdout, logs.Stderr = stdout, stderr
 	_ = logs.Start()
 	_, err := waitPod(ctx, p, agentEnded, time.Until(p.rec.Deadline)+time.Minute)
@@ -435,7 +432,7 @@ func followKube(ctx context.Context, p *prepared, stdout, stderr io.Writer) bool
 	if err != nil && ctx.Err() != nil {
 		stopped = true
 		fmt.Fprintf(stderr, "agentbox: stopping task %s\n", p.rec.Name)
-		stopKubeAgent(p)
+		stopKubeAgent(ctx, p)
 	}
 	if logs.Process != nil {
 		wd := time.AfterFunc(2*time.Second, func() { _ = logs.Process.Kill() })
@@ -448,80 +445,9 @@ func followKube(ctx context.Context, p *prepared, stdout, stderr io.Writer) bool
 // stopKubeAgent ends every process of the agent's uid in the Pod: from the
 // agent container, as that uid, TERM and after a second KILL to all it may
 // signal (its own processes, whatever container they are in).
-func stopKubeAgent(p *prepared) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+func stopKubeAgent(ctx context.Context, p *prepared) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	_, _ = p.kube.run(ctx, nil, "exec", p.rec.Pod, "-c", "agent", "--", "sh", "-c", "kill -TERM -1; sleep 1; kill -KILL -1")
 	_, _ = waitPod(ctx, p, agentEnded, 20*time.Second)
-}
-
-// finishKube collects a cluster task whose agent has ended: its branch from
-// the collect container, the egress log's refusals, and its record. The
-// collect container is then told to end, so that the Job completes; a
-// task that timed out is left to the Job's own deadline, and so ends
-// DeadlineExceeded.
-func finishKube(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error) {
-	pod, err := getPod(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	var ag *corev1.ContainerStatus
-	if pod != nil {
-		ag = containerStatus(pod.Status.ContainerStatuses, "agent")
-	}
-	var ended *corev1.ContainerStateTerminated
-	if ag != nil {
-		ended = ag.State.Terminated
-	}
-	timedOut := ended != nil && !ended.FinishedAt.Time.Before(p.rec.Deadline.Add(-time.Second))
-	var exit *int
-	if ended != nil {
-		code := int(ended.ExitCode)
-		exit = &code
-	}
-	sum := p.newSummary(timedOut, stopped, exit)
-	if pod != nil {
-		// The egress log and the branch at once.
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			if out, err := p.kube.run(ctx, nil, "logs", pod.Name, "-c", "egress", "--timestamps"); err == nil {
-				sum.RefusedNames, sum.RefusedAddresses, sum.RejectedPackets, _ = egressRefusals(bytes.NewReader(out), policyCIDRs(p.cfg))
-			}
-		}()
-		script := bundleScript(p.cfg.Workspace)
-		if !timedOut {
-			// Then the collect container ends, and with it the Pod.
-			script = "trap 'touch " + generator.CollectDone + "' EXIT; " + script
-		}
-		cmd := p.kube.command(ctx, "exec", pod.Name, "-c", "collect", "--", "sh", "-c", script, "sh", p.rec.Name)
-		collectFrom(ctx, p, sum, cmd)
-		<-done
-	} else {
-		sum.BranchStatus = "not collected: the task's pod is gone"
-	}
-	return sum, p.end(sum)
-}
-
-// removeKubeTask deletes a cluster task's Job (its Pod and Secret go with
-// it).
-func removeKubeTask(ctx context.Context, p *prepared) error {
-	if _, err := p.kube.run(ctx, nil, "delete", "job", p.rec.Job, "--ignore-not-found", "--cascade=foreground", "--timeout=60s"); err != nil {
-		return fmt.Errorf("removing task %s: %w", p.rec.Name, err)
-	}
-	return nil
-}
-
-// kubeLiveState is a recorded cluster task's state as the cluster sees it.
-func kubeLiveState(ctx context.Context, p *prepared) (string, *int) {
-	pod, err := getPod(ctx, p)
-	if err != nil || pod == nil {
-		return "gone", nil
-	}
-	ag := containerStatus(pod.Status.ContainerStatuses, "agent")
-	if ag == nil || ag.State.Terminated == nil {
-		return stateRunning, nil
-	}
-	code := int(ag.State.Terminated.ExitCode)
-	return "ended (agentbox stop " + p.rec.Name + " collects it)", &code
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/task"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -23,7 +24,7 @@ func TestKubeJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Minute).Truncate(time.Second)
-	p := &prepared{cfg: c.Config, rec: &taskRecord{Name: "fix-1", Dir: dir, Deadline: deadline, Job: "acme-api-task-fix-1",
+	p := &prepared{cfg: c.Config, rec: &task.Record{Name: "fix-1", Dir: dir, Deadline: deadline, Job: "acme-api-task-fix-1",
 		Command: []string{"bash", "-c", "echo $(HOME) $HOME"}}}
 	tag := generator.ImageTag(c.Files)
 	reg := "registry.acme.test:5000/sandboxes/acme-api-"

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/termsafe"
+	"github.com/agentbox-dev/agentbox/task"
 	"github.com/spf13/cobra"
 )
 
@@ -291,14 +292,6 @@ func newShellCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 // services are the names `agentbox logs` accepts.
 var services = []string{"agent", "egress"}
 
-// logsOptions are what logs passes on to docker compose logs, docker logs
-// or kubectl logs.
-type logsOptions struct {
-	follow bool
-	tail   string // "": all; else a number of lines
-	since  time.Time
-}
-
 // parseTail reads --tail: empty or "all" (every line), or a number of
 // lines, 0 or more.
 func parseTail(s string) (string, error) {
@@ -312,32 +305,32 @@ func parseTail(s string) (string, error) {
 	return strconv.Itoa(n), nil
 }
 
-// args are the flags of docker logs and docker compose logs.
-func (l logsOptions) args() []string {
+// dockerLogArgs are the flags of docker logs and docker compose logs.
+func dockerLogArgs(l task.Logs) []string {
 	var a []string
-	if l.follow {
+	if l.Follow {
 		a = append(a, "--follow")
 	}
-	if l.tail != "" {
-		a = append(a, "--tail", l.tail)
+	if l.Tail != "" {
+		a = append(a, "--tail", l.Tail)
 	}
-	if !l.since.IsZero() {
-		a = append(a, "--since", l.since.UTC().Format(time.RFC3339Nano))
+	if !l.Since.IsZero() {
+		a = append(a, "--since", l.Since.UTC().Format(time.RFC3339Nano))
 	}
 	return a
 }
 
-// kubeArgs are the flags of kubectl logs.
-func (l logsOptions) kubeArgs() []string {
+// kubeLogArgs are the flags of kubectl logs.
+func kubeLogArgs(l task.Logs) []string {
 	var a []string
-	if l.follow {
+	if l.Follow {
 		a = append(a, "--follow")
 	}
-	if l.tail != "" {
-		a = append(a, "--tail="+l.tail)
+	if l.Tail != "" {
+		a = append(a, "--tail="+l.Tail)
 	}
-	if !l.since.IsZero() {
-		a = append(a, "--since-time="+l.since.UTC().Format(time.RFC3339))
+	if !l.Since.IsZero() {
+		a = append(a, "--since-time="+l.Since.UTC().Format(time.RFC3339))
 	}
 	return a
 }
@@ -369,17 +362,17 @@ contain escape sequences the agent wrote, which your terminal acts on.`,
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			o.dir = *dir
-			l := logsOptions{follow: follow}
+			l := task.Logs{Follow: follow}
 			var err error
-			if l.tail, err = parseTail(tail); err != nil {
+			if l.Tail, err = parseTail(tail); err != nil {
 				return err
 			}
-			if l.since, err = parseSince(since, d.now()); err != nil {
+			if l.Since, err = parseSince(since, d.now()); err != nil {
 				return err
 			}
 			stdout, stderr, flush := agentOutput(stdout, stderr, raw)
 			defer flush()
-			argv := append([]string{"logs"}, l.args()...)
+			argv := append([]string{"logs"}, dockerLogArgs(l)...)
 			if len(args) == 1 {
 				if !slices.Contains(services, args[0]) {
 					if isTask(*dir, args[0]) {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/atomicfile"
+	"github.com/agentbox-dev/agentbox/task"
 )
 
 // upRecord is what agentbox up started a sandbox from.
@@ -32,7 +33,7 @@ type upRecord struct {
 
 // upRecordPath is where up records the sandbox of project.
 func upRecordPath(project string) (string, error) {
-	d, err := stateDir("sandboxes")
+	d, err := task.StateDir("sandboxes")
 	if err != nil {
 		return "", err
 	}
