@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
 	"github.com/spf13/cobra"
 )
@@ -66,7 +67,7 @@ func (o *downOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	if !o.volumes && !o.images {
 		return execCompose(ctx, argv, os.Stdin, stdout, stderr, args...)
 	}
-	if err := checkOwner(ctx, docker, cfg.Name, o.dir); err != nil {
+	if err := (sandbox.Docker{Path: docker}).CheckOwner(ctx, cfg.Name, o.dir); err != nil {
 		return err
 	}
 	tasks, err := task.List(cfg.Name)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/atomicfile"
+	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
 )
 
@@ -73,7 +74,7 @@ func filesHash(dir string) (string, error) {
 
 // egressID is the id of project's egress container, "" when there is none.
 func egressID(ctx context.Context, docker, project string) (string, error) {
-	s, err := serviceState(ctx, docker, project, "egress")
+	s, err := sandbox.Docker{Path: docker}.ServiceState(ctx, project, "egress")
 	if err != nil || s == nil {
 		return "", err
 	}

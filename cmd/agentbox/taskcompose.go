@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
 )
 
@@ -20,7 +21,7 @@ type composeBackend struct {
 	prog   *progress // hears of an image build
 	stderr io.Writer
 	// agent and egress are the containers as Agent last saw them.
-	agent, egress *containerState
+	agent, egress *sandbox.ContainerState
 }
 
 // Start builds the images if they are missing or stale and starts the
@@ -29,7 +30,7 @@ func (b *composeBackend) Start(ctx context.Context) error {
 	if err := start(ctx, b.p, b.prog, b.stderr); err != nil {
 		return err
 	}
-	agent, err := serviceState(ctx, b.p.docker, b.p.rec.Project, "agent")
+	agent, err := sandbox.Docker{Path: b.p.docker}.ServiceState(ctx, b.p.rec.Project, "agent")
 	if err != nil || agent == nil {
 		return fmt.Errorf("task %s: its agent container is missing: %v", b.p.rec.Name, err)
 	}
@@ -44,11 +45,11 @@ func (b *composeBackend) Follow(ctx context.Context, stdout, stderr io.Writer) b
 
 // Agent inspects the task's egress and agent containers.
 func (b *composeBackend) Agent(ctx context.Context) (*task.AgentState, error) {
-	eg, err := serviceState(ctx, b.p.docker, b.p.rec.Project, "egress")
+	eg, err := sandbox.Docker{Path: b.p.docker}.ServiceState(ctx, b.p.rec.Project, "egress")
 	if err != nil {
 		return nil, err
 	}
-	ag, err := serviceState(ctx, b.p.docker, b.p.rec.Project, "agent")
+	ag, err := sandbox.Docker{Path: b.p.docker}.ServiceState(ctx, b.p.rec.Project, "agent")
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +99,7 @@ func (b *composeBackend) stopAll(ctx context.Context, sum *task.Summary) error {
 	// docker stop, not compose's: one call, without compose's start-up.
 	var ids []string
 	var err error
-	for _, c := range []*containerState{b.agent, b.egress} {
+	for _, c := range []*sandbox.ContainerState{b.agent, b.egress} {
 		if c != nil && c.Running {
 			ids = append(ids, c.ID)
 		}
@@ -117,7 +118,7 @@ func (b *composeBackend) stopAll(ctx context.Context, sum *task.Summary) error {
 
 // Logs writes the agent container's output.
 func (b *composeBackend) Logs(ctx context.Context, l task.Logs, stdout, stderr io.Writer) error {
-	ag, err := serviceState(ctx, b.p.docker, b.p.rec.Project, "agent")
+	ag, err := sandbox.Docker{Path: b.p.docker}.ServiceState(ctx, b.p.rec.Project, "agent")
 	if err != nil || ag == nil {
 		return fmt.Errorf("task %s has no container left (removed?)", b.p.rec.Name)
 	}
@@ -135,7 +136,11 @@ func (b *composeBackend) Remove(ctx context.Context) error {
 	if err := execCompose(ctx, p.compose, nil, io.Discard, io.Discard, "down", "--volumes", "--remove-orphans", "--timeout", "1"); err != nil {
 		return fmt.Errorf("removing task %s: %v", p.rec.Name, err)
 	}
-	if err := removeProjectVolumes(ctx, p.docker, p.rec.Project); err != nil {
+	// The volumes left in the task's compose project that its compose file
+	// does not name (an older agentbox named them otherwise): the project
+	// is the task's alone (no sandbox's name is a task's project), so its
+	// volumes are the task's.
+	if err := (sandbox.Docker{Path: p.docker}).RemoveProjectVolumes(ctx, p.rec.Project); err != nil {
 		return fmt.Errorf("removing task %s: %v", p.rec.Name, err)
 	}
 	if p.rec.Workspace == task.WorkspaceDirect && p.rec.Ended.IsZero() {

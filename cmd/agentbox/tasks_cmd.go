@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -249,25 +247,6 @@ func removeTask(ctx context.Context, o *taskOptions, rec *task.Record) error {
 		return err
 	}
 	return os.RemoveAll(filepath.Clean(p.dir))
-}
-
-// removeProjectVolumes removes the volumes left in a task's compose
-// project that its compose file does not name (an older agentbox named
-// them otherwise): the project is the task's alone (no sandbox's name is a
-// task's project), so its volumes are the task's.
-func removeProjectVolumes(ctx context.Context, docker, project string) error {
-	out, err := exec.CommandContext(ctx, docker, "volume", "ls", "--quiet", "--filter", "label=com.docker.compose.project="+project).Output()
-	if err != nil {
-		return fmt.Errorf("listing the volumes of %s: %v", project, err)
-	}
-	vols := strings.Fields(string(out))
-	if len(vols) == 0 {
-		return nil
-	}
-	if out, err := exec.CommandContext(ctx, docker, append([]string{"volume", "rm"}, vols...)...).CombinedOutput(); err != nil {
-		return fmt.Errorf("removing the volumes of %s: %s", project, firstLine(out, err))
-	}
-	return nil
 }
 
 func newRmCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
