@@ -180,63 +180,17 @@ func kubeDigests(ctx context.Context, job *batchv1.Job) (map[string]string, erro
 // startKube creates the task's Job (and the Secret of run.env), and
 // delivers the task's clone to its agent container.
 func startKube(ctx context.Context, p *prepared, stderr io.Writer) error {
-	tmpl, err := readJobTemplate(p.rec.Dir)
+	codeMap, err := createKubeJob(ctx, p)
 	if err != nil {
 		return p.failKube(ctx, err)
 	}
-	digests, err := kubeDigests(ctx, tmpl)
-	if err != nil {
-		return p.failKube(ctx, err)
-	}
-	secret := ""
-	if len(p.cfg.TaskEnv()) > 0 {
-		secret = p.rec.Job + "-env"
-	}
-	codeMap := ""
-	bundlePath := filepath.Join(p.dir, "task.bundle")
-	if fi, err := os.Stat(bundlePath); err == nil && fi.Size() <= maxInlineBundle {
-		codeMap = p.rec.Job + "-code"
-		if err := createCodeMap(ctx, p, codeMap, bundlePath); err != nil {
-			return p.failKube(ctx, err)
-		}
-	}
-	job, err := kubeJob(p, tmpl, digests, secret, codeMap)
-	if err != nil {
-		return p.failKube(ctx, err)
-	}
-	data, err := json.Marshal(job)
-	if err != nil {
-		return p.failKube(ctx, err)
-	}
-	if err := os.WriteFile(filepath.Join(p.dir, "job.json"), data, 0o600); err != nil {
-		return p.failKube(ctx, err)
-	}
-	uid, err := p.kube.run(ctx, bytes.NewReader(data), "create", "-f", "-", "-o", "jsonpath={.metadata.uid}")
-	if err != nil {
-		return p.failKube(ctx, fmt.Errorf("creating the task's Job: %w", err))
-	}
-	if secret != "" {
-		if err := createEnvSecret(ctx, p, secret, string(uid)); err != nil {
-			return p.failKube(ctx, err)
-		}
-	}
+	// With the clone in a ConfigMap the Pod needs only to be there; else
+	// the agent container must run to be handed the clone.
+	ready := func(s *corev1.Pod) bool { return containerRunning(s.Status.ContainerStatuses, "agent") }
 	if codeMap != "" {
-		owner := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"batch/v1","kind":"Job","name":%q,"uid":%q}]}}`, p.rec.Job, uid)
-		if _, err := p.kube.run(ctx, nil, "patch", "configmap", codeMap, "--type=merge", "-p", owner); err != nil {
-			return p.failKube(ctx, fmt.Errorf("making the Job own the clone's ConfigMap: %w", err))
-		}
-		pod, err := waitPod(ctx, p, func(*corev1.Pod) bool { return true }, 10*time.Minute)
-		if err != nil {
-			return p.failKube(ctx, err)
-		}
-		p.rec.Pod = pod.Name
-		if err := p.rec.Write(p.cfg.Name); err != nil {
-			return p.failKube(ctx, err)
-		}
-		fmt.Fprintf(stderr, "agentbox: task %s runs as Job %s (pod %s, namespace %s)\n", p.rec.Name, p.rec.Job, pod.Name, p.kube.namespace)
-		return nil
+		ready = func(*corev1.Pod) bool { return true }
 	}
-	pod, err := waitPod(ctx, p, func(s *corev1.Pod) bool { return containerRunning(s.Status.ContainerStatuses, "agent") }, 10*time.Minute)
+	pod, err := waitPod(ctx, p, ready, 10*time.Minute)
 	if err != nil {
 		return p.failKube(ctx, err)
 	}
@@ -244,16 +198,78 @@ func startKube(ctx context.Context, p *prepared, stderr io.Writer) error {
 	if err := p.rec.Write(p.cfg.Name); err != nil {
 		return p.failKube(ctx, err)
 	}
-	bundle, err := os.Open(bundlePath)
+	if codeMap == "" {
+		if err := deliverBundle(ctx, p, pod.Name); err != nil {
+			return p.failKube(ctx, err)
+		}
+	}
+	fmt.Fprintf(stderr, "agentbox: task %s runs as Job %s (pod %s, namespace %s)\n", p.rec.Name, p.rec.Job, pod.Name, p.kube.namespace)
+	return nil
+}
+
+// createKubeJob creates the task's Job, the Secret of run.env and, for a
+// small clone, the ConfigMap that carries it (codeMap, owned by the Job).
+func createKubeJob(ctx context.Context, p *prepared) (codeMap string, err error) {
+	tmpl, err := readJobTemplate(p.rec.Dir)
 	if err != nil {
-		return p.failKube(ctx, err)
+		return "", err
+	}
+	digests, err := kubeDigests(ctx, tmpl)
+	if err != nil {
+		return "", err
+	}
+	secret := ""
+	if len(p.cfg.TaskEnv()) > 0 {
+		secret = p.rec.Job + "-env"
+	}
+	bundlePath := filepath.Join(p.dir, "task.bundle")
+	if fi, err := os.Stat(bundlePath); err == nil && fi.Size() <= maxInlineBundle {
+		codeMap = p.rec.Job + "-code"
+		if err := createCodeMap(ctx, p, codeMap, bundlePath); err != nil {
+			return "", err
+		}
+	}
+	job, err := kubeJob(p, tmpl, digests, secret, codeMap)
+	if err != nil {
+		return "", err
+	}
+	data, err := json.Marshal(job)
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(p.dir, "job.json"), data, 0o600); err != nil {
+		return "", err
+	}
+	uid, err := p.kube.run(ctx, bytes.NewReader(data), "create", "-f", "-", "-o", "jsonpath={.metadata.uid}")
+	if err != nil {
+		return "", fmt.Errorf("creating the task's Job: %w", err)
+	}
+	if secret != "" {
+		if err := createEnvSecret(ctx, p, secret, string(uid)); err != nil {
+			return "", err
+		}
+	}
+	if codeMap != "" {
+		owner := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"batch/v1","kind":"Job","name":%q,"uid":%q}]}}`, p.rec.Job, uid)
+		if _, err := p.kube.run(ctx, nil, "patch", "configmap", codeMap, "--type=merge", "-p", owner); err != nil {
+			return "", fmt.Errorf("making the Job own the clone's ConfigMap: %w", err)
+		}
+	}
+	return codeMap, nil
+}
+
+// deliverBundle writes the task's clone (a bundle) into the running agent
+// container of pod, where its entrypoint waits for it.
+func deliverBundle(ctx context.Context, p *prepared, pod string) error {
+	bundle, err := os.Open(filepath.Join(p.dir, "task.bundle"))
+	if err != nil {
+		return err
 	}
 	defer bundle.Close()
 	script := `cat > "$0.tmp" && mv "$0.tmp" "$0" && : > "$0.done"`
-	if _, err := p.kube.run(ctx, bundle, "exec", "-i", pod.Name, "-c", "agent", "--", "sh", "-c", script, generator.ReceiveBundle); err != nil {
-		return p.failKube(ctx, fmt.Errorf("delivering the task's clone: %w", err))
+	if _, err := p.kube.run(ctx, bundle, "exec", "-i", pod, "-c", "agent", "--", "sh", "-c", script, generator.ReceiveBundle); err != nil {
+		return fmt.Errorf("delivering the task's clone: %w", err)
 	}
-	fmt.Fprintf(stderr, "agentbox: task %s runs as Job %s (pod %s, namespace %s)\n", p.rec.Name, p.rec.Job, pod.Name, p.kube.namespace)
 	return nil
 }
 

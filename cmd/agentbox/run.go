@@ -152,58 +152,21 @@ func (p *prepared) backend(prog *progress, stderr io.Writer) task.Backend {
 // prepare checks everything and makes the task's clone and override;
 // nothing runs yet. On error nothing is left behind.
 func (o *runOptions) prepare(ctx context.Context) (*prepared, error) {
-	if o.name == "" {
-		o.name = defaultTaskName()
-	}
-	if !generator.TaskName.MatchString(o.name) || slices.Contains(services, o.name) {
-		return nil, usageErrorf("invalid task name %q: want lower-case letters, digits and -, starting with a letter or digit, at most 40, and not egress or agent", o.name)
-	}
 	// Everything about the input first: a bad flag is reported before
 	// Docker is asked anything.
-	switch {
-	case o.workspace != task.WorkspaceClone && o.workspace != task.WorkspaceDirect:
-		return nil, usageErrorf("invalid --workspace %q: want clone or direct", o.workspace)
-	case o.workspace == task.WorkspaceDirect && o.refSet:
-		return nil, usageErrorf("--ref names the commit a task's clone starts from; --workspace direct works on the working tree as it is")
-	case o.on != "docker" && o.on != task.OnKubernetes:
-		return nil, usageErrorf("invalid --on %q: want docker or kubernetes", o.on)
-	case o.on != task.OnKubernetes && (o.context != "" || o.namespace != ""):
-		return nil, usageErrorf("--context and --namespace go with --on kubernetes")
-	case o.on == task.OnKubernetes && o.workspace == task.WorkspaceDirect:
-		return nil, usageErrorf("--workspace direct runs on this machine's project directory, not on a cluster")
-	case o.namespace != "" && !generator.KubeNamespace.MatchString(o.namespace):
-		return nil, usageErrorf("invalid --namespace %q", o.namespace)
-	case strings.HasPrefix(o.context, "-") || strings.ContainsAny(o.context, "\x00\n"):
-		return nil, usageErrorf("invalid --context %q", o.context)
+	if err := o.checkFlags(); err != nil {
+		return nil, err
 	}
-	cfg, err := (&sandboxOptions{dir: o.dir}).current(true)
+	cfg, timeout, profile, err := o.config()
 	if err != nil {
 		return nil, err
 	}
-	timeout, err := taskTimeout(cfg, o.timeout)
-	if err != nil {
+	p := &prepared{cfg: cfg}
+	if p.dir, err = task.Dir(cfg.Name, o.name); err != nil {
 		return nil, err
 	}
-	if o.on == task.OnKubernetes && cfg.Kubernetes == nil {
-		return nil, errors.New("agentbox.yaml has no kubernetes section: --on kubernetes needs its namespace and registry")
-	}
-	profile, err := checkProfile(cfg, o.profile)
-	if err != nil {
-		return nil, err
-	}
-	if prof, _ := cfg.Profile(profile); o.workspace == task.WorkspaceDirect && prof.Locked {
-		return nil, usageErrorf("--workspace direct writes the project directory; profile %s keeps it read-only", profile)
-	}
-	if o.on == task.OnKubernetes && profile != cfg.DefaultProfile {
-		return nil, usageErrorf("--on kubernetes runs the default profile (%s) only", cfg.DefaultProfile)
-	}
-	dir, err := task.Dir(cfg.Name, o.name)
-	if err != nil {
-		return nil, err
-	}
-	var direct *directPlan
 	if o.workspace == task.WorkspaceDirect {
-		if direct, err = planDirect(cfg, o.dir, dir); err != nil {
+		if p.direct, err = planDirect(cfg, o.dir, p.dir); err != nil {
 			return nil, err
 		}
 	}
@@ -211,51 +174,126 @@ func (o *runOptions) prepare(ctx context.Context) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	var kube kubeTarget
-	var docker string
-	var main []string
-	if o.on == task.OnKubernetes {
-		if kube, err = o.kubeTarget(cfg); err != nil {
-			return nil, err
-		}
-	} else {
-		if docker, err = checkDocker(ctx); err != nil {
-			return nil, err
-		}
-		main = composeArgv(docker, o.dir, cfg, profile)
+	if err := o.target(ctx, p, profile); err != nil {
+		return nil, err
 	}
-	branch := "agentbox/" + o.name
-	if _, err := task.Read(cfg.Name, o.name); err == nil {
-		return nil, fmt.Errorf("task %s exists; remove it first (agentbox rm %s) or choose another --name", o.name, o.name)
+	branch, err := o.branch(ctx, cfg)
+	if err != nil {
+		return nil, err
 	}
-	if o.workspace == task.WorkspaceDirect {
-		branch = ""
-		if err := noOtherDirectTask(cfg.Name); err != nil {
-			return nil, err
-		}
-	} else if out, err := gitOut(ctx, o.dir, "rev-parse", "-q", "--verify", "refs/heads/"+branch); err == nil && out != "" {
-		return nil, fmt.Errorf("branch %s exists in the repository; delete it or choose another --name", branch)
-	}
-	p := &prepared{cfg: cfg, docker: docker, main: main, dir: dir, direct: direct, kube: kube}
-	now := time.Now()
-	p.rec = &task.Record{Name: o.name, Project: generator.TaskProject(cfg.Name, o.name), Dir: o.dir, Ref: o.ref,
-		Base: base, Branch: branch, Command: o.argv, Started: now, State: task.StateRunning, Workspace: directOrEmpty(o.workspace), Profile: profile,
-		// Whole seconds, as egress keeps it; rounded up, never earlier.
-		Deadline: now.Add(timeout + time.Second - 1).Truncate(time.Second)}
-	if o.on == task.OnKubernetes {
-		p.rec.On, p.rec.KubeContext, p.rec.KubeNamespace = task.OnKubernetes, kube.context, kube.namespace
-		if p.rec.Job, err = kubeJobName(cfg.Name, o.name); err != nil {
-			return nil, err
-		}
-	} else {
-		p.compose = taskCompose(p.docker, o.dir, cfg, p.rec, dir)
+	if err := o.record(p, base, branch, profile, timeout); err != nil {
+		return nil, err
 	}
 	p.loginFrom, p.loginNote = loginSource(ctx, p.docker, cfg, p.rec)
 	if err := p.makeDir(ctx); err != nil {
-		os.RemoveAll(dir)
+		os.RemoveAll(p.dir)
 		return nil, err
 	}
 	return p, nil
+}
+
+// checkFlags checks the task's name (choosing one when there is none)
+// and the flags that go together.
+func (o *runOptions) checkFlags() error {
+	if o.name == "" {
+		o.name = defaultTaskName()
+	}
+	if !generator.TaskName.MatchString(o.name) || slices.Contains(services, o.name) {
+		return usageErrorf("invalid task name %q: want lower-case letters, digits and -, starting with a letter or digit, at most 40, and not egress or agent", o.name)
+	}
+	switch {
+	case o.workspace != task.WorkspaceClone && o.workspace != task.WorkspaceDirect:
+		return usageErrorf("invalid --workspace %q: want clone or direct", o.workspace)
+	case o.workspace == task.WorkspaceDirect && o.refSet:
+		return usageErrorf("--ref names the commit a task's clone starts from; --workspace direct works on the working tree as it is")
+	case o.on != "docker" && o.on != task.OnKubernetes:
+		return usageErrorf("invalid --on %q: want docker or kubernetes", o.on)
+	case o.on != task.OnKubernetes && (o.context != "" || o.namespace != ""):
+		return usageErrorf("--context and --namespace go with --on kubernetes")
+	case o.on == task.OnKubernetes && o.workspace == task.WorkspaceDirect:
+		return usageErrorf("--workspace direct runs on this machine's project directory, not on a cluster")
+	case o.namespace != "" && !generator.KubeNamespace.MatchString(o.namespace):
+		return usageErrorf("invalid --namespace %q", o.namespace)
+	case strings.HasPrefix(o.context, "-") || strings.ContainsAny(o.context, "\x00\n"):
+		return usageErrorf("invalid --context %q", o.context)
+	}
+	return nil
+}
+
+// config compiles the sandbox (its generated files current) and checks
+// the flags against it: the task's timeout and profile.
+func (o *runOptions) config() (*generator.Config, time.Duration, string, error) {
+	cfg, err := (&sandboxOptions{dir: o.dir}).current(true)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	timeout, err := taskTimeout(cfg, o.timeout)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	if o.on == task.OnKubernetes && cfg.Kubernetes == nil {
+		return nil, 0, "", errors.New("agentbox.yaml has no kubernetes section: --on kubernetes needs its namespace and registry")
+	}
+	profile, err := checkProfile(cfg, o.profile)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	if prof, _ := cfg.Profile(profile); o.workspace == task.WorkspaceDirect && prof.Locked {
+		return nil, 0, "", usageErrorf("--workspace direct writes the project directory; profile %s keeps it read-only", profile)
+	}
+	if o.on == task.OnKubernetes && profile != cfg.DefaultProfile {
+		return nil, 0, "", usageErrorf("--on kubernetes runs the default profile (%s) only", cfg.DefaultProfile)
+	}
+	return cfg, timeout, profile, nil
+}
+
+// target finds what runs the task: kubectl on its cluster, or docker and
+// compose on the sandbox's profile here.
+func (o *runOptions) target(ctx context.Context, p *prepared, profile string) error {
+	var err error
+	if o.on == task.OnKubernetes {
+		p.kube, err = o.kubeTarget(p.cfg)
+		return err
+	}
+	if p.docker, err = checkDocker(ctx); err != nil {
+		return err
+	}
+	p.main = composeArgv(p.docker, o.dir, p.cfg, profile)
+	return nil
+}
+
+// branch is the task's branch ("" for a direct task), after checking that
+// neither the task nor its branch exists, and that no other direct task
+// works on the project.
+func (o *runOptions) branch(ctx context.Context, cfg *generator.Config) (string, error) {
+	branch := "agentbox/" + o.name
+	if _, err := task.Read(cfg.Name, o.name); err == nil {
+		return "", fmt.Errorf("task %s exists; remove it first (agentbox rm %s) or choose another --name", o.name, o.name)
+	}
+	if o.workspace == task.WorkspaceDirect {
+		return "", noOtherDirectTask(cfg.Name)
+	}
+	if out, err := gitOut(ctx, o.dir, "rev-parse", "-q", "--verify", "refs/heads/"+branch); err == nil && out != "" {
+		return "", fmt.Errorf("branch %s exists in the repository; delete it or choose another --name", branch)
+	}
+	return branch, nil
+}
+
+// record makes the task's record, and its compose command or Job name.
+func (o *runOptions) record(p *prepared, base, branch, profile string, timeout time.Duration) error {
+	now := time.Now()
+	p.rec = &task.Record{Name: o.name, Project: generator.TaskProject(p.cfg.Name, o.name), Dir: o.dir, Ref: o.ref,
+		Base: base, Branch: branch, Command: o.argv, Started: now, State: task.StateRunning, Workspace: directOrEmpty(o.workspace), Profile: profile,
+		// Whole seconds, as egress keeps it; rounded up, never earlier.
+		Deadline: now.Add(timeout + time.Second - 1).Truncate(time.Second)}
+	if o.on != task.OnKubernetes {
+		p.compose = taskCompose(p.docker, o.dir, p.cfg, p.rec, p.dir)
+		return nil
+	}
+	p.rec.On, p.rec.KubeContext, p.rec.KubeNamespace = task.OnKubernetes, p.kube.context, p.kube.namespace
+	var err error
+	p.rec.Job, err = kubeJobName(p.cfg.Name, o.name)
+	return err
 }
 
 // makeDir makes the task's directory: its bare clone of the repository,
