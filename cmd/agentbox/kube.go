@@ -18,19 +18,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/termsafe"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/yaml"
 )
 
 // kubeTarget is kubectl on one context and namespace.
@@ -82,97 +78,25 @@ func kubeJobName(project, task string) (string, error) {
 	return n, nil
 }
 
-// readJobTemplate reads the generated Job template of the project in dir.
-func readJobTemplate(dir string) (*batchv1.Job, error) {
-	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(generator.KubeJobFile)))
+// kubeDigests resolves the images of the Job template to tag@digest: the
+// Job runs exactly what agentbox build --push pushed.
+func kubeDigests(ctx context.Context, files map[string][]byte) (map[string]string, error) {
+	imgs, err := generator.JobImages(files)
 	if err != nil {
 		return nil, err
 	}
-	var job batchv1.Job
-	if err := yaml.UnmarshalStrict(data, &job); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", generator.KubeJobFile, err)
-	}
-	return &job, nil
-}
-
-// kubeJob makes the task's Job of the template tmpl (which it changes): its
-// name and labels, the images by digest, the deadline kept by egress and
-// the Job's own (later, for collecting), the command, and run.env from a
-// Secret.
-func kubeJob(p *prepared, tmpl *batchv1.Job, digests map[string]string, secret, codeMap string) (*batchv1.Job, error) {
-	job := tmpl
-	labels := map[string]string{generator.TaskLabel: p.rec.Name, generator.ProjectLabel: p.cfg.Name,
-		generator.DeadlineLabel: strconv.FormatInt(p.rec.Deadline.Unix(), 10)}
-	job.Name = p.rec.Job
-	for k, v := range labels {
-		job.Labels[k] = v
-		job.Spec.Template.Labels[k] = v
-	}
-	left := int64(time.Until(p.rec.Deadline).Seconds()) + 1
-	active := left + generator.CollectWindowSeconds
-	job.Spec.ActiveDeadlineSeconds = &active
-	spec := &job.Spec.Template.Spec
-	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
-		for i := range cs {
-			ref, ok := digests[cs[i].Image]
-			if !ok {
-				return nil, fmt.Errorf("%s: container %s has image %s, which was not resolved", generator.KubeJobFile, cs[i].Name, cs[i].Image)
-			}
-			cs[i].Image = ref
-		}
-	}
-	for i := range spec.InitContainers {
-		if c := &spec.InitContainers[i]; c.Name == "egress" {
-			c.Env = append(c.Env,
-				corev1.EnvVar{Name: firewall.DeadlineEnv, Value: strconv.FormatInt(p.rec.Deadline.Unix(), 10)},
-				corev1.EnvVar{Name: firewall.AgentUIDEnv, Value: strconv.Itoa(p.cfg.UID)},
-				corev1.EnvVar{Name: firewall.DeadlineStayEnv, Value: "1"})
-		}
-	}
-	if codeMap != "" {
-		// The clone comes in a ConfigMap: no kubectl exec to wait for.
-		for i := range spec.Volumes {
-			if v := &spec.Volumes[i]; v.Name == "incoming" {
-				v.VolumeSource = corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-					LocalObjectReference: corev1.LocalObjectReference{Name: codeMap}}}
-			}
-		}
-	}
-	for i := range spec.Containers {
-		if c := &spec.Containers[i]; c.Name == "agent" {
-			// Kubernetes expands $(VAR) in args; $$ is a literal $.
-			c.Args = make([]string, len(p.rec.Command))
-			for j, a := range p.rec.Command {
-				c.Args[j] = strings.ReplaceAll(a, "$", "$$")
-			}
-			if secret != "" {
-				c.EnvFrom = append(c.EnvFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{
-					LocalObjectReference: corev1.LocalObjectReference{Name: secret}}})
-			}
-		}
-	}
-	return job, nil
-}
-
-// kubeDigests resolves the images of the Job template to tag@digest: the
-// Job runs exactly what agentbox build --push pushed.
-func kubeDigests(ctx context.Context, job *batchv1.Job) (map[string]string, error) {
 	r := images.NewRegistryResolver(images.RegistryOptions{})
 	out := map[string]string{}
-	spec := job.Spec.Template.Spec
-	for _, c := range append(spec.InitContainers, spec.Containers...) {
-		if _, done := out[c.Image]; done {
-			continue
-		}
-		ref, err := images.ParseRef(c.Image)
+	for _, img := range imgs {
+		ref, err := images.ParseRef(img)
 		if err != nil {
 			return nil, err
 		}
 		d, err := r.Resolve(ctx, ref)
 		if err != nil {
-			return nil, fmt.Errorf("image %s is not in its registry (agentbox build --push pushes it): %v", c.Image, err)
+			return nil, fmt.Errorf("image %s is not in its registry (agentbox build --push pushes it): %v", img, err)
 		}
-		out[c.Image] = c.Image + "@" + d
+		out[img] = img + "@" + d
 	}
 	return out, nil
 }
@@ -210,11 +134,7 @@ func startKube(ctx context.Context, p *prepared, stderr io.Writer) error {
 // createKubeJob creates the task's Job, the Secret of run.env and, for a
 // small clone, the ConfigMap that carries it (codeMap, owned by the Job).
 func createKubeJob(ctx context.Context, p *prepared) (codeMap string, err error) {
-	tmpl, err := readJobTemplate(p.rec.Dir)
-	if err != nil {
-		return "", err
-	}
-	digests, err := kubeDigests(ctx, tmpl)
+	digests, err := kubeDigests(ctx, p.files)
 	if err != nil {
 		return "", err
 	}
@@ -229,7 +149,7 @@ func createKubeJob(ctx context.Context, p *prepared) (codeMap string, err error)
 			return "", err
 		}
 	}
-	job, err := kubeJob(p, tmpl, digests, secret, codeMap)
+	job, err := generator.TaskJob(p.cfg, p.files, p.task(), generator.KubeTask{Job: p.rec.Job, Digests: digests, Secret: secret, CodeMap: codeMap})
 	if err != nil {
 		return "", err
 	}

@@ -100,6 +100,7 @@ branch (the summary says why); 1 when agentbox could not run it; 2 for usage.`,
 type prepared struct {
 	rec     *task.Record
 	cfg     *generator.Config
+	files   map[string][]byte // the generated files, as compiled
 	docker  string
 	main    []string // docker compose on the sandbox
 	compose []string // docker compose on the task
@@ -157,11 +158,12 @@ func (o *runOptions) prepare(ctx context.Context) (*prepared, error) {
 	if err := o.checkFlags(); err != nil {
 		return nil, err
 	}
-	cfg, timeout, profile, err := o.config()
+	c, timeout, profile, err := o.config()
 	if err != nil {
 		return nil, err
 	}
-	p := &prepared{cfg: cfg}
+	cfg := c.Config
+	p := &prepared{cfg: cfg, files: c.Files}
 	if p.dir, err = task.Dir(cfg.Name, o.name); err != nil {
 		return nil, err
 	}
@@ -222,11 +224,12 @@ func (o *runOptions) checkFlags() error {
 
 // config compiles the sandbox (its generated files current) and checks
 // the flags against it: the task's timeout and profile.
-func (o *runOptions) config() (*generator.Config, time.Duration, string, error) {
-	cfg, err := (&sandboxOptions{dir: o.dir}).current(true)
+func (o *runOptions) config() (*generator.Compiled, time.Duration, string, error) {
+	c, err := (&sandboxOptions{dir: o.dir}).compiled(true)
 	if err != nil {
 		return nil, 0, "", err
 	}
+	cfg := c.Config
 	timeout, err := taskTimeout(cfg, o.timeout)
 	if err != nil {
 		return nil, 0, "", err
@@ -244,7 +247,7 @@ func (o *runOptions) config() (*generator.Config, time.Duration, string, error) 
 	if o.on == task.OnKubernetes && profile != cfg.DefaultProfile {
 		return nil, 0, "", usageErrorf("--on kubernetes runs the default profile (%s) only", cfg.DefaultProfile)
 	}
-	return cfg, timeout, profile, nil
+	return c, timeout, profile, nil
 }
 
 // target finds what runs the task: kubectl on its cluster, or docker and
@@ -334,9 +337,9 @@ func (p *prepared) makeDir(ctx context.Context) error {
 		}
 		return p.rec.Write(p.cfg.Name)
 	}
-	override, err := generator.TaskOverride(p.cfg, generator.Task{Name: p.rec.Name, Deadline: p.rec.Deadline,
-		Origin: origin, Command: p.rec.Command, Env: p.cfg.TaskEnv(), Binds: binds, Profile: p.rec.Profile,
-		LoginFrom: p.loginFrom})
+	t := p.task()
+	t.Origin, t.Binds, t.LoginFrom = origin, binds, p.loginFrom
+	override, err := generator.TaskOverride(p.cfg, t)
 	if err != nil {
 		return err
 	}
@@ -344,6 +347,13 @@ func (p *prepared) makeDir(ctx context.Context) error {
 		return err
 	}
 	return p.rec.Write(p.cfg.Name)
+}
+
+// task is the description of the task the generator makes its compose
+// override and its Job of.
+func (p *prepared) task() generator.Task {
+	return generator.Task{Name: p.rec.Name, Deadline: p.rec.Deadline, Command: p.rec.Command,
+		Env: p.cfg.TaskEnv(), Profile: p.rec.Profile}
 }
 
 // start builds the sandbox's images if they are missing or older than the

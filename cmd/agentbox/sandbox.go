@@ -75,6 +75,16 @@ func (o *sandboxOptions) compose(ctx context.Context, starts bool) ([]string, *g
 // current compiles the sandbox and checks that the generated files on disk
 // are what it compiles to.
 func (o *sandboxOptions) current(starts bool) (*generator.Config, error) {
+	c, err := o.compiled(starts)
+	if err != nil {
+		return nil, err
+	}
+	return c.Config, nil
+}
+
+// compiled compiles the sandbox and checks that the generated files on
+// disk are what it compiles to; its files are those, in memory.
+func (o *sandboxOptions) compiled(starts bool) (*generator.Compiled, error) {
 	c, err := generator.Compile(o.dir, generator.CompileOptions{CheckMounts: starts})
 	if err != nil {
 		return nil, err
@@ -84,7 +94,7 @@ func (o *sandboxOptions) current(starts bool) (*generator.Config, error) {
 	} else if diff != "" {
 		return nil, errors.New("the generated files are out of date (agentbox generate --check fails); run \"agentbox generate\" and review the diff first")
 	}
-	return c.Config, nil
+	return c, nil
 }
 
 // composeArgv is docker compose on profile's generated file, as cfg's
