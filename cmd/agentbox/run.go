@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
 	"github.com/spf13/cobra"
 )
@@ -147,7 +148,7 @@ func (p *prepared) backend(prog *progress, stderr io.Writer) task.Backend {
 	if p.rec.On == task.OnKubernetes {
 		return &kubeBackend{p: p, stderr: stderr}
 	}
-	return &composeBackend{p: p, prog: prog, stderr: stderr}
+	return &composeBackend{p: p, docker: sandbox.Docker{Path: p.docker}, prog: prog, stderr: stderr}
 }
 
 // prepare checks everything and makes the task's clone and override;

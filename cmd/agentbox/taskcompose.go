@@ -18,6 +18,7 @@ import (
 // workspace is a variant of its mounts (the override) and of its collect.
 type composeBackend struct {
 	p      *prepared
+	docker sandbox.Docker
 	prog   *progress // hears of an image build
 	stderr io.Writer
 	// agent and egress are the containers as Agent last saw them.
@@ -30,7 +31,7 @@ func (b *composeBackend) Start(ctx context.Context) error {
 	if err := start(ctx, b.p, b.prog, b.stderr); err != nil {
 		return err
 	}
-	agent, err := sandbox.Docker{Path: b.p.docker}.ServiceState(ctx, b.p.rec.Project, "agent")
+	agent, err := b.docker.ServiceState(ctx, b.p.rec.Project, "agent")
 	if err != nil || agent == nil {
 		return fmt.Errorf("task %s: its agent container is missing: %v", b.p.rec.Name, err)
 	}
@@ -45,11 +46,11 @@ func (b *composeBackend) Follow(ctx context.Context, stdout, stderr io.Writer) b
 
 // Agent inspects the task's egress and agent containers.
 func (b *composeBackend) Agent(ctx context.Context) (*task.AgentState, error) {
-	eg, err := sandbox.Docker{Path: b.p.docker}.ServiceState(ctx, b.p.rec.Project, "egress")
+	eg, err := b.docker.ServiceState(ctx, b.p.rec.Project, "egress")
 	if err != nil {
 		return nil, err
 	}
-	ag, err := sandbox.Docker{Path: b.p.docker}.ServiceState(ctx, b.p.rec.Project, "agent")
+	ag, err := b.docker.ServiceState(ctx, b.p.rec.Project, "agent")
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +119,7 @@ func (b *composeBackend) stopAll(ctx context.Context, sum *task.Summary) error {
 
 // Logs writes the agent container's output.
 func (b *composeBackend) Logs(ctx context.Context, l task.Logs, stdout, stderr io.Writer) error {
-	ag, err := sandbox.Docker{Path: b.p.docker}.ServiceState(ctx, b.p.rec.Project, "agent")
+	ag, err := b.docker.ServiceState(ctx, b.p.rec.Project, "agent")
 	if err != nil || ag == nil {
 		return fmt.Errorf("task %s has no container left (removed?)", b.p.rec.Name)
 	}
@@ -140,7 +141,7 @@ func (b *composeBackend) Remove(ctx context.Context) error {
 	// does not name (an older agentbox named them otherwise): the project
 	// is the task's alone (no sandbox's name is a task's project), so its
 	// volumes are the task's.
-	if err := (sandbox.Docker{Path: p.docker}).RemoveProjectVolumes(ctx, p.rec.Project); err != nil {
+	if err := b.docker.RemoveProjectVolumes(ctx, p.rec.Project); err != nil {
 		return fmt.Errorf("removing task %s: %v", p.rec.Name, err)
 	}
 	if p.rec.Workspace == task.WorkspaceDirect && p.rec.Ended.IsZero() {
