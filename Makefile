@@ -1,4 +1,4 @@
-# agentbox: the two commands of the README's quickstart are `make example`
+# agentbox: the two set-up commands of the README (and CONTRIBUTING.md) are `make example`
 # (generate the example sandbox, offline) and `make test` (all tests).
 
 GO ?= go
@@ -11,7 +11,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 GORELEASER_VERSION ?= v2.15.1
 GORELEASER := $(CURDIR)/bin/tools/goreleaser-$(GORELEASER_VERSION)/goreleaser
 
-.PHONY: all build example test test-deps bench fuzz clean release-check e2e-setup e2e k8s-setup k8s-down k8s-test
+.PHONY: all build example test test-deps docs bench fuzz clean release-check e2e-setup e2e k8s-setup k8s-down k8s-test
 
 all: build
 
@@ -32,7 +32,12 @@ test: test-deps
 	$(GO) vet ./...
 	$(GO) test -race -shuffle=on -count=1 ./...
 
-## bench: the README's performance figures
+## docs: regenerate the command reference docs/commands/*.md from the command tree
+## and docs/agentbox-yaml-keys.md from the JSON Schema (TestDocsCommands and TestDocsConfigKeys fail when they drift)
+docs:
+	$(GO) test -count=1 -run '^TestDocs' ./cmd/agentbox/ -update
+
+## bench: the performance figures of docs/performance.md
 bench:
 	$(GO) test -run '^$$' -bench 'Generate|Diff' -benchtime 200x -count 1 ./cmd/agentbox/
 

@@ -266,7 +266,7 @@ func TestLabMixedAnswer(t *testing.T) {
 	}
 	l.refuses(privateV4, 443)
 	if !l.setHas("allow_v4_443", mixedV4) {
-		t.Errorf("allow_v4_443 lacks %s: dnsmasq no longer adds the public address of a refused answer; the README says it does", mixedV4)
+		t.Errorf("allow_v4_443 lacks %s: dnsmasq no longer adds the public address of a refused answer; docs/security.md says it does", mixedV4)
 	}
 	l.connects(mixedV4, 443)
 }

@@ -16,7 +16,7 @@ import (
 
 // Sandbox is the effective sandbox in plain terms, built from the same Plan
 // that render turns into the generated files. Its JSON form is the output of
-// `agentbox explain --format json` (documented in the README).
+// `agentbox explain --format json` (documented in docs/review.md).
 type Sandbox struct {
 	Name       string     `json:"name"`
 	Agent      string     `json:"agent"`

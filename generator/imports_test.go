@@ -13,8 +13,8 @@ import (
 	"testing"
 )
 
-// TestImportDirection enforces the one direction of imports written in the
-// README: cmd/agentbox -> generator -> (firewall, images, catalog,
+// TestImportDirection enforces the one direction of imports written in
+// ARCHITECTURE.md: cmd/agentbox -> generator -> (firewall, images, catalog,
 // templates), with internal/ helpers usable by all and importing none of
 // them; catalog imports nothing from the project but internal/validate; and
 // no code that ships imports internal/testing/, the test-only packages.
@@ -93,12 +93,12 @@ func projectImports(t *testing.T, pkg, mod string) []projectImport {
 	return out
 }
 
-// TestReadmeDrawsImports checks the README's drawing of who imports whom
+// TestReadmeDrawsImports checks ARCHITECTURE.md's drawing of who imports whom
 // against the code: every package with code that ships, and exactly its
 // project imports.
 func TestReadmeDrawsImports(t *testing.T) {
 	const mod = "github.com/agentbox-dev/agentbox/"
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../ARCHITECTURE.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,16 +110,16 @@ func TestReadmeDrawsImports(t *testing.T) {
 		}
 		want, ok := drawn[pkg]
 		if !ok {
-			t.Errorf("the README's drawing of imports has no %s", pkg)
+			t.Errorf("ARCHITECTURE.md's drawing of imports has no %s", pkg)
 			continue
 		}
 		if g, w := slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)); !slices.Equal(g, w) {
-			t.Errorf("the README draws %s -> %v; the code imports %v", pkg, w, g)
+			t.Errorf("ARCHITECTURE.md draws %s -> %v; the code imports %v", pkg, w, g)
 		}
 		delete(drawn, pkg)
 	}
 	for pkg := range drawn {
-		t.Errorf("the README draws %s, a package with no code", pkg)
+		t.Errorf("ARCHITECTURE.md draws %s, a package with no code", pkg)
 	}
 }
 
@@ -130,7 +130,7 @@ func readmeImports(t *testing.T, readme string) map[string]map[string]bool {
 	t.Helper()
 	_, rest, ok := strings.Cut(readme, "Who imports whom")
 	if !ok {
-		t.Fatal("the README has no \"Who imports whom\"")
+		t.Fatal("ARCHITECTURE.md has no \"Who imports whom\"")
 	}
 	_, rest, _ = strings.Cut(rest, "```\n")
 	block, _, _ := strings.Cut(rest, "```")

@@ -33,8 +33,9 @@ type AptPlan struct {
 	Node             bool // install Node when the base image has no npm
 	Arches           []AptArch
 	// The build secret with the settings' CA, which apt trusts for the
-	// step (internal/settings).
-	SecretCA, SecretCAPath string
+	// step, and those naming the archive (internal/settings).
+	SecretCA, SecretCAPath                      string
+	ArchiveSecret, LayoutSecret, SecuritySecret string
 }
 
 // AptArch holds one architecture's name=version pins.
@@ -107,7 +108,9 @@ func aptPlan(s imageSpec, pkgs []debianPackage, node bool, lock *images.Lock, er
 	}
 	ap := &AptPlan{Release: release, Snapshot: d.Snapshot, SecuritySnapshot: d.SecuritySnapshot,
 		DefaultArchive: images.DebianArchive, Node: node,
-		SecretCA: settings.SecretCA, SecretCAPath: settings.SecretCAPath}
+		SecretCA: settings.SecretCA, SecretCAPath: settings.SecretCAPath,
+		ArchiveSecret: settings.SecretDebianArchive, LayoutSecret: settings.SecretDebianLayout,
+		SecuritySecret: settings.SecretDebianSecurity}
 	for _, arch := range slices.Sorted(maps.Keys(d.Pins[release])) {
 		pins := d.Pins[release][arch]
 		a := AptArch{Arch: arch}

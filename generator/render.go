@@ -47,6 +47,8 @@ var funcs = template.FuncMap{
 	"dir":     path.Dir,
 	"outrel":  func(p string) string { return strings.TrimPrefix(p, OutDir+"/") },
 	"rel":     mountSource,
+	// secretPath is where a RUN step reads a build secret it mounts.
+	"secretPath": settings.SecretPath,
 }
 
 // mountSource is m's source in a compose file up (".." or "") from OutDir.
@@ -99,6 +101,8 @@ type view struct {
 	SecretCAPath, SecretNPMRCPath string
 	BuildCAEnv, BuildNPMRCEnv     string
 	CASumArg                      string
+	DebianSecrets                 []settings.SourceSecret
+	NPMSecret                     settings.SourceSecret
 	CAFile, CADir                 string
 	ProxyBlank                    []string
 }
@@ -171,6 +175,8 @@ func render(p *Plan) (map[string][]byte, error) {
 		BuildCAEnv:      settings.EnvBuildCA,
 		BuildNPMRCEnv:   settings.EnvBuildNPMRC,
 		CASumArg:        settings.EnvCASum,
+		DebianSecrets:   settings.DebianSecrets,
+		NPMSecret:       settings.NPMSecret,
 		CAFile:          CAFile,
 		CADir:           path.Dir(CAFile),
 		ProxyBlank:      proxyBlank(p),

@@ -81,7 +81,7 @@ no grant).`,
 	f.StringVar(&o.duration, "for", "", "how long the grant lasts: 30m, 1h, 1h30m (at most elevation.max_duration)")
 	f.StringVar(&o.reason, "reason", "", "why the sandbox needs it (recorded in the audit log)")
 	f.BoolVar(&o.list, "list", false, "list the grants in force, with the time left")
-	f.BoolVar(&o.json, "json", false, "with --list: print JSON (the shape is in README.md)")
+	f.BoolVar(&o.json, "json", false, "with --list: print JSON (the shape is in docs/profiles-and-elevation.md)")
 	return c
 }
 

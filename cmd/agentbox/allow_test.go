@@ -495,9 +495,9 @@ func TestParseDest(t *testing.T) {
 }
 
 // TestAllowAuditJSONShape checks allow --list --json and audit --json
-// against the shapes the README documents.
+// against the shapes docs/profiles-and-elevation.md documents.
 func TestAllowAuditJSONShape(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/profiles-and-elevation.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -524,7 +524,7 @@ func TestAllowAuditJSONShape(t *testing.T) {
 		shape(v, "", got)
 		delete(got, ": array")
 		if want := documentedShape(t, string(readme), name); !slices.Equal(want, sortedKeys(got)) {
-			t.Errorf("the README's %s JSON shape:\n%s\nthe output's:\n%s", name, strings.Join(want, "\n"), strings.Join(sortedKeys(got), "\n"))
+			t.Errorf("docs/profiles-and-elevation.md's %s JSON shape:\n%s\nthe output's:\n%s", name, strings.Join(want, "\n"), strings.Join(sortedKeys(got), "\n"))
 		}
 	}
 }

@@ -23,7 +23,7 @@ import (
 )
 
 // auditRecord is one line of the audit log (agentbox audit --json prints a
-// list of them; the shape is in README.md). A grant's expiry is Expires: the
+// list of them; the shape is in docs/profiles-and-elevation.md). A grant's expiry is Expires: the
 // kernel ends it then, with no process of agentbox; agentbox audit derives
 // an expire record from the log (withExpiries), which holds no line for it.
 type auditRecord struct {
@@ -205,7 +205,7 @@ host and mounted nowhere: the agent can neither write nor erase it.`,
 		},
 	}
 	c.Flags().StringVar(&o.since, "since", "", "only the records since: a duration (1h, 30m) or an RFC 3339 time")
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON (the shape is in README.md)")
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON (the shape is in docs/profiles-and-elevation.md)")
 	return c
 }
 

@@ -14,7 +14,7 @@ import (
 // in-process: load, validate, plan, render, check every output with its
 // parser, and write. "fresh" writes every file into an empty copy; "current"
 // is the common case of files already up to date (as in CI's --check).
-// Besides ns/op (the mean) it reports the median, as the README quotes.
+// Besides ns/op (the mean) it reports the median, as docs/performance.md quotes.
 func BenchmarkGenerate(b *testing.B) {
 	src := largestExample(b)
 	for _, bc := range []struct {

@@ -29,7 +29,7 @@ import (
 type egressLogSource func(ctx context.Context, dir, task string, since time.Time) (io.ReadCloser, error)
 
 // blockedView is what blocked prints (--json: this shape, documented in
-// README.md). Names and whys hold the egress log's names as logged: the
+// docs/firewall.md). Names and whys hold the egress log's names as logged: the
 // table escapes them (esc), --json through writeJSON.
 type blockedView struct {
 	Names           []blockedName           `json:"names"`
@@ -111,7 +111,7 @@ addresses refused over TCP: review them before you paste.`,
 	f.StringVar(&o.task, "task", "", "a task of agentbox run instead of the sandbox")
 	_ = c.RegisterFlagCompletionFunc("task", completeTask(dir, false))
 	f.StringVar(&o.since, "since", "", "only what was refused since: a duration (1h, 30m) or an RFC 3339 time")
-	f.BoolVar(&o.json, "json", false, "print JSON (the shape is in README.md)")
+	f.BoolVar(&o.json, "json", false, "print JSON (the shape is in docs/firewall.md)")
 	f.BoolVar(&o.suggest, "suggest", false, "print the agentbox.yaml lines that would allow what was refused")
 	return c
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // diffReport is the output of agentbox diff (its JSON form as documented in
-// the README).
+// docs/review.md).
 type diffReport struct {
 	Base    string              `json:"base"`
 	Summary map[string]int      `json:"summary"` // widens, narrows, changes, pins

@@ -66,7 +66,7 @@ renders.`,
 // spelling of machine output on every command that has one.
 func formatFlags(c *cobra.Command, format *string) {
 	c.Flags().StringVar(format, "format", "text", "output format: text, markdown or json")
-	c.Flags().Bool("json", false, "print JSON (the same as --format json; the shape is in README.md)")
+	c.Flags().Bool("json", false, "print JSON (the same as --format json; the shape is in docs/review.md)")
 	_ = c.RegisterFlagCompletionFunc("format", completeFrom(formats))
 }
 

@@ -111,7 +111,7 @@ Nothing of the agent's repository runs: a bundle holds only objects and
 branch names, not its config or hooks.
 
 A branch is refused (and not written) when any of its new commits
-  - changes a protected path (the README lists them: .vscode, .claude,
+  - changes a protected path (docs/workspace.md lists them: .vscode, .claude,
     .devcontainer, .agentbox, agentbox.yaml, .gitmodules, .envrc, ...) that
     workspace.writable does not name, or a workspace.readonly path, or the
     hooks directory your core.hooksPath names, or where your own symlinks

@@ -18,7 +18,7 @@ import (
 )
 
 // grantRow is one granted port of allow --list (--json: a list of these;
-// the shape is in README.md).
+// the shape is in docs/profiles-and-elevation.md).
 type grantRow struct {
 	Dest        string    `json:"destination"`
 	Port        uint16    `json:"port"`

@@ -63,7 +63,7 @@ logs escapes it, unless --raw.
 --workspace direct runs the task on the project directory itself, uncommitted
 changes included, with .git and the protected paths read-only and the hidden
 ones masked; its changes stay in your working tree (no branch), and the git
-directories it made are disarmed when it ends. See the README for the risk
+directories it made are disarmed when it ends. See docs/tasks.md for the risk
 this keeps.
 
 Exit codes: CMD's own; 124 when the deadline came; 130 when it was stopped

@@ -11,11 +11,11 @@ import (
 )
 
 // TestJSONShapeDocumented checks the JSON of explain and diff against the
-// shapes the README documents (the blocks after "<!-- json-shape: NAME -->"):
+// shapes docs/review.md documents (the blocks after "<!-- json-shape: NAME -->"):
 // every key path with its type, one a line.
 func TestJSONShapeDocumented(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/review.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestJSONShapeDocumented(t *testing.T) {
 		got := map[string]bool{}
 		shape(v, "", got)
 		if want := documentedShape(t, string(readme), name); !slices.Equal(want, sortedKeys(got)) {
-			t.Errorf("the README's %s JSON shape:\n%s\nthe output's:\n%s", name, strings.Join(want, "\n"), strings.Join(sortedKeys(got), "\n"))
+			t.Errorf("docs/review.md's %s JSON shape:\n%s\nthe output's:\n%s", name, strings.Join(want, "\n"), strings.Join(sortedKeys(got), "\n"))
 		}
 	}
 }
@@ -65,7 +65,7 @@ func documentedShape(t *testing.T, readme, name string) []string {
 	_, rest, ok := strings.Cut(readme, "<!-- json-shape: "+name+" -->\n```\n")
 	block, _, ok2 := strings.Cut(rest, "```")
 	if !ok || !ok2 {
-		t.Fatalf("README: no json-shape block for %s", name)
+		t.Fatalf("no json-shape block for %s", name)
 	}
 	var lines []string
 	for _, l := range strings.Split(strings.TrimSpace(block), "\n") {

@@ -29,7 +29,7 @@ type containerInfo struct {
 	Profile string // the profile label; "" when it has none
 }
 
-// statusView is agentbox status's report (--json: this shape, in README.md).
+// statusView is agentbox status's report (--json: this shape, in docs/cli.md).
 type statusView struct {
 	Sandbox string `json:"sandbox"` // the compose project
 	Dir     string `json:"dir"`

@@ -251,10 +251,10 @@ func TestStatusEscapes(t *testing.T) {
 	}
 }
 
-// TestStatusJSONShapeDocumented: status --json has the shape README.md
+// TestStatusJSONShapeDocumented: status --json has the shape docs/cli.md
 // documents.
 func TestStatusJSONShapeDocumented(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/cli.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestStatusJSONShapeDocumented(t *testing.T) {
 	got := map[string]bool{}
 	shape(v, "", got)
 	if want := documentedShape(t, string(readme), "status"); !slices.Equal(want, sortedKeys(got)) {
-		t.Errorf("the README's status JSON shape:\n%s\nthe output's:\n%s", strings.Join(want, "\n"), strings.Join(sortedKeys(got), "\n"))
+		t.Errorf("docs/cli.md's status JSON shape:\n%s\nthe output's:\n%s", strings.Join(want, "\n"), strings.Join(sortedKeys(got), "\n"))
 	}
 }
 

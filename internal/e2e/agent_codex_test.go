@@ -221,7 +221,7 @@ func codexDirect(e *env, p *project, a openAIAgent, models *codexModels, env []s
 		// OpenCode 1.18 writes .opencode/.gitignore at every start, and
 		// .opencode is read-only in the direct workspace (the host's
 		// OpenCode runs the plugins it holds): it stops there, as the
-		// README says. The clone workspace is the one for OpenCode.
+		// docs/agents.md says. The clone workspace is the one for OpenCode.
 		if !r.failed() || !strings.Contains(r.stderr, ".opencode/.gitignore") {
 			t.Errorf("agentbox run --workspace direct -- opencode: want OpenCode's failure to write .opencode/.gitignore: %s", r)
 		}

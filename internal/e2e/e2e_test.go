@@ -476,8 +476,15 @@ func testDevContainer(e *env, p *project) {
 		e.must(runOpt{dir: e.work}, "docker", "compose", "-p", p.name, "down")
 	}
 
+	// The Dev Container reads no agentbox settings: agentbox build, as the
+	// README says, builds with them first, and the Dev Containers CLI's own
+	// build (from an editor that has none of the settings' variables) finds
+	// every step in the build cache: the settings are no build arguments.
+	if r := p.agentbox(nil, "build"); r.failed() {
+		t.Fatalf("agentbox build: %s", r)
+	}
 	writeManifest()
-	r := e.run(runOpt{dir: e.work, env: env}, "devcontainer", "up", "--workspace-folder", p.dir)
+	r := e.run(runOpt{dir: e.work, env: env, bare: true}, "devcontainer", "up", "--workspace-folder", p.dir)
 	var up struct {
 		Outcome, ContainerID, ComposeProjectName, RemoteUser, RemoteWorkspaceFolder string
 	}
@@ -515,7 +522,7 @@ echo "unlisted address: $r in $(( (${EPOCHREALTIME/./} - t0) / 1000 )) ms"
 if touch /run/agentbox/origin/hooks/x 2>/dev/null; then echo "git database: written"; else echo "git database: read-only"; fi
 if [ -d /workspace/.git ] && [ -f /workspace/README ]; then echo "workspace: a clone"; else echo "workspace: no clone"; fi`
 	writeManifest()
-	r = e.run(runOpt{dir: e.work, env: env}, "devcontainer", "exec", "--workspace-folder", p.dir, "bash", "-c", script)
+	r = e.run(runOpt{dir: e.work, env: env, bare: true}, "devcontainer", "exec", "--workspace-folder", p.dir, "bash", "-c", script)
 	if r.failed() {
 		t.Fatalf("devcontainer exec: %s", r)
 	}
@@ -739,7 +746,16 @@ func checkTaskState(e *env, p *project) {
 			t.Fatalf("agentbox run --detach %s: %s", n, r)
 		}
 	}
-	time.Sleep(time.Second)
+	// Each task has written its own file before the other's is looked for
+	// (a fixed pause raced a loaded machine).
+	for _, n := range []string{"state-a", "state-b"} {
+		ag := e.container(p.name+"-task-"+n, "agent")
+		if !waitFor(30*time.Second, func() bool {
+			return e.run(runOpt{}, "docker", "exec", ag, "test", "-s", dir+"/mine-"+n).code == 0
+		}) {
+			t.Fatalf("task %s did not write %s/mine-%s within 30 s", n, dir, n)
+		}
+	}
 	for _, n := range []string{"state-a", "state-b"} {
 		ag := e.container(p.name+"-task-"+n, "agent")
 		out := e.run(runOpt{}, "docker", "exec", ag, "bash", "-c", "ls "+dir+"; echo x > "+dir+"/probe-"+n).stdout

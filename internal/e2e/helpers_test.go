@@ -192,6 +192,9 @@ type runOpt struct {
 	dir   string
 	env   []string // added to the environment
 	stdin string
+	// bare: devcontainer and docker compose get no build variables of the
+	// agentbox settings, as from an editor started outside a shell.
+	bare bool
 }
 
 // run runs a command in its own process group, which is killed when the
@@ -216,7 +219,7 @@ func (e *env) run(o runOpt, name string, args ...string) result {
 		cmd.Env = append(cmd.Env, "XDG_CONFIG_HOME="+e.config)
 	}
 	cmd.Env = append(cmd.Env, o.env...)
-	if name == "devcontainer" || name == "docker" && len(args) > 0 && args[0] == "compose" {
+	if !o.bare && (name == "devcontainer" || name == "docker" && len(args) > 0 && args[0] == "compose") {
 		cmd.Env = e.settingsEnviron(cmd.Env, o.env)
 	}
 	cmd.Stdin = strings.NewReader(o.stdin)
@@ -522,7 +525,7 @@ func (e *env) settings(s standIns) []string {
 // settingsEnviron gives what reads no agentbox settings (docker compose run
 // by hand, the Dev Containers CLI) the build variables of the settings
 // that agentbox would read with env (agentbox's own BuildEnv): the way
-// README's "Behind a proxy or a mirror" gives them to a Dev Container.
+// docs/settings.md ("Behind a proxy or a mirror") gives them to a Dev Container.
 func (e *env) settingsEnviron(environ, env []string) []string {
 	config := e.config
 	for _, kv := range env {

@@ -27,8 +27,8 @@ import (
 // Docker Hub mirror of bump; dockerd pulls through it too, configured by
 // scripts/e2e/setup.sh). Nothing else of the configuration is the test's:
 // agentbox init's file, its defaults (memory, cpus) included. What needs the
-// outside world is substituted, each substitution logged and listed in the
-// README's Development section:
+// outside world is substituted, each substitution logged and listed in
+// CONTRIBUTING.md's end-to-end section:
 //   - the model provider: agentbox.yaml gets the fake's address (env:
 //     ANTHROPIC_BASE_URL, its address in network.cidrs) after init;
 //   - the interactive login: the key in the secrets file and its name in

@@ -245,7 +245,18 @@ exec -a agentbox-task-` + n + ` sleep 600`
 		id := e.container(p.name+"-task-"+n, "egress")
 		addr[n] = strings.TrimSpace(e.run(runOpt{}, "docker", "inspect", "--format", `{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}`, id).stdout)
 	}
-	time.Sleep(time.Second) // the listeners start
+	// Each listener answers its own task before the probes start (perl
+	// takes its time on a loaded machine; a fixed pause made the probes
+	// blind there).
+	for _, n := range names {
+		ag := e.container(p.name+"-task-"+n, "agent")
+		if !waitFor(30*time.Second, func() bool {
+			out := e.run(runOpt{}, "docker", "exec", ag, "bash", "-c", `timeout 2 bash -c 'exec 3<>/dev/tcp/127.0.0.1/8080; head -n 1 <&3' 2>/dev/null`).stdout
+			return strings.TrimSpace(out) == n
+		}) {
+			t.Fatalf("task %s: its listener did not answer within 30 s", n)
+		}
+	}
 	for _, n := range names {
 		probe := `for f in /workspace/mine-* /tmp/mine-*; do echo "file $f"; done
 for c in /proc/[0-9]*/cmdline; do tr '\0' ' ' < "$c" 2>/dev/null; echo; done | grep -o "agentbox-task-par-[a-z]" | sort -u | sed "s/^/proc /"

@@ -162,10 +162,10 @@ func TestGitEnv(t *testing.T) {
 	}
 }
 
-// TestREADMEListsProtected keeps the README's table of protected paths in
+// TestREADMEListsProtected keeps docs/workspace.md's table of protected paths in
 // step with Protected: the first column names every entry, and only those.
 func TestREADMEListsProtected(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
+	data, err := os.ReadFile("../../docs/workspace.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestREADMEListsProtected(t *testing.T) {
 	slices.Sort(listed)
 	slices.Sort(want)
 	if !slices.Equal(listed, want) {
-		t.Errorf("README's table lists %q\nProtected holds     %q", listed, want)
+		t.Errorf("docs/workspace.md lists %q\nProtected holds     %q", listed, want)
 	}
 }
 

@@ -37,6 +37,37 @@ const (
 	EnvCASum = "AGENTBOX_CA_SHA256"
 )
 
+// Where builds fetch from reaches them as BuildKit secrets too, each read
+// from the variable that names it (BuildEnv sets them from the settings):
+// which archive or registry serves a pinned package changes nothing in the
+// image, so it stays out of BuildKit's cache key (a build argument would be
+// in it). A build with the settings (agentbox build) thus leaves the cache
+// that a build without them finds: the Dev Containers CLI's, from an editor
+// that has none of these variables.
+const (
+	SecretDebianArchive  = "agentbox_debian_archive"
+	SecretDebianLayout   = "agentbox_debian_layout"
+	SecretDebianSecurity = "agentbox_debian_security"
+	SecretNPMRegistry    = "agentbox_npm_registry"
+)
+
+// SourceSecret is one of those secrets and the variable it is read from.
+type SourceSecret struct{ ID, Env string }
+
+// DebianSecrets are the secrets of the Debian archive, in the order the
+// compose file lists them.
+var DebianSecrets = []SourceSecret{
+	{SecretDebianArchive, EnvDebianArchive},
+	{SecretDebianLayout, EnvDebianLayout},
+	{SecretDebianSecurity, EnvDebianSecurity},
+}
+
+// NPMSecret is the secret of the npm registry.
+var NPMSecret = SourceSecret{SecretNPMRegistry, EnvNPMRegistry}
+
+// SecretPath is where a RUN step that mounts the secret id reads it.
+func SecretPath(id string) string { return "/run/secrets/" + id }
+
 // CAPEM reads ca_certificates: every file must hold one or more PEM
 // certificates and nothing else. nil without any.
 func (s Settings) CAPEM() ([]byte, error) {

@@ -11,22 +11,25 @@ ARG DEBIAN_FRONTEND=noninteractive
 # AGENTBOX_DEBIAN_LAYOUT=plain, a plain mirror (its security archive at
 # AGENTBOX_DEBIAN_SECURITY), which holds only the current versions. apt checks
 # every file against Debian's keys either way, and stops at an archive it
-# cannot read. apt trusts the CA of your settings' ca_certificates too (a
-# proxy that intercepts TLS), a build secret that leaves no file behind.
-ARG AGENTBOX_DEBIAN_ARCHIVE
-ARG AGENTBOX_DEBIAN_LAYOUT
-ARG AGENTBOX_DEBIAN_SECURITY
-RUN --mount=type=secret,id=agentbox_ca,required=false set -eu; \
-    archive="${AGENTBOX_DEBIAN_ARCHIVE:-https://snapshot.debian.org/archive}"; \
-    layout="${AGENTBOX_DEBIAN_LAYOUT:-snapshot}"; \
-    security="${AGENTBOX_DEBIAN_SECURITY:-}"; \
+# cannot read. They come as build secrets, out of the cache key (the same
+# image from any archive), and so does the CA of your settings'
+# ca_certificates (a proxy that intercepts TLS), which apt trusts for this step.
+RUN --mount=type=secret,id=agentbox_ca,required=false \
+    --mount=type=secret,id=agentbox_debian_archive,required=false \
+    --mount=type=secret,id=agentbox_debian_layout,required=false \
+    --mount=type=secret,id=agentbox_debian_security,required=false \
+    set -eu; \
+    given() { cat "/run/secrets/$1" 2>/dev/null || :; }; \
+    archive="$(given agentbox_debian_archive)"; archive="${archive:-https://snapshot.debian.org/archive}"; \
+    layout="$(given agentbox_debian_layout)"; layout="${layout:-snapshot}"; \
+    security="$(given agentbox_debian_security)"; \
     for url in "$archive" ${security:+"$security"}; do \
       case "$url" in http://*|https://*) ;; *) echo "agentbox: the Debian archive $url is not an http:// or https:// URL" >&2; exit 1 ;; esac; \
       case "$url" in *[!A-Za-z0-9._~:/%@+-]*) echo "agentbox: the Debian archive's URL has a character no URL of an archive needs" >&2; exit 1 ;; esac; \
     done; \
     case "$layout" in \
       snapshot) if [ -n "$security" ]; then echo "agentbox: AGENTBOX_DEBIAN_SECURITY is for a plain mirror (AGENTBOX_DEBIAN_LAYOUT=plain)" >&2; exit 1; fi ;; \
-      plain) if [ -z "${AGENTBOX_DEBIAN_ARCHIVE:-}" ] || [ -z "$security" ]; then echo "agentbox: a plain mirror needs AGENTBOX_DEBIAN_ARCHIVE and AGENTBOX_DEBIAN_SECURITY" >&2; exit 1; fi ;; \
+      plain) if [ -z "$(given agentbox_debian_archive)" ] || [ -z "$security" ]; then echo "agentbox: a plain mirror needs AGENTBOX_DEBIAN_ARCHIVE and AGENTBOX_DEBIAN_SECURITY" >&2; exit 1; fi ;; \
       *) echo "agentbox: AGENTBOX_DEBIAN_LAYOUT is snapshot or plain" >&2; exit 1 ;; \
     esac; \
     . /etc/os-release; \
@@ -53,7 +56,7 @@ RUN --mount=type=secret,id=agentbox_ca,required=false set -eu; \
       ca=-oAcquire::https::CAInfo=/tmp/agentbox-ca.pem; \
     fi; \
     if ! apt-get $ca -o APT::Update::Error-Mode=any update; then \
-      echo "agentbox: apt-get update could not read the Debian archive ($layout layout: $archive $security; apt's errors above name what failed): check the archive in your agentbox settings (debian.archive, debian.security)" >&2; exit 1; \
+      echo "agentbox: apt-get update could not read the Debian archive ($layout layout: $archive $security; apt's errors above name what failed): check the archive in your agentbox settings (debian.archive, debian.security). A build that agentbox does not start (the Dev Containers CLI, docker compose) reads no settings: run agentbox build first, and it finds this step built" >&2; exit 1; \
     fi; \
     missing=""; \
     for p in $pins; do if [ -z "$(apt-cache show "$p" 2>/dev/null)" ]; then missing="$missing $p"; fi; done; \
