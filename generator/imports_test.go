@@ -20,10 +20,12 @@ import (
 // no code that ships imports internal/testing/, the test-only packages.
 func TestImportDirection(t *testing.T) {
 	const mod = "github.com/agentbox-dev/agentbox/"
-	domain := []string{"cmd/", "generator", "firewall", "images", "catalog", "templates"}
+	domain := []string{"cmd/", "task", "sandbox", "generator", "firewall", "images", "catalog", "templates"}
 	forbidden := map[string][]string{
 		"cmd/*":              {"internal/testing/"},
-		"generator":          {"cmd/", "internal/testing/"},
+		"generator":          {"cmd/", "task", "sandbox", "internal/testing/"},
+		"task":               {"cmd/", "internal/testing/"},
+		"sandbox":            {"cmd/", "task", "internal/testing/"},
 		"firewall":           {"cmd/", "generator", "images", "catalog", "templates", "internal/testing/"},
 		"images":             {"cmd/", "generator", "firewall", "catalog", "templates", "internal/testing/"},
 		"templates":          {"cmd/", "generator", "firewall", "images", "catalog", "internal/"},

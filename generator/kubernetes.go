@@ -7,8 +7,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentbox-dev/agentbox/firewall"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // The manifests of the kubernetes section, under KubeDir: the sandbox as a
@@ -148,4 +152,109 @@ func kubeQuantity(m string) string {
 	}
 	unit := map[byte]string{'k': "Ki", 'm': "Mi", 'g': "Gi"}[m[len(m)-1]]
 	return m[:len(m)-1] + unit
+}
+
+// KubeTask is what a task's Job takes besides its Task.
+type KubeTask struct {
+	Job     string            // the Job's name
+	Digests map[string]string // each image of the template -> image@digest
+	Secret  string            // the Secret of run.env; "" for none
+	CodeMap string            // the ConfigMap of the task's clone; "" when kubectl exec delivers it
+}
+
+// jobTemplate is the Job template among files (Compile's, in memory).
+func jobTemplate(files map[string][]byte) (*batchv1.Job, error) {
+	data, ok := files[KubeJobFile]
+	if !ok {
+		return nil, fmt.Errorf("%s: not generated (agentbox.yaml has no kubernetes section)", KubeJobFile)
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict(data, &job); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", KubeJobFile, err)
+	}
+	return &job, nil
+}
+
+// JobImages are the images of the Job template among files (Compile's),
+// each once.
+func JobImages(files map[string][]byte) ([]string, error) {
+	job, err := jobTemplate(files)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	spec := job.Spec.Template.Spec
+	for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
+		if !slices.Contains(out, c.Image) {
+			out = append(out, c.Image)
+		}
+	}
+	return out, nil
+}
+
+// TaskJob is the Job of task t of cfg's sandbox: the Job template among
+// files (Compile's, in memory) with the facts of t that TaskOverride gives
+// a local task (its name and labels, the deadline egress keeps, the
+// command with every $ kept literal), the images by digest, the Job's own
+// deadline (later by the collect window), run.env from a Secret and the
+// clone from a ConfigMap.
+func TaskJob(cfg *Config, files map[string][]byte, t Task, k KubeTask) (*batchv1.Job, error) {
+	job, err := jobTemplate(files)
+	if err != nil {
+		return nil, err
+	}
+	job.Name = k.Job
+	for key, v := range taskLabels(cfg, t) {
+		job.Labels[key] = v
+		job.Spec.Template.Labels[key] = v
+	}
+	active := int64(time.Until(t.Deadline).Seconds()) + 1 + CollectWindowSeconds
+	job.Spec.ActiveDeadlineSeconds = &active
+	spec := &job.Spec.Template.Spec
+	if err := pinJobImages(spec, k.Digests); err != nil {
+		return nil, err
+	}
+	for i := range spec.InitContainers {
+		if c := &spec.InitContainers[i]; c.Name == "egress" {
+			for _, kv := range taskEgressEnv(cfg, t) {
+				c.Env = append(c.Env, corev1.EnvVar{Name: kv[0], Value: kv[1]})
+			}
+			// Egress stays after the deadline, for the collect container.
+			c.Env = append(c.Env, corev1.EnvVar{Name: firewall.DeadlineStayEnv, Value: "1"})
+		}
+	}
+	if k.CodeMap != "" {
+		// The clone comes in a ConfigMap: no kubectl exec to wait for.
+		for i := range spec.Volumes {
+			if v := &spec.Volumes[i]; v.Name == "incoming" {
+				v.VolumeSource = corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+					LocalObjectReference: corev1.LocalObjectReference{Name: k.CodeMap}}}
+			}
+		}
+	}
+	for i := range spec.Containers {
+		if c := &spec.Containers[i]; c.Name == "agent" {
+			// Kubernetes expands $(VAR) in args; $$ is a literal $.
+			c.Args = dollarsDoubled(t.Command)
+			if k.Secret != "" {
+				c.EnvFrom = append(c.EnvFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{
+					LocalObjectReference: corev1.LocalObjectReference{Name: k.Secret}}})
+			}
+		}
+	}
+	return job, nil
+}
+
+// pinJobImages replaces each container's image with its digest's.
+func pinJobImages(spec *corev1.PodSpec, digests map[string]string) error {
+	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for i := range cs {
+			ref, ok := digests[cs[i].Image]
+			if !ok {
+				return fmt.Errorf("%s: container %s has image %s, which was not resolved", KubeJobFile, cs[i].Name, cs[i].Image)
+			}
+			cs[i].Image = ref
+		}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"regexp"
@@ -76,30 +77,72 @@ func TaskOverride(cfg *Config, t Task) ([]byte, error) {
 	if len(t.Command) == 0 {
 		return nil, fmt.Errorf("a task needs a command")
 	}
-	labels := map[string]string{
-		TaskLabel:     t.Name,
-		ProjectLabel:  cfg.Name,
-		DeadlineLabel: strconv.FormatInt(t.Deadline.Unix(), 10),
-	}
-	env := map[string]any{WaitFirewallEnv: "1"}
-	for _, name := range t.Env {
-		env[name] = nil // compose takes the value from its own environment
-	}
-	// compose interpolates ${VAR} in every value: the command reaches the
-	// container as written only with each $ doubled.
-	command := make([]string, len(t.Command))
-	for i, a := range t.Command {
-		command[i] = strings.ReplaceAll(a, "$", "$$")
-	}
-	profile := t.Profile
-	if profile == "" {
-		profile = cfg.DefaultProfile
-	}
+	profile := cmp.Or(t.Profile, cfg.DefaultProfile)
 	prof, ok := cfg.Profile(profile)
 	if !ok {
 		return nil, ProfileError(cfg, profile)
 	}
-	origin := []map[string]any{{"type": "bind", "source": strings.ReplaceAll(t.Origin, "$", "$$"), "target": OriginDir, "read_only": true}}
+	mounts, err := taskMounts(t, prof)
+	if err != nil {
+		return nil, err
+	}
+	labels := taskLabels(cfg, t)
+	services, depends := taskAgent(cfg, t, prof, labels, mounts)
+	doc := map[string]any{"services": services}
+	if t.LoginFrom != "" {
+		copier, err := loginCopy(cfg, prof, t.LoginFrom, labels)
+		if err != nil {
+			return nil, err
+		}
+		services[LoginCopyService] = copier
+		depends[LoginCopyService] = map[string]any{"condition": "service_completed_successfully"}
+		doc["volumes"] = map[string]any{sandboxLoginVolume: map[string]any{"external": true, "name": t.LoginFrom}}
+	}
+	egressEnv := map[string]string{}
+	for _, kv := range taskEgressEnv(cfg, t) {
+		egressEnv[kv[0]] = kv[1]
+	}
+	services["egress"] = map[string]any{"image": cfg.Name + "-egress", "labels": labels, "environment": egressEnv}
+	out, err := yaml.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte("# "+Header+"\n# The compose override of task "+t.Name+" (agentbox run).\n"), out...), nil
+}
+
+// taskLabels are the labels of a task's containers (and of its Job).
+func taskLabels(cfg *Config, t Task) map[string]string {
+	return map[string]string{
+		TaskLabel:     t.Name,
+		ProjectLabel:  cfg.Name,
+		DeadlineLabel: strconv.FormatInt(t.Deadline.Unix(), 10),
+	}
+}
+
+// taskEgressEnv is the environment that makes a task's egress container
+// keep its deadline, in order.
+func taskEgressEnv(cfg *Config, t Task) [][2]string {
+	return [][2]string{
+		{firewall.DeadlineEnv, strconv.FormatInt(t.Deadline.Unix(), 10)},
+		{firewall.AgentUIDEnv, strconv.Itoa(cfg.UID)},
+	}
+}
+
+// dollarsDoubled is args with each $ doubled: compose interpolates ${VAR}
+// in every value and Kubernetes expands $(VAR) in args, and both take $$
+// for a literal $, so that the command reaches the container as written.
+func dollarsDoubled(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = strings.ReplaceAll(a, "$", "$$")
+	}
+	return out
+}
+
+// taskMounts are the agent's mounts of a task: its git database,
+// read-only, and the binds of a direct task (none under a locked profile).
+func taskMounts(t Task, prof *Profile) ([]map[string]any, error) {
+	mounts := []map[string]any{{"type": "bind", "source": strings.ReplaceAll(t.Origin, "$", "$$"), "target": OriginDir, "read_only": true}}
 	for _, b := range t.Binds {
 		if !path.IsAbs(b.Source) || !path.IsAbs(b.Target) || path.Clean(b.Target) != b.Target || strings.ContainsAny(b.Source+b.Target, "\x00\n") {
 			return nil, fmt.Errorf("invalid bind %q -> %q", b.Source, b.Target)
@@ -112,48 +155,37 @@ func TaskOverride(cfg *Config, t Task) ([]byte, error) {
 		if b.ReadOnly {
 			v["read_only"] = true
 		}
-		origin = append(origin, v)
+		mounts = append(mounts, v)
 	}
+	return mounts, nil
+}
+
+// taskAgent is the task's agent service (and, under a locked profile, the
+// workspace-init that clones from the task's git database), with the
+// agent's depends_on, to which a login copy adds itself.
+func taskAgent(cfg *Config, t Task, prof *Profile, labels map[string]string, mounts []map[string]any) (services, depends map[string]any) {
+	env := map[string]any{WaitFirewallEnv: "1"}
+	for _, name := range t.Env {
+		env[name] = nil // compose takes the value from its own environment
+	}
+	// Started, not healthy: the entrypoint waits for the firewall itself.
+	depends = map[string]any{"egress": map[string]any{"condition": "service_started", "restart": true}}
 	agent := map[string]any{
-		"image":   cfg.Name + "-agent",
-		"pid":     "service:egress",
-		"command": command,
-		"labels":  labels,
+		"image":       cfg.Name + "-agent",
+		"pid":         "service:egress",
+		"command":     dollarsDoubled(t.Command),
+		"labels":      labels,
+		"environment": env,
+		"depends_on":  depends,
 	}
-	services := map[string]any{"agent": agent}
+	services = map[string]any{"agent": agent}
 	if prof.Locked {
 		// The clone is workspace-init's, from the task's git database.
-		services["workspace-init"] = map[string]any{"image": cfg.Name + "-agent", "labels": labels, "volumes": origin}
+		services["workspace-init"] = map[string]any{"image": cfg.Name + "-agent", "labels": labels, "volumes": mounts}
 	} else {
-		agent["volumes"] = origin
+		agent["volumes"] = mounts
 	}
-	agent["environment"] = env
-	// Started, not healthy: the entrypoint waits for the firewall itself.
-	depends := map[string]any{"egress": map[string]any{"condition": "service_started", "restart": true}}
-	agent["depends_on"] = depends
-	doc := map[string]any{"services": services}
-	if t.LoginFrom != "" {
-		copier, err := loginCopy(cfg, prof, t.LoginFrom, labels)
-		if err != nil {
-			return nil, err
-		}
-		services[LoginCopyService] = copier
-		depends[LoginCopyService] = map[string]any{"condition": "service_completed_successfully"}
-		doc["volumes"] = map[string]any{sandboxLoginVolume: map[string]any{"external": true, "name": t.LoginFrom}}
-	}
-	services["egress"] = map[string]any{
-		"image":  cfg.Name + "-egress",
-		"labels": labels,
-		"environment": map[string]string{
-			firewall.DeadlineEnv: strconv.FormatInt(t.Deadline.Unix(), 10),
-			firewall.AgentUIDEnv: strconv.Itoa(cfg.UID),
-		},
-	}
-	out, err := yaml.Marshal(doc)
-	if err != nil {
-		return nil, err
-	}
-	return append([]byte("# "+Header+"\n# The compose override of task "+t.Name+" (agentbox run).\n"), out...), nil
+	return services, depends
 }
 
 // LoginCopyService is the one-shot service of a task that copies the

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/spf13/cobra"
 )
 
@@ -260,7 +261,7 @@ func dockerEgress(ctx context.Context, dir, task string, args ...string) (string
 		if err := o.load(ctx); err != nil {
 			return "", err
 		}
-		eg, err := serviceState(ctx, o.docker, generator.TaskProject(o.cfg.Name, task), "egress")
+		eg, err := sandbox.Docker{Path: o.docker}.ServiceState(ctx, generator.TaskProject(o.cfg.Name, task), "egress")
 		if err != nil {
 			return "", err
 		}

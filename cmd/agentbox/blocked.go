@@ -19,6 +19,7 @@ import (
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/denials"
 	"github.com/agentbox-dev/agentbox/internal/shquote"
+	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/spf13/cobra"
 )
 
@@ -320,7 +321,7 @@ func dockerEgressLog(ctx context.Context, dir, task string, since time.Time) (io
 		if err := o.load(ctx); err != nil {
 			return nil, err
 		}
-		eg, err := serviceState(ctx, o.docker, generator.TaskProject(o.cfg.Name, task), "egress")
+		eg, err := sandbox.Docker{Path: o.docker}.ServiceState(ctx, generator.TaskProject(o.cfg.Name, task), "egress")
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/task"
 )
 
 // armedClone is a task's clone that has a branch agentbox/t and arms every
@@ -144,7 +145,7 @@ func TestCollectCommand(t *testing.T) {
 		{"tight", generator.Config{Name: "acme", UID: 1000, GID: 1000, Memory: "256m", Pids: 20, CPUs: 0.5}, "256m", "20", "0.5"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &prepared{docker: "docker", cfg: &tc.cfg, rec: &taskRecord{Name: "t1", Project: "acme-task-t1"}}
+			p := &prepared{docker: "docker", cfg: &tc.cfg, rec: &task.Record{Name: "t1", Project: "acme-task-t1"}}
 			args := strings.Join(collectCommand(t.Context(), p).Args, " ")
 			for _, want := range []string{" run --rm ", " --network none ", " --user 1000:1000 ", " --cap-drop ALL ",
 				" --security-opt no-new-privileges ", " --read-only ", " --pids-limit " + tc.pids + " ",

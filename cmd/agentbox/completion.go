@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/task"
 	"github.com/spf13/cobra"
 )
 
@@ -40,13 +41,13 @@ func taskNames(dir string, running bool) []string {
 	if cfg == nil {
 		return nil
 	}
-	recs, err := listTasks(cfg.Name)
+	recs, err := task.List(cfg.Name)
 	if err != nil {
 		return nil
 	}
 	var names []string
 	for _, r := range recs {
-		if generator.TaskName.MatchString(r.Name) && (!running || r.State == stateRunning) {
+		if generator.TaskName.MatchString(r.Name) && (!running || r.State == task.StateRunning) {
 			names = append(names, r.Name)
 		}
 	}

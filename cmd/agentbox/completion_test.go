@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbox-dev/agentbox/task"
 )
 
 // TestCompletion: cobra's completion command, for each shell it supports.
@@ -90,16 +92,16 @@ func completions(t *testing.T, args ...string) (values []string, directive strin
 func TestCompletionProfilesAndTasks(t *testing.T) {
 	dir := setupCase(t, filepath.Join(goldenDir, "profiles-custom"))
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	for i, r := range []*taskRecord{
-		{Name: "fix-1", State: stateRunning},
-		{Name: "fix-2", State: stateExited},
-		{Name: "docs", State: stateStopped},
+	for i, r := range []*task.Record{
+		{Name: "fix-1", State: task.StateRunning},
+		{Name: "fix-2", State: task.StateExited},
+		{Name: "docs", State: task.StateStopped},
 	} {
 		r.Started = time.Date(2026, 11, 27, 3, i, 0, 0, time.UTC)
 		if err := os.MkdirAll(mustTaskDir(t, "agentbox", r.Name), 0o700); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.write("agentbox"); err != nil {
+		if err := r.Write("agentbox"); err != nil {
 			t.Fatal(err)
 		}
 	}

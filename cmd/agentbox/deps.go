@@ -12,6 +12,7 @@ import (
 	"github.com/agentbox-dev/agentbox/internal/debian"
 	"github.com/agentbox-dev/agentbox/internal/npm"
 	"github.com/agentbox-dev/agentbox/internal/settings"
+	"github.com/agentbox-dev/agentbox/task"
 )
 
 // imageRegistry resolves image tags and reads an image's os-release.
@@ -57,7 +58,7 @@ type deps struct {
 	// containers lists the containers of a compose project (status).
 	containers func(ctx context.Context, project string) ([]containerInfo, error)
 	// taskState is a recorded task's state now, as ps shows it (status).
-	taskState func(ctx context.Context, dir string, rec *taskRecord) (string, *int)
+	taskState func(ctx context.Context, dir string, rec *task.Record) (string, *int)
 }
 
 // realDeps are the collaborators of the installed agentbox: the registries

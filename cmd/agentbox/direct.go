@@ -42,12 +42,6 @@ import (
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
 )
 
-// Workspace modes of agentbox run.
-const (
-	workspaceClone  = "clone"
-	workspaceDirect = "direct"
-)
-
 // quarantineSuffix is appended to the HEAD (or .git file) of a git
 // directory the agent made in a direct task's work tree.
 const quarantineSuffix = ".agentbox-quarantine"
@@ -134,34 +128,11 @@ func planDirect(cfg *generator.Config, project, taskDir string) (*directPlan, er
 	for _, d := range scan.gitDirs {
 		binds = append(binds, generator.Bind{Source: filepath.Join(top, filepath.FromSlash(d.Path)), Target: path.Join(ws, d.Path), ReadOnly: true})
 	}
-	guards, err := guardedPaths(cfg)
+	guards, placeholders, err := guardBinds(cfg, top, scan, empty, emptyFile)
 	if err != nil {
 		return nil, err
 	}
-	hooks, err := hooksPathIn(top)
-	if err != nil {
-		return nil, err
-	}
-	if hooks != "" {
-		guards = append(guards, guarded{hooks, false})
-	}
-	masked := map[string]bool{}
-	for _, h := range scan.masked {
-		masked[h.path] = true
-	}
-	for _, g := range guards {
-		if masked[g.path] {
-			continue // masked read-only below (a protected .env that workspace.hidden hides)
-		}
-		b, made, err := guardBind(top, ws, g.path, g.file, empty, emptyFile)
-		if err != nil {
-			return nil, err
-		}
-		binds = append(binds, b)
-		if made {
-			st.Placeholders = append(st.Placeholders, g.path)
-		}
-	}
+	binds, st.Placeholders = append(binds, guards...), placeholders
 	for _, h := range scan.masked {
 		src := emptyFile
 		if h.dir {
@@ -174,6 +145,41 @@ func planDirect(cfg *generator.Config, project, taskDir string) (*directPlan, er
 		return nil, fmt.Errorf("--workspace direct would need %d mounts (git directories, hidden files and the directories above them in the work tree); at most %d", len(binds), maxDirectMounts)
 	}
 	return &directPlan{binds, st}, nil
+}
+
+// guardBinds are the read-only binds of the protected paths (and of the
+// hooks directory core.hooksPath names in the work tree), but those that
+// workspace.hidden masks; placeholders are those Docker will make.
+func guardBinds(cfg *generator.Config, top string, scan *treeScan, empty, emptyFile string) (binds []generator.Bind, placeholders []string, err error) {
+	guards, err := guardedPaths(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	hooks, err := hooksPathIn(top)
+	if err != nil {
+		return nil, nil, err
+	}
+	if hooks != "" {
+		guards = append(guards, guarded{hooks, false})
+	}
+	masked := map[string]bool{}
+	for _, h := range scan.masked {
+		masked[h.path] = true
+	}
+	for _, g := range guards {
+		if masked[g.path] {
+			continue // masked read-only below (a protected .env that workspace.hidden hides)
+		}
+		b, made, err := guardBind(top, cfg.Workspace, g.path, g.file, empty, emptyFile)
+		if err != nil {
+			return nil, nil, err
+		}
+		binds = append(binds, b)
+		if made {
+			placeholders = append(placeholders, g.path)
+		}
+	}
+	return binds, placeholders, nil
 }
 
 // pinParents binds every directory above a read-only mount onto itself,

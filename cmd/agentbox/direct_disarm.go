@@ -19,6 +19,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/agentbox-dev/agentbox/task"
 )
 
 // treeScan is what scanWorkTree finds in the work tree.
@@ -138,7 +140,7 @@ func linkLeaves(root *os.Root, e *treeEntry) (string, bool) {
 
 // failDirect records that a direct task's work tree is not known to be
 // disarmed: the task fails.
-func failDirect(sum *taskSummary, err error) {
+func failDirect(sum *task.Summary, err error) {
 	sum.Branch = ""
 	sum.BranchStatus = "not disarmed: " + err.Error() + "; do not run git or your tools in the project before you checked it"
 	if sum.ExitCode == 0 {
@@ -150,7 +152,7 @@ func failDirect(sum *taskSummary, err error) {
 // the agent made (disarmTree), removes the placeholders that are still
 // empty, and lists the work tree's changes. When disarming fails, no git
 // runs and the task fails (failDirect). The task's containers have stopped.
-func collectDirect(ctx context.Context, p *prepared, sum *taskSummary) {
+func collectDirect(ctx context.Context, p *prepared, sum *task.Summary) {
 	fail := func(err error) { failDirect(sum, err) }
 	var st directState
 	data, err := os.ReadFile(filepath.Join(p.dir, "direct.json"))

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/task"
 )
 
 // directProject is a work tree with a git database, a submodule's .git file,
@@ -336,12 +337,12 @@ func TestDisarmLinks(t *testing.T) {
 func TestCollectDirectFailsClosed(t *testing.T) {
 	gitHome(t)
 	dir, cfg := directProject(t)
-	task := t.TempDir()
-	plan, err := planDirect(cfg, dir, task)
+	tdir := t.TempDir()
+	plan, err := planDirect(cfg, dir, tdir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := plan.write(task); err != nil {
+	if err := plan.write(tdir); err != nil {
 		t.Fatal(err)
 	}
 	// A git directory whose HEAD cannot be renamed: a directory of that
@@ -350,8 +351,8 @@ func TestCollectDirectFailsClosed(t *testing.T) {
 		"evil/HEAD" + quarantineSuffix + "/keep": ""} {
 		writeFile(t, filepath.Join(dir, p), []byte(c))
 	}
-	sum := &taskSummary{State: stateExited, ExitCode: 0}
-	collectDirect(t.Context(), &prepared{dir: task, rec: &taskRecord{Dir: dir}}, sum)
+	sum := &task.Summary{State: task.StateExited, ExitCode: 0}
+	collectDirect(t.Context(), &prepared{dir: tdir, rec: &task.Record{Dir: dir}}, sum)
 	if sum.ExitCode == 0 || !strings.HasPrefix(sum.BranchStatus, "not disarmed: ") || len(sum.Uncommitted) > 0 {
 		t.Errorf("exit %d, status %q, uncommitted %v; want a failure before any git", sum.ExitCode, sum.BranchStatus, sum.Uncommitted)
 	}

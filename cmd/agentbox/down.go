@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/sandbox"
+	"github.com/agentbox-dev/agentbox/task"
 	"github.com/spf13/cobra"
 )
 
@@ -65,10 +67,10 @@ func (o *downOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	if !o.volumes && !o.images {
 		return execCompose(ctx, argv, os.Stdin, stdout, stderr, args...)
 	}
-	if err := checkOwner(ctx, docker, cfg.Name, o.dir); err != nil {
+	if err := (sandbox.Docker{Path: docker}).CheckOwner(ctx, cfg.Name, o.dir); err != nil {
 		return err
 	}
-	tasks, err := listTasks(cfg.Name)
+	tasks, err := task.List(cfg.Name)
 	if err != nil {
 		return err
 	}

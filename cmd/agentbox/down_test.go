@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbox-dev/agentbox/task"
 )
 
 // TestDownVolumesImages: down --volumes removes every volume of the
@@ -84,11 +86,11 @@ func TestDownVolumesImages(t *testing.T) {
 func TestDownImagesRefusedWithTasks(t *testing.T) {
 	dir := project(t, "agent-claude")
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	rec := &taskRecord{Name: "fix-1", State: stateExited, Started: time.Now()}
+	rec := &task.Record{Name: "fix-1", State: task.StateExited, Started: time.Now()}
 	if err := os.MkdirAll(mustTaskDir(t, "agentbox", "fix-1"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := rec.write("agentbox"); err != nil {
+	if err := rec.Write("agentbox"); err != nil {
 		t.Fatal(err)
 	}
 	log := fakeDocker(t, "ok")

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbox-dev/agentbox/task"
 )
 
 // hostile are names and reasons as the agent (or whoever wrote the text)
@@ -85,7 +87,7 @@ func TestRunSummaryEscapesNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	printSummary(&b, &taskSummary{Task: "fix-1", State: stateExited, RefusedNames: names, RefusedAddresses: addrs})
+	printSummary(&b, &task.Summary{Task: "fix-1", State: task.StateExited, RefusedNames: names, RefusedAddresses: addrs})
 	terminalSafe(t, "run's summary", b.String())
 	for _, h := range hostile {
 		if want := h.escaped + ".example (1)"; !strings.Contains(b.String(), want) {
@@ -93,7 +95,7 @@ func TestRunSummaryEscapesNames(t *testing.T) {
 		}
 	}
 	var js strings.Builder
-	if err := writeJSON(&js, &taskSummary{RefusedNames: names, RefusedAddresses: addrs}); err != nil {
+	if err := writeJSON(&js, &task.Summary{RefusedNames: names, RefusedAddresses: addrs}); err != nil {
 		t.Fatal(err)
 	}
 	jsonSafe(t, "run --json", js.String())

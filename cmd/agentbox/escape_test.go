@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/task"
 )
 
 // Hostile text as the agent can write it: OSC 52 (writes the user's
@@ -127,8 +128,8 @@ func TestFetchEscapesFsckError(t *testing.T) {
 // TestTaskSummaryEscapes: what a task's clone reports (its uncommitted
 // files, git's complaints) reaches run's summary escaped, in text and JSON.
 func TestTaskSummaryEscapes(t *testing.T) {
-	p := &prepared{rec: &taskRecord{Name: "t1", Branch: "agentbox/t1"}, cfg: &generator.Config{}}
-	sum := p.newSummary(false, false, new(int))
+	p := &prepared{rec: &task.Record{Name: "t1", Branch: "agentbox/t1"}, cfg: &generator.Config{}}
+	sum := task.NewSummary(p.rec, false, false, new(int))
 	script := `printf 'status ?? f\233[2J\n' >&2; printf 'status ?? g\302\2332J\342\200\256\n' >&2; ` +
 		`printf 'fatal: \302\233bad \033]52;c;aGk=\007\n' >&2; exit 1`
 	collectFrom(t.Context(), p, sum, exec.Command("sh", "-c", script))
@@ -168,8 +169,8 @@ func TestDirectSummaryEscapes(t *testing.T) {
 	writeFile(t, filepath.Join(evil, "HEAD"), []byte("ref: refs/heads/main\n"))
 	taskDir := t.TempDir()
 	writeFile(t, filepath.Join(taskDir, "direct.json"), []byte(`{"git_dirs":[]}`))
-	p := &prepared{rec: &taskRecord{Name: "t1", Dir: repo, Workspace: workspaceDirect}, cfg: &generator.Config{}, dir: taskDir}
-	sum := p.newSummary(false, false, new(int))
+	p := &prepared{rec: &task.Record{Name: "t1", Dir: repo, Workspace: task.WorkspaceDirect}, cfg: &generator.Config{}, dir: taskDir}
+	sum := task.NewSummary(p.rec, false, false, new(int))
 	collectDirect(context.Background(), p, sum)
 	if len(sum.Quarantined) != 1 || len(sum.Uncommitted) == 0 {
 		t.Fatalf("quarantined %q, uncommitted %q, status %q", sum.Quarantined, sum.Uncommitted, sum.BranchStatus)
@@ -219,15 +220,15 @@ func TestLogsEscapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	td, err := taskDir(cfg.Name, "t1")
+	td, err := task.Dir(cfg.Name, "t1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(td, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	rec := &taskRecord{Name: "t1", Project: generator.TaskProject(cfg.Name, "t1"), Dir: dir, Branch: "agentbox/t1", State: stateExited}
-	if err := rec.write(cfg.Name); err != nil {
+	rec := &task.Record{Name: "t1", Project: generator.TaskProject(cfg.Name, "t1"), Dir: dir, Branch: "agentbox/t1", State: task.StateExited}
+	if err := rec.Write(cfg.Name); err != nil {
 		t.Fatal(err)
 	}
 

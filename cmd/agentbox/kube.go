@@ -18,23 +18,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/termsafe"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/yaml"
 )
-
-// onKubernetes is run --on's value for a cluster.
-const onKubernetes = "kubernetes"
 
 // kubeTarget is kubectl on one context and namespace.
 type kubeTarget struct {
@@ -85,97 +78,25 @@ func kubeJobName(project, task string) (string, error) {
 	return n, nil
 }
 
-// readJobTemplate reads the generated Job template of the project in dir.
-func readJobTemplate(dir string) (*batchv1.Job, error) {
-	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(generator.KubeJobFile)))
+// kubeDigests resolves the images of the Job template to tag@digest: the
+// Job runs exactly what agentbox build --push pushed.
+func kubeDigests(ctx context.Context, files map[string][]byte) (map[string]string, error) {
+	imgs, err := generator.JobImages(files)
 	if err != nil {
 		return nil, err
 	}
-	var job batchv1.Job
-	if err := yaml.UnmarshalStrict(data, &job); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", generator.KubeJobFile, err)
-	}
-	return &job, nil
-}
-
-// kubeJob makes the task's Job of the template tmpl (which it changes): its
-// name and labels, the images by digest, the deadline kept by egress and
-// the Job's own (later, for collecting), the command, and run.env from a
-// Secret.
-func kubeJob(p *prepared, tmpl *batchv1.Job, digests map[string]string, secret, codeMap string) (*batchv1.Job, error) {
-	job := tmpl
-	labels := map[string]string{generator.TaskLabel: p.rec.Name, generator.ProjectLabel: p.cfg.Name,
-		generator.DeadlineLabel: strconv.FormatInt(p.rec.Deadline.Unix(), 10)}
-	job.Name = p.rec.Job
-	for k, v := range labels {
-		job.Labels[k] = v
-		job.Spec.Template.Labels[k] = v
-	}
-	left := int64(time.Until(p.rec.Deadline).Seconds()) + 1
-	active := left + generator.CollectWindowSeconds
-	job.Spec.ActiveDeadlineSeconds = &active
-	spec := &job.Spec.Template.Spec
-	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
-		for i := range cs {
-			ref, ok := digests[cs[i].Image]
-			if !ok {
-				return nil, fmt.Errorf("%s: container %s has image %s, which was not resolved", generator.KubeJobFile, cs[i].Name, cs[i].Image)
-			}
-			cs[i].Image = ref
-		}
-	}
-	for i := range spec.InitContainers {
-		if c := &spec.InitContainers[i]; c.Name == "egress" {
-			c.Env = append(c.Env,
-				corev1.EnvVar{Name: firewall.DeadlineEnv, Value: strconv.FormatInt(p.rec.Deadline.Unix(), 10)},
-				corev1.EnvVar{Name: firewall.AgentUIDEnv, Value: strconv.Itoa(p.cfg.UID)},
-				corev1.EnvVar{Name: firewall.DeadlineStayEnv, Value: "1"})
-		}
-	}
-	if codeMap != "" {
-		// The clone comes in a ConfigMap: no kubectl exec to wait for.
-		for i := range spec.Volumes {
-			if v := &spec.Volumes[i]; v.Name == "incoming" {
-				v.VolumeSource = corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-					LocalObjectReference: corev1.LocalObjectReference{Name: codeMap}}}
-			}
-		}
-	}
-	for i := range spec.Containers {
-		if c := &spec.Containers[i]; c.Name == "agent" {
-			// Kubernetes expands $(VAR) in args; $$ is a literal $.
-			c.Args = make([]string, len(p.rec.Command))
-			for j, a := range p.rec.Command {
-				c.Args[j] = strings.ReplaceAll(a, "$", "$$")
-			}
-			if secret != "" {
-				c.EnvFrom = append(c.EnvFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{
-					LocalObjectReference: corev1.LocalObjectReference{Name: secret}}})
-			}
-		}
-	}
-	return job, nil
-}
-
-// kubeDigests resolves the images of the Job template to tag@digest: the
-// Job runs exactly what agentbox build --push pushed.
-func kubeDigests(ctx context.Context, job *batchv1.Job) (map[string]string, error) {
 	r := images.NewRegistryResolver(images.RegistryOptions{})
 	out := map[string]string{}
-	spec := job.Spec.Template.Spec
-	for _, c := range append(spec.InitContainers, spec.Containers...) {
-		if _, done := out[c.Image]; done {
-			continue
-		}
-		ref, err := images.ParseRef(c.Image)
+	for _, img := range imgs {
+		ref, err := images.ParseRef(img)
 		if err != nil {
 			return nil, err
 		}
 		d, err := r.Resolve(ctx, ref)
 		if err != nil {
-			return nil, fmt.Errorf("image %s is not in its registry (agentbox build --push pushes it): %v", c.Image, err)
+			return nil, fmt.Errorf("image %s is not in its registry (agentbox build --push pushes it): %v", img, err)
 		}
-		out[c.Image] = c.Image + "@" + d
+		out[img] = img + "@" + d
 	}
 	return out, nil
 }
@@ -183,80 +104,92 @@ func kubeDigests(ctx context.Context, job *batchv1.Job) (map[string]string, erro
 // startKube creates the task's Job (and the Secret of run.env), and
 // delivers the task's clone to its agent container.
 func startKube(ctx context.Context, p *prepared, stderr io.Writer) error {
-	tmpl, err := readJobTemplate(p.rec.Dir)
+	codeMap, err := createKubeJob(ctx, p)
 	if err != nil {
-		return p.failKube(err)
+		return p.failKube(ctx, err)
 	}
-	digests, err := kubeDigests(ctx, tmpl)
+	// With the clone in a ConfigMap the Pod needs only to be there; else
+	// the agent container must run to be handed the clone.
+	ready := func(s *corev1.Pod) bool { return containerRunning(s.Status.ContainerStatuses, "agent") }
+	if codeMap != "" {
+		ready = func(*corev1.Pod) bool { return true }
+	}
+	pod, err := waitPod(ctx, p, ready, 10*time.Minute)
 	if err != nil {
-		return p.failKube(err)
+		return p.failKube(ctx, err)
+	}
+	p.rec.Pod = pod.Name
+	if err := p.rec.Write(p.cfg.Name); err != nil {
+		return p.failKube(ctx, err)
+	}
+	if codeMap == "" {
+		if err := deliverBundle(ctx, p, pod.Name); err != nil {
+			return p.failKube(ctx, err)
+		}
+	}
+	fmt.Fprintf(stderr, "agentbox: task %s runs as Job %s (pod %s, namespace %s)\n", p.rec.Name, p.rec.Job, pod.Name, p.kube.namespace)
+	return nil
+}
+
+// createKubeJob creates the task's Job, the Secret of run.env and, for a
+// small clone, the ConfigMap that carries it (codeMap, owned by the Job).
+func createKubeJob(ctx context.Context, p *prepared) (codeMap string, err error) {
+	digests, err := kubeDigests(ctx, p.files)
+	if err != nil {
+		return "", err
 	}
 	secret := ""
 	if len(p.cfg.TaskEnv()) > 0 {
 		secret = p.rec.Job + "-env"
 	}
-	codeMap := ""
 	bundlePath := filepath.Join(p.dir, "task.bundle")
 	if fi, err := os.Stat(bundlePath); err == nil && fi.Size() <= maxInlineBundle {
 		codeMap = p.rec.Job + "-code"
 		if err := createCodeMap(ctx, p, codeMap, bundlePath); err != nil {
-			return p.failKube(err)
+			return "", err
 		}
 	}
-	job, err := kubeJob(p, tmpl, digests, secret, codeMap)
+	job, err := generator.TaskJob(p.cfg, p.files, p.task(), generator.KubeTask{Job: p.rec.Job, Digests: digests, Secret: secret, CodeMap: codeMap})
 	if err != nil {
-		return p.failKube(err)
+		return "", err
 	}
 	data, err := json.Marshal(job)
 	if err != nil {
-		return p.failKube(err)
+		return "", err
 	}
 	if err := os.WriteFile(filepath.Join(p.dir, "job.json"), data, 0o600); err != nil {
-		return p.failKube(err)
+		return "", err
 	}
 	uid, err := p.kube.run(ctx, bytes.NewReader(data), "create", "-f", "-", "-o", "jsonpath={.metadata.uid}")
 	if err != nil {
-		return p.failKube(fmt.Errorf("creating the task's Job: %w", err))
+		return "", fmt.Errorf("creating the task's Job: %w", err)
 	}
 	if secret != "" {
 		if err := createEnvSecret(ctx, p, secret, string(uid)); err != nil {
-			return p.failKube(err)
+			return "", err
 		}
 	}
 	if codeMap != "" {
 		owner := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"batch/v1","kind":"Job","name":%q,"uid":%q}]}}`, p.rec.Job, uid)
 		if _, err := p.kube.run(ctx, nil, "patch", "configmap", codeMap, "--type=merge", "-p", owner); err != nil {
-			return p.failKube(fmt.Errorf("making the Job own the clone's ConfigMap: %w", err))
+			return "", fmt.Errorf("making the Job own the clone's ConfigMap: %w", err)
 		}
-		pod, err := waitPod(ctx, p, func(*corev1.Pod) bool { return true }, 10*time.Minute)
-		if err != nil {
-			return p.failKube(err)
-		}
-		p.rec.Pod = pod.Name
-		if err := p.rec.write(p.cfg.Name); err != nil {
-			return p.failKube(err)
-		}
-		fmt.Fprintf(stderr, "agentbox: task %s runs as Job %s (pod %s, namespace %s)\n", p.rec.Name, p.rec.Job, pod.Name, p.kube.namespace)
-		return nil
 	}
-	pod, err := waitPod(ctx, p, func(s *corev1.Pod) bool { return containerRunning(s.Status.ContainerStatuses, "agent") }, 10*time.Minute)
+	return codeMap, nil
+}
+
+// deliverBundle writes the task's clone (a bundle) into the running agent
+// container of pod, where its entrypoint waits for it.
+func deliverBundle(ctx context.Context, p *prepared, pod string) error {
+	bundle, err := os.Open(filepath.Join(p.dir, "task.bundle"))
 	if err != nil {
-		return p.failKube(err)
-	}
-	p.rec.Pod = pod.Name
-	if err := p.rec.write(p.cfg.Name); err != nil {
-		return p.failKube(err)
-	}
-	bundle, err := os.Open(bundlePath)
-	if err != nil {
-		return p.failKube(err)
+		return err
 	}
 	defer bundle.Close()
 	script := `cat > "$0.tmp" && mv "$0.tmp" "$0" && : > "$0.done"`
-	if _, err := p.kube.run(ctx, bundle, "exec", "-i", pod.Name, "-c", "agent", "--", "sh", "-c", script, generator.ReceiveBundle); err != nil {
-		return p.failKube(fmt.Errorf("delivering the task's clone: %w", err))
+	if _, err := p.kube.run(ctx, bundle, "exec", "-i", pod, "-c", "agent", "--", "sh", "-c", script, generator.ReceiveBundle); err != nil {
+		return fmt.Errorf("delivering the task's clone: %w", err)
 	}
-	fmt.Fprintf(stderr, "agentbox: task %s runs as Job %s (pod %s, namespace %s)\n", p.rec.Name, p.rec.Job, pod.Name, p.kube.namespace)
 	return nil
 }
 
@@ -322,8 +255,8 @@ func createEnvSecret(ctx context.Context, p *prepared, name, jobUID string) erro
 }
 
 // failKube removes what startKube made and the task's directory.
-func (p *prepared) failKube(err error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+func (p *prepared) failKube(ctx context.Context, err error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	_, _ = p.kube.run(ctx, nil, "delete", "job", p.rec.Job, "--ignore-not-found", "--wait=false", "--cascade=background")
 	_, _ = p.kube.run(ctx, nil, "delete", "configmap", p.rec.Job+"-code", "--ignore-not-found", "--wait=false")
@@ -421,13 +354,13 @@ func agentEnded(pod *corev1.Pod) bool {
 func followKube(ctx context.Context, p *prepared, stdout, stderr io.Writer) bool {
 	if _, err := waitPod(ctx, p, agentStarted, 10*time.Minute); err != nil {
 		if ctx.Err() != nil {
-			stopKubeAgent(p)
+			stopKubeAgent(ctx, p)
 			return true
 		}
 		fmt.Fprintf(stderr, "agentbox: %s\n", termsafe.Message(err.Error()))
 		return false
 	}
-	logs := p.kube.command(context.Background(), "logs", "--follow", p.rec.Pod, "-c", "agent")
+	logs := p.kube.command(context.WithoutCancel(ctx), "logs", "--follow", p.rec.Pod, "-c", "agent")
 	logs.Stdout, logs.Stderr = stdout, stderr
 	_ = logs.Start()
 	_, err := waitPod(ctx, p, agentEnded, time.Until(p.rec.Deadline)+time.Minute)
@@ -435,7 +368,7 @@ func followKube(ctx context.Context, p *prepared, stdout, stderr io.Writer) bool
 	if err != nil && ctx.Err() != nil {
 		stopped = true
 		fmt.Fprintf(stderr, "agentbox: stopping task %s\n", p.rec.Name)
-		stopKubeAgent(p)
+		stopKubeAgent(ctx, p)
 	}
 	if logs.Process != nil {
 		wd := time.AfterFunc(2*time.Second, func() { _ = logs.Process.Kill() })
@@ -448,80 +381,9 @@ func followKube(ctx context.Context, p *prepared, stdout, stderr io.Writer) bool
 // stopKubeAgent ends every process of the agent's uid in the Pod: from the
 // agent container, as that uid, TERM and after a second KILL to all it may
 // signal (its own processes, whatever container they are in).
-func stopKubeAgent(p *prepared) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+func stopKubeAgent(ctx context.Context, p *prepared) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	_, _ = p.kube.run(ctx, nil, "exec", p.rec.Pod, "-c", "agent", "--", "sh", "-c", "kill -TERM -1; sleep 1; kill -KILL -1")
 	_, _ = waitPod(ctx, p, agentEnded, 20*time.Second)
-}
-
-// finishKube collects a cluster task whose agent has ended: its branch from
-// the collect container, the egress log's refusals, and its record. The
-// collect container is then told to end, so that the Job completes; a
-// task that timed out is left to the Job's own deadline, and so ends
-// DeadlineExceeded.
-func finishKube(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error) {
-	pod, err := getPod(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	var ag *corev1.ContainerStatus
-	if pod != nil {
-		ag = containerStatus(pod.Status.ContainerStatuses, "agent")
-	}
-	var ended *corev1.ContainerStateTerminated
-	if ag != nil {
-		ended = ag.State.Terminated
-	}
-	timedOut := ended != nil && !ended.FinishedAt.Time.Before(p.rec.Deadline.Add(-time.Second))
-	var exit *int
-	if ended != nil {
-		code := int(ended.ExitCode)
-		exit = &code
-	}
-	sum := p.newSummary(timedOut, stopped, exit)
-	if pod != nil {
-		// The egress log and the branch at once.
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			if out, err := p.kube.run(ctx, nil, "logs", pod.Name, "-c", "egress", "--timestamps"); err == nil {
-				sum.RefusedNames, sum.RefusedAddresses, sum.RejectedPackets, _ = egressRefusals(bytes.NewReader(out), policyCIDRs(p.cfg))
-			}
-		}()
-		script := bundleScript(p.cfg.Workspace)
-		if !timedOut {
-			// Then the collect container ends, and with it the Pod.
-			script = "trap 'touch " + generator.CollectDone + "' EXIT; " + script
-		}
-		cmd := p.kube.command(ctx, "exec", pod.Name, "-c", "collect", "--", "sh", "-c", script, "sh", p.rec.Name)
-		collectFrom(ctx, p, sum, cmd)
-		<-done
-	} else {
-		sum.BranchStatus = "not collected: the task's pod is gone"
-	}
-	return sum, p.end(sum)
-}
-
-// removeKubeTask deletes a cluster task's Job (its Pod and Secret go with
-// it).
-func removeKubeTask(ctx context.Context, p *prepared) error {
-	if _, err := p.kube.run(ctx, nil, "delete", "job", p.rec.Job, "--ignore-not-found", "--cascade=foreground", "--timeout=60s"); err != nil {
-		return fmt.Errorf("removing task %s: %w", p.rec.Name, err)
-	}
-	return nil
-}
-
-// kubeLiveState is a recorded cluster task's state as the cluster sees it.
-func kubeLiveState(ctx context.Context, p *prepared) (string, *int) {
-	pod, err := getPod(ctx, p)
-	if err != nil || pod == nil {
-		return "gone", nil
-	}
-	ag := containerStatus(pod.Status.ContainerStatuses, "agent")
-	if ag == nil || ag.State.Terminated == nil {
-		return stateRunning, nil
-	}
-	code := int(ag.State.Terminated.ExitCode)
-	return "ended (agentbox stop " + p.rec.Name + " collects it)", &code
 }

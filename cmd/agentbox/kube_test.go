@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,7 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// TestKubeJob: the task's Job is the generated template with the task's
+// TestKubeJob: the task's Job is the generated template (in memory, as
+// compiled: nothing is read back from disk) with the task's
 // name and labels, the images by digest, egress keeping the deadline (and
 // staying after it), the Job's own deadline later by the collect window,
 // the command with every $ kept literal, and run.env from a Secret.
@@ -23,16 +25,15 @@ func TestKubeJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Minute).Truncate(time.Second)
-	p := &prepared{cfg: c.Config, rec: &taskRecord{Name: "fix-1", Dir: dir, Deadline: deadline, Job: "acme-api-task-fix-1",
-		Command: []string{"bash", "-c", "echo $(HOME) $HOME"}}}
+	tk := generator.Task{Name: "fix-1", Deadline: deadline, Command: []string{"bash", "-c", "echo $(HOME) $HOME"}}
 	tag := generator.ImageTag(c.Files)
 	reg := "registry.acme.test:5000/sandboxes/acme-api-"
 	digests := map[string]string{reg + "egress:" + tag: reg + "egress:" + tag + "@sha256:e", reg + "agent:" + tag: reg + "agent:" + tag + "@sha256:a"}
-	tmpl, err := readJobTemplate(dir)
-	if err != nil {
-		t.Fatal(err)
+	if imgs, err := generator.JobImages(c.Files); err != nil || !slices.Equal(slices.Sorted(slices.Values(imgs)), slices.Sorted(maps.Keys(digests))) {
+		t.Errorf("JobImages = %q, %v; want the egress and agent images", imgs, err)
 	}
-	job, err := kubeJob(p, tmpl, digests, "acme-api-task-fix-1-env", "acme-api-task-fix-1-code")
+	job, err := generator.TaskJob(c.Config, c.Files, tk, generator.KubeTask{Job: "acme-api-task-fix-1", Digests: digests,
+		Secret: "acme-api-task-fix-1-env", CodeMap: "acme-api-task-fix-1-code"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,10 +78,7 @@ func TestKubeJob(t *testing.T) {
 	if !incoming {
 		t.Errorf("the clone's volume is not the task's ConfigMap: %+v", spec.Volumes)
 	}
-	if tmpl, err = readJobTemplate(dir); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := kubeJob(p, tmpl, map[string]string{}, "", ""); err == nil {
+	if _, err := generator.TaskJob(c.Config, c.Files, tk, generator.KubeTask{Job: "acme-api-task-fix-1", Digests: map[string]string{}}); err == nil {
 		t.Error("an unresolved image was accepted")
 	}
 }

@@ -9,11 +9,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/sandbox"
 )
 
 // profileFlagUsage is the help of --profile on up and run.
@@ -29,28 +28,6 @@ func checkProfile(cfg *generator.Config, name string) (string, error) {
 		return "", usageErrorf("--profile: %v", generator.ProfileError(cfg, name))
 	}
 	return name, nil
-}
-
-// labelledProfile returns the profile label of compose project's egress
-// container: "" when no egress container runs, balanced when one without
-// the label (made before profiles) does.
-func labelledProfile(ctx context.Context, docker, project string) (string, error) {
-	out, err := exec.CommandContext(ctx, docker, "ps",
-		"--filter", "label=com.docker.compose.project="+project,
-		"--filter", "label=com.docker.compose.service=egress",
-		"--format", `{{.ID}} {{.Label "`+generator.ProfileLabel+`"}}`).Output()
-	if err != nil {
-		return "", fmt.Errorf("listing the egress container of compose project %q: %v", project, err)
-	}
-	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	if line == "" {
-		return "", nil
-	}
-	_, profile, _ := strings.Cut(line, " ")
-	if profile == "" {
-		return generator.ProfileBalanced, nil
-	}
-	return profile, nil
 }
 
 // errNoSandbox says that no sandbox of compose project runs, to a command
@@ -80,7 +57,7 @@ func dockerProfile(ctx context.Context, dir, task string) (string, error) {
 	if task != "" {
 		project = generator.TaskProject(o.cfg.Name, task)
 	}
-	p, err := labelledProfile(ctx, o.docker, project)
+	p, err := sandbox.Docker{Path: o.docker}.LabelledProfile(ctx, project)
 	switch {
 	case err == nil && p == "" && task == "":
 		err = errNoSandbox(project)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/task"
 )
 
 // progressLine matches any of agentbox's own progress lines: a step that
@@ -141,7 +142,7 @@ func TestProgressRunBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &prepared{rec: &taskRecord{Dir: dir}, cfg: c.Config, docker: docker,
+	p := &prepared{rec: &task.Record{Dir: dir}, cfg: c.Config, docker: docker,
 		main: composeArgv(docker, dir, c.Config, c.Config.DefaultProfile)}
 	quiet := false
 	term := newFakeTerminal(t)

@@ -15,15 +15,9 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/sandbox"
+	"github.com/agentbox-dev/agentbox/task"
 	"github.com/spf13/cobra"
-)
-
-// Exit codes of agentbox run besides the command's own.
-const (
-	exitTimedOut = 124 // the deadline came, as timeout(1) says it
-	exitStopped  = 130 // agentbox stop, or Ctrl-C
-	// CMD exited 0, but fetch's checks refused the task's branch.
-	exitBranchRefused = 3
 )
 
 type runOptions struct {
@@ -99,21 +93,21 @@ branch (the summary says why); 1 when agentbox could not run it; 2 for usage.`,
 	f.StringVar(&o.on, "on", "docker", "where the task runs: docker (this machine) or kubernetes (a Job on the cluster of agentbox.yaml's kubernetes section)")
 	f.StringVar(&o.context, "context", "", "with --on kubernetes: the kubeconfig context (default: kubectl's current one)")
 	f.StringVar(&o.namespace, "namespace", "", "with --on kubernetes: the namespace (default: kubernetes.namespace)")
-	f.StringVar(&o.workspace, "workspace", workspaceClone, "clone: the task works in its own clone at --ref; direct: on the project directory itself, its .git and protected paths read-only")
+	f.StringVar(&o.workspace, "workspace", task.WorkspaceClone, "clone: the task works in its own clone at --ref; direct: on the project directory itself, its .git and protected paths read-only")
 	return c
 }
 
 // prepared is a task ready to start.
 type prepared struct {
-	rec     *taskRecord
+	rec     *task.Record
 	cfg     *generator.Config
+	files   map[string][]byte // the generated files, as compiled
 	docker  string
 	main    []string // docker compose on the sandbox
 	compose []string // docker compose on the task
 	dir     string   // the task's directory
 	direct  *directPlan
 	kube    kubeTarget // a task on a cluster
-	times   struct{ prepared, started, commandEnded time.Time }
 	// loginFrom is the sandbox's state volume whose login the task's state
 	// volume starts with (run.copy_login); loginNote says why there is none.
 	loginFrom, loginNote string
@@ -124,99 +118,58 @@ func (o *runOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	p.times.prepared = time.Now()
+	c := &task.Course{Sandbox: p.cfg.Name, Rec: p.rec, Backend: p.backend(o.prog, stderr),
+		Times: task.Times{Prepared: time.Now()}}
 	warnMissingSecrets(stderr, p.cfg.TaskEnv())
 	if p.loginNote != "" {
 		fmt.Fprintf(stderr, "agentbox: run.copy_login: %s\n", p.loginNote)
-	}
-	if p.rec.On == onKubernetes {
-		return o.runKube(ctx, p, stdout, stderr)
-	}
-	if err := start(ctx, p, o.prog, stderr); err != nil {
-		return err
-	}
-	p.times.started = time.Now()
-	if o.detach {
-		fmt.Fprintf(stderr, "agentbox: task %s started; deadline %s (agentbox ps, logs %s, stop %s)\n",
-			p.rec.Name, p.rec.Deadline.Format(time.RFC3339), p.rec.Name, p.rec.Name)
-		return nil
-	}
-	agent, err := serviceState(ctx, p.docker, p.rec.Project, "agent")
-	if err != nil || agent == nil {
-		return fmt.Errorf("task %s: its agent container is missing: %v", p.rec.Name, err)
 	}
 	out := stdout
 	if o.json {
 		out = stderr // stdout is the summary's
 	}
 	aout, aerr, flush := agentOutput(out, stderr, o.raw)
-	stopped := follow(ctx, p, agent.ID, aout, aerr)
+	sum, err := c.Run(ctx, o.detach, aout, aerr)
 	flush()
-	p.times.commandEnded = time.Now()
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
-	defer cancel()
-	sum, err := finish(fctx, p, stopped)
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
+	case sum == nil:
+		fmt.Fprintf(stderr, "agentbox: task %s started; deadline %s (agentbox ps, logs %s, stop %s)\n",
+			p.rec.Name, p.rec.Deadline.Format(time.RFC3339), p.rec.Name, p.rec.Name)
+		return nil
 	}
 	return reportTask(sum, o.json, stdout, stderr)
+}
+
+// backend is the prepared task's backend: its Job on a cluster, or its
+// compose project here (prog hears of an image build).
+func (p *prepared) backend(prog *progress, stderr io.Writer) task.Backend {
+	if p.rec.On == task.OnKubernetes {
+		return &kubeBackend{p: p, stderr: stderr}
+	}
+	return &composeBackend{p: p, docker: sandbox.Docker{Path: p.docker}, prog: prog, stderr: stderr}
 }
 
 // prepare checks everything and makes the task's clone and override;
 // nothing runs yet. On error nothing is left behind.
 func (o *runOptions) prepare(ctx context.Context) (*prepared, error) {
-	if o.name == "" {
-		o.name = defaultTaskName()
-	}
-	if !generator.TaskName.MatchString(o.name) || slices.Contains(services, o.name) {
-		return nil, usageErrorf("invalid task name %q: want lower-case letters, digits and -, starting with a letter or digit, at most 40, and not egress or agent", o.name)
-	}
 	// Everything about the input first: a bad flag is reported before
 	// Docker is asked anything.
-	switch {
-	case o.workspace != workspaceClone && o.workspace != workspaceDirect:
-		return nil, usageErrorf("invalid --workspace %q: want clone or direct", o.workspace)
-	case o.workspace == workspaceDirect && o.refSet:
-		return nil, usageErrorf("--ref names the commit a task's clone starts from; --workspace direct works on the working tree as it is")
-	case o.on != "docker" && o.on != onKubernetes:
-		return nil, usageErrorf("invalid --on %q: want docker or kubernetes", o.on)
-	case o.on != onKubernetes && (o.context != "" || o.namespace != ""):
-		return nil, usageErrorf("--context and --namespace go with --on kubernetes")
-	case o.on == onKubernetes && o.workspace == workspaceDirect:
-		return nil, usageErrorf("--workspace direct runs on this machine's project directory, not on a cluster")
-	case o.namespace != "" && !generator.KubeNamespace.MatchString(o.namespace):
-		return nil, usageErrorf("invalid --namespace %q", o.namespace)
-	case strings.HasPrefix(o.context, "-") || strings.ContainsAny(o.context, "\x00\n"):
-		return nil, usageErrorf("invalid --context %q", o.context)
+	if err := o.checkFlags(); err != nil {
+		return nil, err
 	}
-	cfg, err := (&sandboxOptions{dir: o.dir}).current(true)
+	c, timeout, profile, err := o.config()
 	if err != nil {
 		return nil, err
 	}
-	timeout, err := taskTimeout(cfg, o.timeout)
-	if err != nil {
+	cfg := c.Config
+	p := &prepared{cfg: cfg, files: c.Files}
+	if p.dir, err = task.Dir(cfg.Name, o.name); err != nil {
 		return nil, err
 	}
-	if o.on == onKubernetes && cfg.Kubernetes == nil {
-		return nil, errors.New("agentbox.yaml has no kubernetes section: --on kubernetes needs its namespace and registry")
-	}
-	profile, err := checkProfile(cfg, o.profile)
-	if err != nil {
-		return nil, err
-	}
-	if prof, _ := cfg.Profile(profile); o.workspace == workspaceDirect && prof.Locked {
-		return nil, usageErrorf("--workspace direct writes the project directory; profile %s keeps it read-only", profile)
-	}
-	if o.on == onKubernetes && profile != cfg.DefaultProfile {
-		return nil, usageErrorf("--on kubernetes runs the default profile (%s) only", cfg.DefaultProfile)
-	}
-	dir, err := taskDir(cfg.Name, o.name)
-	if err != nil {
-		return nil, err
-	}
-	var direct *directPlan
-	if o.workspace == workspaceDirect {
-		if direct, err = planDirect(cfg, o.dir, dir); err != nil {
+	if o.workspace == task.WorkspaceDirect {
+		if p.direct, err = planDirect(cfg, o.dir, p.dir); err != nil {
 			return nil, err
 		}
 	}
@@ -224,51 +177,127 @@ func (o *runOptions) prepare(ctx context.Context) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	var kube kubeTarget
-	var docker string
-	var main []string
-	if o.on == onKubernetes {
-		if kube, err = o.kubeTarget(cfg); err != nil {
-			return nil, err
-		}
-	} else {
-		if docker, err = checkDocker(ctx); err != nil {
-			return nil, err
-		}
-		main = composeArgv(docker, o.dir, cfg, profile)
+	if err := o.target(ctx, p, profile); err != nil {
+		return nil, err
 	}
-	branch := "agentbox/" + o.name
-	if _, err := readTask(cfg.Name, o.name); err == nil {
-		return nil, fmt.Errorf("task %s exists; remove it first (agentbox rm %s) or choose another --name", o.name, o.name)
+	branch, err := o.branch(ctx, cfg)
+	if err != nil {
+		return nil, err
 	}
-	if o.workspace == workspaceDirect {
-		branch = ""
-		if err := noOtherDirectTask(cfg.Name); err != nil {
-			return nil, err
-		}
-	} else if out, err := gitOut(ctx, o.dir, "rev-parse", "-q", "--verify", "refs/heads/"+branch); err == nil && out != "" {
-		return nil, fmt.Errorf("branch %s exists in the repository; delete it or choose another --name", branch)
-	}
-	p := &prepared{cfg: cfg, docker: docker, main: main, dir: dir, direct: direct, kube: kube}
-	now := time.Now()
-	p.rec = &taskRecord{Name: o.name, Project: generator.TaskProject(cfg.Name, o.name), Dir: o.dir, Ref: o.ref,
-		Base: base, Branch: branch, Command: o.argv, Started: now, State: stateRunning, Workspace: directOrEmpty(o.workspace), Profile: profile,
-		// Whole seconds, as egress keeps it; rounded up, never earlier.
-		Deadline: now.Add(timeout + time.Second - 1).Truncate(time.Second)}
-	if o.on == onKubernetes {
-		p.rec.On, p.rec.KubeContext, p.rec.KubeNamespace = onKubernetes, kube.context, kube.namespace
-		if p.rec.Job, err = kubeJobName(cfg.Name, o.name); err != nil {
-			return nil, err
-		}
-	} else {
-		p.compose = taskCompose(p.docker, o.dir, cfg, p.rec, dir)
+	if err := o.record(p, base, branch, profile, timeout); err != nil {
+		return nil, err
 	}
 	p.loginFrom, p.loginNote = loginSource(ctx, p.docker, cfg, p.rec)
 	if err := p.makeDir(ctx); err != nil {
-		os.RemoveAll(dir)
+		os.RemoveAll(p.dir)
 		return nil, err
 	}
 	return p, nil
+}
+
+// checkFlags checks the task's name (choosing one when there is none)
+// and the flags that go together.
+func (o *runOptions) checkFlags() error {
+	if o.name == "" {
+		o.name = defaultTaskName()
+	}
+	if !generator.TaskName.MatchString(o.name) || slices.Contains(services, o.name) {
+		return usageErrorf("invalid task name %q: want lower-case letters, digits and -, starting with a letter or digit, at most 40, and not egress or agent", o.name)
+	}
+	switch {
+	case o.workspace != task.WorkspaceClone && o.workspace != task.WorkspaceDirect:
+		return usageErrorf("invalid --workspace %q: want clone or direct", o.workspace)
+	case o.workspace == task.WorkspaceDirect && o.refSet:
+		return usageErrorf("--ref names the commit a task's clone starts from; --workspace direct works on the working tree as it is")
+	case o.on != "docker" && o.on != task.OnKubernetes:
+		return usageErrorf("invalid --on %q: want docker or kubernetes", o.on)
+	case o.on != task.OnKubernetes && (o.context != "" || o.namespace != ""):
+		return usageErrorf("--context and --namespace go with --on kubernetes")
+	case o.on == task.OnKubernetes && o.workspace == task.WorkspaceDirect:
+		return usageErrorf("--workspace direct runs on this machine's project directory, not on a cluster")
+	case o.namespace != "" && !generator.KubeNamespace.MatchString(o.namespace):
+		return usageErrorf("invalid --namespace %q", o.namespace)
+	case strings.HasPrefix(o.context, "-") || strings.ContainsAny(o.context, "\x00\n"):
+		return usageErrorf("invalid --context %q", o.context)
+	}
+	return nil
+}
+
+// config compiles the sandbox (its generated files current) and checks
+// the flags against it: the task's timeout and profile.
+func (o *runOptions) config() (*generator.Compiled, time.Duration, string, error) {
+	c, err := (&sandboxOptions{dir: o.dir}).compiled(true)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	cfg := c.Config
+	timeout, err := taskTimeout(cfg, o.timeout)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	if o.on == task.OnKubernetes && cfg.Kubernetes == nil {
+		return nil, 0, "", errors.New("agentbox.yaml has no kubernetes section: --on kubernetes needs its namespace and registry")
+	}
+	profile, err := checkProfile(cfg, o.profile)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	if prof, _ := cfg.Profile(profile); o.workspace == task.WorkspaceDirect && prof.Locked {
+		return nil, 0, "", usageErrorf("--workspace direct writes the project directory; profile %s keeps it read-only", profile)
+	}
+	if o.on == task.OnKubernetes && profile != cfg.DefaultProfile {
+		return nil, 0, "", usageErrorf("--on kubernetes runs the default profile (%s) only", cfg.DefaultProfile)
+	}
+	return c, timeout, profile, nil
+}
+
+// target finds what runs the task: kubectl on its cluster, or docker and
+// compose on the sandbox's profile here.
+func (o *runOptions) target(ctx context.Context, p *prepared, profile string) error {
+	var err error
+	if o.on == task.OnKubernetes {
+		p.kube, err = o.kubeTarget(p.cfg)
+		return err
+	}
+	if p.docker, err = checkDocker(ctx); err != nil {
+		return err
+	}
+	p.main = composeArgv(p.docker, o.dir, p.cfg, profile)
+	return nil
+}
+
+// branch is the task's branch ("" for a direct task), after checking that
+// neither the task nor its branch exists, and that no other direct task
+// works on the project.
+func (o *runOptions) branch(ctx context.Context, cfg *generator.Config) (string, error) {
+	branch := "agentbox/" + o.name
+	if _, err := task.Read(cfg.Name, o.name); err == nil {
+		return "", fmt.Errorf("task %s exists; remove it first (agentbox rm %s) or choose another --name", o.name, o.name)
+	}
+	if o.workspace == task.WorkspaceDirect {
+		return "", noOtherDirectTask(cfg.Name)
+	}
+	if out, err := gitOut(ctx, o.dir, "rev-parse", "-q", "--verify", "refs/heads/"+branch); err == nil && out != "" {
+		return "", fmt.Errorf("branch %s exists in the repository; delete it or choose another --name", branch)
+	}
+	return branch, nil
+}
+
+// record makes the task's record, and its compose command or Job name.
+func (o *runOptions) record(p *prepared, base, branch, profile string, timeout time.Duration) error {
+	now := time.Now()
+	p.rec = &task.Record{Name: o.name, Project: generator.TaskProject(p.cfg.Name, o.name), Dir: o.dir, Ref: o.ref,
+		Base: base, Branch: branch, Command: o.argv, Started: now, State: task.StateRunning, Workspace: directOrEmpty(o.workspace), Profile: profile,
+		// Whole seconds, as egress keeps it; rounded up, never earlier.
+		Deadline: now.Add(timeout + time.Second - 1).Truncate(time.Second)}
+	if o.on != task.OnKubernetes {
+		p.compose = taskCompose(p.docker, o.dir, p.cfg, p.rec, p.dir)
+		return nil
+	}
+	p.rec.On, p.rec.KubeContext, p.rec.KubeNamespace = task.OnKubernetes, p.kube.context, p.kube.namespace
+	var err error
+	p.rec.Job, err = kubeJobName(p.cfg.Name, o.name)
+	return err
 }
 
 // makeDir makes the task's directory: its bare clone of the repository,
@@ -283,7 +312,7 @@ func (p *prepared) makeDir(ctx context.Context) error {
 	}
 	origin := filepath.Join(p.dir, "origin.git")
 	var binds []generator.Bind
-	if p.rec.Workspace == workspaceDirect {
+	if p.rec.Workspace == task.WorkspaceDirect {
 		// The project's own git database, read-only: the workspace's
 		// entrypoint checks that the work tree is this project's.
 		origin, binds = filepath.Join(p.direct.binds[0].Source, ".git"), p.direct.binds
@@ -301,45 +330,52 @@ func (p *prepared) makeDir(ctx context.Context) error {
 			}
 		}
 	}
-	if p.rec.On == onKubernetes {
+	if p.rec.On == task.OnKubernetes {
 		// The clone reaches the Pod as a bundle of its branch, HEAD on it.
 		if _, err := gitOut(ctx, "", "--git-dir", origin, "bundle", "create", "--quiet", filepath.Join(p.dir, "task.bundle"),
 			"HEAD", "refs/heads/"+p.rec.Branch); err != nil {
 			return fmt.Errorf("making the task's bundle: %w", err)
 		}
-		return p.rec.write(p.cfg.Name)
+		return p.rec.Write(p.cfg.Name)
 	}
-	override, err := generator.TaskOverride(p.cfg, generator.Task{Name: p.rec.Name, Deadline: p.rec.Deadline,
-		Origin: origin, Command: p.rec.Command, Env: p.cfg.TaskEnv(), Binds: binds, Profile: p.rec.Profile,
-		LoginFrom: p.loginFrom})
+	t := p.task()
+	t.Origin, t.Binds, t.LoginFrom = origin, binds, p.loginFrom
+	override, err := generator.TaskOverride(p.cfg, t)
 	if err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(p.dir, "compose.yml"), override, 0o600); err != nil {
 		return err
 	}
-	return p.rec.write(p.cfg.Name)
+	return p.rec.Write(p.cfg.Name)
+}
+
+// task is the description of the task the generator makes its compose
+// override and its Job of.
+func (p *prepared) task() generator.Task {
+	return generator.Task{Name: p.rec.Name, Deadline: p.rec.Deadline, Command: p.rec.Command,
+		Env: p.cfg.TaskEnv(), Profile: p.rec.Profile}
 }
 
 // start builds the sandbox's images if they are missing or older than the
 // generated files, and starts the task: egress healthy, then the agent.
 func start(ctx context.Context, p *prepared, prog *progress, stderr io.Writer) error {
 	if err := ensureImages(ctx, p, prog, stderr); err != nil {
-		return p.fail(err)
+		return p.fail(ctx, err)
 	}
 	var errb strings.Builder
 	// Not --wait: a task may be over before compose would look. depends_on
 	// (condition: service_healthy) starts the agent only once the firewall
 	// is loaded and answering.
 	if err := execCompose(ctx, p.compose, nil, io.Discard, &errb, "up", "--detach", "--no-build"); err != nil {
-		return p.fail(fmt.Errorf("starting task %s: %v\n%s", p.rec.Name, err, strings.TrimSpace(errb.String())))
+		return p.fail(ctx, fmt.Errorf("starting task %s: %v\n%s", p.rec.Name, err, strings.TrimSpace(errb.String())))
 	}
 	return nil
 }
 
 // fail removes what start made and records the task as failed.
-func (p *prepared) fail(err error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+func (p *prepared) fail(ctx context.Context, err error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	_ = execCompose(ctx, p.compose, nil, io.Discard, io.Discard, "down", "--volumes", "--timeout", "1")
 	os.RemoveAll(p.dir)
@@ -438,7 +474,7 @@ func follow(ctx context.Context, p *prepared, id string, stdout, stderr io.Write
 	case <-ctx.Done():
 		stopped = true
 		fmt.Fprintf(stderr, "agentbox: stopping task %s\n", p.rec.Name)
-		sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		_ = execCompose(sctx, p.compose, nil, io.Discard, io.Discard, "stop", "--timeout", "1")
 		cancel()
 		<-done
@@ -454,8 +490,8 @@ func follow(ctx context.Context, p *prepared, id string, stdout, stderr io.Write
 // directOrEmpty is a task record's workspace: "direct", or empty for the
 // clone.
 func directOrEmpty(mode string) string {
-	if mode == workspaceDirect {
-		return workspaceDirect
+	if mode == task.WorkspaceDirect {
+		return task.WorkspaceDirect
 	}
 	return ""
 }
@@ -463,12 +499,12 @@ func directOrEmpty(mode string) string {
 // noOtherDirectTask refuses a second direct task on one project: two agents
 // would write one work tree.
 func noOtherDirectTask(project string) error {
-	tasks, err := listTasks(project)
+	tasks, err := task.List(project)
 	if err != nil {
 		return err
 	}
 	for _, t := range tasks {
-		if t.Workspace == workspaceDirect && t.State == stateRunning {
+		if t.Workspace == task.WorkspaceDirect && t.State == task.StateRunning {
 			return fmt.Errorf("task %s works on the project directory already (--workspace direct); stop it or wait for it first", t.Name)
 		}
 	}
@@ -492,45 +528,17 @@ func (o *runOptions) kubeTarget(cfg *generator.Config) (kubeTarget, error) {
 	return kubeTarget{kubectl: k, context: o.context, namespace: ns}, nil
 }
 
-// runKube is run's course for a task on a cluster.
-func (o *runOptions) runKube(ctx context.Context, p *prepared, stdout, stderr io.Writer) error {
-	if err := startKube(ctx, p, stderr); err != nil {
-		return err
-	}
-	p.times.started = time.Now()
-	if o.detach {
-		fmt.Fprintf(stderr, "agentbox: task %s started; deadline %s (agentbox ps, logs %s, stop %s)\n",
-			p.rec.Name, p.rec.Deadline.Format(time.RFC3339), p.rec.Name, p.rec.Name)
-		return nil
-	}
-	out := stdout
-	if o.json {
-		out = stderr
-	}
-	aout, aerr, flush := agentOutput(out, stderr, o.raw)
-	stopped := followKube(ctx, p, aout, aerr)
-	flush()
-	p.times.commandEnded = time.Now()
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
-	defer cancel()
-	sum, err := finishKube(fctx, p, stopped)
-	if err != nil {
-		return err
-	}
-	return reportTask(sum, o.json, stdout, stderr)
-}
-
 // loginSource is the sandbox's state volume of the task's profile, whose
 // login (the agent's credentials files) run.copy_login copies into the
 // task's fresh one; "" and a note when there is nothing to copy from.
-func loginSource(ctx context.Context, docker string, cfg *generator.Config, rec *taskRecord) (volume, note string) {
+func loginSource(ctx context.Context, docker string, cfg *generator.Config, rec *task.Record) (volume, note string) {
 	prof, _ := cfg.Profile(rec.Profile)
 	switch {
 	case !cfg.CopyLogin:
 		return "", ""
 	case len(cfg.Agent.Credentials) == 0:
 		return "", fmt.Sprintf("agent %s keeps no login in files; pass a key or token through secrets", cfg.Agent.Name)
-	case rec.On == onKubernetes:
+	case rec.On == task.OnKubernetes:
 		return "", "a task on a cluster starts without the sandbox's login; pass a key or token through secrets"
 	case prof == nil || prof.Locked:
 		return "", fmt.Sprintf("profile %s has no state volume; pass a key or token through secrets", rec.Profile)

@@ -13,6 +13,7 @@ import (
 	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
+	"github.com/agentbox-dev/agentbox/task"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -80,14 +81,14 @@ agentbox-egress: rejected packets: dns=2 other=3 special=0
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(names) != 3 || names[0] != (nameCount{"evil.example", 2}) || names[1] != (nameCount{"\x1b[2j.example", 1}) ||
-		names[2] != (nameCount{"other.test", 1}) {
+	if len(names) != 3 || names[0] != (task.NameCount{Name: "evil.example", Count: 2}) || names[1] != (task.NameCount{Name: "\x1b[2j.example", Count: 1}) ||
+		names[2] != (task.NameCount{Name: "other.test", Count: 1}) {
 		t.Errorf("names %+v", names)
 	}
 	if len(packets) != 2 || packets["dns"] != 2 || packets["other"] != 3 {
 		t.Errorf("packets %v", packets)
 	}
-	want := []addrCount{
+	want := []task.AddrCount{
 		{Address: "198.51.100.7", Port: 443, Protocol: "tcp", Count: 2, Why: "TCP to an unlisted address or port"},
 		{Address: "2001:db8::1", Protocol: "icmpv6", Count: 1, Why: "ICMP"},
 	}
@@ -95,7 +96,7 @@ agentbox-egress: rejected packets: dns=2 other=3 special=0
 		t.Errorf("addresses %+v, want %+v", addrs, want)
 	}
 	var b strings.Builder
-	printSummary(&b, &taskSummary{Task: "fix-1", State: stateExited, RefusedNames: names, RefusedAddresses: addrs})
+	printSummary(&b, &task.Summary{Task: "fix-1", State: task.StateExited, RefusedNames: names, RefusedAddresses: addrs})
 	if line := "  refused  198.51.100.7:443/tcp (2), 2001:db8::1/icmpv6 (1)\n"; !strings.Contains(b.String(), line) {
 		t.Errorf("the summary lacks %q:\n%s", line, b.String())
 	}
@@ -173,12 +174,12 @@ func TestReportRefusedBranch(t *testing.T) {
 		exit, want int
 		status     string
 	}{
-		{0, exitBranchRefused, "refused"},
+		{0, task.ExitBranchRefused, "refused"},
 		{7, 7, "refused"},
-		{exitTimedOut, exitTimedOut, "refused"},
+		{task.ExitTimedOut, task.ExitTimedOut, "refused"},
 		{0, 0, "new"},
 	} {
-		sum := &taskSummary{Task: "fix-1", State: stateExited, ExitCode: tc.exit, BranchStatus: tc.status}
+		sum := &task.Summary{Task: "fix-1", State: task.StateExited, ExitCode: tc.exit, BranchStatus: tc.status}
 		var out, errs strings.Builder
 		code := 0
 		if err := reportTask(sum, false, &out, &errs); err != nil {
@@ -194,7 +195,7 @@ func TestReportRefusedBranch(t *testing.T) {
 	}
 	// The reasons read as fetch prints them, not as Go values; in JSON each
 	// is {commit, path, why}.
-	sum := &taskSummary{Task: "fix-1", State: stateExited, Branch: "refs/heads/agentbox/fix-1", BranchStatus: "refused",
+	sum := &task.Summary{Task: "fix-1", State: task.StateExited, Branch: "refs/heads/agentbox/fix-1", BranchStatus: "refused",
 		Refusals: []gitgate.Reason{{Commit: "0123456789abcdef0123456789abcdef01234567", Path: "sub/.git/hooks/pre-commit\x1b[2J", Why: "a git directory in the tree"}}}
 	var out, errs strings.Builder
 	_ = reportTask(sum, false, &out, &errs)
@@ -230,7 +231,7 @@ func TestTaskBranchStatusEmpty(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	printSummary(&b, &taskSummary{Task: "fix-1", State: stateExited, Branch: "refs/heads/agentbox/fix-1", BranchStatus: taskBranchStatus(gitgate.Branch{Status: gitgate.StatusNew})})
+	printSummary(&b, &task.Summary{Task: "fix-1", State: task.StateExited, Branch: "refs/heads/agentbox/fix-1", BranchStatus: taskBranchStatus(gitgate.Branch{Status: gitgate.StatusNew})})
 	if !strings.Contains(b.String(), "branch   refs/heads/agentbox/fix-1: empty: no new commit\n") {
 		t.Errorf("the summary:\n%s", b.String())
 	}

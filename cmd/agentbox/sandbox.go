@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +13,8 @@ import (
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/termsafe"
+	"github.com/agentbox-dev/agentbox/sandbox"
+	"github.com/agentbox-dev/agentbox/task"
 	"github.com/spf13/cobra"
 )
 
@@ -60,7 +59,7 @@ func (o *sandboxOptions) compose(ctx context.Context, starts bool) ([]string, *g
 		return nil, nil, err
 	}
 	if o.profile == "" {
-		if o.profile, err = labelledProfile(ctx, docker, cfg.Name); err != nil {
+		if o.profile, err = (sandbox.Docker{Path: docker}).LabelledProfile(ctx, cfg.Name); err != nil {
 			return nil, nil, err
 		}
 		switch {
@@ -76,6 +75,16 @@ func (o *sandboxOptions) compose(ctx context.Context, starts bool) ([]string, *g
 // current compiles the sandbox and checks that the generated files on disk
 // are what it compiles to.
 func (o *sandboxOptions) current(starts bool) (*generator.Config, error) {
+	c, err := o.compiled(starts)
+	if err != nil {
+		return nil, err
+	}
+	return c.Config, nil
+}
+
+// compiled compiles the sandbox and checks that the generated files on
+// disk are what it compiles to; its files are those, in memory.
+func (o *sandboxOptions) compiled(starts bool) (*generator.Compiled, error) {
 	c, err := generator.Compile(o.dir, generator.CompileOptions{CheckMounts: starts})
 	if err != nil {
 		return nil, err
@@ -85,60 +94,46 @@ func (o *sandboxOptions) current(starts bool) (*generator.Config, error) {
 	} else if diff != "" {
 		return nil, errors.New("the generated files are out of date (agentbox generate --check fails); run \"agentbox generate\" and review the diff first")
 	}
-	return c.Config, nil
+	return c, nil
 }
 
 // composeArgv is docker compose on profile's generated file, as cfg's
 // project.
 func composeArgv(docker, dir string, cfg *generator.Config, profile string) []string {
-	return []string{docker, "compose", "-f", profileComposeFile(dir, cfg, profile), "-p", cfg.Name}
+	return sandbox.ComposeArgv(docker, cfg.Name, profileComposeFile(dir, cfg, profile))
 }
 
 // checkDocker checks that the docker CLI, compose v2 and the daemon are
 // there, and returns the path of docker.
 func checkDocker(ctx context.Context) (string, error) {
-	docker, err := exec.LookPath("docker")
-	if err != nil {
-		return "", errors.New("docker is not installed (or not on PATH): agentbox runs the sandbox with Docker Engine and compose v2")
-	}
-	if out, err := exec.CommandContext(ctx, docker, "compose", "version", "--short").CombinedOutput(); err != nil {
-		if _, v1 := exec.LookPath("docker-compose"); v1 == nil {
-			return "", errors.New("only compose v1 (docker-compose) is installed; agentbox needs compose v2, the `docker compose` plugin")
-		}
-		return "", fmt.Errorf("docker compose (v2) is not available: %s", firstLine(out, err))
-	} else if v := strings.TrimPrefix(strings.TrimSpace(string(out)), "v"); strings.HasPrefix(v, "1.") {
-		return "", fmt.Errorf("docker compose %s is compose v1; agentbox needs compose v2", v)
-	}
-	// `docker version` reports the daemon's own error when there is no
-	// daemon; `docker info --format` does not on Debian's 20.10 CLI, whose
-	// template fails first on the missing server ("reflect: indirection
-	// through nil pointer to embedded struct field Info").
-	cmd := exec.CommandContext(ctx, docker, "version", "--format", "{{.Server.Version}}")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil || strings.TrimSpace(stdout.String()) == "" {
-		return "", fmt.Errorf("cannot reach the Docker daemon (is dockerd running?): %s", daemonError(stderr.Bytes(), stdout.Bytes(), err))
-	}
-	return docker, nil
+	d, err := sandbox.Check(ctx)
+	return d.Path, err
 }
 
-// daemonError picks the line that says why the daemon cannot be reached
-// from what a docker CLI printed: the first line of stderr, then of stdout,
-// that is not a Go template's error ("ERROR: " taken off).
-func daemonError(stderr, stdout []byte, err error) string {
-	for _, out := range [][]byte{stderr, stdout} {
-		for _, line := range strings.Split(string(out), "\n") {
-			line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "ERROR:"))
-			if line != "" && !strings.HasPrefix(line, "template:") {
-				return line
-			}
-		}
-	}
-	if err != nil {
-		return err.Error()
-	}
-	return "docker version reported no server"
+// compose is docker compose of argv, in the environment composeEnviron
+// gives each compose command.
+func compose(argv []string) sandbox.Compose {
+	return sandbox.Compose{Docker: sandbox.Docker{Path: argv[0]}, Argv: argv, Env: composeEnviron}
 }
+
+// execCompose runs docker compose (argv) with args, connected to the
+// terminal (sandbox.Compose.Run); its failure is agentbox's error.
+func execCompose(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, args ...string) error {
+	err := compose(argv).Run(ctx, stdin, stdout, stderr, args...)
+	if ee := (*sandbox.ExitError)(nil); errors.As(err, &ee) {
+		return &exitErr{exitError, err}
+	}
+	return err
+}
+
+// runCompose runs docker compose (argv) with args and stdin, and returns
+// its stdout (sandbox.Compose.Output).
+func runCompose(ctx context.Context, argv []string, stdin string, args ...string) ([]byte, error) {
+	return compose(argv).Output(ctx, stdin, args...)
+}
+
+// firstLine is the first line of out, else err's text.
+func firstLine(out []byte, err error) string { return sandbox.FirstLine(out, err) }
 
 // run runs docker compose with args, connected to the terminal; starts says
 // whether that starts containers (compose).
@@ -151,44 +146,6 @@ func (o *sandboxOptions) run(ctx context.Context, starts bool, stdin io.Reader, 
 		warnStale(ctx, argv[0], o.dir, cfg.Name, stderr)
 	}
 	return execCompose(ctx, argv, stdin, stdout, stderr, args...)
-}
-
-// composeGrace is how long docker compose has to stop after an interrupt
-// before it is killed.
-const composeGrace = 10 * time.Second
-
-// execCompose runs docker compose (argv) with args, connected to the
-// terminal. When ctx is canceled (Ctrl-C, SIGTERM), compose gets an
-// interrupt, as from the terminal, and time to stop cleanly.
-func execCompose(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, args ...string) error {
-	env, err := composeEnviron(args[0])
-	if err != nil {
-		return err
-	}
-	cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], args...)...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-	cmd.Env = env
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = composeGrace
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return &exitErr{exitError, fmt.Errorf("agentbox: docker compose %s interrupted (%v)", args[0], context.Cause(ctx))}
-		}
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return &exitErr{exitError, fmt.Errorf("docker compose %s failed (exit %d)", args[0], ee.ExitCode())}
-		}
-		return fmt.Errorf("running docker compose: %w", err)
-	}
-	return nil
-}
-
-func firstLine(out []byte, err error) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	if line == "" {
-		return err.Error()
-	}
-	return line
 }
 
 func newUpCmd(dir *string, prog *progress, stdout, stderr io.Writer) *cobra.Command {
@@ -237,7 +194,7 @@ func startSandbox(ctx context.Context, dir, profile string, prog *progress, stdo
 	if err != nil {
 		return err
 	}
-	if err := checkOwner(ctx, argv[0], cfg.Name, o.dir); err != nil {
+	if err := (sandbox.Docker{Path: argv[0]}).CheckOwner(ctx, cfg.Name, o.dir); err != nil {
 		return err
 	}
 	warnMissingSecrets(stderr, cfg.Secrets)
@@ -254,7 +211,7 @@ func startSandbox(ctx context.Context, dir, profile string, prog *progress, stdo
 	if done("the sandbox is up (profile "+o.profile+")", err); err != nil {
 		return err
 	}
-	if err := followEgress(ctx, argv, stderr); err != nil {
+	if err := compose(argv).FollowEgress(ctx, stderr); err != nil {
 		return err
 	}
 	if err := recordUp(ctx, argv[0], o.dir, cfg.Name); err != nil {
@@ -291,14 +248,6 @@ func newShellCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 // services are the names `agentbox logs` accepts.
 var services = []string{"agent", "egress"}
 
-// logsOptions are what logs passes on to docker compose logs, docker logs
-// or kubectl logs.
-type logsOptions struct {
-	follow bool
-	tail   string // "": all; else a number of lines
-	since  time.Time
-}
-
 // parseTail reads --tail: empty or "all" (every line), or a number of
 // lines, 0 or more.
 func parseTail(s string) (string, error) {
@@ -312,32 +261,32 @@ func parseTail(s string) (string, error) {
 	return strconv.Itoa(n), nil
 }
 
-// args are the flags of docker logs and docker compose logs.
-func (l logsOptions) args() []string {
+// dockerLogArgs are the flags of docker logs and docker compose logs.
+func dockerLogArgs(l task.Logs) []string {
 	var a []string
-	if l.follow {
+	if l.Follow {
 		a = append(a, "--follow")
 	}
-	if l.tail != "" {
-		a = append(a, "--tail", l.tail)
+	if l.Tail != "" {
+		a = append(a, "--tail", l.Tail)
 	}
-	if !l.since.IsZero() {
-		a = append(a, "--since", l.since.UTC().Format(time.RFC3339Nano))
+	if !l.Since.IsZero() {
+		a = append(a, "--since", l.Since.UTC().Format(time.RFC3339Nano))
 	}
 	return a
 }
 
-// kubeArgs are the flags of kubectl logs.
-func (l logsOptions) kubeArgs() []string {
+// kubeLogArgs are the flags of kubectl logs.
+func kubeLogArgs(l task.Logs) []string {
 	var a []string
-	if l.follow {
+	if l.Follow {
 		a = append(a, "--follow")
 	}
-	if l.tail != "" {
-		a = append(a, "--tail="+l.tail)
+	if l.Tail != "" {
+		a = append(a, "--tail="+l.Tail)
 	}
-	if !l.since.IsZero() {
-		a = append(a, "--since-time="+l.since.UTC().Format(time.RFC3339))
+	if !l.Since.IsZero() {
+		a = append(a, "--since-time="+l.Since.UTC().Format(time.RFC3339))
 	}
 	return a
 }
@@ -369,17 +318,17 @@ contain escape sequences the agent wrote, which your terminal acts on.`,
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			o.dir = *dir
-			l := logsOptions{follow: follow}
+			l := task.Logs{Follow: follow}
 			var err error
-			if l.tail, err = parseTail(tail); err != nil {
+			if l.Tail, err = parseTail(tail); err != nil {
 				return err
 			}
-			if l.since, err = parseSince(since, d.now()); err != nil {
+			if l.Since, err = parseSince(since, d.now()); err != nil {
 				return err
 			}
 			stdout, stderr, flush := agentOutput(stdout, stderr, raw)
 			defer flush()
-			argv := append([]string{"logs"}, l.args()...)
+			argv := append([]string{"logs"}, dockerLogArgs(l)...)
 			if len(args) == 1 {
 				if !slices.Contains(services, args[0]) {
 					if isTask(*dir, args[0]) {
@@ -397,84 +346,4 @@ contain escape sequences the agent wrote, which your terminal acts on.`,
 	c.Flags().StringVar(&since, "since", "", "only the lines since: a duration (1h, 30m) or an RFC 3339 time")
 	c.Flags().BoolVar(&raw, "raw", false, rawFlagUsage)
 	return c
-}
-
-// followEgress recreates the agent container when the egress container
-// started after it. The agent joins egress's network namespace; when the
-// engine restarts egress by itself (docker restart, a restart policy),
-// compose does not see it and the agent keeps the old namespace, with
-// loopback only (no network at all: fail closed) until it is recreated.
-// compose's own restarts of egress take the agent along (depends_on
-// restart: true).
-func followEgress(ctx context.Context, argv []string, stderr io.Writer) error {
-	eg, err := startedAt(ctx, argv, "egress")
-	if err != nil {
-		return err
-	}
-	ag, err := startedAt(ctx, argv, "agent")
-	if err != nil {
-		return err
-	}
-	if !eg.After(ag) {
-		return nil
-	}
-	fmt.Fprintln(stderr, "agentbox: the egress container restarted after the agent, whose network is gone; recreating the agent")
-	if _, err := runCompose(ctx, argv, "", "up", "-d", "--wait", "--force-recreate", "--no-deps", "agent"); err != nil {
-		return fmt.Errorf("recreating the agent container: %w", err)
-	}
-	return nil
-}
-
-// startedAt returns when the service's container last started.
-func startedAt(ctx context.Context, argv []string, service string) (time.Time, error) {
-	out, err := runCompose(ctx, argv, "", "ps", "-q", service)
-	if err != nil {
-		return time.Time{}, err
-	}
-	id := strings.TrimSpace(string(out))
-	if id == "" || strings.ContainsAny(id, " \n") {
-		return time.Time{}, fmt.Errorf("docker compose ps: want one %s container, got %q", service, id)
-	}
-	cmd := exec.CommandContext(ctx, argv[0], "inspect", "--format", "{{.State.StartedAt}}", id)
-	b, err := cmd.Output()
-	if err != nil {
-		return time.Time{}, fmt.Errorf("docker inspect %s: %v", service, err)
-	}
-	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(b)))
-	if err != nil {
-		return time.Time{}, fmt.Errorf("docker inspect %s: start time %q: %v", service, strings.TrimSpace(string(b)), err)
-	}
-	return t, nil
-}
-
-// checkOwner refuses to start when containers of the compose project name
-// belong to another project directory: two projects that share a name (for
-// one, neither sets name:, and both get the default) would share their
-// containers and volumes.
-func checkOwner(ctx context.Context, docker, name, dir string) error {
-	out, err := exec.CommandContext(ctx, docker, "ps", "-a", "--filter", "label=com.docker.compose.project="+name,
-		"--format", `{{.Label "com.docker.compose.project.working_dir"}}`).Output()
-	if err != nil {
-		return fmt.Errorf("listing the containers of compose project %q: %v", name, err)
-	}
-	ours, err := filepath.Abs(filepath.Join(dir, generator.OutDir))
-	if err != nil {
-		return err
-	}
-	for _, wd := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if wd == "" || samePath(wd, ours) || samePath(wd, filepath.Join(ours, filepath.Base(generator.ProfilesDir))) {
-			continue
-		}
-		return fmt.Errorf("the compose project %q belongs to another project (%s): give this one a name of its own in %s (name: ...)", name, filepath.Dir(wd), generator.ConfigFile)
-	}
-	return nil
-}
-
-func samePath(a, b string) bool {
-	if a == b {
-		return true
-	}
-	ra, errA := filepath.EvalSymlinks(a)
-	rb, errB := filepath.EvalSymlinks(b)
-	return errA == nil && errB == nil && ra == rb
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbox-dev/agentbox/task"
 )
 
 // fakeDocker puts a docker (and, for mode "v1", a docker-compose) on PATH
@@ -396,11 +398,11 @@ func TestLogsSince(t *testing.T) {
 func TestTaskLogsFlags(t *testing.T) {
 	dir := project(t, "agent-claude")
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	rec := &taskRecord{Name: "fix-1", Project: "agentbox-task-fix-1", State: stateRunning, Started: time.Now()}
+	rec := &task.Record{Name: "fix-1", Project: "agentbox-task-fix-1", State: task.StateRunning, Started: time.Now()}
 	if err := os.MkdirAll(mustTaskDir(t, "agentbox", "fix-1"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := rec.write("agentbox"); err != nil {
+	if err := rec.Write("agentbox"); err != nil {
 		t.Fatal(err)
 	}
 	log := fakeDocker(t, "ok")
@@ -416,7 +418,7 @@ func TestTaskLogsFlags(t *testing.T) {
 
 func mustTaskDir(t *testing.T, project, name string) string {
 	t.Helper()
-	d, err := taskDir(project, name)
+	d, err := task.Dir(project, name)
 	if err != nil {
 		t.Fatal(err)
 	}

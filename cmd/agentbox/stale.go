@@ -21,6 +21,8 @@ import (
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/atomicfile"
+	"github.com/agentbox-dev/agentbox/sandbox"
+	"github.com/agentbox-dev/agentbox/task"
 )
 
 // upRecord is what agentbox up started a sandbox from.
@@ -32,7 +34,7 @@ type upRecord struct {
 
 // upRecordPath is where up records the sandbox of project.
 func upRecordPath(project string) (string, error) {
-	d, err := stateDir("sandboxes")
+	d, err := task.StateDir("sandboxes")
 	if err != nil {
 		return "", err
 	}
@@ -72,7 +74,7 @@ func filesHash(dir string) (string, error) {
 
 // egressID is the id of project's egress container, "" when there is none.
 func egressID(ctx context.Context, docker, project string) (string, error) {
-	s, err := serviceState(ctx, docker, project, "egress")
+	s, err := sandbox.Docker{Path: docker}.ServiceState(ctx, project, "egress")
 	if err != nil || s == nil {
 		return "", err
 	}

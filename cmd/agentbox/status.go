@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/task"
 	"github.com/spf13/cobra"
 )
 
@@ -106,17 +107,17 @@ func sandboxStatus(ctx context.Context, d deps, dir string) (*statusView, error)
 		}
 		v.addGrants(ctx, d, dir, cfg.Name, "")
 	}
-	recs, err := listTasks(cfg.Name)
+	recs, err := task.List(cfg.Name)
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range recs {
-		if r.State != stateRunning {
+		if r.State != task.StateRunning {
 			continue
 		}
 		state, exit := d.taskState(ctx, dir, r)
 		v.Tasks = append(v.Tasks, psRow{r.Name, state, r.Started, r.Deadline, r.Ended, exit, taskBranch(r), r.Command, cmp.Or(r.Profile, generator.ProfileBalanced)})
-		if state == stateRunning {
+		if state == task.StateRunning {
 			v.addGrants(ctx, d, dir, cfg.Name, r.Name)
 		}
 	}
@@ -217,7 +218,7 @@ func (v *statusView) text(now time.Time) statusText {
 	}
 	for _, r := range v.Tasks {
 		left := ""
-		if r.State == stateRunning {
+		if r.State == task.StateRunning {
 			left = generator.FormatTaskDuration(max(r.Deadline.Sub(now).Round(time.Second), 0))
 		}
 		t.Tasks = append(t.Tasks, statusTaskText{r, left})
@@ -271,7 +272,7 @@ func parseContainers(out string) ([]containerInfo, error) {
 
 // dockerTaskState is deps.taskState: a recorded task's state now, as ps
 // shows it.
-func dockerTaskState(ctx context.Context, dir string, rec *taskRecord) (string, *int) {
+func dockerTaskState(ctx context.Context, dir string, rec *task.Record) (string, *int) {
 	o := &taskOptions{dir: dir}
 	if err := o.load(ctx); err != nil {
 		return "unknown (" + err.Error() + ")", nil

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbox-dev/agentbox/task"
 )
 
 // fakeRuntime answers deps.containers and deps.taskState from maps; an
@@ -33,7 +35,7 @@ func (f *fakeRuntime) list(_ context.Context, project string) ([]containerInfo, 
 	return cs, nil
 }
 
-func (f *fakeRuntime) taskState(_ context.Context, _ string, rec *taskRecord) (string, *int) {
+func (f *fakeRuntime) taskState(_ context.Context, _ string, rec *task.Record) (string, *int) {
 	s, ok := f.tasks[rec.Name]
 	if !ok {
 		f.t.Errorf("fake runtime: unexpected task %q", rec.Name)
@@ -74,12 +76,12 @@ func statusProject(t *testing.T, egress map[string]fakeReply) (string, deps, *fa
 	return dir, d, rt
 }
 
-func addTask(t *testing.T, r *taskRecord) {
+func addTask(t *testing.T, r *task.Record) {
 	t.Helper()
 	if err := os.MkdirAll(mustTaskDir(t, "agentbox", r.Name), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.write("agentbox"); err != nil {
+	if err := r.Write("agentbox"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -110,11 +112,11 @@ func TestStatus(t *testing.T) {
 	line, _ := json.Marshal(auditRecord{Time: statusNow.Add(-5 * time.Minute), Event: eventGrant, Sandbox: "agentbox",
 		Dest: "198.18.7.0/24", Ports: []uint16{443}, Expires: &exp, Reason: "fetch the fixtures", Result: resultOK})
 	writeFile(t, path, append(line, '\n'))
-	addTask(t, &taskRecord{Name: "fix-1", State: stateRunning, Branch: "agentbox/fix-1", Started: statusNow.Add(-10 * time.Minute),
+	addTask(t, &task.Record{Name: "fix-1", State: task.StateRunning, Branch: "agentbox/fix-1", Started: statusNow.Add(-10 * time.Minute),
 		Deadline: statusNow.Add(35 * time.Minute), Profile: "open"})
-	addTask(t, &taskRecord{Name: "old", State: stateExited, Branch: "agentbox/old", Started: statusNow.Add(-time.Hour)})
-	addTask(t, &taskRecord{Name: "done", State: stateRunning, Branch: "agentbox/done", Started: statusNow.Add(-20 * time.Minute)})
-	rt.tasks["fix-1"] = stateRunning
+	addTask(t, &task.Record{Name: "old", State: task.StateExited, Branch: "agentbox/old", Started: statusNow.Add(-time.Hour)})
+	addTask(t, &task.Record{Name: "done", State: task.StateRunning, Branch: "agentbox/done", Started: statusNow.Add(-20 * time.Minute)})
+	rt.tasks["fix-1"] = task.StateRunning
 	rt.tasks["done"] = "ended (agentbox stop done collects it)"
 
 	v := statusJSON(t, d, dir)
@@ -231,7 +233,7 @@ func TestStatusEscapes(t *testing.T) {
 		Dest: "198.18.7.0/24", Ports: []uint16{443}, Expires: &exp, Reason: "x\x1b]0;pwned\x07\u202e\u009b", Result: resultOK})
 	writeFile(t, path, append(line, '\n'))
 	rt.containers["agentbox"][0].Profile = "lo\x1b[2Jcked"
-	addTask(t, &taskRecord{Name: "fix-1", State: stateRunning, Branch: "agentbox/\x1b[31mred", Started: statusNow})
+	addTask(t, &task.Record{Name: "fix-1", State: task.StateRunning, Branch: "agentbox/\x1b[31mred", Started: statusNow})
 	rt.tasks["fix-1"] = "unknown (kubectl: \x1b[2J\u009b)"
 	for _, args := range [][]string{{"status"}, {"status", "--json"}} {
 		stdout, stderr, code := runDeps(t, d, append([]string{"-C", dir}, args...)...)
@@ -259,8 +261,8 @@ func TestStatusJSONShapeDocumented(t *testing.T) {
 	dir, d, rt := statusProject(t, map[string]fakeReply{": grants": {out: "198.18.7.0/24 443 600\n"},
 		"fix-1: grants": {out: "198.18.7.9/32 22 60\n"}, "fix-2: grants": {err: fmt.Errorf("gone")}})
 	for _, n := range []string{"fix-1", "fix-2"} {
-		addTask(t, &taskRecord{Name: n, State: stateRunning, Branch: "agentbox/" + n, Command: []string{"true"}, Started: statusNow})
-		rt.tasks[n] = stateRunning
+		addTask(t, &task.Record{Name: n, State: task.StateRunning, Branch: "agentbox/" + n, Command: []string{"true"}, Started: statusNow})
+		rt.tasks[n] = task.StateRunning
 	}
 	stdout, _, _ := runDeps(t, d, "-C", dir, "status", "--json")
 	var v any

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/agentbox-dev/agentbox/task"
 )
 
 // TestStopExitCode: agentbox stop exits 0 when it stopped the task, whatever
@@ -15,13 +17,13 @@ func TestStopExitCode(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
 		name string
-		sum  taskSummary
+		sum  task.Summary
 		code int
 	}{
-		{"stopped", taskSummary{Task: "fix-1", State: stateStopped, ExitCode: exitStopped, BranchStatus: "new"}, exitOK},
-		{"had ended on its own, failing", taskSummary{Task: "fix-1", State: stateExited, ExitCode: 2, BranchStatus: "new"}, exitOK},
-		{"timed out", taskSummary{Task: "fix-1", State: stateTimedOut, ExitCode: exitTimedOut, BranchStatus: branchEmpty}, exitOK},
-		{"branch refused", taskSummary{Task: "fix-1", State: stateStopped, ExitCode: exitStopped, BranchStatus: "refused"}, exitBranchRefused},
+		{"stopped", task.Summary{Task: "fix-1", State: task.StateStopped, ExitCode: task.ExitStopped, BranchStatus: "new"}, exitOK},
+		{"had ended on its own, failing", task.Summary{Task: "fix-1", State: task.StateExited, ExitCode: 2, BranchStatus: "new"}, exitOK},
+		{"timed out", task.Summary{Task: "fix-1", State: task.StateTimedOut, ExitCode: task.ExitTimedOut, BranchStatus: branchEmpty}, exitOK},
+		{"branch refused", task.Summary{Task: "fix-1", State: task.StateStopped, ExitCode: task.ExitStopped, BranchStatus: "refused"}, task.ExitBranchRefused},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, asJSON := range []bool{false, true} {
@@ -44,7 +46,7 @@ func TestStopExitCode(t *testing.T) {
 					}
 					continue
 				}
-				var got taskSummary
+				var got task.Summary
 				if err := json.Unmarshal(out.Bytes(), &got); err != nil || got.ExitCode != tt.sum.ExitCode || got.State != tt.sum.State {
 					t.Errorf("json summary %+v (%v), want the task's state %s and code %d", got, err, tt.sum.State, tt.sum.ExitCode)
 				}

@@ -9,11 +9,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/netip"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,186 +19,31 @@ import (
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/denials"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
+	"github.com/agentbox-dev/agentbox/task"
 )
-
-// taskSummary is what run prints when a task ends (--json: this shape).
-type taskSummary struct {
-	Task            string           `json:"task"`
-	State           string           `json:"state"` // exited, timed out, stopped
-	ExitCode        int              `json:"exit_code"`
-	DurationSeconds float64          `json:"duration_seconds"`
-	Branch          string           `json:"branch"` // refs/heads/agentbox/TASK on the host
-	BranchStatus    string           `json:"branch_status"`
-	Refusals        []gitgate.Reason `json:"branch_refusals"` // why fetch's checks refused the branch
-	Commits         []string         `json:"commits"`         // "abbrev subject", newest first
-	Diffstat        string           `json:"diffstat"`
-	Uncommitted     []string         `json:"uncommitted"` // git status --porcelain lines in the task's clone (direct: the project)
-	Workspace       string           `json:"workspace"`   // clone or direct
-	// Quarantined are the git directories a direct task's agent made in
-	// the project, disarmed (their HEAD renamed).
-	Quarantined []string `json:"quarantined,omitempty"`
-	// RemovedLinks are the links a direct task's agent made that led out
-	// of the project, removed ("PATH -> TARGET").
-	RemovedLinks []string    `json:"removed_links,omitempty"`
-	RefusedNames []nameCount `json:"refused_names"`
-	// RefusedAddresses are the firewall's records of refused connections
-	// (at most firewall.LogRate a second), one per destination.
-	RefusedAddresses []addrCount    `json:"refused_addresses"`
-	RejectedPackets  map[string]int `json:"rejected_packets"`
-	// Timings are the seconds each phase took: prepare (checks and the
-	// task's clone), start (until the agent runs, the firewall loaded and
-	// answering), command, and collect (stop, branch, summary).
-	Timings map[string]float64 `json:"timings"`
-}
-
-type nameCount struct {
-	Name  string `json:"name"`
-	Count int    `json:"count"`
-}
-
-// addrCount is a refused destination, as agentbox blocked prints it.
-type addrCount struct {
-	Address  string `json:"address"`
-	Port     uint16 `json:"port"` // 0: none (ICMP)
-	Protocol string `json:"protocol"`
-	Count    int    `json:"count"`
-	Why      string `json:"why"`
-}
-
-// String is the destination as ADDRESS:PORT/PROTOCOL, or ADDRESS/PROTOCOL
-// without a port.
-func (a addrCount) String() string {
-	if a.Port == 0 {
-		return a.Address + "/" + a.Protocol
-	}
-	return net.JoinHostPort(a.Address, strconv.Itoa(int(a.Port))) + "/" + a.Protocol
-}
 
 // deadlineSlack is how much earlier than its deadline an agent may end and
 // still count as ended by it: the clocks of the host and of Docker's
 // records agree to well within it.
 const deadlineSlack = 50 * time.Millisecond
 
-// finish ends the task (what still runs is stopped), collects its branch
-// and writes its record.
-func finish(ctx context.Context, p *prepared, stopped bool) (*taskSummary, error) {
-	eg, err := serviceState(ctx, p.docker, p.rec.Project, "egress")
-	if err != nil {
-		return nil, err
-	}
-	ag, err := serviceState(ctx, p.docker, p.rec.Project, "agent")
-	if err != nil {
-		return nil, err
-	}
-	// The deadline ended the task when its agent ended at the deadline or
-	// after it (egress ends it within moments of it), not before: a task
-	// that ended on its own and is collected late did not time out.
-	timedOut := ag != nil && !ag.Running && !ag.Finished.IsZero() &&
-		!ag.Finished.Before(p.rec.Deadline.Add(-deadlineSlack))
-	var exit *int
-	if ag != nil {
-		exit = &ag.ExitCode
-	}
-	sum := p.newSummary(timedOut, stopped, exit)
-	// Stopping egress (which logs its counters as it exits) and taking the
-	// branch from the workspace volume are independent: at once.
-	done := make(chan struct{})
-	var stopErr error
-	go func() {
-		defer close(done)
-		// docker stop, not compose's: one call, without compose's start-up.
-		var ids []string
-		for _, c := range []*containerState{ag, eg} {
-			if c != nil && c.Running {
-				ids = append(ids, c.ID)
-			}
-		}
-		if len(ids) > 0 {
-			stopErr = exec.CommandContext(ctx, p.docker, append([]string{"stop", "--time", "1"}, ids...)...).Run()
-		}
-		if eg != nil {
-			if log, err := startLog(exec.CommandContext(ctx, p.docker, "logs", "--timestamps", eg.ID)); err == nil {
-				sum.RefusedNames, sum.RefusedAddresses, sum.RejectedPackets, _ = egressRefusals(log, policyCIDRs(p.cfg))
-				log.Close()
-			}
-		}
-	}()
-	if p.rec.Workspace == workspaceDirect {
-		// The agent writes the project itself until it is stopped.
-		<-done
-		if stopErr != nil {
-			failDirect(sum, fmt.Errorf("stopping the task's containers: %w", stopErr))
-		} else {
-			collectDirect(ctx, p, sum)
-		}
-	} else {
-		collectBranch(ctx, p, sum)
-		<-done
-	}
-	return sum, p.end(sum)
-}
-
-// newSummary starts the summary of a task whose agent ended with exit (nil:
-// unknown), and says how it ended.
-func (p *prepared) newSummary(timedOut, stopped bool, exit *int) *taskSummary {
-	sum := &taskSummary{Task: p.rec.Name, Branch: "refs/heads/" + p.rec.Branch, RejectedPackets: map[string]int{},
-		Timings: map[string]float64{}, Workspace: workspaceClone}
-	if p.rec.Workspace == workspaceDirect {
-		sum.Workspace = workspaceDirect
-	}
-	switch {
-	case timedOut:
-		sum.State, sum.ExitCode = stateTimedOut, exitTimedOut
-	case stopped:
-		sum.State, sum.ExitCode = stateStopped, exitStopped
-	case exit != nil:
-		sum.State, sum.ExitCode = stateExited, *exit
-	default:
-		sum.State, sum.ExitCode = stateExited, exitError
-	}
-	return sum
-}
-
-// end records how the task ended, with its duration and timings.
-func (p *prepared) end(sum *taskSummary) error {
-	p.rec.State, p.rec.Ended = sum.State, time.Now()
-	p.rec.Exit = &sum.ExitCode
-	sum.DurationSeconds = p.rec.Ended.Sub(p.rec.Started).Round(10 * time.Millisecond).Seconds()
-	p.timings(sum)
-	return p.rec.write(p.cfg.Name)
-}
-
-// timings records how long each phase took, when run saw them all.
-func (p *prepared) timings(sum *taskSummary) {
-	if !p.times.started.IsZero() && !p.times.commandEnded.IsZero() {
-		for k, d := range map[string]time.Duration{
-			"prepare": p.times.prepared.Sub(p.rec.Started),
-			"start":   p.times.started.Sub(p.times.prepared),
-			"command": p.times.commandEnded.Sub(p.times.started),
-			"collect": p.rec.Ended.Sub(p.times.commandEnded),
-		} {
-			sum.Timings[k] = d.Round(time.Millisecond).Seconds()
-		}
-	}
-}
-
 // egressRefusals reads the egress log: each name the filter answered with
 // NXDOMAIN (as logged: printSummary escapes it), but the entrypoint's own probe,
 // each destination of the firewall's records, and its reject counters at
 // its exit.
-func egressRefusals(log io.Reader, cidrs []netip.Prefix) ([]nameCount, []addrCount, map[string]int, error) {
+func egressRefusals(log io.Reader, cidrs []netip.Prefix) ([]task.NameCount, []task.AddrCount, map[string]int, error) {
 	rep, err := denials.Parse(log, denials.Ignore(firewall.ProbeName), denials.Packets(firewall.LogPrefix, firewall.LogReasons),
 		denials.Ports(firewall.ReasonUnlisted, firewall.ReasonSpecial, cidrs))
 	if err != nil {
 		return nil, nil, map[string]int{}, err
 	}
-	var names []nameCount
+	var names []task.NameCount
 	for _, r := range rep.Rows {
-		names = append(names, nameCount{r.Name, r.Count})
+		names = append(names, task.NameCount{Name: r.Name, Count: r.Count})
 	}
-	var addrs []addrCount
+	var addrs []task.AddrCount
 	for _, d := range rep.Dests {
-		addrs = append(addrs, addrCount{d.Addr.String(), d.Port, d.Proto, d.Count, d.Why})
+		addrs = append(addrs, task.AddrCount{Address: d.Addr.String(), Port: d.Port, Protocol: d.Proto, Count: d.Count, Why: d.Why})
 	}
 	return names, addrs, rep.Packets, nil
 }
@@ -208,7 +51,7 @@ func egressRefusals(log io.Reader, cidrs []netip.Prefix) ([]nameCount, []addrCou
 // collectBranch takes the task's branch from its workspace volume (a
 // bundle made by the sandbox's own image in collectCommand's container) into the host repository through agentbox fetch's checks, and
 // lists what the task left uncommitted.
-func collectBranch(ctx context.Context, p *prepared, sum *taskSummary) {
+func collectBranch(ctx context.Context, p *prepared, sum *task.Summary) {
 	profile := cmp.Or(p.rec.Profile, generator.ProfileBalanced)
 	if prof, ok := p.cfg.Profile(profile); ok && prof.Locked {
 		sum.BranchStatus = "none: profile " + prof.Name + " keeps the clone read-only; what the task wrote to " +
@@ -220,7 +63,7 @@ func collectBranch(ctx context.Context, p *prepared, sum *taskSummary) {
 
 // collectFrom runs cmd, which writes bundleScript's output, and takes the
 // branch through agentbox fetch's checks.
-func collectFrom(ctx context.Context, p *prepared, sum *taskSummary, cmd *exec.Cmd) {
+func collectFrom(ctx context.Context, p *prepared, sum *task.Summary, cmd *exec.Cmd) {
 	f, err := os.CreateTemp("", "agentbox-task-*.bundle")
 	if err != nil {
 		sum.BranchStatus = "not collected: " + err.Error()
@@ -281,21 +124,18 @@ func taskBranchStatus(b gitgate.Branch) string {
 
 // reportTask prints the summary (on stdout with --json) and returns the exit
 // code run must give.
-func reportTask(sum *taskSummary, asJSON bool, stdout, stderr io.Writer) error {
+func reportTask(sum *task.Summary, asJSON bool, stdout, stderr io.Writer) error {
 	if err := printTask(sum, asJSON, stdout, stderr); err != nil {
 		return err
 	}
-	switch {
-	case sum.ExitCode != 0:
-		return &exitErr{sum.ExitCode, nil}
-	case sum.BranchStatus == string(gitgate.StatusRefused):
-		return &exitErr{exitBranchRefused, nil}
+	if code := sum.RunExit(); code != 0 {
+		return &exitErr{code, nil}
 	}
 	return nil
 }
 
 // printTask prints the summary: as JSON on stdout, or as text on stderr.
-func printTask(sum *taskSummary, asJSON bool, stdout, stderr io.Writer) error {
+func printTask(sum *task.Summary, asJSON bool, stdout, stderr io.Writer) error {
 	if asJSON {
 		return writeJSON(stdout, sum)
 	}
@@ -303,13 +143,13 @@ func printTask(sum *taskSummary, asJSON bool, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func printSummary(w io.Writer, s *taskSummary) {
+func printSummary(w io.Writer, s *task.Summary) {
 	state := s.State
-	if s.State == stateExited {
+	if s.State == task.StateExited {
 		state = fmt.Sprintf("exited %d", s.ExitCode)
 	}
 	fmt.Fprintf(w, "agentbox: task %s %s after %.1f s\n", s.Task, state, s.DurationSeconds)
-	if s.Workspace == workspaceDirect {
+	if s.Workspace == task.WorkspaceDirect {
 		printDirect(w, s)
 		return
 	}
@@ -335,8 +175,8 @@ func printSummary(w io.Writer, s *taskSummary) {
 }
 
 // printDirect prints what a direct task changed in the project.
-func printDirect(w io.Writer, s *taskSummary) {
-	if s.BranchStatus != workspaceDirect {
+func printDirect(w io.Writer, s *task.Summary) {
+	if s.BranchStatus != task.WorkspaceDirect {
 		fmt.Fprintf(w, "  project  %s\n", esc(s.BranchStatus))
 	}
 	fmt.Fprintf(w, "  project  %d paths changed in your working tree (the task worked on it directly)\n", len(s.Uncommitted))
@@ -353,7 +193,7 @@ func printDirect(w io.Writer, s *taskSummary) {
 }
 
 // printRefused prints the names the firewall refused.
-func printRefused(w io.Writer, s *taskSummary) {
+func printRefused(w io.Writer, s *task.Summary) {
 	var refused []string
 	for _, n := range s.RefusedNames {
 		refused = append(refused, fmt.Sprintf("%s (%d)", esc(n.Name), n.Count))
@@ -368,7 +208,7 @@ func printRefused(w io.Writer, s *taskSummary) {
 const maxSummaryAddrs = 10
 
 // printAddresses prints the summary's line of refused destinations.
-func printAddresses(w io.Writer, addrs []addrCount) {
+func printAddresses(w io.Writer, addrs []task.AddrCount) {
 	if len(addrs) == 0 {
 		return
 	}

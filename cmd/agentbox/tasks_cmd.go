@@ -8,14 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/agentbox-dev/agentbox/generator"
-	"github.com/agentbox-dev/agentbox/internal/gitgate"
+	"github.com/agentbox-dev/agentbox/task"
 	"github.com/spf13/cobra"
 )
 
@@ -39,22 +37,22 @@ func (o *taskOptions) load(ctx context.Context) error {
 }
 
 // loadTasks loads the sandbox in dir and the records of its tasks.
-func loadTasks(ctx context.Context, dir string) (*taskOptions, []*taskRecord, error) {
+func loadTasks(ctx context.Context, dir string) (*taskOptions, []*task.Record, error) {
 	o := &taskOptions{dir: dir}
 	if err := o.load(ctx); err != nil {
 		return nil, nil, err
 	}
-	recs, err := listTasks(o.cfg.Name)
+	recs, err := task.List(o.cfg.Name)
 	return o, recs, err
 }
 
 // prepared rebuilds run's view of a recorded task.
-func (o *taskOptions) prepared(rec *taskRecord) (*prepared, error) {
-	dir, err := taskDir(o.cfg.Name, rec.Name)
+func (o *taskOptions) prepared(rec *task.Record) (*prepared, error) {
+	dir, err := task.Dir(o.cfg.Name, rec.Name)
 	if err != nil {
 		return nil, err
 	}
-	if rec.On == onKubernetes {
+	if rec.On == task.OnKubernetes {
 		k, err := checkKubectl()
 		if err != nil {
 			return nil, err
@@ -82,29 +80,26 @@ type psRow struct {
 	Profile  string    `json:"profile"`
 }
 
-// liveState is a recorded task's state as docker sees it now: a task whose
-// run has not finished it (run --detach, or agentbox killed) but whose
-// agent has ended is "ended" until agentbox stop collects it.
-func (o *taskOptions) liveState(ctx context.Context, rec *taskRecord) (string, *int) {
-	if rec.State != stateRunning {
+// backend is the backend of a recorded task.
+func (o *taskOptions) backend(rec *task.Record, stderr io.Writer) (task.Backend, *prepared, error) {
+	p, err := o.prepared(rec)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p.backend(nil, stderr), p, nil
+}
+
+// liveState is a recorded task's state as its backend sees it now
+// (task.Live).
+func (o *taskOptions) liveState(ctx context.Context, rec *task.Record) (string, *int) {
+	if rec.State != task.StateRunning {
 		return rec.State, rec.Exit
 	}
-	p, err := o.prepared(rec)
+	b, _, err := o.backend(rec, io.Discard)
 	if err != nil {
 		return "unknown (" + err.Error() + ")", nil
 	}
-	if rec.On == onKubernetes {
-		return kubeLiveState(ctx, p)
-	}
-	ag, err := serviceState(ctx, o.docker, rec.Project, "agent")
-	if err != nil || ag == nil {
-		return "gone", nil
-	}
-	if ag.Running {
-		return stateRunning, nil
-	}
-	code := ag.ExitCode
-	return "ended (agentbox stop " + rec.Name + " collects it)", &code
+	return task.Live(ctx, rec, b)
 }
 
 func newPsCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
@@ -140,7 +135,7 @@ func printPs(w io.Writer, rows []psRow) {
 	now := time.Now()
 	for _, r := range rows {
 		deadline := r.Deadline.Format("15:04:05")
-		if r.State == stateRunning {
+		if r.State == task.StateRunning {
 			deadline += fmt.Sprintf(" (%s left)", r.Deadline.Sub(now).Round(time.Second))
 		}
 		exit := "-"
@@ -153,7 +148,7 @@ func printPs(w io.Writer, rows []psRow) {
 }
 
 // taskCmd makes a command that acts on one recorded task.
-func taskCmd(dir *string, use, short string, act func(ctx context.Context, o *taskOptions, rec *taskRecord) error) *cobra.Command {
+func taskCmd(dir *string, use, short string, act func(ctx context.Context, o *taskOptions, rec *task.Record) error) *cobra.Command {
 	return &cobra.Command{
 		Use:   use,
 		Short: short,
@@ -166,7 +161,7 @@ func taskCmd(dir *string, use, short string, act func(ctx context.Context, o *ta
 			if err := o.load(c.Context()); err != nil {
 				return err
 			}
-			rec, err := readTask(o.cfg.Name, args[0])
+			rec, err := task.Read(o.cfg.Name, args[0])
 			if err != nil {
 				return err
 			}
@@ -184,64 +179,39 @@ func isTask(dir, name string) bool {
 	if err != nil {
 		return false
 	}
-	_, err = readTask(c.Config.Name, name)
+	_, err = task.Read(c.Config.Name, name)
 	return err == nil
 }
 
 // taskLogs shows a task's output: its agent's stdout and stderr.
-func taskLogs(ctx context.Context, dir, name string, l logsOptions, stdout, stderr io.Writer) error {
+func taskLogs(ctx context.Context, dir, name string, l task.Logs, stdout, stderr io.Writer) error {
 	o := &taskOptions{dir: dir}
 	if err := o.load(ctx); err != nil {
 		return err
 	}
-	rec, err := readTask(o.cfg.Name, name)
+	rec, err := task.Read(o.cfg.Name, name)
 	if err != nil {
 		return err
 	}
-	if rec.On == onKubernetes {
-		p, err := o.prepared(rec)
-		if err != nil {
-			return err
-		}
-		cmd := p.kube.command(ctx, append([]string{"logs", rec.Pod, "-c", "agent"}, l.kubeArgs()...)...)
-		cmd.Stdout, cmd.Stderr = stdout, stderr
-		return cmd.Run()
+	b, _, err := o.backend(rec, stderr)
+	if err != nil {
+		return err
 	}
-	if o.dockerErr != nil {
-		return o.dockerErr
-	}
-	ag, err := serviceState(ctx, o.docker, rec.Project, "agent")
-	if err != nil || ag == nil {
-		return fmt.Errorf("task %s has no container left (removed?)", rec.Name)
-	}
-	args := append([]string{"logs"}, l.args()...)
-	cmd := exec.CommandContext(ctx, o.docker, append(args, ag.ID)...)
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	return cmd.Run()
+	return b.Logs(ctx, l, stdout, stderr)
 }
 
 func newStopCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 	var asJSON bool
-	c := taskCmd(dir, "stop TASK", "End a task now and collect its branch; exits 0 (the summary keeps the task's code: 130, stopped)", func(ctx context.Context, o *taskOptions, rec *taskRecord) error {
-		if rec.State != stateRunning {
+	c := taskCmd(dir, "stop TASK", "End a task now and collect its branch; exits 0 (the summary keeps the task's code: 130, stopped)", func(ctx context.Context, o *taskOptions, rec *task.Record) error {
+		if rec.State != task.StateRunning {
 			return fmt.Errorf("task %s has ended already (%s)", rec.Name, rec.State)
 		}
-		p, err := o.prepared(rec)
+		b, _, err := o.backend(rec, stderr)
 		if err != nil {
 			return err
 		}
-		var sum *taskSummary
-		if rec.On == onKubernetes {
-			state, _ := kubeLiveState(ctx, p)
-			stopped := state == stateRunning
-			if stopped {
-				stopKubeAgent(p)
-			}
-			sum, err = finishKube(ctx, p, stopped)
-		} else {
-			ag, _ := serviceState(ctx, o.docker, rec.Project, "agent")
-			sum, err = finish(ctx, p, ag != nil && ag.Running)
-		}
+		c := &task.Course{Sandbox: o.cfg.Name, Rec: rec, Backend: b}
+		sum, err := c.Stop(ctx)
 		if err != nil {
 			return err
 		}
@@ -256,75 +226,38 @@ func newStopCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 // returns stop's exit code: 0, as stop did what it was asked (the task's
 // own code, 130 when stop ended it, stays in the summary), or 3 when
 // fetch's checks refused the task's branch, as for run.
-func reportStop(sum *taskSummary, asJSON bool, stdout, stderr io.Writer) error {
+func reportStop(sum *task.Summary, asJSON bool, stdout, stderr io.Writer) error {
 	if err := printTask(sum, asJSON, stdout, stderr); err != nil {
 		return err
 	}
-	if sum.BranchStatus == string(gitgate.StatusRefused) {
-		return &exitErr{exitBranchRefused, nil}
+	if code := sum.StopExit(); code != 0 {
+		return &exitErr{code, nil}
 	}
 	return nil
 }
 
 // removeTask removes a task's containers, network, volumes and clone; its
 // branch in the repository stays.
-func removeTask(ctx context.Context, o *taskOptions, rec *taskRecord) error {
-	p, err := o.prepared(rec)
+func removeTask(ctx context.Context, o *taskOptions, rec *task.Record) error {
+	b, p, err := o.backend(rec, io.Discard)
 	if err != nil {
 		return err
 	}
-	if rec.On == onKubernetes {
-		if err := removeKubeTask(ctx, p); err != nil {
-			return err
-		}
-		return os.RemoveAll(filepath.Clean(p.dir))
-	}
-	if err := execCompose(ctx, p.compose, nil, io.Discard, io.Discard, "down", "--volumes", "--remove-orphans", "--timeout", "1"); err != nil {
-		return fmt.Errorf("removing task %s: %v", rec.Name, err)
-	}
-	if err := removeProjectVolumes(ctx, o.docker, rec.Project); err != nil {
-		return fmt.Errorf("removing task %s: %v", rec.Name, err)
-	}
-	if rec.Workspace == workspaceDirect && rec.Ended.IsZero() {
-		// Never collected: its git directories are disarmed now, before
-		// the record of which were the user's goes.
-		sum := &taskSummary{}
-		collectDirect(ctx, p, sum)
-		if sum.BranchStatus != workspaceDirect {
-			return fmt.Errorf("removing task %s: %s", rec.Name, sum.BranchStatus)
-		}
+	if err := b.Remove(ctx); err != nil {
+		return err
 	}
 	return os.RemoveAll(filepath.Clean(p.dir))
 }
 
-// removeProjectVolumes removes the volumes left in a task's compose
-// project that its compose file does not name (an older agentbox named
-// them otherwise): the project is the task's alone (no sandbox's name is a
-// task's project), so its volumes are the task's.
-func removeProjectVolumes(ctx context.Context, docker, project string) error {
-	out, err := exec.CommandContext(ctx, docker, "volume", "ls", "--quiet", "--filter", "label=com.docker.compose.project="+project).Output()
-	if err != nil {
-		return fmt.Errorf("listing the volumes of %s: %v", project, err)
-	}
-	vols := strings.Fields(string(out))
-	if len(vols) == 0 {
-		return nil
-	}
-	if out, err := exec.CommandContext(ctx, docker, append([]string{"volume", "rm"}, vols...)...).CombinedOutput(); err != nil {
-		return fmt.Errorf("removing the volumes of %s: %s", project, firstLine(out, err))
-	}
-	return nil
-}
-
 func newRmCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
-	c := taskCmd(dir, "rm TASK", "Remove an ended task's containers, network, volumes and clone (its branch stays)", func(ctx context.Context, o *taskOptions, rec *taskRecord) error {
-		if state, _ := o.liveState(ctx, rec); state == stateRunning {
+	c := taskCmd(dir, "rm TASK", "Remove an ended task's containers, network, volumes and clone (its branch stays)", func(ctx context.Context, o *taskOptions, rec *task.Record) error {
+		if state, _ := o.liveState(ctx, rec); state == task.StateRunning {
 			return fmt.Errorf("task %s is running; agentbox stop %s first", rec.Name, rec.Name)
 		}
 		if err := removeTask(ctx, o, rec); err != nil {
 			return err
 		}
-		if rec.Workspace == workspaceDirect {
+		if rec.Workspace == task.WorkspaceDirect {
 			fmt.Fprintf(stderr, "agentbox: task %s removed; its changes stay in the project directory\n", rec.Name)
 		} else {
 			fmt.Fprintf(stderr, "agentbox: task %s removed; its branch refs/heads/%s stays\n", rec.Name, rec.Branch)
@@ -347,7 +280,7 @@ func newGcCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 			}
 			n := 0
 			for _, r := range recs {
-				if state, _ := o.liveState(c.Context(), r); state == stateRunning {
+				if state, _ := o.liveState(c.Context(), r); state == task.StateRunning {
 					continue
 				}
 				if err := removeTask(c.Context(), o, r); err != nil {
@@ -362,8 +295,8 @@ func newGcCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 }
 
 // taskBranch is what ps shows as a task's branch: none for a direct task.
-func taskBranch(r *taskRecord) string {
-	if r.Workspace == workspaceDirect {
+func taskBranch(r *task.Record) string {
+	if r.Workspace == task.WorkspaceDirect {
 		return "(direct)"
 	}
 	return "refs/heads/" + r.Branch

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"fmt"
 	"io"
-	"os/exec"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -356,25 +354,4 @@ func (o *verifyOptions) report(probes []probe, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "agentbox: all %d probes passed\n", len(probes))
 	return nil
-}
-
-// runCompose runs docker compose (argv) with args, stdin as given, and
-// returns its stdout.
-func runCompose(ctx context.Context, argv []string, stdin string, args ...string) ([]byte, error) {
-	env, err := composeEnviron(args[0]) // the sandbox's configuration as up has it
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], args...)...)
-	cmd.Stdin = strings.NewReader(stdin)
-	cmd.Env = env
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("docker compose %s: interrupted (%v)", args[0], context.Cause(ctx))
-		}
-		return nil, fmt.Errorf("docker compose %s: %s", args[0], firstLine(errb.Bytes(), err))
-	}
-	return out.Bytes(), nil
 }
