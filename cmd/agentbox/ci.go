@@ -100,38 +100,13 @@ func (o *ciGitHubOptions) run(stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	root, rel, err := repoRoot(o.dir)
+	root, rel, err := o.project()
 	if err != nil {
 		return err
-	}
-	if err := generator.ValidateCIDir(rel); err != nil {
-		return err
-	}
-	if _, err := os.Stat(generator.ConfigPath(o.dir)); err != nil {
-		return fmt.Errorf("%s: %w; run agentbox init first", generator.ConfigPath(o.dir), errors.Unwrap(err))
 	}
 	wfPath := filepath.Join(root, filepath.FromSlash(generator.GitHubWorkflow))
 	attrPath := filepath.Join(root, generator.Gitattributes)
-	for _, p := range []string{".github", ".github/workflows", generator.GitHubWorkflow, generator.Gitattributes} {
-		if fi, err := os.Lstat(filepath.Join(root, p)); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("refusing to write through %s: it is a symbolic link", filepath.Join(root, p))
-		}
-	}
-	old, err := readIfExists(wfPath)
-	if err != nil {
-		return err
-	}
-	if old != nil && !generator.IsCIWorkflow(old) && !o.force {
-		return fmt.Errorf("%s exists and agentbox did not write it (its first line is not %q); use --force to overwrite it", wfPath, "# "+generator.CIHeader)
-	}
-	failOn := generator.ReadCIOptions(old)
-	switch o.failOn {
-	case "none":
-		failOn = ""
-	case generator.FailOnWiden:
-		failOn = generator.FailOnWiden
-	}
-	workflow, err := generator.RenderGitHubWorkflow(generator.WorkflowOptions{Dir: rel, Version: version, FailOn: failOn})
+	workflow, err := o.workflow(wfPath, rel, version)
 	if err != nil {
 		return err
 	}
@@ -157,6 +132,49 @@ func (o *ciGitHubOptions) run(stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "agentbox: the workflow and .gitattributes are up to date")
 	}
 	return nil
+}
+
+// project is the root of the git repository holding the project and the
+// project's directory relative to it, once the project is known to have an
+// agentbox.yaml and no symbolic link is on the way to the files ci writes.
+func (o *ciGitHubOptions) project() (root, rel string, err error) {
+	root, rel, err = repoRoot(o.dir)
+	if err != nil {
+		return "", "", err
+	}
+	if err := generator.ValidateCIDir(rel); err != nil {
+		return "", "", err
+	}
+	if _, err := os.Stat(generator.ConfigPath(o.dir)); err != nil {
+		return "", "", fmt.Errorf("%s: %w; run agentbox init first", generator.ConfigPath(o.dir), errors.Unwrap(err))
+	}
+	for _, p := range []string{".github", ".github/workflows", generator.GitHubWorkflow, generator.Gitattributes} {
+		if fi, err := os.Lstat(filepath.Join(root, p)); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return "", "", fmt.Errorf("refusing to write through %s: it is a symbolic link", filepath.Join(root, p))
+		}
+	}
+	return root, rel, nil
+}
+
+// workflow renders the workflow at wfPath: refused over one agentbox did
+// not write unless --force; its recorded options kept unless --fail-on
+// changes them.
+func (o *ciGitHubOptions) workflow(wfPath, rel, version string) ([]byte, error) {
+	old, err := readIfExists(wfPath)
+	if err != nil {
+		return nil, err
+	}
+	if old != nil && !generator.IsCIWorkflow(old) && !o.force {
+		return nil, fmt.Errorf("%s exists and agentbox did not write it (its first line is not %q); use --force to overwrite it", wfPath, "# "+generator.CIHeader)
+	}
+	failOn := generator.ReadCIOptions(old)
+	switch o.failOn {
+	case "none":
+		failOn = ""
+	case generator.FailOnWiden:
+		failOn = generator.FailOnWiden
+	}
+	return generator.RenderGitHubWorkflow(generator.WorkflowOptions{Dir: rel, Version: version, FailOn: failOn})
 }
 
 // installVersion is the version of agentbox the workflow installs: --version,
