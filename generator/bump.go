@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/debian"
 	"github.com/agentbox-dev/agentbox/internal/npm"
@@ -179,7 +180,7 @@ func WriteBump(dir string, res *BumpResult) ([]Change, error) {
 
 // bumpImages resolves the image references into lock and res, and returns
 // every image spec with its digest.
-func bumpImages(ctx context.Context, cfg *Config, old *images.Lock, o BumpOptions, lock *images.Lock, res *BumpResult) ([]imageSpec, error) {
+func bumpImages(ctx context.Context, cfg *config.Config, old *images.Lock, o BumpOptions, lock *images.Lock, res *BumpResult) ([]imageSpec, error) {
 	specs := imageSpecs(cfg)
 	var refs []images.Ref
 	for _, s := range specs {

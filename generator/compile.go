@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
@@ -41,7 +42,7 @@ type CompileOptions struct {
 	Source *Source
 	// Config, when not nil, replaces agentbox.yaml: a configuration the
 	// caller has loaded already (bump).
-	Config *Config
+	Config *config.Config
 	// Lock, when not nil, replaces agentbox.lock (bump's new lock).
 	Lock *images.Lock
 }
@@ -55,7 +56,7 @@ type Source struct {
 
 // Compiled is what Compile produced, up to the stage it stopped at.
 type Compiled struct {
-	Config *Config
+	Config *config.Config
 	Lock   *images.Lock      // nil when there is none
 	Files  map[string][]byte // path -> bytes; nil before Checked
 
@@ -109,14 +110,14 @@ func compileUntil(dir string, o CompileOptions) (*Compiled, error) {
 // load runs the load stage for Compile: agentbox.yaml from o.Source, o.Config
 // or dir, and, past Loaded, agentbox.lock from o.Lock, o.Source or dir.
 func load(dir string, o CompileOptions) (*Compiled, error) {
-	c := &Compiled{Config: o.Config, Lock: o.Lock, file: displayPath(dir, ConfigFile)}
+	c := &Compiled{Config: o.Config, Lock: o.Lock, file: displayPath(dir, config.ConfigFile)}
 	var err error
 	switch {
 	case o.Source != nil:
 		c.file = o.Source.File
-		c.Config, c.pos, err = decodeConfig(o.Source.File, o.Source.Config, dir)
+		c.Config, c.pos, err = config.Decode(o.Source.File, o.Source.Config, dir)
 	case o.Config == nil:
-		c.Config, c.pos, err = loadConfig(dir)
+		c.Config, c.pos, err = config.Load(dir)
 	}
 	if err != nil {
 		return nil, err
@@ -128,7 +129,7 @@ func load(dir string, o CompileOptions) (*Compiled, error) {
 	case o.Source == nil:
 		c.Lock, err = readLock(dir)
 	case o.Source.Lock != nil:
-		file := strings.TrimSuffix(o.Source.File, ConfigFile) + images.LockFile
+		file := strings.TrimSuffix(o.Source.File, config.ConfigFile) + images.LockFile
 		c.Lock, err = images.ParseLock(file, o.Source.Lock)
 	}
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
@@ -166,7 +167,7 @@ func (o origins) git(p *Plan) GitView {
 
 // origins finds the agentbox.yaml key behind each fact.
 type origins struct {
-	cfg *Config
+	cfg *config.Config
 	pos yamlpos.Positions
 }
 
@@ -238,9 +239,9 @@ func (o origins) network(pol firewall.Policy) Network {
 func (o origins) defaultPorts(src, name string) bool {
 	switch src {
 	case "network.domains":
-		return slices.ContainsFunc(o.cfg.Domains, func(d DomainRule) bool { return d.Name == name && d.Ports == nil })
+		return slices.ContainsFunc(o.cfg.Domains, func(d config.DomainRule) bool { return d.Name == name && d.Ports == nil })
 	case "network.cidrs":
-		return slices.ContainsFunc(o.cfg.CIDRs, func(c CIDRRule) bool { return c.Prefix.String() == name && c.Ports == nil })
+		return slices.ContainsFunc(o.cfg.CIDRs, func(c config.CIDRRule) bool { return c.Prefix.String() == name && c.Ports == nil })
 	}
 	return false
 }

@@ -14,19 +14,20 @@ import (
 )
 
 // TestImportDirection enforces the one direction of imports written in the
-// README: cmd/agentbox -> generator -> (firewall, images, catalog,
-// templates), with internal/ helpers usable by all and importing none of
+// README: cmd/agentbox -> generator -> config -> (firewall, images,
+// catalog), generator -> templates, with internal/ helpers usable by all and importing none of
 // them; catalog imports nothing from the project but internal/validate; and
 // no code that ships imports internal/testing/, the test-only packages.
 func TestImportDirection(t *testing.T) {
 	const mod = "github.com/agentbox-dev/agentbox/"
-	domain := []string{"cmd/", "generator", "firewall", "images", "catalog", "templates"}
+	domain := []string{"cmd/", "generator", "config", "firewall", "images", "catalog", "templates"}
 	forbidden := map[string][]string{
 		"cmd/*":              {"internal/testing/"},
 		"generator":          {"cmd/", "internal/testing/"},
-		"firewall":           {"cmd/", "generator", "images", "catalog", "templates", "internal/testing/"},
-		"images":             {"cmd/", "generator", "firewall", "catalog", "templates", "internal/testing/"},
-		"templates":          {"cmd/", "generator", "firewall", "images", "catalog", "internal/"},
+		"config":             {"cmd/", "generator", "templates", "internal/testing/"},
+		"firewall":           {"cmd/", "generator", "config", "images", "catalog", "templates", "internal/testing/"},
+		"images":             {"cmd/", "generator", "config", "firewall", "catalog", "templates", "internal/testing/"},
+		"templates":          {"cmd/", "generator", "config", "firewall", "images", "catalog", "internal/"},
 		"internal/*":         append(domain, "internal/testing/"),
 		"internal/testing/*": domain,
 	}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/images"
 )
 
@@ -14,7 +15,7 @@ import (
 // nor of the state of .git (a directory, a worktree's file, or none yet).
 func TestFilesDependOnInputsOnly(t *testing.T) {
 	yaml := []byte("agent: claude\n")
-	cfg, _, err := decodeConfig(ConfigFile, yaml, t.TempDir())
+	cfg, _, err := config.Decode(config.ConfigFile, yaml, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func TestFilesDependOnInputsOnly(t *testing.T) {
 		case "file":
 			os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: /elsewhere/.git/worktrees/x\n"), 0o644)
 		}
-		os.WriteFile(filepath.Join(dir, ConfigFile), yaml, 0o644)
+		os.WriteFile(filepath.Join(dir, config.ConfigFile), yaml, 0o644)
 		os.WriteFile(filepath.Join(dir, images.LockFile), lock.Marshal(), 0o644)
 		files, err := generate(dir)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
 )
 
@@ -29,9 +30,6 @@ const (
 	ReceiveEnv    = "AGENTBOX_RECEIVE"
 	ReceiveDir    = "/run/agentbox/in"
 	ReceiveBundle = ReceiveDir + "/project.bundle"
-	// CollectUID runs the collect container: neither the agent's uid nor
-	// the resolver's.
-	CollectUID = 65532
 	// CollectDone is the file that tells the collect container to end.
 	CollectDone = "/tmp/collected"
 	// CollectWindowSeconds is how much longer than its deadline a task's
@@ -97,7 +95,7 @@ func renderKubernetes(p *Plan, v view, files map[string][]byte) error {
 		ReceiveEnv:     ReceiveEnv,
 		ReceiveDir:     ReceiveDir,
 		ReceiveBundle:  ReceiveBundle,
-		CollectUID:     CollectUID,
+		CollectUID:     config.CollectUID,
 		CollectScript:  "until [ -e " + CollectDone + " ]; do sleep 1; done",
 		StartupProbe: "i=0; until " + strings.Join(firewall.HealthCommand, " ") + " >/dev/null 2>&1; do i=$((i + 1)); " +
 			"[ $i -lt 100 ] || exec " + strings.Join(firewall.HealthCommand, " ") + "; sleep 0.05; done",

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/npm"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
@@ -142,7 +143,7 @@ func checkNode(spec imageSpec, d *images.Debian, t *npm.Tree) (warnings []string
 			warnings = append(warnings, fmt.Sprintf("%s needs Node %q, which is not a range npm reads: not checked", pkg, rng))
 		case r.Satisfies(node.low) && r.Satisfies(node.high):
 		case p == top && !r.Satisfies(node.low) && !r.Satisfies(node.high):
-			errs := &yamlpos.Errors{File: ConfigFile}
+			errs := &yamlpos.Errors{File: config.ConfigFile}
 			errs.Add(spec.Pos, spec.Path, "%s needs Node %q, and the agent image will have %s: set image.base in agentbox.yaml to a base image with a Node that meets it%s, and run \"agentbox bump\" again",
 				pkg, rng, node.what, suggestNode(r))
 			return nil, errs.Err()

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/settings"
@@ -54,7 +55,7 @@ type debianPackage struct {
 // DebianNames lists the Debian packages each image installs by name: the
 // agent's (its Node packages apart) and the egress image's. Bump resolves
 // their versions; a name=version of agentbox.yaml stays as written.
-func DebianNames(cfg *Config) (agent, node, egress []string) {
+func DebianNames(cfg *config.Config) (agent, node, egress []string) {
 	for _, p := range agentPackages(cfg, imageSpecs(cfg)[0]) {
 		if p.Version != "" {
 			agent = append(agent, p.Name+"="+p.Version)
@@ -68,10 +69,10 @@ func DebianNames(cfg *Config) (agent, node, egress []string) {
 	return agent, node, slices.Clone(firewall.Packages)
 }
 
-func agentPackages(cfg *Config, s imageSpec) []debianPackage {
+func agentPackages(cfg *config.Config, s imageSpec) []debianPackage {
 	seen := map[string]bool{}
 	var out []debianPackage
-	for _, name := range basePackages {
+	for _, name := range config.BasePackages {
 		seen[name] = true
 		out = append(out, debianPackage{Name: name, Path: s.Path, Pos: s.Pos})
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/catalog"
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/npm"
@@ -49,7 +50,7 @@ type Plan struct {
 	Extensions       []string
 	DevcontainerName string
 	Hidden           []string // workspace.hidden
-	Kubernetes       *Kubernetes
+	Kubernetes       *config.Kubernetes
 	RunTimeout       time.Duration
 	Profiles         []ProfilePlan
 	DefaultProfile   string
@@ -84,15 +85,12 @@ func (m Mount) Rel() string {
 	return strings.TrimPrefix(m.Source, "../")
 }
 
-// basePackages are installed in every agent image.
-var basePackages = []string{"ca-certificates", "git"}
-
 // catalogPorts are the ports of catalog domains (agents, services, IDE).
-var catalogPorts = []uint16{HTTPSPort}
+var catalogPorts = []uint16{config.HTTPSPort}
 
 // plan applies defaults, expands catalogs and pins images from lock (nil
 // when there is no lock file). Problems are recorded in errs.
-func plan(cfg *Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
+func plan(cfg *config.Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
 	p := &Plan{
 		Name:      cfg.Name,
 		Agent:     cfg.Agent,
@@ -127,10 +125,10 @@ func plan(cfg *Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
 	}
 	p.AgentApt = aptPlan(specs[0], agentPackages(cfg, specs[0]), cfg.Agent.Package != "", lock, errs)
 	p.EgressApt = aptPlan(specs[1], egressPackages(specs[1]), false, lock, errs)
-	p.Packages = sortedUnique(append(slices.Clone(basePackages), cfg.Packages...)) // no two versions of one: validateConfig
+	p.Packages = sortedUnique(append(slices.Clone(config.BasePackages), cfg.Packages...)) // no two versions of one: validateConfig
 	p.Env = mergeEnv(cfg.Agent.Env, cfg.Env)
 	p.Secrets = cfg.Secrets
-	p.GitName, p.GitEmail = GitIdentity(cfg)
+	p.GitName, p.GitEmail = config.GitIdentity(cfg)
 	if cfg.CPUs > 0 {
 		p.CPUs = strconv.FormatFloat(cfg.CPUs, 'f', -1, 64)
 	}
@@ -167,7 +165,7 @@ type imageSpec struct {
 }
 
 // imageSpecs returns the agent's and the egress image, configured or default.
-func imageSpecs(cfg *Config) []imageSpec {
+func imageSpecs(cfg *config.Config) []imageSpec {
 	spec := func(ref *images.Ref, pos yamlpos.Pos, path, def, defWhat string, defPos yamlpos.Pos, defPath string) imageSpec {
 		if ref != nil {
 			return imageSpec{Ref: *ref, What: fmt.Sprintf("image %q", ref.String()), Path: path, Pos: pos}
@@ -227,7 +225,7 @@ const (
 // it writes lands on the host (agentbox fetch brings its commits back as
 // data). They do not depend on the project's state on disk, so every clone
 // of the project generates the same compose file.
-func mounts(cfg *Config, workspaceVolume, stateVolume string) []Mount {
+func mounts(cfg *config.Config, workspaceVolume, stateVolume string) []Mount {
 	ms := []Mount{
 		{Type: "volume", Source: workspaceVolume, Target: cfg.Workspace,
 			Why: "the agent's clone of the project (agentbox fetch brings its commits back)"},

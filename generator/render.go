@@ -9,6 +9,7 @@ import (
 	"text/template"
 
 	"github.com/agentbox-dev/agentbox/catalog"
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/internal/settings"
 	"github.com/agentbox-dev/agentbox/internal/shquote"
@@ -240,7 +241,7 @@ func renderProfile(files map[string][]byte, v view, pp ProfilePlan) error {
 func initMounts(profile, workspace string) []Mount {
 	ms := []Mount{{Type: "volume", Source: ProfileVolume(profile, LockedVolume), Target: CloneDir,
 		Why: "the clone it makes, which the agent sees read-only"}}
-	for _, m := range mounts(&Config{Workspace: workspace}, WorkspaceVolume, "") {
+	for _, m := range mounts(&config.Config{Workspace: workspace}, WorkspaceVolume, "") {
 		if m.Type == "bind" {
 			ms = append(ms, m)
 		}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/agentbox-dev/agentbox/config"
 )
 
 // The kinds of a DiffRow.
@@ -304,7 +306,7 @@ func limitKind(from, to float64) string {
 }
 
 func memBytes(s string) float64 {
-	return float64((&Config{Memory: s}).MemoryBytes())
+	return float64((&config.Config{Memory: s}).MemoryBytes())
 }
 
 // cpus is a CPU limit; no limit is infinite.

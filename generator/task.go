@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/internal/validate"
 	"go.yaml.in/yaml/v3"
@@ -69,7 +70,7 @@ func TaskProject(name, task string) string { return name + validate.TaskSeparato
 // TaskOverride renders the compose override of a task of cfg's sandbox.
 // The images are the sandbox's own (agentbox up builds them as
 // NAME-egress and NAME-agent): a task builds nothing.
-func TaskOverride(cfg *Config, t Task) ([]byte, error) {
+func TaskOverride(cfg *config.Config, t Task) ([]byte, error) {
 	if !TaskName.MatchString(t.Name) {
 		return nil, fmt.Errorf("invalid task name %q: want lower-case letters, digits and -, at most 40", t.Name)
 	}
@@ -97,7 +98,7 @@ func TaskOverride(cfg *Config, t Task) ([]byte, error) {
 	}
 	prof, ok := cfg.Profile(profile)
 	if !ok {
-		return nil, ProfileError(cfg, profile)
+		return nil, config.ProfileError(cfg, profile)
 	}
 	origin := []map[string]any{{"type": "bind", "source": strings.ReplaceAll(t.Origin, "$", "$$"), "target": OriginDir, "read_only": true}}
 	for _, b := range t.Binds {
@@ -188,7 +189,7 @@ done`
 // credentials files in volume from) into a task's fresh state volume: as
 // the agent's user, with no network and no capabilities, and only the
 // files the catalog names.
-func loginCopy(cfg *Config, prof *Profile, from string, labels map[string]string) (map[string]any, error) {
+func loginCopy(cfg *config.Config, prof *config.Profile, from string, labels map[string]string) (map[string]any, error) {
 	a := cfg.Agent
 	switch {
 	case !volumeName.MatchString(from):

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/atomicfile"
 	"github.com/agentbox-dev/agentbox/internal/udiff"
@@ -44,15 +45,15 @@ func writeAll(dir string, lock []byte, files map[string][]byte, hook func(atomic
 	return writeWith(dir, own, files, hook)
 }
 
-// WriteConfig is Write with agentbox.yaml (config) in the same
+// WriteConfig is Write with agentbox.yaml (data) in the same
 // transaction: agentbox policy's edit and the files it compiles to.
-func WriteConfig(dir string, config []byte, files map[string][]byte) ([]Change, error) {
-	return writeWith(dir, map[string][]byte{ConfigFile: config}, files, nil)
+func WriteConfig(dir string, data []byte, files map[string][]byte) ([]Change, error) {
+	return writeWith(dir, map[string][]byte{config.ConfigFile: data}, files, nil)
 }
 
 // ReadConfig reads dir/agentbox.yaml as it is.
 func ReadConfig(dir string) ([]byte, error) {
-	return readConfig(filepath.Join(dir, ConfigFile))
+	return config.Read(filepath.Join(dir, config.ConfigFile))
 }
 
 // writeWith writes own (agentbox.lock, agentbox.yaml: files of the user's

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/atomicfile"
 	"github.com/agentbox-dev/agentbox/internal/testing/golden"
@@ -22,7 +23,7 @@ import (
 func writeProject(t *testing.T, initial map[string][]byte) (string, map[string][]byte) {
 	t.Helper()
 	dir := t.TempDir()
-	for _, name := range []string{ConfigFile, images.LockFile} {
+	for _, name := range []string{config.ConfigFile, images.LockFile} {
 		data, err := os.ReadFile(filepath.Join(goldenDir, "agent-claude", name))
 		if err != nil {
 			t.Fatal(err)
@@ -41,7 +42,7 @@ func writeProject(t *testing.T, initial map[string][]byte) (string, map[string][
 	if _, err := Write(dir, initial); err != nil {
 		t.Fatal(err)
 	}
-	mustWrite(t, filepath.Join(dir, ConfigFile), "agent: claude\nnetwork: {domains: [example.com]}\n", 0o644)
+	mustWrite(t, filepath.Join(dir, config.ConfigFile), "agent: claude\nnetwork: {domains: [example.com]}\n", 0o644)
 	mustWrite(t, filepath.Join(dir, OutDir, "old.conf"), "# "+Header+"\n", 0o644)
 	if err := os.RemoveAll(filepath.Join(dir, DevcontainerDir)); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
@@ -83,12 +84,12 @@ func sandboxDiff(c *cobra.Command, dir, base string) (*diffReport, error) {
 	}
 	if base == "" {
 		base = "(no commit yet)" // a base without a sandbox: everything is added
-	} else if files, err = gitgate.ReadAt(c.Context(), dir, base, generator.ConfigFile, images.LockFile); err != nil {
+	} else if files, err = gitgate.ReadAt(c.Context(), dir, base, config.ConfigFile, images.LockFile); err != nil {
 		return nil, err
 	}
 	var old *generator.Sandbox
 	if files[0] != nil {
-		name := fmt.Sprintf("%s:%s", base, filepath.ToSlash(filepath.Join(dir, generator.ConfigFile)))
+		name := fmt.Sprintf("%s:%s", base, filepath.ToSlash(filepath.Join(dir, config.ConfigFile)))
 		if old, err = explain(".", &generator.Source{File: name, Config: files[0], Lock: files[1]}); err != nil {
 			return nil, fmt.Errorf("agentbox.yaml at %s does not load: %s", base, firstErrorLine(err))
 		}

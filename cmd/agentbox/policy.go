@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/termsafe"
@@ -116,8 +117,8 @@ processes restart; its volumes, state and workspace, stay).`
 
 // policyEdit is what one run of policy add or remove did.
 type policyEdit struct {
-	cfg     *generator.Config // agentbox.yaml after the edit
-	section []string          // the network section edited
+	cfg     *config.Config // agentbox.yaml after the edit
+	section []string       // the network section edited
 	changed []generator.PolicyEntry
 	before  string // filesHash before the write ("" if unknown)
 }
@@ -139,7 +140,7 @@ func (o *policyOptions) run(ctx context.Context, d deps, args []string, stdout, 
 	switch {
 	case profile != "":
 		if _, ok := cfg.Profile(profile); !ok {
-			return usageErrorf("--profile: %v", generator.ProfileError(cfg, profile))
+			return usageErrorf("--profile: %v", config.ProfileError(cfg, profile))
 		}
 	case running != "":
 		profile = running
@@ -189,7 +190,7 @@ func (o *policyOptions) parse(args []string) ([]generator.PolicyEntry, error) {
 
 // edit edits agentbox.yaml, compiles it, and writes it with the files, all
 // or nothing.
-func (o *policyOptions) edit(cfg *generator.Config, profile string, entries []generator.PolicyEntry, stdout, stderr io.Writer) (*policyEdit, error) {
+func (o *policyOptions) edit(cfg *config.Config, profile string, entries []generator.PolicyEntry, stdout, stderr io.Writer) (*policyEdit, error) {
 	section, err := generator.PolicySection(cfg, profile)
 	if err != nil {
 		return nil, err
@@ -232,7 +233,7 @@ func (o *policyOptions) edit(cfg *generator.Config, profile string, entries []ge
 		return nil, err
 	}
 	c, err := generator.Compile(o.dir, generator.CompileOptions{CheckMounts: true,
-		Source: &generator.Source{File: filepath.Join(o.dir, generator.ConfigFile), Config: data, Lock: lock}})
+		Source: &generator.Source{File: filepath.Join(o.dir, config.ConfigFile), Config: data, Lock: lock}})
 	if err != nil {
 		return nil, err
 	}

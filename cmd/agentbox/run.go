@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/spf13/cobra"
 )
@@ -106,7 +107,7 @@ branch (the summary says why); 1 when agentbox could not run it; 2 for usage.`,
 // prepared is a task ready to start.
 type prepared struct {
 	rec     *taskRecord
-	cfg     *generator.Config
+	cfg     *config.Config
 	docker  string
 	main    []string // docker compose on the sandbox
 	compose []string // docker compose on the task
@@ -184,7 +185,7 @@ func (o *runOptions) prepare(ctx context.Context) (*prepared, error) {
 		return nil, usageErrorf("--context and --namespace go with --on kubernetes")
 	case o.on == onKubernetes && o.workspace == workspaceDirect:
 		return nil, usageErrorf("--workspace direct runs on this machine's project directory, not on a cluster")
-	case o.namespace != "" && !generator.KubeNamespace.MatchString(o.namespace):
+	case o.namespace != "" && !config.KubeNamespace.MatchString(o.namespace):
 		return nil, usageErrorf("invalid --namespace %q", o.namespace)
 	case strings.HasPrefix(o.context, "-") || strings.ContainsAny(o.context, "\x00\n"):
 		return nil, usageErrorf("invalid --context %q", o.context)
@@ -376,11 +377,11 @@ func ensureImages(ctx context.Context, p *prepared, prog *progress, stderr io.Wr
 }
 
 // taskTimeout is --timeout, or run.timeout, checked against run.max_timeout.
-func taskTimeout(cfg *generator.Config, flag string) (time.Duration, error) {
+func taskTimeout(cfg *config.Config, flag string) (time.Duration, error) {
 	if flag == "" {
 		return cfg.RunTimeout, nil
 	}
-	d, err := generator.ParseTaskDuration(flag)
+	d, err := config.ParseTaskDuration(flag)
 	if err != nil {
 		return 0, usageErrorf("--timeout %q: %v", flag, err)
 	}
@@ -477,7 +478,7 @@ func noOtherDirectTask(project string) error {
 
 // kubeTarget is kubectl on the context and namespace of --context and
 // --namespace, else kubectl's current context and kubernetes.namespace.
-func (o *runOptions) kubeTarget(cfg *generator.Config) (kubeTarget, error) {
+func (o *runOptions) kubeTarget(cfg *config.Config) (kubeTarget, error) {
 	if cfg.Kubernetes == nil {
 		return kubeTarget{}, errors.New("agentbox.yaml has no kubernetes section: --on kubernetes needs its namespace and registry")
 	}
@@ -523,7 +524,7 @@ func (o *runOptions) runKube(ctx context.Context, p *prepared, stdout, stderr io
 // loginSource is the sandbox's state volume of the task's profile, whose
 // login (the agent's credentials files) run.copy_login copies into the
 // task's fresh one; "" and a note when there is nothing to copy from.
-func loginSource(ctx context.Context, docker string, cfg *generator.Config, rec *taskRecord) (volume, note string) {
+func loginSource(ctx context.Context, docker string, cfg *config.Config, rec *taskRecord) (volume, note string) {
 	prof, _ := cfg.Profile(rec.Profile)
 	switch {
 	case !cfg.CopyLogin:

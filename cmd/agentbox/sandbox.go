@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/termsafe"
 	"github.com/spf13/cobra"
@@ -45,7 +46,7 @@ type sandboxOptions struct {
 // (generator.CheckMounts): a link can have changed since generate. down,
 // shell and logs pass false, so that the sandbox can always be stopped,
 // whatever the agent did to the project.
-func (o *sandboxOptions) compose(ctx context.Context, starts bool) ([]string, *generator.Config, error) {
+func (o *sandboxOptions) compose(ctx context.Context, starts bool) ([]string, *config.Config, error) {
 	cfg, err := o.current(starts)
 	if err != nil {
 		return nil, nil, err
@@ -75,7 +76,7 @@ func (o *sandboxOptions) compose(ctx context.Context, starts bool) ([]string, *g
 
 // current compiles the sandbox and checks that the generated files on disk
 // are what it compiles to.
-func (o *sandboxOptions) current(starts bool) (*generator.Config, error) {
+func (o *sandboxOptions) current(starts bool) (*config.Config, error) {
 	c, err := generator.Compile(o.dir, generator.CompileOptions{CheckMounts: starts})
 	if err != nil {
 		return nil, err
@@ -90,7 +91,7 @@ func (o *sandboxOptions) current(starts bool) (*generator.Config, error) {
 
 // composeArgv is docker compose on profile's generated file, as cfg's
 // project.
-func composeArgv(docker, dir string, cfg *generator.Config, profile string) []string {
+func composeArgv(docker, dir string, cfg *config.Config, profile string) []string {
 	return []string{docker, "compose", "-f", profileComposeFile(dir, cfg, profile), "-p", cfg.Name}
 }
 
@@ -465,7 +466,7 @@ func checkOwner(ctx context.Context, docker, name, dir string) error {
 		if wd == "" || samePath(wd, ours) || samePath(wd, filepath.Join(ours, filepath.Base(generator.ProfilesDir))) {
 			continue
 		}
-		return fmt.Errorf("the compose project %q belongs to another project (%s): give this one a name of its own in %s (name: ...)", name, filepath.Dir(wd), generator.ConfigFile)
+		return fmt.Errorf("the compose project %q belongs to another project (%s): give this one a name of its own in %s (name: ...)", name, filepath.Dir(wd), config.ConfigFile)
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/atomicfile"
 )
@@ -146,10 +147,10 @@ func sortTasks(ts []*taskRecord) {
 
 // taskCompose is docker compose on a task's project: its profile's
 // generated file and the task's override.
-func taskCompose(docker, dir string, cfg *generator.Config, rec *taskRecord, taskDir string) []string {
+func taskCompose(docker, dir string, cfg *config.Config, rec *taskRecord, taskDir string) []string {
 	profile := rec.Profile
 	if profile == "" {
-		profile = generator.ProfileBalanced
+		profile = config.ProfileBalanced
 	}
 	return []string{docker, "compose", "-f", profileComposeFile(dir, cfg, profile),
 		"-f", filepath.Join(taskDir, "compose.yml"), "-p", rec.Project}

@@ -1,4 +1,4 @@
-package generator
+package config
 
 // Limits on agentbox.yaml. The loader enforces them, so that validate
 // reports them as generate does, and they keep every file that generate

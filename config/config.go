@@ -1,4 +1,4 @@
-package generator
+package config
 
 import (
 	"net/netip"
@@ -100,6 +100,9 @@ const (
 	// run time (agentbox up and the workspace entrypoint refuse to mix them).
 	DefaultName = "agentbox"
 )
+
+// BasePackages are installed in every agent image.
+var BasePackages = []string{"ca-certificates", "git"}
 
 // DefaultHidden are the paths no tracked file may match unless
 // workspace.hidden says otherwise: environment files that usually hold

@@ -1,14 +1,12 @@
-package generator
+package config
 
 import (
 	"fmt"
 	"net"
 	"net/netip"
-	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/internal/validate"
 )
 
@@ -88,60 +86,6 @@ func (c *checker) addrPort(path, a string) string {
 		c.failf(path, "invalid IPv4 address:port %q", a)
 	}
 	return a
-}
-
-// VerifyTargets returns the probe targets of cfg's balanced profile,
-// defaults applied.
-func VerifyTargets(cfg *Config) Verify {
-	p, ok := cfg.Profile(ProfileBalanced)
-	if !ok { // a Config made by hand, without its profiles
-		b := builtin(cfg, ProfileBalanced)
-		p = &b
-	}
-	return ProfileVerifyTargets(cfg, p)
-}
-
-// ProfileVerifyTargets returns the probe targets of profile p, defaults
-// applied. Under mode none, the name that must not resolve is one the
-// balanced policy allows, and nothing must connect; under open, only a
-// verify.allowed that agentbox.yaml names.
-func ProfileVerifyTargets(cfg *Config, p *Profile) Verify {
-	v := cfg.Verify
-	pol := profilePolicy(cfg, p)
-	switch p.Mode {
-	case firewall.ModeNone:
-		// The name balanced connects to must not even resolve.
-		if host, _, err := net.SplitHostPort(VerifyTargets(cfg).Allowed); err == nil && net.ParseIP(host) == nil {
-			v.UnlistedName = host
-		}
-		v.Allowed = ""
-	case firewall.ModeAllowlist:
-		if v.Allowed == "" && len(pol.Domains) > 0 {
-			d := pol.Domains[0]
-			v.Allowed = d.Name + ":" + strconv.Itoa(int(d.Ports[0]))
-		}
-	}
-	if v.UnlistedName == "" {
-		for _, n := range DefaultUnlistedNames {
-			if !slices.ContainsFunc(pol.Domains, func(d firewall.Domain) bool { return n == d.Name || strings.HasSuffix(n, "."+d.Name) }) {
-				v.UnlistedName = n
-				break
-			}
-		}
-	}
-	if v.UnlistedAddress == "" {
-		v.UnlistedAddress = DefaultUnlistedAddress
-	}
-	if v.Resolver == "" {
-		v.Resolver = DefaultResolver
-	}
-	if v.MetadataAddress == "" {
-		v.MetadataAddress = DefaultMetadataAddress
-	}
-	if v.IPv6Address == "" {
-		v.IPv6Address = DefaultIPv6Address
-	}
-	return v
 }
 
 // MemoryBytes returns the memory limit in bytes.

@@ -1,4 +1,4 @@
-package generator
+package config
 
 import (
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"

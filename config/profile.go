@@ -1,4 +1,4 @@
-package generator
+package config
 
 import (
 	"fmt"
@@ -100,8 +100,8 @@ func (cfg *Config) ProfileNames() []string {
 	return names
 }
 
-// builtin returns built-in profile name with cfg's top-level settings.
-func builtin(cfg *Config, name string) Profile {
+// Builtin returns built-in profile name with cfg's top-level settings.
+func (cfg *Config) Builtin(name string) Profile {
 	p := Profile{Name: name, From: name, CPUs: cfg.CPUs, Memory: cfg.Memory, Pids: cfg.Pids,
 		Elevate: Elevation{Allowed: cfg.ElevationAllowed, AllowedPos: cfg.ElevationAllowedPos,
 			Max: cfg.ElevationMax, MaxPos: cfg.ElevationMaxPos, Never: cfg.ElevationNever, NeverPos: cfg.ElevationNeverPos,
@@ -123,7 +123,7 @@ func builtin(cfg *Config, name string) Profile {
 // name) and cfg.DefaultProfile. It runs after the top-level sections.
 func (c *checker) profiles(w *wireFile, cfg *Config) {
 	for _, name := range BuiltinProfiles {
-		cfg.Profiles = append(cfg.Profiles, builtin(cfg, name))
+		cfg.Profiles = append(cfg.Profiles, cfg.Builtin(name))
 	}
 	if c.within("profiles", len(w.Profiles)) {
 		for _, name := range slices.Sorted(maps.Keys(w.Profiles)) {
@@ -137,7 +137,7 @@ func (c *checker) profiles(w *wireFile, cfg *Config) {
 	if w.Profile != nil {
 		cfg.DefaultProfile, cfg.DefaultProfilePos = *w.Profile, c.pos["profile"]
 		if _, ok := cfg.Profile(*w.Profile); !ok {
-			c.failf("profile", "%s", enumError("profile", *w.Profile, cfg.ProfileNames()))
+			c.failf("profile", "%s", EnumError("profile", *w.Profile, cfg.ProfileNames()))
 		}
 	}
 }
@@ -156,10 +156,10 @@ func (c *checker) profile(cfg *Config, name string, w wireProfile) (Profile, boo
 		c.failf(path, "missing from: the built-in profile it starts from (%s)", yamlpos.Quoted(BuiltinProfiles))
 		return Profile{}, false
 	case !slices.Contains(BuiltinProfiles, *w.From):
-		c.failf(path+".from", "%s", enumError("profile", *w.From, BuiltinProfiles))
+		c.failf(path+".from", "%s", EnumError("profile", *w.From, BuiltinProfiles))
 		return Profile{}, false
 	}
-	p := builtin(cfg, *w.From)
+	p := cfg.Builtin(*w.From)
 	p.Name, p.Pos, p.Explicit = name, c.pos[path], true
 	if w.Network != nil {
 		p.Network, p.Custom = c.networkRules(path+".network", *w.Network), true
@@ -192,5 +192,5 @@ func (c *checker) profile(cfg *Config, name string, w wireProfile) (Profile, boo
 
 // ProfileError says that name is not one of cfg's profiles.
 func ProfileError(cfg *Config, name string) error {
-	return fmt.Errorf("%s", enumError("profile", name, cfg.ProfileNames()))
+	return fmt.Errorf("%s", EnumError("profile", name, cfg.ProfileNames()))
 }

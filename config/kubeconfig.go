@@ -1,4 +1,4 @@
-package generator
+package config
 
 import (
 	"fmt"
@@ -73,6 +73,10 @@ func (c *checker) kubernetes(w wireKubernetes, cfg *Config) {
 	}
 	cfg.Kubernetes = k
 }
+
+// CollectUID runs the collect container of a task's Kubernetes Job:
+// neither the agent's uid nor the resolver's.
+const CollectUID = 65532
 
 // checkRegistry accepts a repository prefix that, with "/NAME-agent:TAG"
 // appended, is a valid image reference naming a registry host.

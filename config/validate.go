@@ -1,4 +1,4 @@
-package generator
+package config
 
 import (
 	"fmt"
@@ -52,7 +52,7 @@ func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, di
 		if a, ok := catalog.LookupAgent(*w.Agent); ok {
 			cfg.Agent = a
 		} else {
-			c.failf("agent", "%s", enumError("agent", *w.Agent, catalog.AgentNames()))
+			c.failf("agent", "%s", EnumError("agent", *w.Agent, catalog.AgentNames()))
 		}
 	}
 	cfg.Base, cfg.BasePos = c.ref("image.base", w.Image.Base)
@@ -93,7 +93,7 @@ func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, di
 	if w.Devcontainer.IDE != nil {
 		cfg.IDE = *w.Devcontainer.IDE
 		if !slices.Contains(IDEs, cfg.IDE) {
-			c.failf("devcontainer.ide", "%s", enumError("ide", cfg.IDE, IDEs))
+			c.failf("devcontainer.ide", "%s", EnumError("ide", cfg.IDE, IDEs))
 		}
 	}
 	for i, e := range entries(c, "devcontainer.extensions", w.Devcontainer.Extensions) {
@@ -172,7 +172,7 @@ func (c *checker) networkRules(path string, n wireNetwork) NetworkRules {
 	for i, s := range entries(c, path+".services", n.Services) {
 		at := fmt.Sprintf("%s.services[%d]", path, i)
 		if _, ok := catalog.LookupService(s); !ok {
-			c.failf(at, "%s", enumError("service", s, catalog.ServiceNames()))
+			c.failf(at, "%s", EnumError("service", s, catalog.ServiceNames()))
 			continue
 		}
 		out.Services = append(out.Services, s)
@@ -239,8 +239,8 @@ func (c *checker) limits(path string, r wireResources, cpus *float64, memory *st
 	}
 }
 
-// enumError says that value is not one of valid, with a "did you mean".
-func enumError(what, value string, valid []string) string {
+// EnumError says that value is not one of valid, with a "did you mean".
+func EnumError(what, value string, valid []string) string {
 	msg := fmt.Sprintf("unknown %s %q; ", what, value)
 	if s := yamlpos.Suggest(value, valid); s != "" {
 		msg += fmt.Sprintf("did you mean %q? ", s)
@@ -272,7 +272,7 @@ func (c *checker) workspace(w wireWorkspace, cfg *Config) {
 
 // packages checks image.packages: each name, and that a package is listed
 // with one version at most (apt would install either), and that the
-// packages every image gets (basePackages) are not pinned.
+// packages every image gets (BasePackages) are not pinned.
 func (c *checker) packages(pkgs []string) {
 	first := map[string]int{} // package name -> index of its first entry
 	for i, p := range pkgs {
@@ -290,7 +290,7 @@ func (c *checker) packages(pkgs []string) {
 			continue
 		}
 		first[name] = i
-		if pinned && slices.Contains(basePackages, name) {
+		if pinned && slices.Contains(BasePackages, name) {
 			c.failf(path, "package %q is always installed, without a version; it cannot be pinned", name)
 		}
 	}
@@ -332,4 +332,10 @@ func (c *checker) env(env map[string]string, cfg *Config) {
 		}
 		cfg.Env = append(cfg.Env, catalog.EnvVar{Name: name, Value: value})
 	}
+}
+
+func sortedUnique(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return slices.Compact(out)
 }

@@ -1,4 +1,4 @@
-package generator
+package config
 
 import (
 	"errors"
@@ -8,35 +8,34 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
 
-// The load stage: agentbox.yaml and agentbox.lock read, decoded strictly
+// The load stage: agentbox.yaml read, decoded strictly
 // and validated into a Config.
 
-// loadConfig reads and validates dir/agentbox.yaml, and returns where each
+// Load reads and validates dir/agentbox.yaml, and returns where each
 // key is written. Error messages name the file as dir/agentbox.yaml, so dir
 // should be the path as the user wrote it.
-func loadConfig(dir string) (*Config, yamlpos.Positions, error) {
-	file := displayPath(dir, ConfigFile)
-	data, err := readConfig(filepath.Join(dir, ConfigFile))
+func Load(dir string) (*Config, yamlpos.Positions, error) {
+	file := filepath.Join(dir, ConfigFile)
+	data, err := Read(filepath.Join(dir, ConfigFile))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, MissingConfig(dir)
 		}
 		return nil, nil, fmt.Errorf("reading %s: %w", file, err)
 	}
-	return decodeConfig(file, data, dir)
+	return Decode(file, data, dir)
 }
 
 // MissingConfig is the error for a dir without agentbox.yaml. From a
 // directory below a project's, it names the project's agentbox.yaml (the
 // nearest one above dir within its git repository) instead of agentbox init.
 func MissingConfig(dir string) error {
-	file := displayPath(dir, ConfigFile)
+	file := filepath.Join(dir, ConfigFile)
 	if up := configAbove(dir); up != "" {
-		return fmt.Errorf("%s: no such file here, but %s is: run agentbox there, or with -C %s", file, displayPath(up, ConfigFile), up)
+		return fmt.Errorf("%s: no such file here, but %s is: run agentbox there, or with -C %s", file, filepath.Join(up, ConfigFile), up)
 	}
 	return fmt.Errorf("%s: no such file; run \"agentbox init\" to create one", file)
 }
@@ -68,9 +67,9 @@ func configAbove(dir string) string {
 	}
 }
 
-// readConfig reads the file at path, but no more than one byte past
-// MaxFileSize: enough for decodeConfig to say where the file passes it.
-func readConfig(path string) ([]byte, error) {
+// Read reads the file at path, but no more than one byte past
+// MaxFileSize: enough for Decode to say where the file passes it.
+func Read(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -79,7 +78,10 @@ func readConfig(path string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 }
 
-func decodeConfig(file string, data []byte, dir string) (*Config, yamlpos.Positions, error) {
+// Decode decodes agentbox.yaml from data strictly and validates it; file
+// names it in errors, dir is the project directory the paths in it are
+// relative to.
+func Decode(file string, data []byte, dir string) (*Config, yamlpos.Positions, error) {
 	if len(data) > MaxFileSize {
 		errs := &yamlpos.Errors{File: file}
 		errs.Add(yamlpos.PosAt(data, MaxFileSize), "", "the file is larger than 1 MiB (%d bytes), the most agentbox reads; it passes the limit here", MaxFileSize)
@@ -100,17 +102,4 @@ func decodeConfig(file string, data []byte, dir string) (*Config, yamlpos.Positi
 		return nil, pos, err
 	}
 	return cfg, pos, nil
-}
-
-// readLock reads dir/agentbox.lock; nil when there is none.
-func readLock(dir string) (*images.Lock, error) {
-	file := displayPath(dir, images.LockFile)
-	data, err := os.ReadFile(filepath.Join(dir, images.LockFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", file, err)
-	}
-	return images.ParseLock(file, data)
 }
