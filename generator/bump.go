@@ -180,8 +180,8 @@ func WriteBump(dir string, res *BumpResult) ([]Change, error) {
 
 // bumpImages resolves the image references into lock and res, and returns
 // every image spec with its digest.
-func bumpImages(ctx context.Context, cfg *config.Config, old *images.Lock, o BumpOptions, lock *images.Lock, res *BumpResult) ([]imageSpec, error) {
-	specs := imageSpecs(cfg)
+func bumpImages(ctx context.Context, cfg *config.Config, old *images.Lock, o BumpOptions, lock *images.Lock, res *BumpResult) ([]config.ImageSpec, error) {
+	specs := cfg.ImageSpecs()
 	var refs []images.Ref
 	for _, s := range specs {
 		if !slices.Contains(refs, s.Ref) {

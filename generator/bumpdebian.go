@@ -19,7 +19,7 @@ const ClosureRow = "(dependencies)"
 // bumpDebian finds each image's Debian release, resolves the packages it
 // installs in the archive's latest snapshot, for every architecture, and
 // keeps the old lock's snapshot when nothing it pins changed.
-func bumpDebian(ctx context.Context, cfg *config.Config, old *images.Lock, o BumpOptions, specs []imageSpec, res *BumpResult) (*images.Debian, error) {
+func bumpDebian(ctx context.Context, cfg *config.Config, old *images.Lock, o BumpOptions, specs []config.ImageSpec, res *BumpResult) (*images.Debian, error) {
 	agent, node, egress := DebianNames(cfg)
 	names := [][]string{append(agent, node...), egress}
 	d := &images.Debian{Releases: map[string]string{}, Pins: map[string]map[string]images.ArchPins{}}

@@ -65,6 +65,13 @@ type Compiled struct {
 	plan *Plan             // nil before Planned
 }
 
+// Plan returns the plan; nil before Planned.
+func (c *Compiled) Plan() *Plan { return c.plan }
+
+// Positions returns where each key of agentbox.yaml is written; nil when
+// the Config was given rather than read.
+func (c *Compiled) Positions() yamlpos.Positions { return c.pos }
+
 // Compile compiles dir/agentbox.yaml and dir/agentbox.lock into the files of
 // the sandbox, or as far as o.Until asks. Error messages name the files as
 // dir/agentbox.yaml, so dir should be the path as the user wrote it. It

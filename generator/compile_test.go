@@ -84,9 +84,9 @@ func TestCompileOptions(t *testing.T) {
 			if (len(got.Files) > 0) != c.files {
 				t.Errorf("%d files, want files: %v", len(got.Files), c.files)
 			}
-			s, err := got.Explain()
-			if (err == nil) != c.planned || (err == nil && s.Agent != "none") {
-				t.Errorf("Explain = %v, %v; want a sandbox: %v", s, err, c.planned)
+			p := got.Plan()
+			if (p != nil) != c.planned || (p != nil && p.Agent.Name != "none") {
+				t.Errorf("Plan = %v; want a plan: %v", p, c.planned)
 			}
 		})
 	}
@@ -124,14 +124,4 @@ func generate(dir string) (map[string][]byte, error) {
 		return nil, err
 	}
 	return c.Files, nil
-}
-
-// explainSource explains an agentbox.yaml and agentbox.lock held in memory,
-// as diff explains its base.
-func explainSource(yml, lock string) (*Sandbox, error) {
-	c, err := Compile(".", CompileOptions{Until: Planned, Source: &Source{File: config.ConfigFile, Config: []byte(yml), Lock: []byte(lock)}})
-	if err != nil {
-		return nil, err
-	}
-	return c.Explain()
 }

@@ -14,20 +14,21 @@ import (
 )
 
 // TestImportDirection enforces the one direction of imports written in the
-// README: cmd/agentbox -> generator -> config -> (firewall, images,
-// catalog), generator -> templates, with internal/ helpers usable by all and importing none of
+// README: cmd/agentbox -> review -> generator -> config -> (firewall,
+// images, catalog), generator -> templates, with internal/ helpers usable by all and importing none of
 // them; catalog imports nothing from the project but internal/validate; and
 // no code that ships imports internal/testing/, the test-only packages.
 func TestImportDirection(t *testing.T) {
 	const mod = "github.com/agentbox-dev/agentbox/"
-	domain := []string{"cmd/", "generator", "config", "firewall", "images", "catalog", "templates"}
+	domain := []string{"cmd/", "review", "generator", "config", "firewall", "images", "catalog", "templates"}
 	forbidden := map[string][]string{
 		"cmd/*":              {"internal/testing/"},
-		"generator":          {"cmd/", "internal/testing/"},
-		"config":             {"cmd/", "generator", "templates", "internal/testing/"},
-		"firewall":           {"cmd/", "generator", "config", "images", "catalog", "templates", "internal/testing/"},
-		"images":             {"cmd/", "generator", "config", "firewall", "catalog", "templates", "internal/testing/"},
-		"templates":          {"cmd/", "generator", "config", "firewall", "images", "catalog", "internal/"},
+		"review":             {"cmd/", "internal/testing/"},
+		"generator":          {"cmd/", "review", "internal/testing/"},
+		"config":             {"cmd/", "review", "generator", "templates", "internal/testing/"},
+		"firewall":           {"cmd/", "review", "generator", "config", "images", "catalog", "templates", "internal/testing/"},
+		"images":             {"cmd/", "review", "generator", "config", "firewall", "catalog", "templates", "internal/testing/"},
+		"templates":          {"cmd/", "review", "generator", "config", "firewall", "images", "catalog", "internal/"},
 		"internal/*":         append(domain, "internal/testing/"),
 		"internal/testing/*": domain,
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/images"
 )
 
@@ -28,7 +29,7 @@ func TestAgentNode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, ok := agentNode(imageSpec{Ref: ref}, d)
+		n, ok := agentNode(config.ImageSpec{Ref: ref}, d)
 		if ok != tc.ok || ok && (n.low.String() != tc.low || n.high.String() != tc.high || !strings.Contains(n.what, tc.what)) {
 			t.Errorf("%s: %v %s..%s %q, want %v %s..%s %q", tc.ref, ok, n.low, n.high, n.what, tc.ok, tc.low, tc.high, tc.what)
 		}

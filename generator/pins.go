@@ -56,7 +56,7 @@ type debianPackage struct {
 // agent's (its Node packages apart) and the egress image's. Bump resolves
 // their versions; a name=version of agentbox.yaml stays as written.
 func DebianNames(cfg *config.Config) (agent, node, egress []string) {
-	for _, p := range agentPackages(cfg, imageSpecs(cfg)[0]) {
+	for _, p := range agentPackages(cfg, cfg.ImageSpecs()[0]) {
 		if p.Version != "" {
 			agent = append(agent, p.Name+"="+p.Version)
 		} else {
@@ -69,7 +69,7 @@ func DebianNames(cfg *config.Config) (agent, node, egress []string) {
 	return agent, node, slices.Clone(firewall.Packages)
 }
 
-func agentPackages(cfg *config.Config, s imageSpec) []debianPackage {
+func agentPackages(cfg *config.Config, s config.ImageSpec) []debianPackage {
 	seen := map[string]bool{}
 	var out []debianPackage
 	for _, name := range config.BasePackages {
@@ -91,7 +91,7 @@ func agentPackages(cfg *config.Config, s imageSpec) []debianPackage {
 
 // aptPlan pins an image's packages from the lock; what the lock lacks is
 // reported at the key that asks for it.
-func aptPlan(s imageSpec, pkgs []debianPackage, node bool, lock *images.Lock, errs *yamlpos.Errors) *AptPlan {
+func aptPlan(s config.ImageSpec, pkgs []debianPackage, node bool, lock *images.Lock, errs *yamlpos.Errors) *AptPlan {
 	rerun := "; run \"agentbox bump\""
 	if lock == nil {
 		return nil // pin has said that the lock is missing
@@ -137,7 +137,7 @@ func aptPlan(s imageSpec, pkgs []debianPackage, node bool, lock *images.Lock, er
 }
 
 // egressPackages are the egress image's packages, asked for by no key.
-func egressPackages(s imageSpec) []debianPackage {
+func egressPackages(s config.ImageSpec) []debianPackage {
 	var out []debianPackage
 	for _, name := range firewall.Packages {
 		out = append(out, debianPackage{Name: name, Path: s.Path, Pos: s.Pos})

@@ -1,7 +1,6 @@
 package generator
 
 import (
-	"fmt"
 	"maps"
 	"path"
 	"slices"
@@ -104,7 +103,7 @@ func plan(cfg *config.Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
 	p.DevcontainerName = p.Name + " (agentbox)"
 	p.Hidden = cfg.Hidden
 	p.Kubernetes, p.RunTimeout = cfg.Kubernetes, cfg.RunTimeout
-	specs := imageSpecs(cfg)
+	specs := cfg.ImageSpecs()
 	p.AgentImage = pin(specs[0], lock, errs)
 	p.EgressImage = pin(specs[1], lock, errs)
 	if pkg := cfg.Agent.Package; pkg != "" {
@@ -156,43 +155,9 @@ func plan(cfg *config.Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
 	return p
 }
 
-// imageSpec is one image the sandbox is built from, and where it comes from.
-type imageSpec struct {
-	Ref  images.Ref
-	What string // for messages
-	Path string // key path in agentbox.yaml, "" for a default not tied to a key
-	Pos  yamlpos.Pos
-}
-
-// imageSpecs returns the agent's and the egress image, configured or default.
-func imageSpecs(cfg *config.Config) []imageSpec {
-	spec := func(ref *images.Ref, pos yamlpos.Pos, path, def, defWhat string, defPos yamlpos.Pos, defPath string) imageSpec {
-		if ref != nil {
-			return imageSpec{Ref: *ref, What: fmt.Sprintf("image %q", ref.String()), Path: path, Pos: pos}
-		}
-		r, err := images.ParseRef(def)
-		if err != nil {
-			panic(err) // the catalog is tested
-		}
-		return imageSpec{Ref: r, What: fmt.Sprintf("%s %q", defWhat, def), Path: defPath, Pos: defPos}
-	}
-	// An image that no key selects is placed at the start of the file.
-	fileStart := yamlpos.Pos{Line: 1, Col: 1}
-	agentPath, agentPos := "", fileStart
-	if cfg.AgentPos.Line != 0 {
-		agentPath, agentPos = "agent", cfg.AgentPos
-	}
-	return []imageSpec{
-		spec(cfg.Base, cfg.BasePos, "image.base", cfg.Agent.BaseImage,
-			fmt.Sprintf("the default base image of agent %s", cfg.Agent.Name), agentPos, agentPath),
-		spec(cfg.Egress, cfg.EgressPos, "egress.image", catalog.DefaultEgressImage,
-			"the default egress image", fileStart, ""),
-	}
-}
-
 // pin returns the image with its digest: the one written in agentbox.yaml,
 // else the lock's.
-func pin(s imageSpec, lock *images.Lock, errs *yamlpos.Errors) images.Ref {
+func pin(s config.ImageSpec, lock *images.Lock, errs *yamlpos.Errors) images.Ref {
 	if s.Ref.Pinned() {
 		return s.Ref
 	}

@@ -1,15 +1,17 @@
-package generator
+package review
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
@@ -125,12 +127,12 @@ var AlwaysRefused = []string{
 
 // Explain describes the compiled sandbox; c must have been compiled to
 // Planned or further.
-func (c *Compiled) Explain() (*Sandbox, error) {
-	if c.plan == nil {
+func Explain(c *generator.Compiled) (*Sandbox, error) {
+	p := c.Plan()
+	if p == nil {
 		return nil, errors.New("internal error: explaining a sandbox that was not planned")
 	}
-	p := c.plan
-	o := origins{cfg: c.Config, pos: c.pos}
+	o := origins{cfg: c.Config, pos: c.Positions()}
 	return &Sandbox{
 		Name:           p.Name,
 		Agent:          p.Agent.Name,
@@ -142,7 +144,7 @@ func (c *Compiled) Explain() (*Sandbox, error) {
 		Credentials:    o.credentials(),
 		Profiles:       o.profiles(p),
 		DefaultProfile: p.DefaultProfile,
-		lines:          lines(c.pos),
+		lines:          lines(c.Positions()),
 	}, nil
 }
 
@@ -155,7 +157,7 @@ type GitView struct {
 
 // git is the agent's git identity, citing git.name (else git.email) where
 // either is written, else the agent, whose defaults they are.
-func (o origins) git(p *Plan) GitView {
+func (o origins) git(p *generator.Plan) GitView {
 	orig := o.at("git.name")
 	if orig.Line == 0 {
 		if orig = o.at("git.email"); orig.Line == 0 {
@@ -256,7 +258,7 @@ func (o origins) containing(c firewall.CIDR) Origin {
 	return o.at("network.cidrs")
 }
 
-func (o origins) filesystem(p *Plan) Filesystem {
+func (o origins) filesystem(p *generator.Plan) Filesystem {
 	fs := Filesystem{StateVolume: p.StateVolume}
 	for _, m := range p.Mounts {
 		mode, src, orig := "rw", m.Source, Origin{}
@@ -295,7 +297,7 @@ func (o origins) rules(key string, paths []string) []PathRule {
 	return out
 }
 
-func (o origins) privileges(p *Plan) Privileges {
+func (o origins) privileges(p *generator.Plan) Privileges {
 	return Privileges{User: agentUser, UID: p.UID, GID: p.GID, Capabilities: []string{}, NoNewPrivs: true,
 		Memory: p.Memory, MemoryBytes: o.cfg.MemoryBytes(), Pids: p.Pids, CPUs: p.CPUs,
 		keys: map[string]Origin{
@@ -304,9 +306,9 @@ func (o origins) privileges(p *Plan) Privileges {
 		}}
 }
 
-func (o origins) pins(p *Plan) []Pin {
-	specs := imageSpecs(o.cfg)
-	pin := func(what string, r images.Ref, s imageSpec) Pin {
+func (o origins) pins(p *generator.Plan) []Pin {
+	specs := o.cfg.ImageSpecs()
+	pin := func(what string, r images.Ref, s config.ImageSpec) Pin {
 		orig := o.at(s.Path)
 		if s.Path == "" {
 			orig = Origin{Key: "egress.image"}
@@ -331,7 +333,7 @@ func (o origins) pins(p *Plan) []Pin {
 
 // debianPins are the snapshot and each package's version (amd64's; arm64's
 // too where it differs).
-func (o origins) debianPins(p *Plan) []Pin {
+func (o origins) debianPins(p *generator.Plan) []Pin {
 	if p.AgentApt == nil || p.EgressApt == nil {
 		return nil
 	}
@@ -345,7 +347,7 @@ func (o origins) debianPins(p *Plan) []Pin {
 		userKeys[name] = fmt.Sprintf("image.packages[%d]", i)
 	}
 	seen := map[string]bool{}
-	for _, ap := range []*AptPlan{p.AgentApt, p.EgressApt} {
+	for _, ap := range []*generator.AptPlan{p.AgentApt, p.EgressApt} {
 		byArch := map[string]map[string]string{}
 		for _, a := range ap.Arches {
 			byArch[a.Arch] = map[string]string{}
@@ -354,7 +356,7 @@ func (o origins) debianPins(p *Plan) []Pin {
 				byArch[a.Arch][name] = v
 			}
 		}
-		for _, name := range sortedKeys(byArch[images.Architectures[0]]) {
+		for _, name := range slices.Sorted(maps.Keys(byArch[images.Architectures[0]])) {
 			if seen[ap.Release+" "+name] {
 				continue
 			}

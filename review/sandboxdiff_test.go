@@ -1,4 +1,4 @@
-package generator
+package review
 
 import (
 	"os"
@@ -67,7 +67,7 @@ func TestExplainMatchesPlan(t *testing.T) {
 // testLock pins what the golden case agent-claude needs, and so any
 // configuration with claude or no agent and no extra packages.
 var testLock = func() string {
-	b, err := os.ReadFile(filepath.Join(goldenDir, "agent-claude", "agentbox.lock"))
+	b, err := os.ReadFile(filepath.Join("../testdata/golden", "agent-claude", "agentbox.lock"))
 	if err != nil {
 		panic(err)
 	}

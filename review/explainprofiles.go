@@ -1,4 +1,4 @@
-package generator
+package review
 
 import (
 	"cmp"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/generator"
 )
 
 // ProfileView is one profile (trust tier) in plain terms: what it admits
@@ -32,11 +33,11 @@ type ProfileView struct {
 // The filesystems of a profile, as ProfileView says them.
 const (
 	fsReadWrite = "read-write clone"
-	fsLocked    = "read-only clone; /tmp and " + OutputDir + " writable; no state volume"
+	fsLocked    = "read-only clone; /tmp and " + generator.OutputDir + " writable; no state volume"
 )
 
 // profiles describes every profile of the plan.
-func (o origins) profiles(p *Plan) []ProfileView {
+func (o origins) profiles(p *generator.Plan) []ProfileView {
 	var out []ProfileView
 	for i, pp := range p.Profiles {
 		prof := o.cfg.Profiles[i]
