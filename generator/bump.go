@@ -14,6 +14,7 @@ import (
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/debian"
 	"github.com/agentbox-dev/agentbox/internal/npm"
+	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 // DebianArchive reads a snapshot archive of Debian (internal/debian.Archive).
@@ -103,7 +104,7 @@ func Bump(ctx context.Context, dir string, o BumpOptions) (*BumpResult, error) {
 		return nil, err
 	}
 	cfg := loaded.Config
-	old, err := readLock(dir)
+	old, err := lockfile.Read(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +128,7 @@ func Bump(ctx context.Context, dir string, o BumpOptions) (*BumpResult, error) {
 		}()
 	}
 	res := &BumpResult{}
-	lock := &images.Lock{Images: map[string]string{}, NPM: map[string]*npm.Tree{}}
+	lock := &lockfile.Lock{Images: map[string]string{}, NPM: map[string]*npm.Tree{}}
 	pinned, err := bumpImages(ctx, cfg, old, o, lock, res)
 	wg.Wait()
 	if err = errors.Join(err, npmErr); err != nil {
@@ -149,7 +150,7 @@ func Bump(ctx context.Context, dir string, o BumpOptions) (*BumpResult, error) {
 		}
 	}
 	res.lock = lock.Marshal()
-	parsed, err := images.ParseLock(images.LockFile, res.lock)
+	parsed, err := lockfile.Parse(lockfile.File, res.lock)
 	if err != nil {
 		return nil, fmt.Errorf("internal error: the new lock does not parse: %w", err)
 	}
@@ -158,7 +159,7 @@ func Bump(ctx context.Context, dir string, o BumpOptions) (*BumpResult, error) {
 		return nil, err
 	}
 	res.files = compiled.Files
-	res.Changed = old == nil || old.FormatVersion != images.LockVersion
+	res.Changed = old == nil || old.FormatVersion != lockfile.Version
 	for _, c := range res.Images {
 		res.Changed = res.Changed || c.Changed
 	}
@@ -180,7 +181,7 @@ func WriteBump(dir string, res *BumpResult) ([]Change, error) {
 
 // bumpImages resolves the image references into lock and res, and returns
 // every image spec with its digest.
-func bumpImages(ctx context.Context, cfg *config.Config, old *images.Lock, o BumpOptions, lock *images.Lock, res *BumpResult) ([]config.ImageSpec, error) {
+func bumpImages(ctx context.Context, cfg *config.Config, old *lockfile.Lock, o BumpOptions, lock *lockfile.Lock, res *BumpResult) ([]config.ImageSpec, error) {
 	specs := cfg.ImageSpecs()
 	var refs []images.Ref
 	for _, s := range specs {
@@ -224,7 +225,7 @@ func resolveCLI(ctx context.Context, reg npm.Source, pkg string) (*npm.Tree, err
 	return t, nil
 }
 
-func treeChange(old *images.Lock, t *npm.Tree) PackageChange {
+func treeChange(old *lockfile.Lock, t *npm.Tree) PackageChange {
 	c := PackageChange{Package: t.Name, New: t.Version, TreeSize: len(t.Packages)}
 	c.Old, _ = old.Version(t.Name)
 	c.Changed = c.Old != c.New

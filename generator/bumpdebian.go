@@ -9,8 +9,8 @@ import (
 	"sync"
 
 	"github.com/agentbox-dev/agentbox/config"
-	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/debian"
+	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 // ClosureRow names the dependency closure in a bump's Debian changes.
@@ -19,10 +19,10 @@ const ClosureRow = "(dependencies)"
 // bumpDebian finds each image's Debian release, resolves the packages it
 // installs in the archive's latest snapshot, for every architecture, and
 // keeps the old lock's snapshot when nothing it pins changed.
-func bumpDebian(ctx context.Context, cfg *config.Config, old *images.Lock, o BumpOptions, specs []config.ImageSpec, res *BumpResult) (*images.Debian, error) {
+func bumpDebian(ctx context.Context, cfg *config.Config, old *lockfile.Lock, o BumpOptions, specs []config.ImageSpec, res *BumpResult) (*lockfile.Debian, error) {
 	agent, node, egress := DebianNames(cfg)
 	names := [][]string{append(agent, node...), egress}
-	d := &images.Debian{Releases: map[string]string{}, Pins: map[string]map[string]images.ArchPins{}}
+	d := &lockfile.Debian{Releases: map[string]string{}, Pins: map[string]map[string]lockfile.ArchPins{}}
 	want := map[string][]string{}
 	done := o.step("Debian: reading the images' os-release")
 	for i, s := range specs {
@@ -31,7 +31,7 @@ func bumpDebian(ctx context.Context, cfg *config.Config, old *images.Lock, o Bum
 			done("", err)
 			return nil, fmt.Errorf("%s: %w", s.What, err)
 		}
-		if rel.ID != "debian" || !images.ValidCodename(rel.VersionCodename) {
+		if rel.ID != "debian" || !lockfile.ValidCodename(rel.VersionCodename) {
 			done("", errors.New("not Debian"))
 			return nil, fmt.Errorf("%s is not Debian (its os-release says ID=%q VERSION_CODENAME=%q): agentbox pins packages from Debian's snapshot archive, so its images must be Debian-based", s.What, rel.ID, rel.VersionCodename)
 		}
@@ -58,13 +58,13 @@ func bumpDebian(ctx context.Context, cfg *config.Config, old *images.Lock, o Bum
 }
 
 // resolveDebian resolves every release on every architecture at once.
-func resolveDebian(ctx context.Context, o BumpOptions, snap debian.Snapshot, want map[string][]string, d *images.Debian) error {
+func resolveDebian(ctx context.Context, o BumpOptions, snap debian.Snapshot, want map[string][]string, d *lockfile.Debian) error {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var errs []error
 	for rel, names := range want {
-		d.Pins[rel] = map[string]images.ArchPins{}
-		for _, arch := range images.Architectures {
+		d.Pins[rel] = map[string]lockfile.ArchPins{}
+		for _, arch := range lockfile.Architectures {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -81,7 +81,7 @@ func resolveDebian(ctx context.Context, o BumpOptions, snap debian.Snapshot, wan
 					errs = append(errs, fmt.Errorf("Debian %s (%s): %w", rel, arch, err))
 					return
 				}
-				d.Pins[rel][arch] = images.ArchPins{Closure: r.Closure, Versions: r.Versions}
+				d.Pins[rel][arch] = lockfile.ArchPins{Closure: r.Closure, Versions: r.Versions}
 			}()
 		}
 	}
@@ -90,7 +90,7 @@ func resolveDebian(ctx context.Context, o BumpOptions, snap debian.Snapshot, wan
 }
 
 // samePins reports whether two locks pin the same releases and versions.
-func samePins(a, b *images.Debian) bool {
+func samePins(a, b *lockfile.Debian) bool {
 	if !maps.Equal(a.Releases, b.Releases) || len(a.Pins) != len(b.Pins) {
 		return false
 	}
@@ -109,8 +109,8 @@ func samePins(a, b *images.Debian) bool {
 }
 
 // debianChanges lists every pinned package, old and new, and each closure.
-func debianChanges(old *images.Lock, d *images.Debian) []DebianChange {
-	var prev map[string]map[string]images.ArchPins
+func debianChanges(old *lockfile.Lock, d *lockfile.Debian) []DebianChange {
+	var prev map[string]map[string]lockfile.ArchPins
 	if old != nil && old.Debian != nil {
 		prev = old.Debian.Pins
 	}

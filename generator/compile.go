@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/config"
-	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
+	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 // The pipeline's one entry point: load, plan, render and check in one call,
@@ -44,7 +44,7 @@ type CompileOptions struct {
 	// caller has loaded already (bump).
 	Config *config.Config
 	// Lock, when not nil, replaces agentbox.lock (bump's new lock).
-	Lock *images.Lock
+	Lock *lockfile.Lock
 }
 
 // Source is an agentbox.yaml and an agentbox.lock held in memory.
@@ -57,7 +57,7 @@ type Source struct {
 // Compiled is what Compile produced, up to the stage it stopped at.
 type Compiled struct {
 	Config *config.Config
-	Lock   *images.Lock      // nil when there is none
+	Lock   *lockfile.Lock    // nil when there is none
 	Files  map[string][]byte // path -> bytes; nil before Checked
 
 	file string            // agentbox.yaml as messages name it
@@ -134,10 +134,10 @@ func load(dir string, o CompileOptions) (*Compiled, error) {
 	}
 	switch {
 	case o.Source == nil:
-		c.Lock, err = readLock(dir)
+		c.Lock, err = lockfile.Read(dir)
 	case o.Source.Lock != nil:
-		file := strings.TrimSuffix(o.Source.File, config.ConfigFile) + images.LockFile
-		c.Lock, err = images.ParseLock(file, o.Source.Lock)
+		file := strings.TrimSuffix(o.Source.File, config.ConfigFile) + lockfile.File
+		c.Lock, err = lockfile.Parse(file, o.Source.Lock)
 	}
 	if err != nil {
 		return nil, err

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/config"
-	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 // linkedProject copies the golden case agent-none into a directory whose
@@ -18,7 +18,7 @@ func linkedProject(t *testing.T) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{config.ConfigFile, images.LockFile} {
+	for _, name := range []string{config.ConfigFile, lockfile.File} {
 		data, err := os.ReadFile(filepath.Join(goldenDir, "agent-none", name))
 		if err != nil {
 			t.Fatal(err)
@@ -35,7 +35,7 @@ func linkedProject(t *testing.T) string {
 
 func TestCompileOptions(t *testing.T) {
 	golden := filepath.Join(goldenDir, "agent-none")
-	lock, err := os.ReadFile(filepath.Join(golden, images.LockFile))
+	lock, err := os.ReadFile(filepath.Join(golden, lockfile.File))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestCompileOptions(t *testing.T) {
 		{"source in memory", "does-not-exist", CompileOptions{Source: &Source{File: config.ConfigFile, Config: yml, Lock: lock}}, true, true, ""},
 		{"source without lock", "does-not-exist", CompileOptions{Source: &Source{File: config.ConfigFile, Config: yml}}, false, false, "agentbox.lock does not exist"},
 		{"source without lock, loaded", "does-not-exist", CompileOptions{Until: Loaded, Source: &Source{File: config.ConfigFile, Config: yml}}, false, false, ""},
-		{"lock replaced", golden, CompileOptions{Lock: &images.Lock{}}, false, false, "is not pinned in agentbox.lock"},
+		{"lock replaced", golden, CompileOptions{Lock: &lockfile.Lock{}}, false, false, "is not pinned in agentbox.lock"},
 		{"mounts unchecked", linkedProject(t), CompileOptions{}, true, true, ""},
 		{"mounts checked", linkedProject(t), CompileOptions{CheckMounts: true}, false, false, "leads outside the project"},
 		{"mounts checked, loaded", linkedProject(t), CompileOptions{Until: Loaded, CheckMounts: true}, false, false, "leads outside the project"},
@@ -97,7 +97,7 @@ func TestCompileOptions(t *testing.T) {
 func TestCompileFromSourceMatchesDisk(t *testing.T) {
 	for _, dir := range goldenInputs(t) {
 		yml, _ := os.ReadFile(filepath.Join(dir, config.ConfigFile))
-		lock, _ := os.ReadFile(filepath.Join(dir, images.LockFile))
+		lock, _ := os.ReadFile(filepath.Join(dir, lockfile.File))
 		disk, err := Compile(dir, CompileOptions{})
 		if err != nil {
 			t.Fatal(err)

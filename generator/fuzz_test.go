@@ -13,6 +13,7 @@ import (
 	"github.com/agentbox-dev/agentbox/internal/npm"
 	"github.com/agentbox-dev/agentbox/internal/testing/configtest"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
+	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 // FuzzLoad feeds arbitrary bytes to the loader. It must never panic; every
@@ -62,11 +63,11 @@ func FuzzLoad(f *testing.F) {
 }
 
 // fakeLock pins every image and package cfg needs.
-func fakeLock(cfg *config.Config) *images.Lock {
+func fakeLock(cfg *config.Config) *lockfile.Lock {
 	const d = "sha256:" + "abababababababababababababababababababababababababababababababab"
-	l := &images.Lock{FormatVersion: images.LockVersion, Images: map[string]string{}, NPM: map[string]*npm.Tree{},
-		Debian: &images.Debian{Snapshot: "20261101T000000Z", SecuritySnapshot: "20261101T060000Z",
-			Releases: map[string]string{}, Pins: map[string]map[string]images.ArchPins{"bookworm": {}}}}
+	l := &lockfile.Lock{FormatVersion: lockfile.Version, Images: map[string]string{}, NPM: map[string]*npm.Tree{},
+		Debian: &lockfile.Debian{Snapshot: "20261101T000000Z", SecuritySnapshot: "20261101T060000Z",
+			Releases: map[string]string{}, Pins: map[string]map[string]lockfile.ArchPins{"bookworm": {}}}}
 	for _, r := range []*images.Ref{cfg.Base, cfg.Egress} {
 		if r != nil {
 			l.Images[r.Tagged()] = d
@@ -86,8 +87,8 @@ func fakeLock(cfg *config.Config) *images.Lock {
 		}
 		versions[name] = v
 	}
-	for _, arch := range images.Architectures {
-		l.Debian.Pins["bookworm"][arch] = images.ArchPins{Closure: "sha256:" + strings.Repeat("cd", 32), Versions: versions}
+	for _, arch := range lockfile.Architectures {
+		l.Debian.Pins["bookworm"][arch] = lockfile.ArchPins{Closure: "sha256:" + strings.Repeat("cd", 32), Versions: versions}
 	}
 	if pkg := cfg.Agent.Package; pkg != "" {
 		l.NPM[pkg] = &npm.Tree{Name: pkg, Version: "1.0.0", Packages: map[string]npm.Entry{

@@ -15,20 +15,22 @@ import (
 
 // TestImportDirection enforces the one direction of imports written in the
 // README: cmd/agentbox -> review -> generator -> config -> (firewall,
-// images, catalog), generator -> templates, with internal/ helpers usable by all and importing none of
+// images, catalog), generator -> lockfile -> images, generator ->
+// templates, with internal/ helpers usable by all and importing none of
 // them; catalog imports nothing from the project but internal/validate; and
 // no code that ships imports internal/testing/, the test-only packages.
 func TestImportDirection(t *testing.T) {
 	const mod = "github.com/agentbox-dev/agentbox/"
-	domain := []string{"cmd/", "review", "generator", "config", "firewall", "images", "catalog", "templates"}
+	domain := []string{"cmd/", "review", "generator", "config", "firewall", "lockfile", "images", "catalog", "templates"}
 	forbidden := map[string][]string{
 		"cmd/*":              {"internal/testing/"},
 		"review":             {"cmd/", "internal/testing/"},
 		"generator":          {"cmd/", "review", "internal/testing/"},
-		"config":             {"cmd/", "review", "generator", "templates", "internal/testing/"},
-		"firewall":           {"cmd/", "review", "generator", "config", "images", "catalog", "templates", "internal/testing/"},
-		"images":             {"cmd/", "review", "generator", "config", "firewall", "catalog", "templates", "internal/testing/"},
-		"templates":          {"cmd/", "review", "generator", "config", "firewall", "images", "catalog", "internal/"},
+		"config":             {"cmd/", "review", "generator", "lockfile", "templates", "internal/testing/"},
+		"lockfile":           {"cmd/", "review", "generator", "config", "firewall", "catalog", "templates", "internal/testing/"},
+		"firewall":           {"cmd/", "review", "generator", "config", "lockfile", "images", "catalog", "templates", "internal/testing/"},
+		"images":             {"cmd/", "review", "generator", "config", "lockfile", "firewall", "catalog", "templates", "internal/testing/"},
+		"templates":          {"cmd/", "review", "generator", "config", "lockfile", "firewall", "images", "catalog", "internal/"},
 		"internal/*":         append(domain, "internal/testing/"),
 		"internal/testing/*": domain,
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/config"
-	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 // The generated files are a function of agentbox.yaml, agentbox.lock and
@@ -41,7 +41,7 @@ func TestFilesDependOnInputsOnly(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: /elsewhere/.git/worktrees/x\n"), 0o644)
 		}
 		os.WriteFile(filepath.Join(dir, config.ConfigFile), yaml, 0o644)
-		os.WriteFile(filepath.Join(dir, images.LockFile), lock.Marshal(), 0o644)
+		os.WriteFile(filepath.Join(dir, lockfile.File), lock.Marshal(), 0o644)
 		files, err := generate(dir)
 		if err != nil {
 			t.Fatalf("%s (.git %s): %v", c.folder, c.git, err)

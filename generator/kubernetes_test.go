@@ -11,7 +11,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/config"
-	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/lockfile"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -41,7 +41,7 @@ func kubeFiles(t *testing.T, agent string) (map[string][]byte, *config.Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lock, _ := os.ReadFile(filepath.Join(dir, images.LockFile))
+	lock, _ := os.ReadFile(filepath.Join(dir, lockfile.File))
 	yml = append(yml, "\nkubernetes: {namespace: agents, registry: 127.0.0.1:5000/agentbox}\n"...)
 	c, err := Compile(dir, CompileOptions{Source: &Source{File: config.ConfigFile, Config: yml, Lock: lock}})
 	if err != nil {

@@ -11,9 +11,9 @@ import (
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/config"
-	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/npm"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
+	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 // imageNode is the Node.js an agent image runs its CLI with, as far as bump
@@ -36,7 +36,7 @@ var nodeTagRe = regexp.MustCompile(`^([0-9]+)(?:\.([0-9]+)(?:\.([0-9]+))?)?(?:-[
 // such a base.
 // ok is false when neither is known (a node image tagged "lts", a lock
 // without a nodejs pin).
-func agentNode(spec config.ImageSpec, d *images.Debian) (imageNode, bool) {
+func agentNode(spec config.ImageSpec, d *lockfile.Debian) (imageNode, bool) {
 	if path.Base(spec.Ref.Repo) == "node" {
 		m := nodeTagRe.FindStringSubmatch(spec.Ref.Tag)
 		if m == nil {
@@ -117,7 +117,7 @@ func debianUpstream(v string) string {
 // the image's Node: the agent CLI's unmet is an error at the key that chose
 // the base image, a dependency's a warning (npm installs it; it may fail
 // at run time). A Node bump cannot know is a warning.
-func checkNode(spec config.ImageSpec, d *images.Debian, t *npm.Tree) (warnings []string, err error) {
+func checkNode(spec config.ImageSpec, d *lockfile.Debian, t *npm.Tree) (warnings []string, err error) {
 	top := "node_modules/" + t.Name
 	node, ok := agentNode(spec, d)
 	if !ok {

@@ -6,11 +6,12 @@ import (
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 func TestAgentNode(t *testing.T) {
-	d := &images.Debian{Releases: map[string]string{"debian:bookworm-slim": "bookworm", "acme/tools:1": "bookworm"},
-		Pins: map[string]map[string]images.ArchPins{"bookworm": {
+	d := &lockfile.Debian{Releases: map[string]string{"debian:bookworm-slim": "bookworm", "acme/tools:1": "bookworm"},
+		Pins: map[string]map[string]lockfile.ArchPins{"bookworm": {
 			"amd64": {Versions: map[string]string{"nodejs": "18.19.0+dfsg-6~deb12u2"}},
 			"arm64": {Versions: map[string]string{"nodejs": "18.19.0+dfsg-6~deb12u2"}}}}}
 	for _, tc := range []struct {

@@ -8,9 +8,9 @@ import (
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
-	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/settings"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
+	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 // The agent CLI's npm project: generated from the lock's tree, installed
@@ -91,23 +91,23 @@ func agentPackages(cfg *config.Config, s config.ImageSpec) []debianPackage {
 
 // aptPlan pins an image's packages from the lock; what the lock lacks is
 // reported at the key that asks for it.
-func aptPlan(s config.ImageSpec, pkgs []debianPackage, node bool, lock *images.Lock, errs *yamlpos.Errors) *AptPlan {
+func aptPlan(s config.ImageSpec, pkgs []debianPackage, node bool, lock *lockfile.Lock, errs *yamlpos.Errors) *AptPlan {
 	rerun := "; run \"agentbox bump\""
 	if lock == nil {
 		return nil // pin has said that the lock is missing
 	}
 	d := lock.Debian
 	if d == nil {
-		errs.Add(s.Pos, s.Path, "%s: %s pins no Debian packages (an older agentbox wrote it)%s", s.What, images.LockFile, rerun)
+		errs.Add(s.Pos, s.Path, "%s: %s pins no Debian packages (an older agentbox wrote it)%s", s.What, lockfile.File, rerun)
 		return nil
 	}
 	release, ok := d.Release(s.Ref)
 	if !ok || len(d.Pins[release]) == 0 {
-		errs.Add(s.Pos, s.Path, "%s: %s has no Debian release and packages for it%s", s.What, images.LockFile, rerun)
+		errs.Add(s.Pos, s.Path, "%s: %s has no Debian release and packages for it%s", s.What, lockfile.File, rerun)
 		return nil
 	}
 	ap := &AptPlan{Release: release, Snapshot: d.Snapshot, SecuritySnapshot: d.SecuritySnapshot,
-		DefaultArchive: images.DebianArchive, Node: node,
+		DefaultArchive: lockfile.DebianArchive, Node: node,
 		SecretCA: settings.SecretCA, SecretCAPath: settings.SecretCAPath}
 	for _, arch := range slices.Sorted(maps.Keys(d.Pins[release])) {
 		pins := d.Pins[release][arch]
@@ -116,9 +116,9 @@ func aptPlan(s config.ImageSpec, pkgs []debianPackage, node bool, lock *images.L
 			v, ok := pins.Versions[p.Name]
 			switch {
 			case !ok:
-				errs.Add(p.Pos, p.Path, "Debian package %q has no version for %s/%s in %s%s", p.Name, release, arch, images.LockFile, rerun)
+				errs.Add(p.Pos, p.Path, "Debian package %q has no version for %s/%s in %s%s", p.Name, release, arch, lockfile.File, rerun)
 			case p.Version != "" && p.Version != v:
-				errs.Add(p.Pos, p.Path, "%s=%s, but %s pins %s for %s/%s%s", p.Name, p.Version, images.LockFile, v, release, arch, rerun)
+				errs.Add(p.Pos, p.Path, "%s=%s, but %s pins %s for %s/%s%s", p.Name, p.Version, lockfile.File, v, release, arch, rerun)
 			}
 			a.Pins = append(a.Pins, p.Name+"="+v)
 		}
@@ -126,7 +126,7 @@ func aptPlan(s config.ImageSpec, pkgs []debianPackage, node bool, lock *images.L
 			for _, name := range nodePackages {
 				v, ok := pins.Versions[name]
 				if !ok {
-					errs.Add(s.Pos, s.Path, "Debian package %q (Node, for the agent CLI) has no version for %s/%s in %s%s", name, release, arch, images.LockFile, rerun)
+					errs.Add(s.Pos, s.Path, "Debian package %q (Node, for the agent CLI) has no version for %s/%s in %s%s", name, release, arch, lockfile.File, rerun)
 				}
 				a.Node = append(a.Node, name+"="+v)
 			}

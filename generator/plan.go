@@ -15,6 +15,7 @@ import (
 	"github.com/agentbox-dev/agentbox/internal/npm"
 	"github.com/agentbox-dev/agentbox/internal/validate"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
+	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 // Plan is everything render needs: defaults applied, catalogs expanded,
@@ -89,7 +90,7 @@ var catalogPorts = []uint16{config.HTTPSPort}
 
 // plan applies defaults, expands catalogs and pins images from lock (nil
 // when there is no lock file). Problems are recorded in errs.
-func plan(cfg *config.Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
+func plan(cfg *config.Config, lock *lockfile.Lock, errs *yamlpos.Errors) *Plan {
 	p := &Plan{
 		Name:      cfg.Name,
 		Agent:     cfg.Agent,
@@ -109,17 +110,17 @@ func plan(cfg *config.Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
 	if pkg := cfg.Agent.Package; pkg != "" {
 		v, ok := lock.Version(pkg)
 		if !ok {
-			errs.Add(cfg.AgentPos, "agent", "npm package %q has no version in %s; run \"agentbox bump\"", pkg, images.LockFile)
+			errs.Add(cfg.AgentPos, "agent", "npm package %q has no version in %s; run \"agentbox bump\"", pkg, lockfile.File)
 		}
 		p.AgentVersion, p.NPMSpec = v, pkg+"@"+v
 		if t, hasTree := lock.Tree(pkg); hasTree {
 			p.NPMTree, p.NPMDir = t, NPMDir
 			p.NPMBins = slices.Sorted(maps.Keys(t.Packages["node_modules/"+pkg].Bin))
 			if len(p.NPMBins) == 0 {
-				errs.Add(cfg.AgentPos, "agent", "%s as pinned in %s has no executable (\"bin\")", p.NPMSpec, images.LockFile)
+				errs.Add(cfg.AgentPos, "agent", "%s as pinned in %s has no executable (\"bin\")", p.NPMSpec, lockfile.File)
 			}
 		} else if ok {
-			errs.Add(cfg.AgentPos, "agent", "%s pins %s but not its dependency tree (an older agentbox wrote it); run \"agentbox bump\"", images.LockFile, p.NPMSpec)
+			errs.Add(cfg.AgentPos, "agent", "%s pins %s but not its dependency tree (an older agentbox wrote it); run \"agentbox bump\"", lockfile.File, p.NPMSpec)
 		}
 	}
 	p.AgentApt = aptPlan(specs[0], agentPackages(cfg, specs[0]), cfg.Agent.Package != "", lock, errs)
@@ -157,15 +158,15 @@ func plan(cfg *config.Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
 
 // pin returns the image with its digest: the one written in agentbox.yaml,
 // else the lock's.
-func pin(s config.ImageSpec, lock *images.Lock, errs *yamlpos.Errors) images.Ref {
+func pin(s config.ImageSpec, lock *lockfile.Lock, errs *yamlpos.Errors) images.Ref {
 	if s.Ref.Pinned() {
 		return s.Ref
 	}
 	d, ok := lock.Digest(s.Ref)
 	if !ok {
-		why := "is not pinned in " + images.LockFile
+		why := "is not pinned in " + lockfile.File
 		if lock == nil {
-			why = "is not pinned: " + images.LockFile + " does not exist"
+			why = "is not pinned: " + lockfile.File + " does not exist"
 		}
 		errs.Add(s.Pos, s.Path, "%s %s; run \"agentbox bump\"", s.What, why)
 	}

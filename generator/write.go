@@ -10,9 +10,9 @@ import (
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/config"
-	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/atomicfile"
 	"github.com/agentbox-dev/agentbox/internal/udiff"
+	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 // The write and diff stages: the rendered files written all or nothing,
@@ -40,7 +40,7 @@ func Write(dir string, files map[string][]byte) ([]Change, error) {
 func writeAll(dir string, lock []byte, files map[string][]byte, hook func(atomicfile.Op, string) error) ([]Change, error) {
 	var own map[string][]byte
 	if lock != nil {
-		own = map[string][]byte{images.LockFile: lock}
+		own = map[string][]byte{lockfile.File: lock}
 	}
 	return writeWith(dir, own, files, hook)
 }

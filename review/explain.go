@@ -15,6 +15,7 @@ import (
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
+	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 // Sandbox is the effective sandbox in plain terms, built from the same Plan
@@ -356,13 +357,13 @@ func (o origins) debianPins(p *generator.Plan) []Pin {
 				byArch[a.Arch][name] = v
 			}
 		}
-		for _, name := range slices.Sorted(maps.Keys(byArch[images.Architectures[0]])) {
+		for _, name := range slices.Sorted(maps.Keys(byArch[lockfile.Architectures[0]])) {
 			if seen[ap.Release+" "+name] {
 				continue
 			}
 			seen[ap.Release+" "+name] = true
-			v := byArch[images.Architectures[0]][name]
-			for _, arch := range images.Architectures[1:] {
+			v := byArch[lockfile.Architectures[0]][name]
+			for _, arch := range lockfile.Architectures[1:] {
 				if w, ok := byArch[arch][name]; ok && w != v {
 					v += " (" + arch + ": " + w + ")"
 				}

@@ -12,6 +12,7 @@ import (
 	"github.com/agentbox-dev/agentbox/internal/debian"
 	"github.com/agentbox-dev/agentbox/internal/npm"
 	"github.com/agentbox-dev/agentbox/internal/settings"
+	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 // imageRegistry resolves image tags and reads an image's os-release.
@@ -138,5 +139,5 @@ func debianArchive(s settings.Settings) string {
 	if s.Debian.Archive != "" {
 		return s.Debian.Archive
 	}
-	return images.DebianArchive
+	return lockfile.DebianArchive
 }

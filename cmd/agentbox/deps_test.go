@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/generator"
-	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/images/imagestest"
 	"github.com/agentbox-dev/agentbox/internal/debian"
 	"github.com/agentbox-dev/agentbox/internal/npm"
 	"github.com/agentbox-dev/agentbox/internal/settings"
+	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 // testDeps are the collaborators of a test that names none: registries that
@@ -56,7 +56,7 @@ func TestRealDebianArchive(t *testing.T) {
 	if !ok || a.Base != s.Debian.Archive || a.Layout != debian.LayoutPlain || a.Security != s.Debian.Security {
 		t.Errorf("archive %+v", a)
 	}
-	if a := realDeps().debian(settings.Settings{}).(*debian.Archive); a.Base != images.DebianArchive || a.Layout != "" {
+	if a := realDeps().debian(settings.Settings{}).(*debian.Archive); a.Base != lockfile.DebianArchive || a.Layout != "" {
 		t.Errorf("default archive %+v", a)
 	}
 }

@@ -8,8 +8,8 @@ import (
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
-	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
+	"github.com/agentbox-dev/agentbox/lockfile"
 	"github.com/agentbox-dev/agentbox/review"
 	"github.com/spf13/cobra"
 )
@@ -85,7 +85,7 @@ func sandboxDiff(c *cobra.Command, dir, base string) (*diffReport, error) {
 	}
 	if base == "" {
 		base = "(no commit yet)" // a base without a sandbox: everything is added
-	} else if files, err = gitgate.ReadAt(c.Context(), dir, base, config.ConfigFile, images.LockFile); err != nil {
+	} else if files, err = gitgate.ReadAt(c.Context(), dir, base, config.ConfigFile, lockfile.File); err != nil {
 		return nil, err
 	}
 	var old *review.Sandbox

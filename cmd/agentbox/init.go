@@ -14,10 +14,10 @@ import (
 	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
-	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/atomicfile"
 	"github.com/agentbox-dev/agentbox/internal/shquote"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
+	"github.com/agentbox-dev/agentbox/lockfile"
 	"github.com/spf13/cobra"
 )
 
@@ -85,7 +85,7 @@ func (o *initOptions) run(stdout, stderr io.Writer) error {
 	if o.dir != "." {
 		bump += " -C " + shquote.Word(o.dir)
 	}
-	fmt.Fprintf(stderr, "agentbox: wrote %s; next: %s (pins the images and the agent's version in %s, and generates the sandbox's files)\n", path, bump, images.LockFile)
+	fmt.Fprintf(stderr, "agentbox: wrote %s; next: %s (pins the images and the agent's version in %s, and generates the sandbox's files)\n", path, bump, lockfile.File)
 	return nil
 }
 

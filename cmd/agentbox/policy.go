@@ -16,8 +16,8 @@ import (
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
-	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/termsafe"
+	"github.com/agentbox-dev/agentbox/lockfile"
 	"github.com/spf13/cobra"
 )
 
@@ -228,7 +228,7 @@ func (o *policyOptions) edit(cfg *config.Config, profile string, entries []gener
 	if len(ed.changed) == 0 {
 		return ed, nil
 	}
-	lock, err := os.ReadFile(filepath.Join(o.dir, images.LockFile))
+	lock, err := os.ReadFile(filepath.Join(o.dir, lockfile.File))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package images
+package lockfile
 
 import (
 	"fmt"
@@ -8,19 +8,20 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/debian"
 	"github.com/agentbox-dev/agentbox/internal/npm"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 	"go.yaml.in/yaml/v3"
 )
 
-// LockFile is the name of the lock file beside agentbox.yaml.
-const LockFile = "agentbox.lock"
+// File is the name of the lock file beside agentbox.yaml.
+const File = "agentbox.lock"
 
-// LockVersion is the lock format this agentbox writes. Version 1 (image
+// Version is the lock format this agentbox writes. Version 1 (image
 // digests and the CLI's version only) is read, so that bump can say what
 // changed, but nothing is generated from it.
-const LockVersion = 2
+const Version = 2
 
 // Lock pins everything a build installs: every image reference to a
 // digest, the agent CLI's whole npm dependency tree, and the Debian
@@ -51,9 +52,9 @@ type ArchPins struct {
 }
 
 // Release returns the Debian release the lock records for image r.
-func (d *Debian) Release(r Ref) (string, bool) {
+func (d *Debian) Release(r images.Ref) (string, bool) {
 	for k, rel := range d.Releases {
-		if kr, err := ParseRef(k); err == nil && kr.Key() == r.Key() {
+		if kr, err := images.ParseRef(k); err == nil && kr.Key() == r.Key() {
 			return rel, true
 		}
 	}
@@ -109,8 +110,8 @@ func (w *lockNPMPackage) UnmarshalNode(d *yamlpos.Decoder, n *yaml.Node, path st
 	d.DecodeInto(n, path, (*plain)(w))
 }
 
-// ParseLock parses and validates a lock file; errors carry file:line:col.
-func ParseLock(file string, data []byte) (*Lock, error) {
+// Parse parses and validates a lock file; errors carry file:line:col.
+func Parse(file string, data []byte) (*Lock, error) {
 	var w lockFile
 	pos, err := yamlpos.Decode(file, data, &w)
 	if err != nil {
@@ -120,9 +121,9 @@ func ParseLock(file string, data []byte) (*Lock, error) {
 	l := &Lock{Images: map[string]string{}, NPM: map[string]*npm.Tree{}, keys: map[string]string{}}
 	switch {
 	case w.Version == nil:
-		errs.Add(yamlpos.Pos{Line: 1, Col: 1}, "", "missing key \"version\" (want version: %d)", LockVersion)
-	case *w.Version < 1 || *w.Version > LockVersion:
-		errs.Add(pos["version"], "version", "unsupported lock version %d (this agentbox reads versions 1 and %d)", *w.Version, LockVersion)
+		errs.Add(yamlpos.Pos{Line: 1, Col: 1}, "", "missing key \"version\" (want version: %d)", Version)
+	case *w.Version < 1 || *w.Version > Version:
+		errs.Add(pos["version"], "version", "unsupported lock version %d (this agentbox reads versions 1 and %d)", *w.Version, Version)
 	default:
 		l.FormatVersion = *w.Version
 	}
@@ -132,7 +133,7 @@ func ParseLock(file string, data []byte) (*Lock, error) {
 		l.Debian = parseDebian(w.Debian, pos, errs)
 	}
 	if l.FormatVersion == 1 && w.Debian != nil {
-		errs.Add(pos["debian"], "debian", "a version 1 lock has no debian section (want version: %d)", LockVersion)
+		errs.Add(pos["debian"], "debian", "a version 1 lock has no debian section (want version: %d)", Version)
 	}
 	if err := errs.Err(); err != nil {
 		return nil, err
@@ -140,24 +141,24 @@ func ParseLock(file string, data []byte) (*Lock, error) {
 	return l, nil
 }
 
-func parseImages(l *Lock, images map[string]string, pos yamlpos.Positions, errs *yamlpos.Errors) {
+func parseImages(l *Lock, digests map[string]string, pos yamlpos.Positions, errs *yamlpos.Errors) {
 	seen := map[string]string{}
-	for _, k := range slices.Sorted(maps.Keys(images)) {
+	for _, k := range slices.Sorted(maps.Keys(digests)) {
 		path := yamlpos.Join("images", k)
-		r, err := ParseRef(k)
+		r, err := images.ParseRef(k)
 		switch {
 		case err != nil:
 			errs.Add(pos[path], path, "%v", err)
 		case r.Pinned():
 			errs.Add(pos[path], path, "a lock key is repo:tag without a digest")
-		case !ValidDigest(images[k]):
-			errs.Add(pos[path], path, "invalid digest %q: want sha256:<64 lowercase hex>", images[k])
+		case !images.ValidDigest(digests[k]):
+			errs.Add(pos[path], path, "invalid digest %q: want sha256:<64 lowercase hex>", digests[k])
 		case seen[r.Key()] != "":
 			errs.Add(pos[path], path, "the same image as %q", seen[r.Key()])
 		default:
 			seen[r.Key()] = k
-			l.Images[k] = images[k]
-			l.keys[r.Key()] = images[k]
+			l.Images[k] = digests[k]
+			l.keys[r.Key()] = digests[k]
 		}
 	}
 }
@@ -201,7 +202,7 @@ func parseDebian(w *lockDebian, pos yamlpos.Positions, errs *yamlpos.Errors) *De
 	}
 	for _, img := range slices.Sorted(maps.Keys(w.Releases)) {
 		path := yamlpos.Join("debian.releases", img)
-		if _, err := ParseRef(img); err != nil || !ValidCodename(w.Releases[img]) {
+		if _, err := images.ParseRef(img); err != nil || !ValidCodename(w.Releases[img]) {
 			errs.Add(pos[path], path, "want an image's repo:tag and its Debian release codename, not %q: %q", img, w.Releases[img])
 			continue
 		}
@@ -240,14 +241,14 @@ func parseDebian(w *lockDebian, pos yamlpos.Positions, errs *yamlpos.Errors) *De
 }
 
 // Digest returns the pinned digest of r's repo:tag.
-func (l *Lock) Digest(r Ref) (string, bool) {
+func (l *Lock) Digest(r images.Ref) (string, bool) {
 	if l == nil {
 		return "", false
 	}
 	if l.keys == nil {
 		l.keys = map[string]string{}
 		for k, d := range l.Images {
-			if r, err := ParseRef(k); err == nil {
+			if r, err := images.ParseRef(k); err == nil {
 				l.keys[r.Key()] = d
 			}
 		}
@@ -280,7 +281,7 @@ func (l *Lock) Marshal() []byte {
 	b.WriteString("# agentbox.lock: what agentbox builds from: image digests, the Debian archive's\n")
 	b.WriteString("# snapshot and package versions, and the agent CLI's whole npm dependency tree.\n")
 	b.WriteString("# Written by `agentbox bump`; `agentbox generate` only reads it and never resolves anything.\n")
-	fmt.Fprintf(&b, "version: %d\n", LockVersion)
+	fmt.Fprintf(&b, "version: %d\n", Version)
 	if len(l.Images) > 0 {
 		b.WriteString("images:\n")
 		for _, k := range slices.Sorted(maps.Keys(l.Images)) {
