@@ -14,23 +14,24 @@ import (
 )
 
 // TestImportDirection enforces the one direction of imports written in the
-// README: cmd/agentbox -> review -> generator -> config -> (firewall,
+// README: cmd/agentbox -> (review, bump) -> generator -> config -> (firewall,
 // images, catalog), generator -> lockfile -> images, generator ->
 // templates, with internal/ helpers usable by all and importing none of
 // them; catalog imports nothing from the project but internal/validate; and
 // no code that ships imports internal/testing/, the test-only packages.
 func TestImportDirection(t *testing.T) {
 	const mod = "github.com/agentbox-dev/agentbox/"
-	domain := []string{"cmd/", "review", "generator", "config", "firewall", "lockfile", "images", "catalog", "templates"}
+	domain := []string{"cmd/", "review", "bump", "generator", "config", "firewall", "lockfile", "images", "catalog", "templates"}
 	forbidden := map[string][]string{
 		"cmd/*":              {"internal/testing/"},
-		"review":             {"cmd/", "internal/testing/"},
-		"generator":          {"cmd/", "review", "internal/testing/"},
-		"config":             {"cmd/", "review", "generator", "lockfile", "templates", "internal/testing/"},
-		"lockfile":           {"cmd/", "review", "generator", "config", "firewall", "catalog", "templates", "internal/testing/"},
-		"firewall":           {"cmd/", "review", "generator", "config", "lockfile", "images", "catalog", "templates", "internal/testing/"},
-		"images":             {"cmd/", "review", "generator", "config", "lockfile", "firewall", "catalog", "templates", "internal/testing/"},
-		"templates":          {"cmd/", "review", "generator", "config", "lockfile", "firewall", "images", "catalog", "internal/"},
+		"review":             {"cmd/", "bump", "internal/testing/"},
+		"bump":               {"cmd/", "review", "internal/testing/"},
+		"generator":          {"cmd/", "review", "bump", "internal/testing/"},
+		"config":             {"cmd/", "review", "bump", "generator", "lockfile", "templates", "internal/testing/"},
+		"lockfile":           {"cmd/", "review", "bump", "generator", "config", "firewall", "catalog", "templates", "internal/testing/"},
+		"firewall":           {"cmd/", "review", "bump", "generator", "config", "lockfile", "images", "catalog", "templates", "internal/testing/"},
+		"images":             {"cmd/", "review", "bump", "generator", "config", "lockfile", "firewall", "catalog", "templates", "internal/testing/"},
+		"templates":          {"cmd/", "review", "bump", "generator", "config", "lockfile", "firewall", "images", "catalog", "internal/"},
 		"internal/*":         append(domain, "internal/testing/"),
 		"internal/testing/*": domain,
 	}

@@ -34,7 +34,7 @@ func Write(dir string, files map[string][]byte) ([]Change, error) {
 	return writeAll(dir, nil, files, nil)
 }
 
-// writeAll is Write, and WriteBump when lock is not nil: agentbox.lock,
+// writeAll is Write, and WriteLock when lock is not nil: agentbox.lock,
 // files and the stale files' removal in one atomicfile.Tx. hook is the
 // Tx's, for tests.
 func writeAll(dir string, lock []byte, files map[string][]byte, hook func(atomicfile.Op, string) error) ([]Change, error) {
@@ -43,6 +43,12 @@ func writeAll(dir string, lock []byte, files map[string][]byte, hook func(atomic
 		own = map[string][]byte{lockfile.File: lock}
 	}
 	return writeWith(dir, own, files, hook)
+}
+
+// WriteLock is Write with agentbox.lock (lock) in the same transaction:
+// bump's new lock and the files it compiles to.
+func WriteLock(dir string, lock []byte, files map[string][]byte) ([]Change, error) {
+	return writeAll(dir, lock, files, nil)
 }
 
 // WriteConfig is Write with agentbox.yaml (data) in the same

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/bump"
 	"github.com/agentbox-dev/agentbox/images/imagestest"
 	"github.com/agentbox-dev/agentbox/internal/debian"
 	"github.com/agentbox-dev/agentbox/internal/npm"
@@ -23,7 +23,7 @@ func testDeps() deps {
 		resolver: func(settings.Settings) imageRegistry { return fakeImages{} },
 		settings: func() (settings.Settings, error) { return settings.Settings{}, nil },
 		npm:      func(string, settings.Settings) npm.Source { return imagestest.NPM{} },
-		debian:   func(settings.Settings) generator.DebianArchive { return &imagestest.Debian{} },
+		debian:   func(settings.Settings) bump.DebianArchive { return &imagestest.Debian{} },
 		now:      time.Now,
 		bundle:   composeBundle,
 	}

@@ -1,14 +1,16 @@
-package generator
+package bump
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/agentbox-dev/agentbox/config"
+	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/debian"
 	"github.com/agentbox-dev/agentbox/lockfile"
 )
@@ -19,8 +21,8 @@ const ClosureRow = "(dependencies)"
 // bumpDebian finds each image's Debian release, resolves the packages it
 // installs in the archive's latest snapshot, for every architecture, and
 // keeps the old lock's snapshot when nothing it pins changed.
-func bumpDebian(ctx context.Context, cfg *config.Config, old *lockfile.Lock, o BumpOptions, specs []config.ImageSpec, res *BumpResult) (*lockfile.Debian, error) {
-	agent, node, egress := DebianNames(cfg)
+func bumpDebian(ctx context.Context, cfg *config.Config, old *lockfile.Lock, o Options, specs []config.ImageSpec, res *Result) (*lockfile.Debian, error) {
+	agent, node, egress := generator.DebianNames(cfg)
 	names := [][]string{append(agent, node...), egress}
 	d := &lockfile.Debian{Releases: map[string]string{}, Pins: map[string]map[string]lockfile.ArchPins{}}
 	want := map[string][]string{}
@@ -36,7 +38,7 @@ func bumpDebian(ctx context.Context, cfg *config.Config, old *lockfile.Lock, o B
 			return nil, fmt.Errorf("%s is not Debian (its os-release says ID=%q VERSION_CODENAME=%q): agentbox pins packages from Debian's snapshot archive, so its images must be Debian-based", s.What, rel.ID, rel.VersionCodename)
 		}
 		d.Releases[s.Ref.Tagged()] = rel.VersionCodename
-		want[rel.VersionCodename] = sortedUnique(append(want[rel.VersionCodename], names[i]...))
+		want[rel.VersionCodename] = slices.Compact(slices.Sorted(slices.Values(append(want[rel.VersionCodename], names[i]...))))
 	}
 	done(fmt.Sprintf("Debian: the images run %s", strings.Join(sortedKeys(want), ", ")), nil)
 	done = o.step("Debian: finding the archive's latest snapshot")
@@ -58,7 +60,7 @@ func bumpDebian(ctx context.Context, cfg *config.Config, old *lockfile.Lock, o B
 }
 
 // resolveDebian resolves every release on every architecture at once.
-func resolveDebian(ctx context.Context, o BumpOptions, snap debian.Snapshot, want map[string][]string, d *lockfile.Debian) error {
+func resolveDebian(ctx context.Context, o Options, snap debian.Snapshot, want map[string][]string, d *lockfile.Debian) error {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var errs []error

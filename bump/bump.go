@@ -1,4 +1,4 @@
-package generator
+package bump
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/config"
+	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/debian"
 	"github.com/agentbox-dev/agentbox/internal/npm"
@@ -23,8 +24,8 @@ type DebianArchive interface {
 	Resolve(ctx context.Context, snap debian.Snapshot, release, arch string, names []string) (debian.Resolution, error)
 }
 
-// BumpOptions are the collaborators of Bump.
-type BumpOptions struct {
+// Options are the collaborators of Run.
+type Options struct {
 	Resolver images.Resolver
 	OS       images.OSReleaser
 	NPM      npm.Source
@@ -40,7 +41,7 @@ type BumpOptions struct {
 
 // step tells o.Step that a step starts, and returns the function that
 // tells it that the step ended.
-func (o BumpOptions) step(what string) func(found string, err error) {
+func (o Options) step(what string) func(found string, err error) {
 	if o.Step == nil {
 		return func(string, error) {}
 	}
@@ -76,8 +77,8 @@ type DebianChange struct {
 	Changed bool   `json:"changed"`
 }
 
-// BumpResult is what a bump resolved, and the files it would write.
-type BumpResult struct {
+// Result is what a bump resolved, and the files it would write.
+type Result struct {
 	Changed  bool            `json:"changed"`
 	Images   []ImageChange   `json:"images"`
 	Packages []PackageChange `json:"packages"`
@@ -91,15 +92,15 @@ type BumpResult struct {
 	files    map[string][]byte
 }
 
-// Bump resolves every image reference of dir/agentbox.yaml to its current
+// Run resolves every image reference of dir/agentbox.yaml to its current
 // digest, the agent CLI to its latest version and its whole dependency
 // tree, and every Debian package of both images to its version in the
 // archive's latest snapshot, and renders the sandbox with the new lock. It
-// writes nothing: WriteBump does, once everything has resolved and
+// writes nothing: Write does, once everything has resolved and
 // rendered. A reference pinned in agentbox.yaml is checked to exist and left
 // as written. Debian pins keep their snapshot while no version changed.
-func Bump(ctx context.Context, dir string, o BumpOptions) (*BumpResult, error) {
-	loaded, err := Compile(dir, CompileOptions{Until: Loaded, CheckMounts: true})
+func Run(ctx context.Context, dir string, o Options) (*Result, error) {
+	loaded, err := generator.Compile(dir, generator.CompileOptions{Until: generator.Loaded, CheckMounts: true})
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +112,20 @@ func Bump(ctx context.Context, dir string, o BumpOptions) (*BumpResult, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	res := &Result{}
+	lock, err := resolve(ctx, cfg, old, o, res)
+	if err != nil {
+		return nil, err
+	}
+	if err := res.render(dir, cfg, old, lock); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// resolve resolves the images and the agent CLI's tree at once, then the
+// Debian packages of the images found, into a new lock and res.
+func resolve(ctx context.Context, cfg *config.Config, old *lockfile.Lock, o Options, res *Result) (*lockfile.Lock, error) {
 	var tree *npm.Tree
 	var npmErr error
 	var wg sync.WaitGroup
@@ -127,7 +142,6 @@ func Bump(ctx context.Context, dir string, o BumpOptions) (*BumpResult, error) {
 			done(fmt.Sprintf("npm: %s@%s, a tree of %d packages", tree.Name, tree.Version, len(tree.Packages)), nil)
 		}()
 	}
-	res := &BumpResult{}
 	lock := &lockfile.Lock{Images: map[string]string{}, NPM: map[string]*npm.Tree{}}
 	pinned, err := bumpImages(ctx, cfg, old, o, lock, res)
 	wg.Wait()
@@ -149,14 +163,20 @@ func Bump(ctx context.Context, dir string, o BumpOptions) (*BumpResult, error) {
 			res.Warnings = append(res.Warnings, "npm package "+m+"; left out of the lock, as npm leaves it out")
 		}
 	}
+	return lock, nil
+}
+
+// render renders the sandbox with the new lock into res, and says whether
+// anything changed since old.
+func (res *Result) render(dir string, cfg *config.Config, old, lock *lockfile.Lock) error {
 	res.lock = lock.Marshal()
 	parsed, err := lockfile.Parse(lockfile.File, res.lock)
 	if err != nil {
-		return nil, fmt.Errorf("internal error: the new lock does not parse: %w", err)
+		return fmt.Errorf("internal error: the new lock does not parse: %w", err)
 	}
-	compiled, err := Compile(dir, CompileOptions{Config: cfg, Lock: parsed})
+	compiled, err := generator.Compile(dir, generator.CompileOptions{Config: cfg, Lock: parsed})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	res.files = compiled.Files
 	res.Changed = old == nil || old.FormatVersion != lockfile.Version
@@ -169,19 +189,19 @@ func Bump(ctx context.Context, dir string, o BumpOptions) (*BumpResult, error) {
 	for _, c := range res.Debian {
 		res.Changed = res.Changed || c.Changed
 	}
-	return res, nil
+	return nil
 }
 
-// WriteBump writes the new lock and the generated files, only those that
+// Write writes the new lock and the generated files, only those that
 // changed, and removes stale files, all in one transaction: on any failure
 // no file has changed.
-func WriteBump(dir string, res *BumpResult) ([]Change, error) {
-	return writeAll(dir, res.lock, res.files, nil)
+func Write(dir string, res *Result) ([]generator.Change, error) {
+	return generator.WriteLock(dir, res.lock, res.files)
 }
 
 // bumpImages resolves the image references into lock and res, and returns
 // every image spec with its digest.
-func bumpImages(ctx context.Context, cfg *config.Config, old *lockfile.Lock, o BumpOptions, lock *lockfile.Lock, res *BumpResult) ([]config.ImageSpec, error) {
+func bumpImages(ctx context.Context, cfg *config.Config, old *lockfile.Lock, o Options, lock *lockfile.Lock, res *Result) ([]config.ImageSpec, error) {
 	specs := cfg.ImageSpecs()
 	var refs []images.Ref
 	for _, s := range specs {
