@@ -36,6 +36,26 @@ func (c *checker) failf(path, format string, args ...any) {
 func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, dir string) *Config {
 	c := &checker{pos: pos, errs: errs}
 	cfg := &Config{}
+	c.project(w, cfg)
+	c.image(w, cfg)
+	c.network(w, cfg)
+	c.resources(w, cfg)
+	c.env(w.Env, cfg)
+	c.secrets(w.Secrets, w.Env, cfg)
+	c.workspacePaths(w.Workspace, cfg)
+	c.workspace(w.Workspace, cfg)
+	c.devcontainer(w.Devcontainer, cfg)
+	c.verifyTargets(w.Verify, cfg)
+	c.gitIdentity(w.Git, cfg)
+	c.run(w.Run, w.Secrets, w.Env, cfg)
+	c.elevation(w.Elevation, cfg)
+	c.profiles(w, cfg)
+	c.kubernetes(w.Kubernetes, cfg)
+	return cfg
+}
+
+// project checks version, name and agent.
+func (c *checker) project(w *wireFile, cfg *Config) {
 	if w.Version != nil && *w.Version != 1 {
 		c.failf("version", "unsupported version %d (this agentbox reads version 1)", *w.Version)
 	}
@@ -48,13 +68,17 @@ func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, di
 	}
 	cfg.Agent, _ = catalog.LookupAgent("none")
 	if w.Agent != nil {
-		cfg.AgentPos = pos["agent"]
+		cfg.AgentPos = c.pos["agent"]
 		if a, ok := catalog.LookupAgent(*w.Agent); ok {
 			cfg.Agent = a
 		} else {
 			c.failf("agent", "%s", EnumError("agent", *w.Agent, catalog.AgentNames()))
 		}
 	}
+}
+
+// image checks image (base, packages, user) and egress.image.
+func (c *checker) image(w *wireFile, cfg *Config) {
 	cfg.Base, cfg.BasePos = c.ref("image.base", w.Image.Base)
 	cfg.Egress, cfg.EgressPos = c.ref("egress.image", w.Egress.Image)
 	if c.within("image.packages", len(w.Image.Packages)) {
@@ -62,53 +86,49 @@ func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, di
 	}
 	cfg.Packages = w.Image.Packages
 	for i := range cfg.Packages {
-		cfg.PackagesPos = append(cfg.PackagesPos, pos[fmt.Sprintf("image.packages[%d]", i)])
+		cfg.PackagesPos = append(cfg.PackagesPos, c.pos[fmt.Sprintf("image.packages[%d]", i)])
 	}
 	cfg.UID = c.id("image.user.uid", w.Image.User.UID, DefaultUID)
 	if cfg.UID == firewall.DNSUID {
 		c.failf("image.user.uid", "uid %d is reserved for the filter resolver, whose traffic the firewall exempts", cfg.UID)
 	}
 	cfg.GID = c.id("image.user.gid", w.Image.User.GID, cfg.UID)
-	c.network(w, cfg)
-	c.resources(w, cfg)
-	c.env(w.Env, cfg)
-	c.secrets(w.Secrets, w.Env, cfg)
+}
+
+// workspacePaths checks workspace.path and workspace.readonly.
+func (c *checker) workspacePaths(w wireWorkspace, cfg *Config) {
 	cfg.Workspace = DefaultWorkspace
-	if w.Workspace.Path != nil {
-		cfg.Workspace = *w.Workspace.Path
+	if w.Path != nil {
+		cfg.Workspace = *w.Path
 		if err := validate.ContainerPath(cfg.Workspace); err != nil {
 			c.fail("workspace.path", err)
 		}
 	}
-	for i, p := range entries(c, "workspace.readonly", w.Workspace.ReadOnly) {
+	for i, p := range entries(c, "workspace.readonly", w.ReadOnly) {
 		path := fmt.Sprintf("workspace.readonly[%d]", i)
 		if err := validate.RelPath(p); err != nil {
 			c.fail(path, err)
 		}
-		cfg.ReadOnlyPos = append(cfg.ReadOnlyPos, pos[path])
+		cfg.ReadOnlyPos = append(cfg.ReadOnlyPos, c.pos[path])
 	}
-	cfg.ReadOnly = w.Workspace.ReadOnly
-	c.workspace(w.Workspace, cfg)
+	cfg.ReadOnly = w.ReadOnly
+}
+
+// devcontainer checks devcontainer.ide and devcontainer.extensions.
+func (c *checker) devcontainer(w wireDevcontainer, cfg *Config) {
 	cfg.IDE = DefaultIDE
-	if w.Devcontainer.IDE != nil {
-		cfg.IDE = *w.Devcontainer.IDE
+	if w.IDE != nil {
+		cfg.IDE = *w.IDE
 		if !slices.Contains(IDEs, cfg.IDE) {
 			c.failf("devcontainer.ide", "%s", EnumError("ide", cfg.IDE, IDEs))
 		}
 	}
-	for i, e := range entries(c, "devcontainer.extensions", w.Devcontainer.Extensions) {
+	for i, e := range entries(c, "devcontainer.extensions", w.Extensions) {
 		if err := validate.Extension(e); err != nil {
 			c.fail(fmt.Sprintf("devcontainer.extensions[%d]", i), err)
 		}
 	}
-	cfg.Extensions = w.Devcontainer.Extensions
-	c.verifyTargets(w.Verify, cfg)
-	c.gitIdentity(w.Git, cfg)
-	c.run(w.Run, w.Secrets, w.Env, cfg)
-	c.elevation(w.Elevation, cfg)
-	c.profiles(w, cfg)
-	c.kubernetes(w.Kubernetes, cfg)
-	return cfg
+	cfg.Extensions = w.Extensions
 }
 
 func (c *checker) ref(path string, s *string) (*images.Ref, yamlpos.Pos) {

@@ -149,34 +149,15 @@ func extraFiles(dir string, files map[string][]byte) (stale []string, foreign []
 				return err
 			}
 			rel = filepath.ToSlash(rel)
-			if _, ok := files[rel]; ok {
-				return nil
-			}
-			if d.Type().IsRegular() && leftover(rel, files) {
+			isStale, f, err := classify(p, rel, d, files)
+			switch {
+			case err != nil:
+				return err
+			case isStale:
 				stale = append(stale, rel)
-				return nil
+			case f != nil:
+				foreign = append(foreign, *f)
 			}
-			if d.Type().IsRegular() {
-				data, err := os.ReadFile(p)
-				if err != nil {
-					return err
-				}
-				if ownedByAgentbox(data) {
-					stale = append(stale, rel)
-					return nil
-				}
-			}
-			why := foreignReason(rel)
-			if why == "" {
-				return nil
-			}
-			f := foreignFile{Path: rel, Mode: d.Type(), Why: why}
-			if d.Type()&fs.ModeSymlink != 0 {
-				if f.Target, err = os.Readlink(p); err != nil {
-					return err
-				}
-			}
-			foreign = append(foreign, f)
 			return nil
 		})
 		if err != nil {
@@ -195,6 +176,38 @@ func extraFiles(dir string, files map[string][]byte) (stale []string, foreign []
 	sort.Strings(stale)
 	sort.Slice(foreign, func(i, j int) bool { return foreign[i].Path < foreign[j].Path })
 	return stale, foreign, nil
+}
+
+// classify says whether the entry d at path p (rel from the project) that
+// files does not have is stale or foreign; neither when agentbox leaves it
+// alone.
+func classify(p, rel string, d fs.DirEntry, files map[string][]byte) (stale bool, foreign *foreignFile, err error) {
+	if _, ok := files[rel]; ok {
+		return false, nil, nil
+	}
+	if d.Type().IsRegular() && leftover(rel, files) {
+		return true, nil, nil
+	}
+	if d.Type().IsRegular() {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return false, nil, err
+		}
+		if ownedByAgentbox(data) {
+			return true, nil, nil
+		}
+	}
+	why := foreignReason(rel)
+	if why == "" {
+		return false, nil, nil
+	}
+	f := &foreignFile{Path: rel, Mode: d.Type(), Why: why}
+	if d.Type()&fs.ModeSymlink != 0 {
+		if f.Target, err = os.Readlink(p); err != nil {
+			return false, nil, err
+		}
+	}
+	return false, f, nil
 }
 
 // leftover reports whether rel is a temporary or backup file that a write

@@ -107,22 +107,7 @@ func plan(cfg *config.Config, lock *lockfile.Lock, errs *yamlpos.Errors) *Plan {
 	specs := cfg.ImageSpecs()
 	p.AgentImage = pin(specs[0], lock, errs)
 	p.EgressImage = pin(specs[1], lock, errs)
-	if pkg := cfg.Agent.Package; pkg != "" {
-		v, ok := lock.Version(pkg)
-		if !ok {
-			errs.Add(cfg.AgentPos, "agent", "npm package %q has no version in %s; run \"agentbox bump\"", pkg, lockfile.File)
-		}
-		p.AgentVersion, p.NPMSpec = v, pkg+"@"+v
-		if t, hasTree := lock.Tree(pkg); hasTree {
-			p.NPMTree, p.NPMDir = t, NPMDir
-			p.NPMBins = slices.Sorted(maps.Keys(t.Packages["node_modules/"+pkg].Bin))
-			if len(p.NPMBins) == 0 {
-				errs.Add(cfg.AgentPos, "agent", "%s as pinned in %s has no executable (\"bin\")", p.NPMSpec, lockfile.File)
-			}
-		} else if ok {
-			errs.Add(cfg.AgentPos, "agent", "%s pins %s but not its dependency tree (an older agentbox wrote it); run \"agentbox bump\"", lockfile.File, p.NPMSpec)
-		}
-	}
+	p.pinAgentCLI(cfg, lock, errs)
 	p.AgentApt = aptPlan(specs[0], agentPackages(cfg, specs[0]), cfg.Agent.Package != "", lock, errs)
 	p.EgressApt = aptPlan(specs[1], egressPackages(specs[1]), false, lock, errs)
 	p.Packages = sortedUnique(append(slices.Clone(config.BasePackages), cfg.Packages...)) // no two versions of one: validateConfig
@@ -146,14 +131,43 @@ func plan(cfg *config.Config, lock *lockfile.Lock, errs *yamlpos.Errors) *Plan {
 		p.Profiles = append(p.Profiles, profilePlan(cfg, &cfg.Profiles[i], p.StateVolume))
 		p.DefaultLocked = p.DefaultLocked || cfg.Profiles[i].Name == cfg.DefaultProfile && cfg.Profiles[i].Locked
 	}
-	if cfg.IDE == "vscode" {
-		exts := slices.Clone(cfg.Extensions)
-		if cfg.Agent.Extension != "" {
-			exts = append(exts, cfg.Agent.Extension)
-		}
-		p.Extensions = sortedUniqueFold(exts)
-	}
+	p.Extensions = extensions(cfg)
 	return p
+}
+
+// pinAgentCLI pins the agent CLI's npm package and its tree from the lock.
+func (p *Plan) pinAgentCLI(cfg *config.Config, lock *lockfile.Lock, errs *yamlpos.Errors) {
+	pkg := cfg.Agent.Package
+	if pkg == "" {
+		return
+	}
+	v, ok := lock.Version(pkg)
+	if !ok {
+		errs.Add(cfg.AgentPos, "agent", "npm package %q has no version in %s; run \"agentbox bump\"", pkg, lockfile.File)
+	}
+	p.AgentVersion, p.NPMSpec = v, pkg+"@"+v
+	if t, hasTree := lock.Tree(pkg); hasTree {
+		p.NPMTree, p.NPMDir = t, NPMDir
+		p.NPMBins = slices.Sorted(maps.Keys(t.Packages["node_modules/"+pkg].Bin))
+		if len(p.NPMBins) == 0 {
+			errs.Add(cfg.AgentPos, "agent", "%s as pinned in %s has no executable (\"bin\")", p.NPMSpec, lockfile.File)
+		}
+	} else if ok {
+		errs.Add(cfg.AgentPos, "agent", "%s pins %s but not its dependency tree (an older agentbox wrote it); run \"agentbox bump\"", lockfile.File, p.NPMSpec)
+	}
+}
+
+// extensions are the VS Code extensions of the Dev Container: the
+// configured ones and the agent's; none without VS Code.
+func extensions(cfg *config.Config) []string {
+	if cfg.IDE != "vscode" {
+		return nil
+	}
+	exts := slices.Clone(cfg.Extensions)
+	if cfg.Agent.Extension != "" {
+		exts = append(exts, cfg.Agent.Extension)
+	}
+	return sortedUniqueFold(exts)
 }
 
 // pin returns the image with its digest: the one written in agentbox.yaml,
