@@ -1,4 +1,4 @@
-package generator
+package config
 
 // agentbox policy add and remove: an entry of a profile's allowlist
 // written into agentbox.yaml, or taken out, as text (internal/yamledit),
@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/internal/validate"
 	"github.com/agentbox-dev/agentbox/internal/yamledit"
@@ -71,13 +70,13 @@ func (e PolicyEntry) list() string {
 // PolicySection is the path of the network section that profile's
 // allowlist is written in: network, or profiles.NAME.network for a
 // profile with its own. A profile without an allowlist has none.
-func PolicySection(cfg *config.Config, profile string) ([]string, error) {
+func PolicySection(cfg *Config, profile string) ([]string, error) {
 	p, ok := cfg.Profile(profile)
 	if !ok {
-		return nil, config.ProfileError(cfg, profile)
+		return nil, ProfileError(cfg, profile)
 	}
 	switch {
-	case p.From == config.ProfileOpen:
+	case p.From == ProfileOpen:
 		return nil, fmt.Errorf("profile %s admits every public destination already: it has no allowlist to change", profile)
 	case p.Custom:
 		return []string{"profiles", profile, "network"}, nil
@@ -89,29 +88,29 @@ func PolicySection(cfg *config.Config, profile string) ([]string, error) {
 
 // PolicyUses reports whether profile running (the sandbox's) takes its
 // allowlist from section: an edit there changes what it may reach.
-func PolicyUses(cfg *config.Config, running string, section []string) bool {
+func PolicyUses(cfg *Config, running string, section []string) bool {
 	s, err := PolicySection(cfg, running)
 	return err == nil && slices.Equal(s, section)
 }
 
 // PolicyPorts are the ports e allows under profile: its own, else its
 // list's defaults.
-func PolicyPorts(cfg *config.Config, profile string, e PolicyEntry) []uint16 {
+func PolicyPorts(cfg *Config, profile string, e PolicyEntry) []uint16 {
 	if e.Ports != nil {
 		return e.Ports
 	}
 	if p, ok := cfg.Profile(profile); ok && len(p.Network.Ports) > 0 {
 		return p.Network.Ports
 	}
-	return config.DefaultPorts
+	return DefaultPorts
 }
 
 // PolicyRefused says why agentbox policy add does not add e under cfg's
 // profile: a name that elevation.never covers (top-level or the
 // profile's), or a range of agentbox's always-refused ones or of
 // elevation.never.
-func PolicyRefused(cfg *config.Config, profile string, e PolicyEntry) error {
-	cfgs := []*config.Config{cfg}
+func PolicyRefused(cfg *Config, profile string, e PolicyEntry) error {
+	cfgs := []*Config{cfg}
 	if p, ok := cfg.Profile(profile); ok {
 		c := *cfg
 		c.ElevationNever, c.ElevationNeverPos = p.Elevate.Never, p.Elevate.NeverPos
@@ -121,9 +120,9 @@ func PolicyRefused(cfg *config.Config, profile string, e PolicyEntry) error {
 	for _, c := range cfgs {
 		var err error
 		if e.Name != "" {
-			err = config.RefusedName(c, e.Name)
+			err = RefusedName(c, e.Name)
 		} else {
-			err = config.RefusedGrant(c, e.Prefix)
+			err = RefusedGrant(c, e.Prefix)
 		}
 		if err != nil {
 			return err
@@ -156,7 +155,7 @@ func AddPolicy(data []byte, section []string, e PolicyEntry) ([]byte, error) {
 		if slices.Equal(have, e.Ports) {
 			return nil, ErrPolicyUnchanged
 		}
-		return nil, fmt.Errorf("%s:%d:%d: %s: %s is there already, with ports %v; edit it there", config.ConfigFile, it.Line, it.Col,
+		return nil, fmt.Errorf("%s:%d:%d: %s: %s is there already, with ports %v; edit it there", ConfigFile, it.Line, it.Col,
 			strings.Join(path, "."), e, portsOrDefault(have))
 	}
 	entry := yamledit.Entry{Key: "host", Value: e.String()}
@@ -212,10 +211,10 @@ func portsOrDefault(p []uint16) any {
 func positioned(err error) error {
 	var e *yamledit.Error
 	if errors.As(err, &e) {
-		return fmt.Errorf("%s:%d:%d: %s", config.ConfigFile, e.Line, e.Col, e.Msg)
+		return fmt.Errorf("%s:%d:%d: %s", ConfigFile, e.Line, e.Col, e.Msg)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", config.ConfigFile, err)
+		return fmt.Errorf("%s: %w", ConfigFile, err)
 	}
 	return nil
 }
