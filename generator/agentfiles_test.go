@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/catalog"
+	"github.com/agentbox-dev/agentbox/config"
 )
 
 // TestAgentFilesCodexProvider: Codex's provider appears only with
@@ -12,7 +13,7 @@ import (
 // refuses raw).
 func TestAgentFilesCodexProvider(t *testing.T) {
 	codex, _ := catalog.LookupAgent("codex")
-	files, err := AgentFiles(codex, nil, DefaultWorkspace)
+	files, err := AgentFiles(codex, nil, config.DefaultWorkspace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +21,7 @@ func TestAgentFilesCodexProvider(t *testing.T) {
 	if !strings.Contains(plain, "check_for_update_on_startup = false") || strings.Contains(plain, "model_provider") {
 		t.Errorf("without OPENAI_BASE_URL:\n%s", plain)
 	}
-	files, err = AgentFiles(codex, []catalog.EnvVar{{Name: "OPENAI_BASE_URL", Value: "http://m.test/v1\"\x7f\n"}}, DefaultWorkspace)
+	files, err = AgentFiles(codex, []catalog.EnvVar{{Name: "OPENAI_BASE_URL", Value: "http://m.test/v1\"\x7f\n"}}, config.DefaultWorkspace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func TestAgentFilesCodexProvider(t *testing.T) {
 // TestAgentFilesRefusesRelativePath: a catalog file's path is absolute and clean.
 func TestAgentFilesRefusesRelativePath(t *testing.T) {
 	for _, p := range []string{"etc/x", "/etc/../x", "/etc/x/"} {
-		if _, err := AgentFiles(catalog.Agent{Name: "x", Files: []catalog.File{{Path: p, Body: "x"}}}, nil, DefaultWorkspace); err == nil {
+		if _, err := AgentFiles(catalog.Agent{Name: "x", Files: []catalog.File{{Path: p, Body: "x"}}}, nil, config.DefaultWorkspace); err == nil {
 			t.Errorf("path %q: no error", p)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/internal/udiff"
 )
 
@@ -49,7 +50,7 @@ func CheckRepo(root, dir string) (string, error) {
 // reviewedFiles are the files a reviewer of the project in dir must see
 // in a pull request's diff.
 func reviewedFiles(dir string) []string {
-	return []string{path.Join(dir, ConfigFile), GitHubWorkflow, Gitattributes}
+	return []string{path.Join(dir, config.ConfigFile), GitHubWorkflow, Gitattributes}
 }
 
 // checkBlock writes the drift of agentbox's block of .gitattributes to b.

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
+	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 // The pipeline's one entry point: load, plan, render and check in one call,
@@ -41,9 +42,9 @@ type CompileOptions struct {
 	Source *Source
 	// Config, when not nil, replaces agentbox.yaml: a configuration the
 	// caller has loaded already (bump).
-	Config *Config
+	Config *config.Config
 	// Lock, when not nil, replaces agentbox.lock (bump's new lock).
-	Lock *images.Lock
+	Lock *lockfile.Lock
 }
 
 // Source is an agentbox.yaml and an agentbox.lock held in memory.
@@ -55,14 +56,21 @@ type Source struct {
 
 // Compiled is what Compile produced, up to the stage it stopped at.
 type Compiled struct {
-	Config *Config
-	Lock   *images.Lock      // nil when there is none
+	Config *config.Config
+	Lock   *lockfile.Lock    // nil when there is none
 	Files  map[string][]byte // path -> bytes; nil before Checked
 
 	file string            // agentbox.yaml as messages name it
 	pos  yamlpos.Positions // nil when Config was given
 	plan *Plan             // nil before Planned
 }
+
+// Plan returns the plan; nil before Planned.
+func (c *Compiled) Plan() *Plan { return c.plan }
+
+// Positions returns where each key of agentbox.yaml is written; nil when
+// the Config was given rather than read.
+func (c *Compiled) Positions() yamlpos.Positions { return c.pos }
 
 // Compile compiles dir/agentbox.yaml and dir/agentbox.lock into the files of
 // the sandbox, or as far as o.Until asks. Error messages name the files as
@@ -109,14 +117,14 @@ func compileUntil(dir string, o CompileOptions) (*Compiled, error) {
 // load runs the load stage for Compile: agentbox.yaml from o.Source, o.Config
 // or dir, and, past Loaded, agentbox.lock from o.Lock, o.Source or dir.
 func load(dir string, o CompileOptions) (*Compiled, error) {
-	c := &Compiled{Config: o.Config, Lock: o.Lock, file: displayPath(dir, ConfigFile)}
+	c := &Compiled{Config: o.Config, Lock: o.Lock, file: displayPath(dir, config.ConfigFile)}
 	var err error
 	switch {
 	case o.Source != nil:
 		c.file = o.Source.File
-		c.Config, c.pos, err = decodeConfig(o.Source.File, o.Source.Config, dir)
+		c.Config, c.pos, err = config.Decode(o.Source.File, o.Source.Config, dir)
 	case o.Config == nil:
-		c.Config, c.pos, err = loadConfig(dir)
+		c.Config, c.pos, err = config.Load(dir)
 	}
 	if err != nil {
 		return nil, err
@@ -126,10 +134,10 @@ func load(dir string, o CompileOptions) (*Compiled, error) {
 	}
 	switch {
 	case o.Source == nil:
-		c.Lock, err = readLock(dir)
+		c.Lock, err = lockfile.Read(dir)
 	case o.Source.Lock != nil:
-		file := strings.TrimSuffix(o.Source.File, ConfigFile) + images.LockFile
-		c.Lock, err = images.ParseLock(file, o.Source.Lock)
+		file := strings.TrimSuffix(o.Source.File, config.ConfigFile) + lockfile.File
+		c.Lock, err = lockfile.Parse(file, o.Source.Lock)
 	}
 	if err != nil {
 		return nil, err

@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/config"
+	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 // linkedProject copies the golden case agent-none into a directory whose
@@ -17,7 +18,7 @@ func linkedProject(t *testing.T) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{ConfigFile, images.LockFile} {
+	for _, name := range []string{config.ConfigFile, lockfile.File} {
 		data, err := os.ReadFile(filepath.Join(goldenDir, "agent-none", name))
 		if err != nil {
 			t.Fatal(err)
@@ -34,11 +35,11 @@ func linkedProject(t *testing.T) string {
 
 func TestCompileOptions(t *testing.T) {
 	golden := filepath.Join(goldenDir, "agent-none")
-	lock, err := os.ReadFile(filepath.Join(golden, images.LockFile))
+	lock, err := os.ReadFile(filepath.Join(golden, lockfile.File))
 	if err != nil {
 		t.Fatal(err)
 	}
-	config, err := os.ReadFile(filepath.Join(golden, ConfigFile))
+	yml, err := os.ReadFile(filepath.Join(golden, config.ConfigFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,10 +55,10 @@ func TestCompileOptions(t *testing.T) {
 		{"checked", golden, CompileOptions{}, true, true, ""},
 		{"planned", golden, CompileOptions{Until: Planned}, false, true, ""},
 		{"loaded", golden, CompileOptions{Until: Loaded}, false, false, ""},
-		{"source in memory", "does-not-exist", CompileOptions{Source: &Source{File: ConfigFile, Config: config, Lock: lock}}, true, true, ""},
-		{"source without lock", "does-not-exist", CompileOptions{Source: &Source{File: ConfigFile, Config: config}}, false, false, "agentbox.lock does not exist"},
-		{"source without lock, loaded", "does-not-exist", CompileOptions{Until: Loaded, Source: &Source{File: ConfigFile, Config: config}}, false, false, ""},
-		{"lock replaced", golden, CompileOptions{Lock: &images.Lock{}}, false, false, "is not pinned in agentbox.lock"},
+		{"source in memory", "does-not-exist", CompileOptions{Source: &Source{File: config.ConfigFile, Config: yml, Lock: lock}}, true, true, ""},
+		{"source without lock", "does-not-exist", CompileOptions{Source: &Source{File: config.ConfigFile, Config: yml}}, false, false, "agentbox.lock does not exist"},
+		{"source without lock, loaded", "does-not-exist", CompileOptions{Until: Loaded, Source: &Source{File: config.ConfigFile, Config: yml}}, false, false, ""},
+		{"lock replaced", golden, CompileOptions{Lock: &lockfile.Lock{}}, false, false, "is not pinned in agentbox.lock"},
 		{"mounts unchecked", linkedProject(t), CompileOptions{}, true, true, ""},
 		{"mounts checked", linkedProject(t), CompileOptions{CheckMounts: true}, false, false, "leads outside the project"},
 		{"mounts checked, loaded", linkedProject(t), CompileOptions{Until: Loaded, CheckMounts: true}, false, false, "leads outside the project"},
@@ -83,9 +84,9 @@ func TestCompileOptions(t *testing.T) {
 			if (len(got.Files) > 0) != c.files {
 				t.Errorf("%d files, want files: %v", len(got.Files), c.files)
 			}
-			s, err := got.Explain()
-			if (err == nil) != c.planned || (err == nil && s.Agent != "none") {
-				t.Errorf("Explain = %v, %v; want a sandbox: %v", s, err, c.planned)
+			p := got.Plan()
+			if (p != nil) != c.planned || (p != nil && p.Agent.Name != "none") {
+				t.Errorf("Plan = %v; want a plan: %v", p, c.planned)
 			}
 		})
 	}
@@ -95,13 +96,13 @@ func TestCompileOptions(t *testing.T) {
 // in memory compile to the same files as on disk.
 func TestCompileFromSourceMatchesDisk(t *testing.T) {
 	for _, dir := range goldenInputs(t) {
-		config, _ := os.ReadFile(filepath.Join(dir, ConfigFile))
-		lock, _ := os.ReadFile(filepath.Join(dir, images.LockFile))
+		yml, _ := os.ReadFile(filepath.Join(dir, config.ConfigFile))
+		lock, _ := os.ReadFile(filepath.Join(dir, lockfile.File))
 		disk, err := Compile(dir, CompileOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		mem, err := Compile(dir, CompileOptions{Source: &Source{File: ConfigFile, Config: config, Lock: lock}})
+		mem, err := Compile(dir, CompileOptions{Source: &Source{File: config.ConfigFile, Config: yml, Lock: lock}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,14 +124,4 @@ func generate(dir string) (map[string][]byte, error) {
 		return nil, err
 	}
 	return c.Files, nil
-}
-
-// explainSource explains an agentbox.yaml and agentbox.lock held in memory,
-// as diff explains its base.
-func explainSource(config, lock string) (*Sandbox, error) {
-	c, err := Compile(".", CompileOptions{Until: Planned, Source: &Source{File: ConfigFile, Config: []byte(config), Lock: []byte(lock)}})
-	if err != nil {
-		return nil, err
-	}
-	return c.Explain()
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/catalog"
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/npm"
 	_ "github.com/agentbox-dev/agentbox/internal/testing/golden"
@@ -78,9 +79,9 @@ func TestEveryFileHasHeader(t *testing.T) {
 	}
 }
 
-func loadString(t *testing.T, yaml string) (*Config, error) {
+func loadString(t *testing.T, yaml string) (*config.Config, error) {
 	t.Helper()
-	cfg, _, err := decodeConfig(ConfigFile, []byte(yaml), t.TempDir())
+	cfg, _, err := config.Decode(config.ConfigFile, []byte(yaml), t.TempDir())
 	return cfg, err
 }
 
@@ -145,7 +146,7 @@ network:
 		t.Fatal(err)
 	}
 	var got []string
-	for _, c := range cidrs(NetworkRules{CIDRs: cfg.CIDRs, Ports: cfg.Ports}) {
+	for _, c := range cidrs(config.NetworkRules{CIDRs: cfg.CIDRs, Ports: cfg.Ports}) {
 		got = append(got, c.Prefix.String())
 	}
 	if want := "198.18.0.0/16 198.18.6.0/24 2001:db8::1/128"; strings.Join(got, " ") != want {
@@ -310,7 +311,7 @@ func TestDefaultImagesArePlaced(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		errs := &yamlpos.Errors{File: ConfigFile}
+		errs := &yamlpos.Errors{File: config.ConfigFile}
 		plan(cfg, nil, errs)
 		if got := fmt.Sprint(errs.Err()); got != strings.Join(want, "\n") {
 			t.Errorf("%q:\n got %s\nwant %s", src, got, strings.Join(want, "\n"))

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"path"
 
-	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 // Gitattributes is the file the block goes in, at the repository root.
@@ -29,7 +29,7 @@ func gitattributesBlock(dir, eol string) []byte {
 	var b bytes.Buffer
 	line := func(s string) { b.WriteString(s + eol) }
 	line(attrBegin)
-	for _, p := range []string{OutDir + "/**", DevcontainerFile, images.LockFile} {
+	for _, p := range []string{OutDir + "/**", DevcontainerFile, lockfile.File} {
 		line(path.Join(dir, p) + " linguist-generated")
 	}
 	line(attrEnd)

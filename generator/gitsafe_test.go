@@ -10,6 +10,7 @@ import (
 
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 )
 
@@ -54,7 +55,7 @@ func TestGitTrustsWorkspaceWithoutConfigFiles(t *testing.T) {
 	}
 	var workspaceEnv []string
 	for _, kv := range env {
-		workspaceEnv = append(workspaceEnv, strings.ReplaceAll(kv, DefaultWorkspace, repo))
+		workspaceEnv = append(workspaceEnv, strings.ReplaceAll(kv, config.DefaultWorkspace, repo))
 	}
 	if out, err := git(append(workspaceEnv, skip...), "status"); err != nil {
 		t.Errorf("with the image's environment (%q), git refuses the workspace: %v: %s", workspaceEnv, err, out)

@@ -14,21 +14,29 @@ import (
 )
 
 // TestImportDirection enforces the one direction of imports written in
-// ARCHITECTURE.md: cmd/agentbox -> generator -> (firewall, images, catalog,
-// templates), with internal/ helpers usable by all and importing none of
+// ARCHITECTURE.md: cmd/agentbox -> (task, review, bump) -> generator ->
+// config -> (firewall, images, catalog), task -> sandbox, generator ->
+// lockfile -> images, generator -> templates, with internal/ helpers usable
+// by all and importing none of
 // them; catalog imports nothing from the project but internal/validate; and
 // no code that ships imports internal/testing/, the test-only packages.
 func TestImportDirection(t *testing.T) {
 	const mod = "github.com/agentbox-dev/agentbox/"
-	domain := []string{"cmd/", "task", "sandbox", "generator", "firewall", "images", "catalog", "templates"}
+	domain := []string{"cmd/", "task", "sandbox", "review", "bump", "generator", "config", "firewall", "lockfile", "images", "catalog", "templates"}
+	runtime := []string{"task", "sandbox"}
+	views := []string{"review", "bump"}
 	forbidden := map[string][]string{
 		"cmd/*":              {"internal/testing/"},
-		"generator":          {"cmd/", "task", "sandbox", "internal/testing/"},
-		"task":               {"cmd/", "internal/testing/"},
-		"sandbox":            {"cmd/", "task", "internal/testing/"},
-		"firewall":           {"cmd/", "generator", "images", "catalog", "templates", "internal/testing/"},
-		"images":             {"cmd/", "generator", "firewall", "catalog", "templates", "internal/testing/"},
-		"templates":          {"cmd/", "generator", "firewall", "images", "catalog", "internal/"},
+		"task":               append([]string{"cmd/", "internal/testing/"}, views...),
+		"sandbox":            append([]string{"cmd/", "task", "internal/testing/"}, views...),
+		"review":             append([]string{"cmd/", "bump", "internal/testing/"}, runtime...),
+		"bump":               append([]string{"cmd/", "review", "internal/testing/"}, runtime...),
+		"generator":          append([]string{"cmd/", "review", "bump", "internal/testing/"}, runtime...),
+		"config":             append([]string{"cmd/", "review", "bump", "generator", "lockfile", "templates", "internal/testing/"}, runtime...),
+		"lockfile":           append([]string{"cmd/", "review", "bump", "generator", "config", "firewall", "catalog", "templates", "internal/testing/"}, runtime...),
+		"firewall":           append([]string{"cmd/", "review", "bump", "generator", "config", "lockfile", "images", "catalog", "templates", "internal/testing/"}, runtime...),
+		"images":             append([]string{"cmd/", "review", "bump", "generator", "config", "lockfile", "firewall", "catalog", "templates", "internal/testing/"}, runtime...),
+		"templates":          append([]string{"cmd/", "review", "bump", "generator", "config", "lockfile", "firewall", "images", "catalog", "internal/"}, runtime...),
 		"internal/*":         append(domain, "internal/testing/"),
 		"internal/testing/*": domain,
 	}

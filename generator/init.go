@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/catalog"
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/internal/validate"
 )
 
@@ -14,9 +15,9 @@ import (
 func InitFile(dir, name, agent, ide string) ([]byte, error) {
 	a, ok := catalog.LookupAgent(agent)
 	if !ok {
-		return nil, fmt.Errorf("%s", enumError("agent", agent, catalog.AgentNames()))
+		return nil, fmt.Errorf("%s", config.EnumError("agent", agent, catalog.AgentNames()))
 	}
-	gitName, gitEmail := GitIdentity(&Config{Agent: a})
+	gitName, gitEmail := config.GitIdentity(&config.Config{Agent: a})
 	data, err := executeTemplate("agentbox.yaml.tmpl", map[string]string{
 		"Name":     name,
 		"Git":      gitName + " <" + gitEmail + ">",
@@ -27,16 +28,16 @@ func InitFile(dir, name, agent, ide string) ([]byte, error) {
 		"IDE":      ide,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("internal error: rendering %s: %w", ConfigFile, err)
+		return nil, fmt.Errorf("internal error: rendering %s: %w", config.ConfigFile, err)
 	}
-	if cfg, _, err := decodeConfig(ConfigFile, data, dir); err != nil || cfg.Name != name {
-		return nil, fmt.Errorf("internal error: the generated %s does not load: %w", ConfigFile, err)
+	if cfg, _, err := config.Decode(config.ConfigFile, data, dir); err != nil || cfg.Name != name {
+		return nil, fmt.Errorf("internal error: the generated %s does not load: %w", config.ConfigFile, err)
 	}
 	return data, nil
 }
 
 // ConfigPath returns the path of agentbox.yaml in dir.
-func ConfigPath(dir string) string { return filepath.Join(dir, ConfigFile) }
+func ConfigPath(dir string) string { return filepath.Join(dir, config.ConfigFile) }
 
 // InitName is the project name init writes for the project directory dir:
 // the directory's name made valid, or, when nothing of it is left (a name
@@ -48,8 +49,8 @@ func InitName(dir string, random func() string) string {
 		base = filepath.Base(abs)
 	}
 	name := validate.SanitizeProjectName(base)
-	if name == DefaultName && !strings.Contains(validate.LowerASCII(base), DefaultName) {
-		name = DefaultName + "-" + random()
+	if name == config.DefaultName && !strings.Contains(validate.LowerASCII(base), config.DefaultName) {
+		name = config.DefaultName + "-" + random()
 	}
 	return name
 }

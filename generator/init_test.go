@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/catalog"
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
 
@@ -14,17 +15,17 @@ import (
 func TestInitFileShowsDefaults(t *testing.T) {
 	dir := t.TempDir()
 	for _, agent := range catalog.AgentNames() {
-		for _, ide := range IDEs {
+		for _, ide := range config.IDEs {
 			t.Run(agent+"-"+ide, func(t *testing.T) {
 				data, err := InitFile(dir, "my-project", agent, ide)
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, _, err := decodeConfig(ConfigFile, data, dir)
+				got, _, err := config.Decode(config.ConfigFile, data, dir)
 				if err != nil {
 					t.Fatal(err)
 				}
-				want, _, err := decodeConfig(ConfigFile, []byte("agent: "+agent+"\ndevcontainer: {ide: "+ide+"}\n"), dir)
+				want, _, err := config.Decode(config.ConfigFile, []byte("agent: "+agent+"\ndevcontainer: {ide: "+ide+"}\n"), dir)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -32,7 +33,7 @@ func TestInitFileShowsDefaults(t *testing.T) {
 					t.Errorf("init's file has name %q, want my-project", got.Name)
 				}
 				want.Name = got.Name // the one key init chooses
-				for _, c := range []*Config{got, want} {
+				for _, c := range []*config.Config{got, want} {
 					c.AgentPos, c.BasePos, c.EgressPos = yamlpos.Pos{}, yamlpos.Pos{}, yamlpos.Pos{}
 					c.RunTimeoutPos, c.RunMaxTimeoutPos, c.CopyLoginPos = yamlpos.Pos{}, yamlpos.Pos{}, yamlpos.Pos{}
 					v := reflect.ValueOf(c).Elem()

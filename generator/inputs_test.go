@@ -5,7 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/config"
+	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 // The generated files are a function of agentbox.yaml, agentbox.lock and
@@ -14,7 +15,7 @@ import (
 // nor of the state of .git (a directory, a worktree's file, or none yet).
 func TestFilesDependOnInputsOnly(t *testing.T) {
 	yaml := []byte("agent: claude\n")
-	cfg, _, err := decodeConfig(ConfigFile, yaml, t.TempDir())
+	cfg, _, err := config.Decode(config.ConfigFile, yaml, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,8 +40,8 @@ func TestFilesDependOnInputsOnly(t *testing.T) {
 		case "file":
 			os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: /elsewhere/.git/worktrees/x\n"), 0o644)
 		}
-		os.WriteFile(filepath.Join(dir, ConfigFile), yaml, 0o644)
-		os.WriteFile(filepath.Join(dir, images.LockFile), lock.Marshal(), 0o644)
+		os.WriteFile(filepath.Join(dir, config.ConfigFile), yaml, 0o644)
+		os.WriteFile(filepath.Join(dir, lockfile.File), lock.Marshal(), 0o644)
 		files, err := generate(dir)
 		if err != nil {
 			t.Fatalf("%s (.git %s): %v", c.folder, c.git, err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -33,9 +34,6 @@ const (
 	ReceiveEnv    = "AGENTBOX_RECEIVE"
 	ReceiveDir    = "/run/agentbox/in"
 	ReceiveBundle = ReceiveDir + "/project.bundle"
-	// CollectUID runs the collect container: neither the agent's uid nor
-	// the resolver's.
-	CollectUID = 65532
 	// CollectDone is the file that tells the collect container to end.
 	CollectDone = "/tmp/collected"
 	// CollectWindowSeconds is how much longer than its deadline a task's
@@ -101,7 +99,7 @@ func renderKubernetes(p *Plan, v view, files map[string][]byte) error {
 		ReceiveEnv:     ReceiveEnv,
 		ReceiveDir:     ReceiveDir,
 		ReceiveBundle:  ReceiveBundle,
-		CollectUID:     CollectUID,
+		CollectUID:     config.CollectUID,
 		CollectScript:  "until [ -e " + CollectDone + " ]; do sleep 1; done",
 		StartupProbe: "i=0; until " + strings.Join(firewall.HealthCommand, " ") + " >/dev/null 2>&1; do i=$((i + 1)); " +
 			"[ $i -lt 100 ] || exec " + strings.Join(firewall.HealthCommand, " ") + "; sleep 0.05; done",
@@ -198,7 +196,7 @@ func JobImages(files map[string][]byte) ([]string, error) {
 // command with every $ kept literal), the images by digest, the Job's own
 // deadline (later by the collect window), run.env from a Secret and the
 // clone from a ConfigMap.
-func TaskJob(cfg *Config, files map[string][]byte, t Task, k KubeTask) (*batchv1.Job, error) {
+func TaskJob(cfg *config.Config, files map[string][]byte, t Task, k KubeTask) (*batchv1.Job, error) {
 	job, err := jobTemplate(files)
 	if err != nil {
 		return nil, err

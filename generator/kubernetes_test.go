@@ -10,7 +10,8 @@ import (
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/catalog"
-	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/config"
+	"github.com/agentbox-dev/agentbox/lockfile"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -33,16 +34,16 @@ func strictDecode(t *testing.T, name string, data []byte, out any) {
 
 // kubeFiles generates the golden case agent-AGENT with a kubernetes
 // section.
-func kubeFiles(t *testing.T, agent string) (map[string][]byte, *Config) {
+func kubeFiles(t *testing.T, agent string) (map[string][]byte, *config.Config) {
 	t.Helper()
 	dir := filepath.Join(goldenDir, "agent-"+agent)
-	config, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	yml, err := os.ReadFile(filepath.Join(dir, config.ConfigFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	lock, _ := os.ReadFile(filepath.Join(dir, images.LockFile))
-	config = append(config, "\nkubernetes: {namespace: agents, registry: 127.0.0.1:5000/agentbox}\n"...)
-	c, err := Compile(dir, CompileOptions{Source: &Source{File: ConfigFile, Config: config, Lock: lock}})
+	lock, _ := os.ReadFile(filepath.Join(dir, lockfile.File))
+	yml = append(yml, "\nkubernetes: {namespace: agents, registry: 127.0.0.1:5000/agentbox}\n"...)
+	c, err := Compile(dir, CompileOptions{Source: &Source{File: config.ConfigFile, Config: yml, Lock: lock}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestKubernetesManifests(t *testing.T) {
 			var job batchv1.Job
 			strictDecode(t, KubeJobFile, files[KubeJobFile], &job)
 			if job.Spec.BackoffLimit == nil || *job.Spec.BackoffLimit != 0 || job.Spec.ActiveDeadlineSeconds == nil ||
-				*job.Spec.ActiveDeadlineSeconds != int64(DefaultRunTimeout.Seconds())+CollectWindowSeconds ||
+				*job.Spec.ActiveDeadlineSeconds != int64(config.DefaultRunTimeout.Seconds())+CollectWindowSeconds ||
 				job.Spec.TTLSecondsAfterFinished == nil || *job.Spec.TTLSecondsAfterFinished != 3600 {
 				t.Errorf("job spec: backoff %v, deadline %v, ttl %v", job.Spec.BackoffLimit, job.Spec.ActiveDeadlineSeconds, job.Spec.TTLSecondsAfterFinished)
 			}
@@ -76,7 +77,7 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 }
 
-func checkPodSpec(t *testing.T, what string, s corev1.PodSpec, files map[string][]byte, cfg *Config) {
+func checkPodSpec(t *testing.T, what string, s corev1.PodSpec, files map[string][]byte, cfg *config.Config) {
 	t.Helper()
 	tag := ImageTag(files)
 	if s.AutomountServiceAccountToken == nil || *s.AutomountServiceAccountToken || s.ShareProcessNamespace == nil || !*s.ShareProcessNamespace ||

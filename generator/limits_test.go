@@ -1,75 +1,27 @@
 package generator
 
 import (
-	"fmt"
-	"strings"
 	"testing"
 
+	"github.com/agentbox-dev/agentbox/config"
+	"github.com/agentbox-dev/agentbox/internal/testing/configtest"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
-
-// atLimits returns an agentbox.yaml with MaxEntries entries in env and in
-// every list, and one environment string of MaxEnvString bytes: the largest
-// file of each kind that the loader accepts.
-func atLimits() string {
-	var b strings.Builder
-	list := func(indent, key string, item func(i int) string) {
-		fmt.Fprintf(&b, "%s%s:\n", indent, key)
-		for i := range MaxEntries {
-			fmt.Fprintf(&b, "%s  - %s\n", indent, item(i))
-		}
-	}
-	ports := func(n int) string { // n ports, skipping 53
-		var ps []string
-		for p := 1; len(ps) < n; p++ {
-			if p != dnsPort {
-				ps = append(ps, fmt.Sprint(p))
-			}
-		}
-		return "[" + strings.Join(ps, ", ") + "]"
-	}
-	b.WriteString("agent: claude\nimage:\n")
-	list("  ", "packages", func(i int) string { return fmt.Sprintf("pkg%d", i) })
-	b.WriteString("network:\n")
-	list("  ", "services", func(i int) string { return []string{"github", "pypi", "crates"}[i%3] })
-	list("  ", "domains", func(i int) string {
-		if i == 0 {
-			return "{host: all-ports.example.com, ports: " + ports(MaxEntries) + "}"
-		}
-		return fmt.Sprintf("{host: d%d.example.com, ports: [%d, 443]}", i, 1000+i) // a port group each
-	})
-	list("  ", "cidrs", func(i int) string { return fmt.Sprintf("{cidr: 198.18.%d.%d, ports: [%d]}", i/256, i%256, 2000+i) })
-	b.WriteString("  ports: " + ports(MaxEntries) + "\n")
-	b.WriteString("env:\n")
-	for i := range MaxEntries - 1 {
-		fmt.Fprintf(&b, "  V%d: value %d\n", i, i)
-	}
-	fmt.Fprintf(&b, "  BIG: %s\n", strings.Repeat("x", MaxEnvString-len("BIG=")-1))
-	b.WriteString("workspace:\n")
-	list("  ", "readonly", func(i int) string { return fmt.Sprintf("docs/d%d", i) })
-	list("  ", "writable", func(i int) string { return []string{".vscode", ".idea"}[i%2] })
-	list("  ", "hidden", func(i int) string { return fmt.Sprintf("secret%d.*", i) })
-	b.WriteString("devcontainer:\n")
-	list("  ", "extensions", func(i int) string { return fmt.Sprintf("pub.ext%d", i) })
-	b.WriteString("run:\n  timeout: 168h\n  max_timeout: 168h\n")
-	list("  ", "env", func(i int) string { return fmt.Sprintf("R%d", i) })
-	return b.String()
-}
 
 // TestAtLimitsGenerates: the largest file the loader (and so validate)
 // accepts plans, renders and passes every check of generate: compose-go's
 // node limit, the Dockerfile and shell parsers.
 func TestAtLimitsGenerates(t *testing.T) {
-	src := atLimits()
-	if len(src) > MaxFileSize {
+	src := configtest.AtLimits(config.MaxEntries, config.MaxEnvString)
+	if len(src) > config.MaxFileSize {
 		t.Fatalf("the file at the limits is %d bytes, over MaxFileSize", len(src))
 	}
 	dir := t.TempDir()
-	cfg, _, err := decodeConfig(ConfigFile, []byte(src), dir)
+	cfg, _, err := config.Decode(config.ConfigFile, []byte(src), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs := &yamlpos.Errors{File: ConfigFile}
+	errs := &yamlpos.Errors{File: config.ConfigFile}
 	p := plan(cfg, fakeLock(cfg), errs)
 	if err := errs.Err(); err != nil {
 		t.Fatal(err)
@@ -80,55 +32,5 @@ func TestAtLimitsGenerates(t *testing.T) {
 	}
 	if err := check(files, dir, p.Name); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// TestLimitErrors: one past each limit is an error at its place.
-func TestLimitErrors(t *testing.T) {
-	items := func(key, indent, item string, n int) string {
-		return key + ":\n" + strings.Repeat(indent+"- "+item+"\n", n)
-	}
-	over := MaxEntries + 1
-	tooMany := fmt.Sprintf("%d entries; at most %d are allowed", over, MaxEntries)
-	envOver := "env:\n"
-	for i := range over {
-		envOver += fmt.Sprintf("  V%d: x\n", i)
-	}
-	comments := strings.Repeat("# "+strings.Repeat("x", 97)+"\n", MaxFileSize/100+1) // 100 bytes a line
-	tests := []struct{ name, src, want string }{
-		{"file size", "agent: claude\n" + comments,
-			fmt.Sprintf("agentbox.yaml:%d:%d: the file is larger than 1 MiB (1048576 bytes), the most agentbox reads; it passes the limit here",
-				2+(MaxFileSize-14)/100, 1+(MaxFileSize-14)%100)},
-		{"env", envOver, "agentbox.yaml:2:3: env: " + tooMany},
-		{"env string", "env:\n  A: ok\n  LONG: " + strings.Repeat("x", MaxEnvString-len("LONG=")) + "\n",
-			"agentbox.yaml:3:9: env.LONG: LONG=… with its terminating NUL is 131073 bytes; Linux takes at most 131072 (128 KiB) in one environment string"},
-		{"packages", "image:\n  " + items("packages", "    ", "jq", over), "agentbox.yaml:3:5: image.packages: " + tooMany},
-		{"services", "network:\n  " + items("services", "    ", "github", over), "agentbox.yaml:3:5: network.services: " + tooMany},
-		{"domains", "network:\n  " + items("domains", "    ", "example.com", over), "agentbox.yaml:3:5: network.domains: " + tooMany},
-		{"domain ports", "network:\n  domains:\n    - host: example.com\n      " + items("ports", "        ", "443", over),
-			"agentbox.yaml:5:9: network.domains[0].ports: " + tooMany},
-		{"cidrs", "network:\n  " + items("cidrs", "    ", "198.18.0.1", over), "agentbox.yaml:3:5: network.cidrs: " + tooMany},
-		{"cidr ports", "network:\n  cidrs:\n    - cidr: 198.18.0.1\n      " + items("ports", "        ", "443", over),
-			"agentbox.yaml:5:9: network.cidrs[0].ports: " + tooMany},
-		{"ports", "network:\n  " + items("ports", "    ", "443", over), "agentbox.yaml:3:5: network.ports: " + tooMany},
-		{"readonly", "workspace:\n  " + items("readonly", "    ", "docs", over), "agentbox.yaml:3:5: workspace.readonly: " + tooMany},
-		{"writable", "workspace:\n  " + items("writable", "    ", ".vscode", over), "agentbox.yaml:3:5: workspace.writable: " + tooMany},
-		{"hidden", "workspace:\n  " + items("hidden", "    ", ".env", over), "agentbox.yaml:3:5: workspace.hidden: " + tooMany},
-		{"extensions", "devcontainer:\n  " + items("extensions", "    ", "a.b", over), "agentbox.yaml:3:5: devcontainer.extensions: " + tooMany},
-		{"run env", "run:\n  " + items("env", "    ", "A", over), "agentbox.yaml:3:5: run.env: " + tooMany},
-		{"path", "workspace: {path: /w/" + strings.Repeat("a", 256) + "}\n", "agentbox.yaml:1:19: workspace.path: invalid path \"/w/aaaa"},
-		{"readonly path", "workspace: {readonly: [" + strings.Repeat("a/", 2048) + "a]}\n", "agentbox.yaml:1:24: workspace.readonly[0]: invalid path \"a/a/a"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := decodeConfig(ConfigFile, []byte(tt.src), t.TempDir())
-			got := fmt.Sprint(err)
-			if !strings.HasPrefix(got, tt.want) || strings.Count(got, "\n") > 0 {
-				if len(got) > 300 {
-					got = got[:300] + "…"
-				}
-				t.Errorf("got  %s\nwant %s (one error)", got, tt.want)
-			}
-		})
 	}
 }

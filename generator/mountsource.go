@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
 
@@ -192,7 +193,7 @@ func notExist(err error) bool {
 // reported at their place in agentbox.yaml, the paths agentbox mounts by
 // itself (.git/hooks, .agentbox, ...) by their path. Run it before anything
 // is generated or started: links can change at any time.
-func CheckMounts(dir string, cfg *Config) error {
+func CheckMounts(dir string, cfg *config.Config) error {
 	var rels []string
 	byRel := map[string]Mount{}
 	for _, m := range mounts(cfg, WorkspaceVolume, "") {
@@ -206,7 +207,7 @@ func CheckMounts(dir string, cfg *Config) error {
 	if !errors.As(err, &list) {
 		return err
 	}
-	positioned := &yamlpos.Errors{File: displayPath(dir, ConfigFile)}
+	positioned := &yamlpos.Errors{File: displayPath(dir, config.ConfigFile)}
 	var others MountSourceErrors
 	for _, e := range list {
 		if m := byRel[e.Path]; m.Key != "" {

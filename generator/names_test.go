@@ -3,11 +3,13 @@ package generator
 import (
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/catalog"
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/internal/validate"
 )
@@ -74,7 +76,7 @@ func (d *derived) add(kind, name, owner string) {
 // profileVolumes are the Docker names of the volumes that profile p's
 // compose file declares in compose project project (compose names a volume
 // PROJECT_KEY), with the directory each is mounted at.
-func profileVolumes(cfg *Config, p *Profile, project string) map[string]string {
+func profileVolumes(cfg *config.Config, p *config.Profile, project string) map[string]string {
 	pp := profilePlan(cfg, p, AgentStateVolume)
 	out := map[string]string{}
 	ms := pp.Mounts
@@ -112,6 +114,7 @@ func TestDerivedNamesInjective(t *testing.T) {
 		t.Errorf("a sandbox may be named %s, the project of sandbox x's task y", TaskProject("x", "y"))
 	}
 	var sandboxes, tasks, profiles []string
+	profileName := regexp.MustCompile("^" + config.ProfileGrammar + "$")
 	for _, s := range candidateNames() {
 		if validate.ProjectName(s) == nil {
 			sandboxes = append(sandboxes, s)
@@ -119,7 +122,7 @@ func TestDerivedNamesInjective(t *testing.T) {
 		if TaskName.MatchString(s) {
 			tasks = append(tasks, s)
 		}
-		if profileName.MatchString(s) && !slices.Contains(BuiltinProfiles, s) {
+		if profileName.MatchString(s) && !slices.Contains(config.BuiltinProfiles, s) {
 			profiles = append(profiles, s)
 		}
 	}
@@ -152,15 +155,15 @@ func TestDerivedNamesInjective(t *testing.T) {
 	}
 	// Volumes: fewer sandboxes and tasks, every profile: the built-ins,
 	// and each custom name from locked or from another built-in.
-	var profs []Profile
-	for _, name := range slices.Concat(BuiltinProfiles, profiles) {
+	var profs []config.Profile
+	for _, name := range slices.Concat(config.BuiltinProfiles, profiles) {
 		switch name {
-		case ProfileBalanced, ProfileOpen:
-			profs = append(profs, Profile{Name: name})
-		case ProfileLocked:
-			profs = append(profs, Profile{Name: name, Locked: true})
+		case config.ProfileBalanced, config.ProfileOpen:
+			profs = append(profs, config.Profile{Name: name})
+		case config.ProfileLocked:
+			profs = append(profs, config.Profile{Name: name, Locked: true})
 		default:
-			profs = append(profs, Profile{Name: name}, Profile{Name: name, Locked: true})
+			profs = append(profs, config.Profile{Name: name}, config.Profile{Name: name, Locked: true})
 		}
 	}
 	// Generated files: a profile's firewall directory is no file of
@@ -174,14 +177,14 @@ func TestDerivedNamesInjective(t *testing.T) {
 		d.add("generated file", EgressDir+"/"+name, "balanced's firewall")
 	}
 	d.add("generated file", ProfileSelector, "the profile selector")
-	for _, name := range slices.Concat(BuiltinProfiles, profiles) {
-		if name != ProfileBalanced {
+	for _, name := range slices.Concat(config.BuiltinProfiles, profiles) {
+		if name != config.ProfileBalanced {
 			d.add("generated file", ProfileEgressDir(name), "profile "+name+"'s firewall")
 		}
-		d.add("generated file", ProfileCompose(&Config{DefaultProfile: "none"}, name), "profile "+name+"'s compose file")
+		d.add("generated file", ProfileCompose(&config.Config{DefaultProfile: "none"}, name), "profile "+name+"'s compose file")
 	}
-	cfg := &Config{Workspace: "/workspace", Agent: catalog.Agent{StateDir: "/home/agent/.state"}}
-	volumes := func(s, task string, p Profile) {
+	cfg := &config.Config{Workspace: "/workspace", Agent: catalog.Agent{StateDir: "/home/agent/.state"}}
+	volumes := func(s, task string, p config.Profile) {
 		project := s
 		if task != "" {
 			project = TaskProject(s, task)
@@ -199,7 +202,7 @@ func TestDerivedNamesInjective(t *testing.T) {
 		}
 		return out
 	}
-	var few []Profile
+	var few []config.Profile
 	for k, p := range profs {
 		if k < 3 || k%97 == 0 {
 			few = append(few, p)
@@ -207,7 +210,7 @@ func TestDerivedNamesInjective(t *testing.T) {
 	}
 	for _, c := range []struct {
 		sandboxes, tasks []string
-		profs            []Profile
+		profs            []config.Profile
 	}{
 		{every(sandboxes, 251), every(tasks, 150), profs},
 		{every(sandboxes, 17), every(tasks, 29), few},

@@ -6,10 +6,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
-	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/settings"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
+	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 // The agent CLI's npm project: generated from the lock's tree, installed
@@ -55,8 +56,8 @@ type debianPackage struct {
 // DebianNames lists the Debian packages each image installs by name: the
 // agent's (its Node packages apart) and the egress image's. Bump resolves
 // their versions; a name=version of agentbox.yaml stays as written.
-func DebianNames(cfg *Config) (agent, node, egress []string) {
-	for _, p := range agentPackages(cfg, imageSpecs(cfg)[0]) {
+func DebianNames(cfg *config.Config) (agent, node, egress []string) {
+	for _, p := range agentPackages(cfg, cfg.ImageSpecs()[0]) {
 		if p.Version != "" {
 			agent = append(agent, p.Name+"="+p.Version)
 		} else {
@@ -69,10 +70,10 @@ func DebianNames(cfg *Config) (agent, node, egress []string) {
 	return agent, node, slices.Clone(firewall.Packages)
 }
 
-func agentPackages(cfg *Config, s imageSpec) []debianPackage {
+func agentPackages(cfg *config.Config, s config.ImageSpec) []debianPackage {
 	seen := map[string]bool{}
 	var out []debianPackage
-	for _, name := range basePackages {
+	for _, name := range config.BasePackages {
 		seen[name] = true
 		out = append(out, debianPackage{Name: name, Path: s.Path, Pos: s.Pos})
 	}
@@ -91,23 +92,23 @@ func agentPackages(cfg *Config, s imageSpec) []debianPackage {
 
 // aptPlan pins an image's packages from the lock; what the lock lacks is
 // reported at the key that asks for it.
-func aptPlan(s imageSpec, pkgs []debianPackage, node bool, lock *images.Lock, errs *yamlpos.Errors) *AptPlan {
+func aptPlan(s config.ImageSpec, pkgs []debianPackage, node bool, lock *lockfile.Lock, errs *yamlpos.Errors) *AptPlan {
 	rerun := "; run \"agentbox bump\""
 	if lock == nil {
 		return nil // pin has said that the lock is missing
 	}
 	d := lock.Debian
 	if d == nil {
-		errs.Add(s.Pos, s.Path, "%s: %s pins no Debian packages (an older agentbox wrote it)%s", s.What, images.LockFile, rerun)
+		errs.Add(s.Pos, s.Path, "%s: %s pins no Debian packages (an older agentbox wrote it)%s", s.What, lockfile.File, rerun)
 		return nil
 	}
 	release, ok := d.Release(s.Ref)
 	if !ok || len(d.Pins[release]) == 0 {
-		errs.Add(s.Pos, s.Path, "%s: %s has no Debian release and packages for it%s", s.What, images.LockFile, rerun)
+		errs.Add(s.Pos, s.Path, "%s: %s has no Debian release and packages for it%s", s.What, lockfile.File, rerun)
 		return nil
 	}
 	ap := &AptPlan{Release: release, Snapshot: d.Snapshot, SecuritySnapshot: d.SecuritySnapshot,
-		DefaultArchive: images.DebianArchive, Node: node,
+		DefaultArchive: lockfile.DebianArchive, Node: node,
 		SecretCA: settings.SecretCA, SecretCAPath: settings.SecretCAPath,
 		ArchiveSecret: settings.SecretDebianArchive, LayoutSecret: settings.SecretDebianLayout,
 		SecuritySecret: settings.SecretDebianSecurity}
@@ -118,9 +119,9 @@ func aptPlan(s imageSpec, pkgs []debianPackage, node bool, lock *images.Lock, er
 			v, ok := pins.Versions[p.Name]
 			switch {
 			case !ok:
-				errs.Add(p.Pos, p.Path, "Debian package %q has no version for %s/%s in %s%s", p.Name, release, arch, images.LockFile, rerun)
+				errs.Add(p.Pos, p.Path, "Debian package %q has no version for %s/%s in %s%s", p.Name, release, arch, lockfile.File, rerun)
 			case p.Version != "" && p.Version != v:
-				errs.Add(p.Pos, p.Path, "%s=%s, but %s pins %s for %s/%s%s", p.Name, p.Version, images.LockFile, v, release, arch, rerun)
+				errs.Add(p.Pos, p.Path, "%s=%s, but %s pins %s for %s/%s%s", p.Name, p.Version, lockfile.File, v, release, arch, rerun)
 			}
 			a.Pins = append(a.Pins, p.Name+"="+v)
 		}
@@ -128,7 +129,7 @@ func aptPlan(s imageSpec, pkgs []debianPackage, node bool, lock *images.Lock, er
 			for _, name := range nodePackages {
 				v, ok := pins.Versions[name]
 				if !ok {
-					errs.Add(s.Pos, s.Path, "Debian package %q (Node, for the agent CLI) has no version for %s/%s in %s%s", name, release, arch, images.LockFile, rerun)
+					errs.Add(s.Pos, s.Path, "Debian package %q (Node, for the agent CLI) has no version for %s/%s in %s%s", name, release, arch, lockfile.File, rerun)
 				}
 				a.Node = append(a.Node, name+"="+v)
 			}
@@ -139,7 +140,7 @@ func aptPlan(s imageSpec, pkgs []debianPackage, node bool, lock *images.Lock, er
 }
 
 // egressPackages are the egress image's packages, asked for by no key.
-func egressPackages(s imageSpec) []debianPackage {
+func egressPackages(s config.ImageSpec) []debianPackage {
 	var out []debianPackage
 	for _, name := range firewall.Packages {
 		out = append(out, debianPackage{Name: name, Path: s.Path, Pos: s.Pos})

@@ -1,7 +1,6 @@
 package generator
 
 import (
-	"fmt"
 	"maps"
 	"path"
 	"slices"
@@ -10,11 +9,13 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/catalog"
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/npm"
 	"github.com/agentbox-dev/agentbox/internal/validate"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
+	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 // Plan is everything render needs: defaults applied, catalogs expanded,
@@ -49,7 +50,7 @@ type Plan struct {
 	Extensions       []string
 	DevcontainerName string
 	Hidden           []string // workspace.hidden
-	Kubernetes       *Kubernetes
+	Kubernetes       *config.Kubernetes
 	RunTimeout       time.Duration
 	Profiles         []ProfilePlan
 	DefaultProfile   string
@@ -84,15 +85,12 @@ func (m Mount) Rel() string {
 	return strings.TrimPrefix(m.Source, "../")
 }
 
-// basePackages are installed in every agent image.
-var basePackages = []string{"ca-certificates", "git"}
-
 // catalogPorts are the ports of catalog domains (agents, services, IDE).
-var catalogPorts = []uint16{HTTPSPort}
+var catalogPorts = []uint16{config.HTTPSPort}
 
 // plan applies defaults, expands catalogs and pins images from lock (nil
 // when there is no lock file). Problems are recorded in errs.
-func plan(cfg *Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
+func plan(cfg *config.Config, lock *lockfile.Lock, errs *yamlpos.Errors) *Plan {
 	p := &Plan{
 		Name:      cfg.Name,
 		Agent:     cfg.Agent,
@@ -106,31 +104,16 @@ func plan(cfg *Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
 	p.DevcontainerName = p.Name + " (agentbox)"
 	p.Hidden = cfg.Hidden
 	p.Kubernetes, p.RunTimeout = cfg.Kubernetes, cfg.RunTimeout
-	specs := imageSpecs(cfg)
+	specs := cfg.ImageSpecs()
 	p.AgentImage = pin(specs[0], lock, errs)
 	p.EgressImage = pin(specs[1], lock, errs)
-	if pkg := cfg.Agent.Package; pkg != "" {
-		v, ok := lock.Version(pkg)
-		if !ok {
-			errs.Add(cfg.AgentPos, "agent", "npm package %q has no version in %s; run \"agentbox bump\"", pkg, images.LockFile)
-		}
-		p.AgentVersion, p.NPMSpec = v, pkg+"@"+v
-		if t, hasTree := lock.Tree(pkg); hasTree {
-			p.NPMTree, p.NPMDir = t, NPMDir
-			p.NPMBins = slices.Sorted(maps.Keys(t.Packages["node_modules/"+pkg].Bin))
-			if len(p.NPMBins) == 0 {
-				errs.Add(cfg.AgentPos, "agent", "%s as pinned in %s has no executable (\"bin\")", p.NPMSpec, images.LockFile)
-			}
-		} else if ok {
-			errs.Add(cfg.AgentPos, "agent", "%s pins %s but not its dependency tree (an older agentbox wrote it); run \"agentbox bump\"", images.LockFile, p.NPMSpec)
-		}
-	}
+	p.pinAgentCLI(cfg, lock, errs)
 	p.AgentApt = aptPlan(specs[0], agentPackages(cfg, specs[0]), cfg.Agent.Package != "", lock, errs)
 	p.EgressApt = aptPlan(specs[1], egressPackages(specs[1]), false, lock, errs)
-	p.Packages = sortedUnique(append(slices.Clone(basePackages), cfg.Packages...)) // no two versions of one: validateConfig
+	p.Packages = sortedUnique(append(slices.Clone(config.BasePackages), cfg.Packages...)) // no two versions of one: validateConfig
 	p.Env = mergeEnv(cfg.Agent.Env, cfg.Env)
 	p.Secrets = cfg.Secrets
-	p.GitName, p.GitEmail = GitIdentity(cfg)
+	p.GitName, p.GitEmail = config.GitIdentity(cfg)
 	if cfg.CPUs > 0 {
 		p.CPUs = strconv.FormatFloat(cfg.CPUs, 'f', -1, 64)
 	}
@@ -148,61 +131,56 @@ func plan(cfg *Config, lock *images.Lock, errs *yamlpos.Errors) *Plan {
 		p.Profiles = append(p.Profiles, profilePlan(cfg, &cfg.Profiles[i], p.StateVolume))
 		p.DefaultLocked = p.DefaultLocked || cfg.Profiles[i].Name == cfg.DefaultProfile && cfg.Profiles[i].Locked
 	}
-	if cfg.IDE == "vscode" {
-		exts := slices.Clone(cfg.Extensions)
-		if cfg.Agent.Extension != "" {
-			exts = append(exts, cfg.Agent.Extension)
-		}
-		p.Extensions = sortedUniqueFold(exts)
-	}
+	p.Extensions = extensions(cfg)
 	return p
 }
 
-// imageSpec is one image the sandbox is built from, and where it comes from.
-type imageSpec struct {
-	Ref  images.Ref
-	What string // for messages
-	Path string // key path in agentbox.yaml, "" for a default not tied to a key
-	Pos  yamlpos.Pos
+// pinAgentCLI pins the agent CLI's npm package and its tree from the lock.
+func (p *Plan) pinAgentCLI(cfg *config.Config, lock *lockfile.Lock, errs *yamlpos.Errors) {
+	pkg := cfg.Agent.Package
+	if pkg == "" {
+		return
+	}
+	v, ok := lock.Version(pkg)
+	if !ok {
+		errs.Add(cfg.AgentPos, "agent", "npm package %q has no version in %s; run \"agentbox bump\"", pkg, lockfile.File)
+	}
+	p.AgentVersion, p.NPMSpec = v, pkg+"@"+v
+	if t, hasTree := lock.Tree(pkg); hasTree {
+		p.NPMTree, p.NPMDir = t, NPMDir
+		p.NPMBins = slices.Sorted(maps.Keys(t.Packages["node_modules/"+pkg].Bin))
+		if len(p.NPMBins) == 0 {
+			errs.Add(cfg.AgentPos, "agent", "%s as pinned in %s has no executable (\"bin\")", p.NPMSpec, lockfile.File)
+		}
+	} else if ok {
+		errs.Add(cfg.AgentPos, "agent", "%s pins %s but not its dependency tree (an older agentbox wrote it); run \"agentbox bump\"", lockfile.File, p.NPMSpec)
+	}
 }
 
-// imageSpecs returns the agent's and the egress image, configured or default.
-func imageSpecs(cfg *Config) []imageSpec {
-	spec := func(ref *images.Ref, pos yamlpos.Pos, path, def, defWhat string, defPos yamlpos.Pos, defPath string) imageSpec {
-		if ref != nil {
-			return imageSpec{Ref: *ref, What: fmt.Sprintf("image %q", ref.String()), Path: path, Pos: pos}
-		}
-		r, err := images.ParseRef(def)
-		if err != nil {
-			panic(err) // the catalog is tested
-		}
-		return imageSpec{Ref: r, What: fmt.Sprintf("%s %q", defWhat, def), Path: defPath, Pos: defPos}
+// extensions are the VS Code extensions of the Dev Container: the
+// configured ones and the agent's; none without VS Code.
+func extensions(cfg *config.Config) []string {
+	if cfg.IDE != "vscode" {
+		return nil
 	}
-	// An image that no key selects is placed at the start of the file.
-	fileStart := yamlpos.Pos{Line: 1, Col: 1}
-	agentPath, agentPos := "", fileStart
-	if cfg.AgentPos.Line != 0 {
-		agentPath, agentPos = "agent", cfg.AgentPos
+	exts := slices.Clone(cfg.Extensions)
+	if cfg.Agent.Extension != "" {
+		exts = append(exts, cfg.Agent.Extension)
 	}
-	return []imageSpec{
-		spec(cfg.Base, cfg.BasePos, "image.base", cfg.Agent.BaseImage,
-			fmt.Sprintf("the default base image of agent %s", cfg.Agent.Name), agentPos, agentPath),
-		spec(cfg.Egress, cfg.EgressPos, "egress.image", catalog.DefaultEgressImage,
-			"the default egress image", fileStart, ""),
-	}
+	return sortedUniqueFold(exts)
 }
 
 // pin returns the image with its digest: the one written in agentbox.yaml,
 // else the lock's.
-func pin(s imageSpec, lock *images.Lock, errs *yamlpos.Errors) images.Ref {
+func pin(s config.ImageSpec, lock *lockfile.Lock, errs *yamlpos.Errors) images.Ref {
 	if s.Ref.Pinned() {
 		return s.Ref
 	}
 	d, ok := lock.Digest(s.Ref)
 	if !ok {
-		why := "is not pinned in " + images.LockFile
+		why := "is not pinned in " + lockfile.File
 		if lock == nil {
-			why = "is not pinned: " + images.LockFile + " does not exist"
+			why = "is not pinned: " + lockfile.File + " does not exist"
 		}
 		errs.Add(s.Pos, s.Path, "%s %s; run \"agentbox bump\"", s.What, why)
 	}
@@ -227,7 +205,7 @@ const (
 // it writes lands on the host (agentbox fetch brings its commits back as
 // data). They do not depend on the project's state on disk, so every clone
 // of the project generates the same compose file.
-func mounts(cfg *Config, workspaceVolume, stateVolume string) []Mount {
+func mounts(cfg *config.Config, workspaceVolume, stateVolume string) []Mount {
 	ms := []Mount{
 		{Type: "volume", Source: workspaceVolume, Target: cfg.Workspace,
 			Why: "the agent's clone of the project (agentbox fetch brings its commits back)"},

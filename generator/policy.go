@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/catalog"
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
 )
 
@@ -15,10 +16,10 @@ import (
 // so "*.x" and "x" are one entry. A name below a listed one gets the union
 // of both's ports, because dnsmasq applies only the most specific entry; it
 // is dropped when that union adds nothing, so every name appears once.
-func policy(cfg *Config) firewall.Policy {
-	p, _ := cfg.Profile(ProfileBalanced)
+func policy(cfg *config.Config) firewall.Policy {
+	p, _ := cfg.Profile(config.ProfileBalanced)
 	if p == nil { // a Config made by hand, without its profiles
-		b := builtin(cfg, ProfileBalanced)
+		b := cfg.Builtin(config.ProfileBalanced)
 		p = &b
 	}
 	return profilePolicy(cfg, p)
@@ -27,7 +28,7 @@ func policy(cfg *Config) firewall.Policy {
 // profilePolicy builds the egress policy of profile p: its mode, the
 // names and CIDRs of its network, and what no grant reaches (its
 // elevation.never), which the kernel refuses too.
-func profilePolicy(cfg *Config, p *Profile) firewall.Policy {
+func profilePolicy(cfg *config.Config, p *config.Profile) firewall.Policy {
 	var pol firewall.Policy
 	if p.Mode != firewall.ModeNone {
 		pol = allowlist(cfg, p.Network, p.Catalog)
@@ -45,7 +46,7 @@ func profilePolicy(cfg *Config, p *Profile) firewall.Policy {
 
 // allowlist builds the names and CIDRs of network n; withCatalog adds the
 // agent's and the IDE's domains.
-func allowlist(cfg *Config, n NetworkRules, withCatalog bool) firewall.Policy {
+func allowlist(cfg *config.Config, n config.NetworkRules, withCatalog bool) firewall.Policy {
 	type entry struct {
 		ports   []uint16
 		sources []string
@@ -108,7 +109,7 @@ func allowlist(cfg *Config, n NetworkRules, withCatalog bool) firewall.Policy {
 
 // cidrs merges the CIDR rules: per port, a prefix inside another listed
 // prefix is dropped; prefixes are then grouped with their ports.
-func cidrs(n NetworkRules) []firewall.CIDR {
+func cidrs(n config.NetworkRules) []firewall.CIDR {
 	byPort := map[uint16][]netip.Prefix{}
 	for _, r := range n.CIDRs {
 		for _, port := range portsOr(r.Ports, n.Ports) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/agentbox-dev/agentbox/config"
 )
 
 // CheckGitDatabase checks, before the sandbox starts, that the project's
@@ -14,8 +16,8 @@ func CheckGitDatabase(dir string) error {
 	p := filepath.Join(dir, ".git")
 	fi, err := os.Lstat(p)
 	switch {
-	case os.IsNotExist(err) && !fileExists(filepath.Join(dir, ConfigFile)):
-		return MissingConfig(dir) // not the project's directory at all
+	case os.IsNotExist(err) && !fileExists(filepath.Join(dir, config.ConfigFile)):
+		return config.MissingConfig(dir) // not the project's directory at all
 	case os.IsNotExist(err):
 		return fmt.Errorf("%s: the project is not a git repository: the sandbox works in a clone of its .git (run \"git init\" and commit first)", displayPath(dir, ".git"))
 	case err != nil:

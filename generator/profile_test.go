@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
 )
 
@@ -51,12 +52,12 @@ profiles:
 		pids    int
 		elevate bool
 	}{
-		{"locked", true, firewall.ModeNone, "", "", "8g", DefaultPids, false},
-		{"balanced", false, firewall.ModeAllowlist, "anthropic.com claude.ai claude.com example.org", "198.18.0.0/24", "8g", DefaultPids, true},
-		{"open", false, firewall.ModeOpen, "", "198.18.0.0/24", "8g", DefaultPids, true},
+		{"locked", true, firewall.ModeNone, "", "", "8g", config.DefaultPids, false},
+		{"balanced", false, firewall.ModeAllowlist, "anthropic.com claude.ai claude.com example.org", "198.18.0.0/24", "8g", config.DefaultPids, true},
+		{"open", false, firewall.ModeOpen, "", "198.18.0.0/24", "8g", config.DefaultPids, true},
 		{"api", true, firewall.ModeAllowlist, "api.anthropic.com", "", "8g", 64, false},
-		{"lab", false, firewall.ModeOpen, "", "10.1.0.0/16", "8g", DefaultPids, true},
-		{"calm", false, firewall.ModeAllowlist, "anthropic.com claude.ai claude.com example.org", "198.18.0.0/24", "8g", DefaultPids, false},
+		{"lab", false, firewall.ModeOpen, "", "10.1.0.0/16", "8g", config.DefaultPids, true},
+		{"calm", false, firewall.ModeAllowlist, "anthropic.com claude.ai claude.com example.org", "198.18.0.0/24", "8g", config.DefaultPids, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, ok := cfg.Profile(tc.name)

@@ -3,6 +3,7 @@ package generator
 import (
 	"strconv"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
 )
 
@@ -61,7 +62,7 @@ type ProfilePlan struct {
 
 // ProfileCompose is the compose file of profile name: the default's is
 // ComposeFile.
-func ProfileCompose(cfg *Config, name string) string {
+func ProfileCompose(cfg *config.Config, name string) string {
 	if name == cfg.DefaultProfile {
 		return ComposeFile
 	}
@@ -71,13 +72,13 @@ func ProfileCompose(cfg *Config, name string) string {
 // ProfileEgressDir is where profile name's firewall program is generated:
 // balanced's where it has always been, the others' in a directory each.
 func ProfileEgressDir(name string) string {
-	if name == ProfileBalanced {
+	if name == config.ProfileBalanced {
 		return EgressDir
 	}
 	return EgressDir + "/" + name
 }
 
-func profilePlan(cfg *Config, p *Profile, stateVolume string) ProfilePlan {
+func profilePlan(cfg *config.Config, p *config.Profile, stateVolume string) ProfilePlan {
 	pp := ProfilePlan{
 		Name:    p.Name,
 		Locked:  p.Locked,
@@ -109,7 +110,7 @@ func profilePlan(cfg *Config, p *Profile, stateVolume string) ProfilePlan {
 // name nor a key holds '.' or '_', and compose names the volume
 // PROJECT_PROFILE.KEY: one project, profile and key each.
 func ProfileVolume(profile, key string) string {
-	if profile == ProfileBalanced || profile == ProfileLocked {
+	if profile == config.ProfileBalanced || profile == config.ProfileLocked {
 		return key
 	}
 	return profile + "." + key
@@ -123,7 +124,7 @@ func Volume(project, profile, key string) string {
 
 // lockedMounts are the agent's volumes under locked profile profile: the
 // clone read-only, and the output directory.
-func lockedMounts(cfg *Config, profile string) []Mount {
+func lockedMounts(cfg *config.Config, profile string) []Mount {
 	return []Mount{
 		{Type: "volume", Source: ProfileVolume(profile, LockedVolume), Target: cfg.Workspace, ReadOnly: true, NoCopy: true,
 			Why: "read-only: a fresh clone of the project that workspace-init made as another user (nocopy: the volume takes workspace-init's owner, not this directory's)"},

@@ -9,6 +9,7 @@ import (
 	"text/template"
 
 	"github.com/agentbox-dev/agentbox/catalog"
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/internal/settings"
 	"github.com/agentbox-dev/agentbox/internal/shquote"
@@ -140,47 +141,7 @@ func proxyBlank(p *Plan) []string {
 // render turns a plan into file contents. It is pure: the same plan gives
 // the same bytes.
 func render(p *Plan) (map[string][]byte, error) {
-	v := view{
-		Plan:            p,
-		EgressPackages:  firewall.Packages,
-		DNSUID:          firewall.DNSUID,
-		DNSUser:         firewall.DNSUser,
-		RulesPath:       firewall.RulesPath,
-		DnsmasqPath:     firewall.DnsmasqPath,
-		EntrypointPath:  firewall.EntrypointPath,
-		UlogdPath:       firewall.UlogdPath,
-		HealthCommand:   firewall.HealthCommand,
-		OriginDir:       OriginDir,
-		WorkspaceEntry:  "/usr/local/bin/agentbox-workspace",
-		Hidden:          p.Hidden,
-		EgressSysctls:   firewall.Sysctls,
-		FilterAddr:      firewall.FilterAddr,
-		WaitFirewallEnv: WaitFirewallEnv,
-		ReceiveEnv:      ReceiveEnv,
-
-		ProfileEnv:           ProfileEnv,
-		HostAddrsEnv:         firewall.HostAddrsEnv,
-		HiddenEnv:            HiddenEnv,
-		ProfileLabel:         ProfileLabel,
-		FreshCloneEnv:        FreshCloneEnv,
-		ProfileSelector:      ProfileSelector,
-		ImageProfileSelector: ImageProfileSelector,
-		ImageProfilesDir:     ImageProfilesDir,
-		ImageProfileLink:     ImageProfileLink,
-
-		SecretCA:        settings.SecretCA,
-		SecretNPMRC:     settings.SecretNPMRC,
-		SecretCAPath:    settings.SecretCAPath,
-		SecretNPMRCPath: settings.SecretNPMRCPath,
-		BuildCAEnv:      settings.EnvBuildCA,
-		BuildNPMRCEnv:   settings.EnvBuildNPMRC,
-		CASumArg:        settings.EnvCASum,
-		DebianSecrets:   settings.DebianSecrets,
-		NPMSecret:       settings.NPMSecret,
-		CAFile:          CAFile,
-		CADir:           path.Dir(CAFile),
-		ProxyBlank:      proxyBlank(p),
-	}
+	v := newView(p)
 	files := map[string][]byte{}
 	for path, name := range map[string]string{
 		AgentDockerfile:  "agent.Dockerfile.tmpl",
@@ -246,7 +207,7 @@ func renderProfile(files map[string][]byte, v view, pp ProfilePlan) error {
 func initMounts(profile, workspace string) []Mount {
 	ms := []Mount{{Type: "volume", Source: ProfileVolume(profile, LockedVolume), Target: CloneDir,
 		Why: "the clone it makes, which the agent sees read-only"}}
-	for _, m := range mounts(&Config{Workspace: workspace}, WorkspaceVolume, "") {
+	for _, m := range mounts(&config.Config{Workspace: workspace}, WorkspaceVolume, "") {
 		if m.Type == "bind" {
 			ms = append(ms, m)
 		}
@@ -286,4 +247,50 @@ func jsonString(s string) string {
 // one) with "$" doubled, so compose interpolates nothing in it.
 func composeString(s string) string {
 	return jsonString(strings.ReplaceAll(s, "$", "$$"))
+}
+
+// newView is what the templates see of plan p: the plan, and the names,
+// paths and ids the firewall, the settings and the sandbox agree on.
+func newView(p *Plan) view {
+	return view{
+		Plan:            p,
+		EgressPackages:  firewall.Packages,
+		DNSUID:          firewall.DNSUID,
+		DNSUser:         firewall.DNSUser,
+		RulesPath:       firewall.RulesPath,
+		DnsmasqPath:     firewall.DnsmasqPath,
+		EntrypointPath:  firewall.EntrypointPath,
+		UlogdPath:       firewall.UlogdPath,
+		HealthCommand:   firewall.HealthCommand,
+		OriginDir:       OriginDir,
+		WorkspaceEntry:  "/usr/local/bin/agentbox-workspace",
+		Hidden:          p.Hidden,
+		EgressSysctls:   firewall.Sysctls,
+		FilterAddr:      firewall.FilterAddr,
+		WaitFirewallEnv: WaitFirewallEnv,
+		ReceiveEnv:      ReceiveEnv,
+
+		ProfileEnv:           ProfileEnv,
+		HostAddrsEnv:         firewall.HostAddrsEnv,
+		HiddenEnv:            HiddenEnv,
+		ProfileLabel:         ProfileLabel,
+		FreshCloneEnv:        FreshCloneEnv,
+		ProfileSelector:      ProfileSelector,
+		ImageProfileSelector: ImageProfileSelector,
+		ImageProfilesDir:     ImageProfilesDir,
+		ImageProfileLink:     ImageProfileLink,
+
+		SecretCA:        settings.SecretCA,
+		SecretNPMRC:     settings.SecretNPMRC,
+		SecretCAPath:    settings.SecretCAPath,
+		SecretNPMRCPath: settings.SecretNPMRCPath,
+		BuildCAEnv:      settings.EnvBuildCA,
+		BuildNPMRCEnv:   settings.EnvBuildNPMRC,
+		CASumArg:        settings.EnvCASum,
+		DebianSecrets:   settings.DebianSecrets,
+		NPMSecret:       settings.NPMSecret,
+		CAFile:          CAFile,
+		CADir:           path.Dir(CAFile),
+		ProxyBlank:      proxyBlank(p),
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/internal/validate"
 	"go.yaml.in/yaml/v3"
@@ -70,7 +71,7 @@ func TaskProject(name, task string) string { return name + validate.TaskSeparato
 // TaskOverride renders the compose override of a task of cfg's sandbox.
 // The images are the sandbox's own (agentbox up builds them as
 // NAME-egress and NAME-agent): a task builds nothing.
-func TaskOverride(cfg *Config, t Task) ([]byte, error) {
+func TaskOverride(cfg *config.Config, t Task) ([]byte, error) {
 	if !TaskName.MatchString(t.Name) {
 		return nil, fmt.Errorf("invalid task name %q: want lower-case letters, digits and -, at most 40", t.Name)
 	}
@@ -80,7 +81,7 @@ func TaskOverride(cfg *Config, t Task) ([]byte, error) {
 	profile := cmp.Or(t.Profile, cfg.DefaultProfile)
 	prof, ok := cfg.Profile(profile)
 	if !ok {
-		return nil, ProfileError(cfg, profile)
+		return nil, config.ProfileError(cfg, profile)
 	}
 	mounts, err := taskMounts(t, prof)
 	if err != nil {
@@ -111,7 +112,7 @@ func TaskOverride(cfg *Config, t Task) ([]byte, error) {
 }
 
 // taskLabels are the labels of a task's containers (and of its Job).
-func taskLabels(cfg *Config, t Task) map[string]string {
+func taskLabels(cfg *config.Config, t Task) map[string]string {
 	return map[string]string{
 		TaskLabel:     t.Name,
 		ProjectLabel:  cfg.Name,
@@ -121,7 +122,7 @@ func taskLabels(cfg *Config, t Task) map[string]string {
 
 // taskEgressEnv is the environment that makes a task's egress container
 // keep its deadline, in order.
-func taskEgressEnv(cfg *Config, t Task) [][2]string {
+func taskEgressEnv(cfg *config.Config, t Task) [][2]string {
 	return [][2]string{
 		{firewall.DeadlineEnv, strconv.FormatInt(t.Deadline.Unix(), 10)},
 		{firewall.AgentUIDEnv, strconv.Itoa(cfg.UID)},
@@ -141,7 +142,7 @@ func dollarsDoubled(args []string) []string {
 
 // taskMounts are the agent's mounts of a task: its git database,
 // read-only, and the binds of a direct task (none under a locked profile).
-func taskMounts(t Task, prof *Profile) ([]map[string]any, error) {
+func taskMounts(t Task, prof *config.Profile) ([]map[string]any, error) {
 	mounts := []map[string]any{{"type": "bind", "source": strings.ReplaceAll(t.Origin, "$", "$$"), "target": OriginDir, "read_only": true}}
 	for _, b := range t.Binds {
 		if !path.IsAbs(b.Source) || !path.IsAbs(b.Target) || path.Clean(b.Target) != b.Target || strings.ContainsAny(b.Source+b.Target, "\x00\n") {
@@ -163,7 +164,7 @@ func taskMounts(t Task, prof *Profile) ([]map[string]any, error) {
 // taskAgent is the task's agent service (and, under a locked profile, the
 // workspace-init that clones from the task's git database), with the
 // agent's depends_on, to which a login copy adds itself.
-func taskAgent(cfg *Config, t Task, prof *Profile, labels map[string]string, mounts []map[string]any) (services, depends map[string]any) {
+func taskAgent(cfg *config.Config, t Task, prof *config.Profile, labels map[string]string, mounts []map[string]any) (services, depends map[string]any) {
 	env := map[string]any{WaitFirewallEnv: "1"}
 	for _, name := range t.Env {
 		env[name] = nil // compose takes the value from its own environment
@@ -220,7 +221,7 @@ done`
 // credentials files in volume from) into a task's fresh state volume: as
 // the agent's user, with no network and no capabilities, and only the
 // files the catalog names.
-func loginCopy(cfg *Config, prof *Profile, from string, labels map[string]string) (map[string]any, error) {
+func loginCopy(cfg *config.Config, prof *config.Profile, from string, labels map[string]string) (map[string]any, error) {
 	a := cfg.Agent
 	switch {
 	case !volumeName.MatchString(from):

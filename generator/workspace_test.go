@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentbox-dev/agentbox/config"
 )
 
 // workspaceScript renders the workspace entrypoint for agentbox.yaml text
@@ -14,7 +16,7 @@ import (
 // runs here.
 func workspaceScript(t *testing.T, yaml, origin string) string {
 	t.Helper()
-	cfg, _, err := decodeConfig(ConfigFile, []byte(yaml), t.TempDir())
+	cfg, _, err := config.Decode(config.ConfigFile, []byte(yaml), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/internal/atomicfile"
 	"github.com/agentbox-dev/agentbox/internal/udiff"
+	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 // The write and diff stages: the rendered files written all or nothing,
@@ -33,26 +34,32 @@ func Write(dir string, files map[string][]byte) ([]Change, error) {
 	return writeAll(dir, nil, files, nil)
 }
 
-// writeAll is Write, and WriteBump when lock is not nil: agentbox.lock,
+// writeAll is Write, and WriteLock when lock is not nil: agentbox.lock,
 // files and the stale files' removal in one atomicfile.Tx. hook is the
 // Tx's, for tests.
 func writeAll(dir string, lock []byte, files map[string][]byte, hook func(atomicfile.Op, string) error) ([]Change, error) {
 	var own map[string][]byte
 	if lock != nil {
-		own = map[string][]byte{images.LockFile: lock}
+		own = map[string][]byte{lockfile.File: lock}
 	}
 	return writeWith(dir, own, files, hook)
 }
 
-// WriteConfig is Write with agentbox.yaml (config) in the same
+// WriteLock is Write with agentbox.lock (lock) in the same transaction:
+// bump's new lock and the files it compiles to.
+func WriteLock(dir string, lock []byte, files map[string][]byte) ([]Change, error) {
+	return writeAll(dir, lock, files, nil)
+}
+
+// WriteConfig is Write with agentbox.yaml (data) in the same
 // transaction: agentbox policy's edit and the files it compiles to.
-func WriteConfig(dir string, config []byte, files map[string][]byte) ([]Change, error) {
-	return writeWith(dir, map[string][]byte{ConfigFile: config}, files, nil)
+func WriteConfig(dir string, data []byte, files map[string][]byte) ([]Change, error) {
+	return writeWith(dir, map[string][]byte{config.ConfigFile: data}, files, nil)
 }
 
 // ReadConfig reads dir/agentbox.yaml as it is.
 func ReadConfig(dir string) ([]byte, error) {
-	return readConfig(filepath.Join(dir, ConfigFile))
+	return config.Read(filepath.Join(dir, config.ConfigFile))
 }
 
 // writeWith writes own (agentbox.lock, agentbox.yaml: files of the user's

@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/internal/atomicfile"
 	"github.com/agentbox-dev/agentbox/internal/testing/golden"
+	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 // writeProject is a project of the agent-claude golden case, generated
@@ -22,7 +23,7 @@ import (
 func writeProject(t *testing.T, initial map[string][]byte) (string, map[string][]byte) {
 	t.Helper()
 	dir := t.TempDir()
-	for _, name := range []string{ConfigFile, images.LockFile} {
+	for _, name := range []string{config.ConfigFile, lockfile.File} {
 		data, err := os.ReadFile(filepath.Join(goldenDir, "agent-claude", name))
 		if err != nil {
 			t.Fatal(err)
@@ -41,7 +42,7 @@ func writeProject(t *testing.T, initial map[string][]byte) (string, map[string][
 	if _, err := Write(dir, initial); err != nil {
 		t.Fatal(err)
 	}
-	mustWrite(t, filepath.Join(dir, ConfigFile), "agent: claude\nnetwork: {domains: [example.com]}\n", 0o644)
+	mustWrite(t, filepath.Join(dir, config.ConfigFile), "agent: claude\nnetwork: {domains: [example.com]}\n", 0o644)
 	mustWrite(t, filepath.Join(dir, OutDir, "old.conf"), "# "+Header+"\n", 0o644)
 	if err := os.RemoveAll(filepath.Join(dir, DevcontainerDir)); err != nil {
 		t.Fatal(err)
@@ -65,7 +66,7 @@ func mustWrite(t *testing.T, path, data string, perm os.FileMode) {
 // newLock is the golden case's lock with the agent CLI at another version.
 func newLock(t *testing.T, dir string) []byte {
 	t.Helper()
-	old, err := os.ReadFile(filepath.Join(dir, images.LockFile))
+	old, err := os.ReadFile(filepath.Join(dir, lockfile.File))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func writeCase(t *testing.T, dir string, bump bool) (lock []byte, files map[stri
 		return nil, files
 	}
 	lock = newLock(t, dir)
-	parsed, err := images.ParseLock(images.LockFile, lock)
+	parsed, err := lockfile.Parse(lockfile.File, lock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestWriteIsAllOrNothing(t *testing.T) {
 			if diff, err := Diff(dir, files); err != nil || diff != "" {
 				t.Fatalf("after the write: %v\n%s", err, diff)
 			}
-			if data, _ := os.ReadFile(filepath.Join(dir, images.LockFile)); bump && string(data) != string(lock) {
+			if data, _ := os.ReadFile(filepath.Join(dir, lockfile.File)); bump && string(data) != string(lock) {
 				t.Errorf("the lock was not written")
 			}
 			for n, step := range steps {
@@ -187,7 +188,7 @@ func TestWriteAfterACrash(t *testing.T) {
 				if diff, err := Diff(dir, files); err != nil || diff != "" {
 					t.Errorf("after the second write: %v\n%s", err, diff)
 				}
-				if data, _ := os.ReadFile(filepath.Join(dir, images.LockFile)); bump && string(data) != string(lock) {
+				if data, _ := os.ReadFile(filepath.Join(dir, lockfile.File)); bump && string(data) != string(lock) {
 					t.Error("the lock is not bump's")
 				}
 				for p := range golden.Snapshot(t, dir) {

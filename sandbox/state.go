@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
 )
 
@@ -67,7 +68,7 @@ func (d Docker) LabelledProfile(ctx context.Context, project string) (string, er
 	}
 	_, profile, _ := strings.Cut(line, " ")
 	if profile == "" {
-		return generator.ProfileBalanced, nil
+		return config.ProfileBalanced, nil
 	}
 	return profile, nil
 }
@@ -90,7 +91,7 @@ func (d Docker) CheckOwner(ctx context.Context, name, dir string) error {
 		if wd == "" || samePath(wd, ours) || samePath(wd, filepath.Join(ours, filepath.Base(generator.ProfilesDir))) {
 			continue
 		}
-		return fmt.Errorf("the compose project %q belongs to another project (%s): give this one a name of its own in %s (name: ...)", name, filepath.Dir(wd), generator.ConfigFile)
+		return fmt.Errorf("the compose project %q belongs to another project (%s): give this one a name of its own in %s (name: ...)", name, filepath.Dir(wd), config.ConfigFile)
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/sandbox"
@@ -104,7 +105,7 @@ func (o *allowOptions) parse(dest string) (*grantRequest, error) {
 	if o.duration == "" {
 		return nil, usageErrorf("--for is required: how long the grant lasts, such as 30m or 1h")
 	}
-	d, err := generator.ParseTaskDuration(o.duration)
+	d, err := config.ParseTaskDuration(o.duration)
 	if err != nil {
 		return nil, usageErrorf("invalid --for: %v", err)
 	}
@@ -117,10 +118,10 @@ func (o *allowOptions) parse(dest string) (*grantRequest, error) {
 
 // check applies agentbox.yaml's elevation section and the built-in
 // refusals to g.
-func (g *grantRequest) check(cfg *generator.Config, p *generator.Profile) error {
+func (g *grantRequest) check(cfg *config.Config, p *config.Profile) error {
 	if !p.Elevate.Allowed {
 		if at := p.Elevate.AllowedPos; at.Line > 0 {
-			return fmt.Errorf("elevation is not allowed in profile %s (elevation.allowed is false at %s:%d:%d)", p.Name, generator.ConfigFile, at.Line, at.Col)
+			return fmt.Errorf("elevation is not allowed in profile %s (elevation.allowed is false at %s:%d:%d)", p.Name, config.ConfigFile, at.Line, at.Col)
 		}
 		return fmt.Errorf("elevation is not allowed in profile %s (a locked profile permits none unless its elevation.allowed says so)", p.Name)
 	}
@@ -128,13 +129,13 @@ func (g *grantRequest) check(cfg *generator.Config, p *generator.Profile) error 
 	if g.d > cfg.ElevationMax {
 		where := "(the default)"
 		if at := cfg.ElevationMaxPos; at.Line > 0 {
-			where = fmt.Sprintf("(at %s:%d:%d)", generator.ConfigFile, at.Line, at.Col)
+			where = fmt.Sprintf("(at %s:%d:%d)", config.ConfigFile, at.Line, at.Col)
 		}
-		return fmt.Errorf("--for %s is over elevation.max_duration %s %s", generator.FormatTaskDuration(g.d), generator.FormatTaskDuration(cfg.ElevationMax), where)
+		return fmt.Errorf("--for %s is over elevation.max_duration %s %s", config.FormatTaskDuration(g.d), config.FormatTaskDuration(cfg.ElevationMax), where)
 	}
-	refused := generator.RefusedGrant
+	refused := config.RefusedGrant
 	if g.name != "" {
-		refused = func(cfg *generator.Config, _ netip.Prefix) error { return generator.RefusedName(cfg, g.name) }
+		refused = func(cfg *config.Config, _ netip.Prefix) error { return config.RefusedName(cfg, g.name) }
 	}
 	if err := refused(cfg, g.prefix); err != nil {
 		return fmt.Errorf("refusing to grant: %w", err)
@@ -179,12 +180,12 @@ func (o *allowOptions) grant(ctx context.Context, d deps, dest string, stdout io
 	} else if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "granted %s ports %s for %s, until %s\n", g, portArg(g.ports), generator.FormatTaskDuration(g.d), expires.UTC().Format(time.RFC3339))
+	fmt.Fprintf(stdout, "granted %s ports %s for %s, until %s\n", g, portArg(g.ports), config.FormatTaskDuration(g.d), expires.UTC().Format(time.RFC3339))
 	return nil
 }
 
 // elevationConfig is cfg with profile p's elevation limits.
-func elevationConfig(cfg *generator.Config, p *generator.Profile) *generator.Config {
+func elevationConfig(cfg *config.Config, p *config.Profile) *config.Config {
 	c := *cfg
 	c.ElevationAllowed, c.ElevationAllowedPos = p.Elevate.Allowed, p.Elevate.AllowedPos
 	c.ElevationMax, c.ElevationMaxPos = p.Elevate.Max, p.Elevate.MaxPos

@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/termsafe"
 	"github.com/agentbox-dev/agentbox/task"
@@ -239,7 +240,7 @@ func (o *auditOptions) run(d deps, stdout io.Writer) error {
 	}
 	for i := range recs {
 		if recs[i].Seconds > 0 {
-			recs[i].Duration = generator.FormatTaskDuration(time.Duration(recs[i].Seconds) * time.Second)
+			recs[i].Duration = config.FormatTaskDuration(time.Duration(recs[i].Seconds) * time.Second)
 		}
 	}
 	return report(stdout, "audit", "text", recs)
@@ -298,7 +299,7 @@ func withExpiries(recs []auditRecord, now time.Time) []auditRecord {
 }
 
 // loadConfig loads agentbox.yaml of the project in dir, without the lock.
-func loadConfig(dir string) (*generator.Config, error) {
+func loadConfig(dir string) (*config.Config, error) {
 	c, err := generator.Compile(dir, generator.CompileOptions{Until: generator.Loaded})
 	if err != nil {
 		return nil, err

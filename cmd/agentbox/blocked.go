@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/denials"
@@ -213,13 +214,13 @@ type probes struct {
 // probedTargets returns what agentbox probes for cfg: verify's defaults
 // always (cfg may be nil, or have been edited since the probes ran), and
 // the targets of each of cfg's profiles.
-func probedTargets(cfg *generator.Config) probes {
+func probedTargets(cfg *config.Config) probes {
 	p := probes{names: map[string]bool{firewall.ProbeName: true}, dests: map[netip.AddrPort]bool{}}
-	targets := []generator.Verify{{
-		UnlistedAddress: generator.DefaultUnlistedAddress, Resolver: generator.DefaultResolver,
-		IPv6Address: generator.DefaultIPv6Address, MetadataAddress: generator.DefaultMetadataAddress,
+	targets := []config.Verify{{
+		UnlistedAddress: config.DefaultUnlistedAddress, Resolver: config.DefaultResolver,
+		IPv6Address: config.DefaultIPv6Address, MetadataAddress: config.DefaultMetadataAddress,
 	}}
-	for _, n := range generator.DefaultUnlistedNames {
+	for _, n := range config.DefaultUnlistedNames {
 		p.names[n] = true
 	}
 	if cfg != nil {
@@ -392,7 +393,7 @@ func (t *tailWriter) last() []byte {
 }
 
 // policyCIDRs are the CIDRs of network.cidrs (none for a nil cfg).
-func policyCIDRs(cfg *generator.Config) []netip.Prefix {
+func policyCIDRs(cfg *config.Config) []netip.Prefix {
 	if cfg == nil {
 		return nil
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/bump"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -70,7 +70,7 @@ func (o *bumpOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	reg := o.deps.resolver(us)
-	deps := generator.BumpOptions{Resolver: reg, OS: reg, NPM: o.deps.npm(o.dir, us),
+	deps := bump.Options{Resolver: reg, OS: reg, NPM: o.deps.npm(o.dir, us),
 		Debian: o.deps.debian(us), Now: o.deps.now}
 	if o.prog.on() {
 		deps.Progress = func(ref images.Ref, digest string, err error) {
@@ -82,7 +82,7 @@ func (o *bumpOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		}
 		deps.Step = o.prog.step
 	}
-	res, err := generator.Bump(ctx, o.dir, deps)
+	res, err := bump.Run(ctx, o.dir, deps)
 	if err != nil && ctx.Err() != nil {
 		return fmt.Errorf("agentbox: bump interrupted (%v); nothing was written", context.Cause(ctx))
 	}
@@ -106,7 +106,7 @@ func (o *bumpOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "agentbox: every image, the agent CLI's tree and the Debian packages are current")
 		return nil
 	}
-	changes, err := generator.WriteBump(o.dir, res)
+	changes, err := bump.Write(o.dir, res)
 	for _, ch := range changes {
 		fmt.Fprintf(stderr, "%-6s %s\n", ch.Kind, esc(ch.Path))
 	}
@@ -117,7 +117,7 @@ func (o *bumpOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 }
 
 // printBumpTable prints the references and packages that changed.
-func printBumpTable(w io.Writer, res *generator.BumpResult) {
+func printBumpTable(w io.Writer, res *bump.Result) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	header := false
 	for _, c := range res.Images {
@@ -151,7 +151,7 @@ func printBumpTable(w io.Writer, res *generator.BumpResult) {
 			header = true
 		}
 		old, cur := c.Old, c.New
-		if c.Package == generator.ClosureRow {
+		if c.Package == bump.ClosureRow {
 			old, cur = shortDigest(old), shortDigest(cur)
 		}
 		fmt.Fprintf(tw, "%s/%s %s\t%s\t%s\n", c.Release, c.Arch, c.Package, orNone(old), orNone(cur))
@@ -160,7 +160,7 @@ func printBumpTable(w io.Writer, res *generator.BumpResult) {
 }
 
 // treeNote says how much of a CLI's dependency tree changed.
-func treeNote(c generator.PackageChange) string {
+func treeNote(c bump.PackageChange) string {
 	if c.TreeChanged == 0 {
 		return fmt.Sprintf("tree of %d packages unchanged", c.TreeSize)
 	}

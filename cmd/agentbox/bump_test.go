@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/bump"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/images/imagestest"
 	"github.com/agentbox-dev/agentbox/internal/debian"
@@ -98,7 +98,7 @@ func (h *fakeHub) deps() deps {
 	d.npm = func(string, settings.Settings) npm.Source {
 		return npm.NewClient(npm.Options{Registry: h.npmURL, Transport: http.DefaultTransport, Attempts: 2})
 	}
-	d.debian = func(settings.Settings) generator.DebianArchive { return h.debian }
+	d.debian = func(settings.Settings) bump.DebianArchive { return h.debian }
 	return d
 }
 
@@ -328,7 +328,7 @@ func TestBumpKeepsConfigPins(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var res generator.BumpResult
+	var res bump.Result
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil || len(res.Images) != 1 || !res.Images[0].InConfig || !res.Changed {
 		t.Errorf("result %+v (%v)", res, err)
 	}

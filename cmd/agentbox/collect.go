@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strconv"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/shquote"
 )
@@ -35,13 +36,13 @@ const collectPids = 64
 // capabilities, no new privileges, the agent's uid, its memory and CPU
 // limits or less), with no network and a read-only root.
 func collectCommand(ctx context.Context, p *prepared) *exec.Cmd {
-	profile := cmp.Or(p.rec.Profile, generator.ProfileBalanced)
+	profile := cmp.Or(p.rec.Profile, config.ProfileBalanced)
 	vol := generator.Volume(p.rec.Project, profile, generator.WorkspaceVolume)
 	mem, pids, cpus := p.cfg.Memory, p.cfg.Pids, p.cfg.CPUs
 	if prof, ok := p.cfg.Profile(profile); ok {
 		mem, pids, cpus = prof.Memory, prof.Pids, prof.CPUs
 	}
-	mem = cmp.Or(mem, generator.DefaultMemory)
+	mem = cmp.Or(mem, config.DefaultMemory)
 	args := []string{"run", "--rm", "--network", "none", "--user", fmt.Sprintf("%d:%d", p.cfg.UID, p.cfg.GID),
 		"--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--read-only",
 		"--tmpfs", "/tmp:rw,nosuid,nodev,noexec,size=256m",

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/task"
 )
@@ -138,11 +139,11 @@ func TestBundleScriptRunsNothing(t *testing.T) {
 func TestCollectCommand(t *testing.T) {
 	for _, tc := range []struct {
 		name           string
-		cfg            generator.Config
+		cfg            config.Config
 		mem, pids, cpu string
 	}{
-		{"defaults", generator.Config{Name: "acme", UID: 1000, GID: 1000, Memory: "4g", Pids: 1024}, "4g", "64", "1"},
-		{"tight", generator.Config{Name: "acme", UID: 1000, GID: 1000, Memory: "256m", Pids: 20, CPUs: 0.5}, "256m", "20", "0.5"},
+		{"defaults", config.Config{Name: "acme", UID: 1000, GID: 1000, Memory: "4g", Pids: 1024}, "4g", "64", "1"},
+		{"tight", config.Config{Name: "acme", UID: 1000, GID: 1000, Memory: "256m", Pids: 20, CPUs: 0.5}, "256m", "20", "0.5"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &prepared{docker: "docker", cfg: &tc.cfg, rec: &task.Record{Name: "t1", Project: "acme-task-t1"}}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/task"
 	"github.com/spf13/cobra"
@@ -15,7 +16,7 @@ import (
 
 // projectConfig is agentbox.yaml in dir, loaded; nil when it cannot be
 // read.
-func projectConfig(dir string) *generator.Config {
+func projectConfig(dir string) *config.Config {
 	c, err := generator.Compile(dir, generator.CompileOptions{Until: generator.Loaded})
 	if err != nil {
 		return nil

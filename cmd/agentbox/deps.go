@@ -7,11 +7,12 @@ import (
 	"os"
 	"time"
 
-	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/bump"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/debian"
 	"github.com/agentbox-dev/agentbox/internal/npm"
 	"github.com/agentbox-dev/agentbox/internal/settings"
+	"github.com/agentbox-dev/agentbox/lockfile"
 	"github.com/agentbox-dev/agentbox/task"
 )
 
@@ -35,7 +36,7 @@ type deps struct {
 	npm func(dir string, s settings.Settings) npm.Source
 	// debian returns Debian's snapshot archive, or the copy the settings
 	// name.
-	debian func(s settings.Settings) generator.DebianArchive
+	debian func(s settings.Settings) bump.DebianArchive
 	// now is the time bump asks the snapshot archive for.
 	now func() time.Time
 	// bundle writes a git bundle of the agent's branches (fetch).
@@ -73,7 +74,7 @@ func realDeps() deps {
 		npm: func(dir string, s settings.Settings) npm.Source {
 			return npmClient(dir, s, os.Getenv)
 		},
-		debian: func(s settings.Settings) generator.DebianArchive {
+		debian: func(s settings.Settings) bump.DebianArchive {
 			return &debian.Archive{Base: debianArchive(s), Layout: s.Debian.Layout, Security: s.Debian.Security,
 				Client: &http.Client{Transport: transport(s)}}
 		},
@@ -139,5 +140,5 @@ func debianArchive(s settings.Settings) string {
 	if s.Debian.Archive != "" {
 		return s.Debian.Archive
 	}
-	return images.DebianArchive
+	return lockfile.DebianArchive
 }

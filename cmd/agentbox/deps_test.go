@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbox-dev/agentbox/generator"
-	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/bump"
 	"github.com/agentbox-dev/agentbox/images/imagestest"
 	"github.com/agentbox-dev/agentbox/internal/debian"
 	"github.com/agentbox-dev/agentbox/internal/npm"
 	"github.com/agentbox-dev/agentbox/internal/settings"
+	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 // testDeps are the collaborators of a test that names none: registries that
@@ -23,7 +23,7 @@ func testDeps() deps {
 		resolver: func(settings.Settings) imageRegistry { return fakeImages{} },
 		settings: func() (settings.Settings, error) { return settings.Settings{}, nil },
 		npm:      func(string, settings.Settings) npm.Source { return imagestest.NPM{} },
-		debian:   func(settings.Settings) generator.DebianArchive { return &imagestest.Debian{} },
+		debian:   func(settings.Settings) bump.DebianArchive { return &imagestest.Debian{} },
 		now:      time.Now,
 		bundle:   composeBundle,
 	}
@@ -56,7 +56,7 @@ func TestRealDebianArchive(t *testing.T) {
 	if !ok || a.Base != s.Debian.Archive || a.Layout != debian.LayoutPlain || a.Security != s.Debian.Security {
 		t.Errorf("archive %+v", a)
 	}
-	if a := realDeps().debian(settings.Settings{}).(*debian.Archive); a.Base != images.DebianArchive || a.Layout != "" {
+	if a := realDeps().debian(settings.Settings{}).(*debian.Archive); a.Base != lockfile.DebianArchive || a.Layout != "" {
 		t.Errorf("default archive %+v", a)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/config"
 )
 
 // maxGrantPorts is the most ports one grant may name (the egress's limit).
@@ -58,14 +58,14 @@ func parseDest(s string) (dest, error) {
 	var d dest
 	var err error
 	if nameLike.MatchString(host) && !strings.HasPrefix(s, "[") {
-		d.name, err = generator.GrantName(host)
+		d.name, err = config.GrantName(host)
 		if err != nil {
 			return d, badDest(s, err.Error())
 		}
 	} else if d.prefix, err = parseHost(host); err != nil {
 		return d, err
 	}
-	d.ports = []uint16{generator.HTTPSPort}
+	d.ports = []uint16{config.HTTPSPort}
 	if hasPorts {
 		if d.ports, err = parsePorts(ports); err != nil {
 			return d, badDest(s, err.Error())

@@ -6,18 +6,20 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
-	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
+	"github.com/agentbox-dev/agentbox/lockfile"
+	"github.com/agentbox-dev/agentbox/review"
 	"github.com/spf13/cobra"
 )
 
 // diffReport is the output of agentbox diff (its JSON form as documented in
 // docs/review.md).
 type diffReport struct {
-	Base    string              `json:"base"`
-	Summary map[string]int      `json:"summary"` // widens, narrows, changes, pins
-	Rows    []generator.DiffRow `json:"rows"`
+	Base    string           `json:"base"`
+	Summary map[string]int   `json:"summary"` // widens, narrows, changes, pins
+	Rows    []review.DiffRow `json:"rows"`
 }
 
 func newDiffCmd(dir *string, stdout io.Writer) *cobra.Command {
@@ -58,7 +60,7 @@ Exit codes: 0, 1 (error), 2 (usage), 3 (--fail-on widen and something widens).`,
 			if err := report(stdout, "diff", format, r); err != nil {
 				return err
 			}
-			if failOn != "" && r.Summary[generator.Widens] > 0 {
+			if failOn != "" && r.Summary[review.Widens] > 0 {
 				return &exitErr{code: exitDrift}
 			}
 			return nil
@@ -83,27 +85,27 @@ func sandboxDiff(c *cobra.Command, dir, base string) (*diffReport, error) {
 	}
 	if base == "" {
 		base = "(no commit yet)" // a base without a sandbox: everything is added
-	} else if files, err = gitgate.ReadAt(c.Context(), dir, base, generator.ConfigFile, images.LockFile); err != nil {
+	} else if files, err = gitgate.ReadAt(c.Context(), dir, base, config.ConfigFile, lockfile.File); err != nil {
 		return nil, err
 	}
-	var old *generator.Sandbox
+	var old *review.Sandbox
 	if files[0] != nil {
-		name := fmt.Sprintf("%s:%s", base, filepath.ToSlash(filepath.Join(dir, generator.ConfigFile)))
+		name := fmt.Sprintf("%s:%s", base, filepath.ToSlash(filepath.Join(dir, config.ConfigFile)))
 		if old, err = explain(".", &generator.Source{File: name, Config: files[0], Lock: files[1]}); err != nil {
 			return nil, fmt.Errorf("agentbox.yaml at %s does not load: %s", base, firstErrorLine(err))
 		}
 	}
-	rows := generator.DiffSandboxes(old, head)
+	rows := review.DiffSandboxes(old, head)
 	r := &diffReport{Base: base, Rows: rows, Summary: map[string]int{"widens": 0, "narrows": 0, "changes": 0, "pins": 0}}
 	for _, row := range rows {
 		key := row.Kind
-		if key == generator.Pinned {
+		if key == review.Pinned {
 			key = "pins"
 		}
 		r.Summary[key]++
 	}
 	if rows == nil {
-		r.Rows = []generator.DiffRow{}
+		r.Rows = []review.DiffRow{}
 	}
 	return r, nil
 }

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/testing/golden"
+	"github.com/agentbox-dev/agentbox/review"
 )
 
 const diffDir = "../../testdata/diff"
@@ -117,7 +117,7 @@ func TestDiffTwoCommits(t *testing.T) {
 	writeFile(t, filepath.Join(repo, "agentbox.yaml"), []byte("agent: claude\nnetwork:\n  domains: [example.com]\n"))
 	git(t, repo, "commit", "-q", "-am", "two")
 
-	rows := func(args ...string) []generator.DiffRow {
+	rows := func(args ...string) []review.DiffRow {
 		t.Helper()
 		stdout, stderr, code := runIn(t, repo, append([]string{"diff", "--format", "json"}, args...)...)
 		if code != 0 {
@@ -133,14 +133,14 @@ func TestDiffTwoCommits(t *testing.T) {
 		t.Errorf("diff against HEAD with a clean tree: %v", r)
 	}
 	r := rows("HEAD~1")
-	if len(r) != 1 || r[0].Kind != generator.Widens || r[0].Subject != "example.com:443" || r[0].Line != 3 {
+	if len(r) != 1 || r[0].Kind != review.Widens || r[0].Subject != "example.com:443" || r[0].Line != 3 {
 		t.Errorf("diff HEAD~1: %+v", r)
 	}
 	git(t, repo, "checkout", "-q", "-b", "topic", "HEAD~1")
 	git(t, repo, "branch", "-q", "--set-upstream-to", "main")
 	writeFile(t, filepath.Join(repo, "agentbox.yaml"), []byte("agent: claude\nresources: {pids: 64}\n"))
 	r = rows() // the merge base with main is the first commit
-	if len(r) != 1 || r[0].Kind != generator.Narrows || r[0].What != "pids" {
+	if len(r) != 1 || r[0].Kind != review.Narrows || r[0].What != "pids" {
 		t.Errorf("diff against the merge base: %+v", r)
 	}
 }

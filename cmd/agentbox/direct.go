@@ -38,6 +38,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
 )
@@ -102,7 +103,7 @@ func (d *directPlan) write(taskDir string) error {
 // planDirect checks that the project can be worked on directly and plans
 // the task's binds, whose placeholders will be in taskDir. It writes
 // nothing.
-func planDirect(cfg *generator.Config, project, taskDir string) (*directPlan, error) {
+func planDirect(cfg *config.Config, project, taskDir string) (*directPlan, error) {
 	top, err := realDir(project)
 	if err != nil {
 		return nil, err
@@ -150,7 +151,7 @@ func planDirect(cfg *generator.Config, project, taskDir string) (*directPlan, er
 // guardBinds are the read-only binds of the protected paths (and of the
 // hooks directory core.hooksPath names in the work tree), but those that
 // workspace.hidden masks; placeholders are those Docker will make.
-func guardBinds(cfg *generator.Config, top string, scan *treeScan, empty, emptyFile string) (binds []generator.Bind, placeholders []string, err error) {
+func guardBinds(cfg *config.Config, top string, scan *treeScan, empty, emptyFile string) (binds []generator.Bind, placeholders []string, err error) {
 	guards, err := guardedPaths(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -216,7 +217,7 @@ type guarded struct {
 
 // guardedPaths are the protected entries (but workspace.writable opt-outs
 // of a whole entry) and the workspace.readonly paths.
-func guardedPaths(cfg *generator.Config) ([]guarded, error) {
+func guardedPaths(cfg *config.Config) ([]guarded, error) {
 	var out []guarded
 	for _, e := range gitgate.Protected {
 		if slices.Contains(cfg.Writable, e.Path) {

@@ -8,13 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/task"
 )
 
 // directProject is a work tree with a git database, a submodule's .git file,
 // an embedded bare repository, a secret, and one protected directory.
-func directProject(t *testing.T) (string, *generator.Config) {
+func directProject(t *testing.T) (string, *config.Config) {
 	t.Helper()
 	dir := t.TempDir()
 	for p, c := range map[string]string{
@@ -27,7 +28,7 @@ func directProject(t *testing.T) (string, *generator.Config) {
 		writeFile(t, filepath.Join(dir, p), []byte(c))
 	}
 	uid, _ := ownerUID(mustStat(t, dir))
-	cfg := &generator.Config{UID: uid, Workspace: "/workspace", Hidden: append(slices.Clone(generator.DefaultHidden), "secrets"),
+	cfg := &config.Config{UID: uid, Workspace: "/workspace", Hidden: append(slices.Clone(config.DefaultHidden), "secrets"),
 		ReadOnly: []string{"docs/adr", "conf/ro"}}
 	return dir, cfg
 }
@@ -107,22 +108,22 @@ func TestPlanDirect(t *testing.T) {
 func TestPlanDirectRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		mangle func(t *testing.T, dir string, cfg *generator.Config)
+		mangle func(t *testing.T, dir string, cfg *config.Config)
 		want   string
 	}{
-		{"no git directory", func(t *testing.T, dir string, _ *generator.Config) { os.RemoveAll(filepath.Join(dir, ".git")) }, "top of a git repository"},
-		{".git is a file", func(t *testing.T, dir string, _ *generator.Config) {
+		{"no git directory", func(t *testing.T, dir string, _ *config.Config) { os.RemoveAll(filepath.Join(dir, ".git")) }, "top of a git repository"},
+		{".git is a file", func(t *testing.T, dir string, _ *config.Config) {
 			os.RemoveAll(filepath.Join(dir, ".git"))
 			writeFile(t, filepath.Join(dir, ".git"), []byte("gitdir: /elsewhere\n"))
 		}, "whose .git is a directory"},
-		{"not writable by the agent", func(t *testing.T, _ string, cfg *generator.Config) { cfg.UID++ }, "does not let the agent"},
-		{"protected symlink", func(t *testing.T, dir string, _ *generator.Config) {
+		{"not writable by the agent", func(t *testing.T, _ string, cfg *config.Config) { cfg.UID++ }, "does not let the agent"},
+		{"protected symlink", func(t *testing.T, dir string, _ *config.Config) {
 			os.Symlink("src", filepath.Join(dir, ".claude"))
 		}, ".claude is a symlink"},
-		{"read-only path through a symlink", func(t *testing.T, dir string, cfg *generator.Config) {
+		{"read-only path through a symlink", func(t *testing.T, dir string, cfg *config.Config) {
 			os.Symlink("src", filepath.Join(dir, "docs"))
 		}, "docs is a symlink"},
-		{"writable inside a protected directory", func(t *testing.T, _ string, cfg *generator.Config) {
+		{"writable inside a protected directory", func(t *testing.T, _ string, cfg *config.Config) {
 			cfg.Writable = []string{".vscode/extensions.json"}
 		}, "cannot make .vscode/extensions.json writable"},
 	} {

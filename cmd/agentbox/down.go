@@ -13,7 +13,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
 	"github.com/spf13/cobra"
@@ -149,7 +149,7 @@ func removeVolumes(ctx context.Context, docker, name string, before []string, w 
 // sandboxImages are the local tags of the sandbox's images: NAME-egress and
 // NAME-agent as compose built them, every other tag of those images, and
 // the tags of build --push (kubernetes.registry/NAME-egress:TAG).
-func sandboxImages(ctx context.Context, docker string, cfg *generator.Config) []string {
+func sandboxImages(ctx context.Context, docker string, cfg *config.Config) []string {
 	var tags []string
 	for _, img := range []string{cfg.Name + "-egress", cfg.Name + "-agent"} {
 		if out, err := exec.CommandContext(ctx, docker, "image", "inspect", "--format", "{{range .RepoTags}}{{println .}}{{end}}", img).Output(); err == nil {
@@ -169,7 +169,7 @@ func sandboxImages(ctx context.Context, docker string, cfg *generator.Config) []
 // removeImages removes the sandbox's images (never forced), names each tag
 // removed on w, and returns what could not be removed, with docker's
 // reason.
-func removeImages(ctx context.Context, docker string, cfg *generator.Config, w io.Writer) []string {
+func removeImages(ctx context.Context, docker string, cfg *config.Config, w io.Writer) []string {
 	tags := sandboxImages(ctx, docker, cfg)
 	if len(tags) == 0 {
 		fmt.Fprintf(w, "agentbox: the sandbox has no images (%s-egress, %s-agent)\n", cfg.Name, cfg.Name)

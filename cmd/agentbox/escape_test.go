@@ -15,6 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/task"
 )
@@ -71,7 +72,7 @@ func TestFetchEscapesAgentText(t *testing.T) {
 		names[2]: {"c": "c\n"},
 		"paths":  {".vscode/" + osc52 + rawCSI: "x\n"},
 	})
-	d := fakeBundle(t, bundle, &generator.Config{Workspace: "/workspace"}, nil)
+	d := fakeBundle(t, bundle, &config.Config{Workspace: "/workspace"}, nil)
 
 	stdout, stderr, code := runInDeps(t, d, host, "fetch")
 	if code != exitError {
@@ -114,7 +115,7 @@ func TestFetchEscapesFsckError(t *testing.T) {
 	_, bundle := agentRepo(t, host, map[string]map[string]string{
 		"sub": {".gitmodules": "[submodule \"../" + rawCSI + utf8CSI + bidi + "\"]\n\tpath = x\n\turl = https://example.invalid/x\n"},
 	})
-	d := fakeBundle(t, bundle, &generator.Config{Workspace: "/workspace"}, nil)
+	d := fakeBundle(t, bundle, &config.Config{Workspace: "/workspace"}, nil)
 	stdout, stderr, code := runInDeps(t, d, host, "fetch")
 	if code != exitError || !strings.Contains(stdout, "disallowed submodule name") {
 		t.Fatalf("exit %d, stderr %q, stdout %q", code, stderr, stdout)
@@ -128,7 +129,7 @@ func TestFetchEscapesFsckError(t *testing.T) {
 // TestTaskSummaryEscapes: what a task's clone reports (its uncommitted
 // files, git's complaints) reaches run's summary escaped, in text and JSON.
 func TestTaskSummaryEscapes(t *testing.T) {
-	p := &prepared{rec: &task.Record{Name: "t1", Branch: "agentbox/t1"}, cfg: &generator.Config{}}
+	p := &prepared{rec: &task.Record{Name: "t1", Branch: "agentbox/t1"}, cfg: &config.Config{}}
 	sum := task.NewSummary(p.rec, false, false, new(int))
 	script := `printf 'status ?? f\233[2J\n' >&2; printf 'status ?? g\302\2332J\342\200\256\n' >&2; ` +
 		`printf 'fatal: \302\233bad \033]52;c;aGk=\007\n' >&2; exit 1`
@@ -169,7 +170,7 @@ func TestDirectSummaryEscapes(t *testing.T) {
 	writeFile(t, filepath.Join(evil, "HEAD"), []byte("ref: refs/heads/main\n"))
 	taskDir := t.TempDir()
 	writeFile(t, filepath.Join(taskDir, "direct.json"), []byte(`{"git_dirs":[]}`))
-	p := &prepared{rec: &task.Record{Name: "t1", Dir: repo, Workspace: task.WorkspaceDirect}, cfg: &generator.Config{}, dir: taskDir}
+	p := &prepared{rec: &task.Record{Name: "t1", Dir: repo, Workspace: task.WorkspaceDirect}, cfg: &config.Config{}, dir: taskDir}
 	sum := task.NewSummary(p.rec, false, false, new(int))
 	collectDirect(context.Background(), p, sum)
 	if len(sum.Quarantined) != 1 || len(sum.Uncommitted) == 0 {

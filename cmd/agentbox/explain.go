@@ -12,6 +12,7 @@ import (
 	"text/template"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/review"
 	"github.com/spf13/cobra"
 )
 
@@ -110,14 +111,14 @@ var digestRe = regexp.MustCompile(`(sha256:[0-9a-f]{12})[0-9a-f]{52}`)
 
 // change is a diff row's from and to, digests shortened to 12 digits. A
 // pin shows the image or package once, then the two digests or versions.
-func change(r generator.DiffRow) string {
+func change(r review.DiffRow) string {
 	from, to := digestRe.ReplaceAllString(r.From, "$1…"), digestRe.ReplaceAllString(r.To, "$1…")
 	switch {
 	case r.From == "":
 		return "added: " + to
 	case r.To == "":
 		return "removed: " + from
-	case r.Kind == generator.Pinned:
+	case r.Kind == review.Pinned:
 		i, j := strings.LastIndex(from, "@"), strings.LastIndex(to, "@")
 		return fmt.Sprintf("%s %s -> %s", from[:i], from[i+1:], to[j+1:])
 	}
@@ -126,10 +127,10 @@ func change(r generator.DiffRow) string {
 
 // explain compiles the sandbox as far as its plan and describes it: the
 // project in dir, or src when not nil (diff's base, read from git).
-func explain(dir string, src *generator.Source) (*generator.Sandbox, error) {
+func explain(dir string, src *generator.Source) (*review.Sandbox, error) {
 	c, err := generator.Compile(dir, generator.CompileOptions{Until: generator.Planned, Source: src})
 	if err != nil {
 		return nil, err
 	}
-	return c.Explain()
+	return review.Explain(c)
 }

@@ -16,7 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
 	"github.com/spf13/cobra"
 )
@@ -29,10 +29,10 @@ const (
 
 // bundleSource writes a git bundle of the agent's branches to w and returns
 // the project's configuration. composeBundle is the real one (realDeps).
-type bundleSource func(ctx context.Context, dir string, w io.Writer) (*generator.Config, error)
+type bundleSource func(ctx context.Context, dir string, w io.Writer) (*config.Config, error)
 
 // composeBundle runs `git bundle create - --branches` in the agent container.
-func composeBundle(ctx context.Context, dir string, w io.Writer) (*generator.Config, error) {
+func composeBundle(ctx context.Context, dir string, w io.Writer) (*config.Config, error) {
 	o := &sandboxOptions{dir: dir, running: true}
 	argv, cfg, err := o.compose(ctx, false)
 	if err != nil {

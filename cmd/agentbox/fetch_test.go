@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 )
 
@@ -62,10 +62,10 @@ func agentRepo(t *testing.T, host string, branches map[string]map[string]string)
 
 // fakeBundle returns collaborators with which `agentbox fetch` reads bundle
 // with cfg instead of asking the sandbox.
-func fakeBundle(t *testing.T, bundle string, cfg *generator.Config, err error) deps {
+func fakeBundle(t *testing.T, bundle string, cfg *config.Config, err error) deps {
 	t.Helper()
 	d := testDeps()
-	d.bundle = func(ctx context.Context, dir string, w io.Writer) (*generator.Config, error) {
+	d.bundle = func(ctx context.Context, dir string, w io.Writer) (*config.Config, error) {
 		if err != nil {
 			return nil, err
 		}
@@ -99,7 +99,7 @@ func TestFetchCommand(t *testing.T) {
 		"adr":      {"docs/adr/1.md": "x\n"},
 		"settings": {".claude/settings.json": "{}\n"},
 	})
-	cfg := &generator.Config{Workspace: "/workspace", ReadOnly: []string{"docs/adr"}, Writable: []string{".claude"}}
+	cfg := &config.Config{Workspace: "/workspace", ReadOnly: []string{"docs/adr"}, Writable: []string{".claude"}}
 	d := fakeBundle(t, bundle, cfg, nil)
 
 	stdout, stderr, code := runInDeps(t, d, host, "fetch")
@@ -180,7 +180,7 @@ func TestFetchCommandErrors(t *testing.T) {
 	git(t, ".", "init", "-q", host)
 	commitAll(t, host, map[string]string{"README.md": "hi\n", "sub/x": "x\n"})
 	_, bundle := agentRepo(t, host, nil)
-	cfg := &generator.Config{Workspace: "/workspace"}
+	cfg := &config.Config{Workspace: "/workspace"}
 	for _, tt := range []struct {
 		name   string
 		args   []string
@@ -299,7 +299,7 @@ func TestFetchCommandBadBranches(t *testing.T) {
 	data = []byte(strings.Replace(string(data), "\n\n", "\n"+c+" refs/heads/"+long+"\n\n", 1))
 	writeFile(t, bundle, data)
 
-	d := fakeBundle(t, bundle, &generator.Config{Workspace: "/workspace"}, nil)
+	d := fakeBundle(t, bundle, &config.Config{Workspace: "/workspace"}, nil)
 	stdout, stderr, code := runInDeps(t, d, host, "fetch")
 	if code != exitError || !strings.Contains(stderr, "agentbox: 2 of 4 branches refused") {
 		t.Fatalf("exit %d, stderr %q\n%s", code, stderr, stdout)

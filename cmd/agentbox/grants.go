@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/spf13/cobra"
 )
 
@@ -95,7 +95,7 @@ func parseGrants(out string, now time.Time) ([]grantRow, error) {
 		}
 		d := time.Duration(left) * time.Second
 		rows = append(rows, grantRow{Dest: dst, Port: uint16(port), SecondsLeft: left,
-			Expires: now.Add(d), Left: generator.FormatTaskDuration(d)})
+			Expires: now.Add(d), Left: config.FormatTaskDuration(d)})
 	}
 	return rows, nil
 }
@@ -109,7 +109,7 @@ func grantedDest(s string) (string, error) {
 	if a, err := netip.ParseAddr(s); err == nil {
 		return netip.PrefixFrom(a, a.BitLen()).String(), nil
 	}
-	name, err := generator.GrantName(s)
+	name, err := config.GrantName(s)
 	if err != nil || name != s {
 		return "", fmt.Errorf("not a destination: %+q", s)
 	}

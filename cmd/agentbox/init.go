@@ -12,11 +12,12 @@ import (
 	"syscall"
 
 	"github.com/agentbox-dev/agentbox/catalog"
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
-	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/atomicfile"
 	"github.com/agentbox-dev/agentbox/internal/shquote"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
+	"github.com/agentbox-dev/agentbox/lockfile"
 	"github.com/spf13/cobra"
 )
 
@@ -44,10 +45,10 @@ init refuses to overwrite an existing file unless --force is given.`,
 		},
 	}
 	c.Flags().StringVar(&o.agent, "agent", "none", "the agent: "+yamlpos.Quoted(catalog.AgentNames()))
-	c.Flags().StringVar(&o.ide, "ide", generator.DefaultIDE, "the IDE of the Dev Container: vscode or none")
+	c.Flags().StringVar(&o.ide, "ide", config.DefaultIDE, "the IDE of the Dev Container: vscode or none")
 	c.Flags().BoolVar(&o.force, "force", false, "overwrite an existing agentbox.yaml")
 	_ = c.RegisterFlagCompletionFunc("agent", completeFrom(catalog.AgentNames()))
-	_ = c.RegisterFlagCompletionFunc("ide", completeFrom(generator.IDEs))
+	_ = c.RegisterFlagCompletionFunc("ide", completeFrom(config.IDEs))
 	return c
 }
 
@@ -55,8 +56,8 @@ func (o *initOptions) run(stdout, stderr io.Writer) error {
 	if _, ok := catalog.LookupAgent(o.agent); !ok {
 		return usageErrorf("invalid --agent %q; valid values are %s", o.agent, yamlpos.Quoted(catalog.AgentNames()))
 	}
-	if !slices.Contains(generator.IDEs, o.ide) {
-		return usageErrorf("invalid --ide %q; valid values are %s", o.ide, yamlpos.Quoted(generator.IDEs))
+	if !slices.Contains(config.IDEs, o.ide) {
+		return usageErrorf("invalid --ide %q; valid values are %s", o.ide, yamlpos.Quoted(config.IDEs))
 	}
 	// The project directory must exist: init does not create it (nor its
 	// parents) for a mistyped -C.
@@ -84,7 +85,7 @@ func (o *initOptions) run(stdout, stderr io.Writer) error {
 	if o.dir != "." {
 		bump += " -C " + shquote.Word(o.dir)
 	}
-	fmt.Fprintf(stderr, "agentbox: wrote %s; next: %s (pins the images and the agent's version in %s, and generates the sandbox's files)\n", path, bump, images.LockFile)
+	fmt.Fprintf(stderr, "agentbox: wrote %s; next: %s (pins the images and the agent's version in %s, and generates the sandbox's files)\n", path, bump, lockfile.File)
 	return nil
 }
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/config"
 )
 
 // TestValidateAndGenerateAgree: whatever validate accepts, generate
@@ -31,16 +31,16 @@ func TestValidateAndGenerateAgree(t *testing.T) {
 		}
 		return b.String()
 	}
-	big := "BIG: " + strings.Repeat("x", generator.MaxEnvString-len("BIG=")-1) + "\n"
+	big := "BIG: " + strings.Repeat("x", config.MaxEnvString-len("BIG=")-1) + "\n"
 	for _, tt := range []struct {
 		name, src string
 		valid     bool
 	}{
 		{"200000 variables, 22 MB", env(200000, strings.Repeat("v", 96)), false},
-		{"at the limits", env(generator.MaxEntries-1, "value") + "  " + big + domains(generator.MaxEntries), true},
-		{"one variable too many", env(generator.MaxEntries+1, "value"), false},
+		{"at the limits", env(config.MaxEntries-1, "value") + "  " + big + domains(config.MaxEntries), true},
+		{"one variable too many", env(config.MaxEntries+1, "value"), false},
 		{"one byte too many in an environment string", "agent: claude\nenv:\n  " + big[:len(big)-1] + "x\n", false},
-		{"one byte too many in the file", "agent: claude\n#" + strings.Repeat("x", generator.MaxFileSize-len("agent: claude\n#")) + "\n", false},
+		{"one byte too many in the file", "agent: claude\n#" + strings.Repeat("x", config.MaxFileSize-len("agent: claude\n#")) + "\n", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := setupCase(t, filepath.Join(goldenDir, "agent-claude"))

@@ -14,9 +14,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
-	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/termsafe"
+	"github.com/agentbox-dev/agentbox/lockfile"
 	"github.com/spf13/cobra"
 )
 
@@ -116,9 +117,9 @@ processes restart; its volumes, state and workspace, stay).`
 
 // policyEdit is what one run of policy add or remove did.
 type policyEdit struct {
-	cfg     *generator.Config // agentbox.yaml after the edit
-	section []string          // the network section edited
-	changed []generator.PolicyEntry
+	cfg     *config.Config // agentbox.yaml after the edit
+	section []string       // the network section edited
+	changed []config.PolicyEntry
 	before  string // filesHash before the write ("" if unknown)
 }
 
@@ -139,7 +140,7 @@ func (o *policyOptions) run(ctx context.Context, d deps, args []string, stdout, 
 	switch {
 	case profile != "":
 		if _, ok := cfg.Profile(profile); !ok {
-			return usageErrorf("--profile: %v", generator.ProfileError(cfg, profile))
+			return usageErrorf("--profile: %v", config.ProfileError(cfg, profile))
 		}
 	case running != "":
 		profile = running
@@ -157,7 +158,7 @@ func (o *policyOptions) run(ctx context.Context, d deps, args []string, stdout, 
 	case running == "":
 		fmt.Fprintf(stderr, "agentbox: not applied: %s; agentbox up starts the sandbox with it\n", termsafe.Message(fmt.Sprint(why)))
 		return nil
-	case !generator.PolicyUses(ed.cfg, running, ed.section):
+	case !config.PolicyUses(ed.cfg, running, ed.section):
 		fmt.Fprintf(stderr, "agentbox: not applied: the running sandbox runs profile %s, whose allowlist this edit does not change\n", running)
 		return nil
 	}
@@ -168,7 +169,7 @@ func (o *policyOptions) run(ctx context.Context, d deps, args []string, stdout, 
 }
 
 // parse reads the entries and --ports.
-func (o *policyOptions) parse(args []string) ([]generator.PolicyEntry, error) {
+func (o *policyOptions) parse(args []string) ([]config.PolicyEntry, error) {
 	var ports []uint16
 	if o.ports != "" {
 		var err error
@@ -176,9 +177,9 @@ func (o *policyOptions) parse(args []string) ([]generator.PolicyEntry, error) {
 			return nil, usageErrorf("invalid --ports %q: %v", o.ports, err)
 		}
 	}
-	var out []generator.PolicyEntry
+	var out []config.PolicyEntry
 	for _, a := range args {
-		e, err := generator.ParsePolicyEntry(a, ports)
+		e, err := config.ParsePolicyEntry(a, ports)
 		if err != nil {
 			return nil, usageErrorf("%v", err)
 		}
@@ -189,8 +190,8 @@ func (o *policyOptions) parse(args []string) ([]generator.PolicyEntry, error) {
 
 // edit edits agentbox.yaml, compiles it, and writes it with the files, all
 // or nothing.
-func (o *policyOptions) edit(cfg *generator.Config, profile string, entries []generator.PolicyEntry, stdout, stderr io.Writer) (*policyEdit, error) {
-	section, err := generator.PolicySection(cfg, profile)
+func (o *policyOptions) edit(cfg *config.Config, profile string, entries []config.PolicyEntry, stdout, stderr io.Writer) (*policyEdit, error) {
+	section, err := config.PolicySection(cfg, profile)
 	if err != nil {
 		return nil, err
 	}
@@ -201,21 +202,21 @@ func (o *policyOptions) edit(cfg *generator.Config, profile string, entries []ge
 	ed := &policyEdit{section: section}
 	for _, e := range entries {
 		if o.remove {
-			var was generator.PolicyEntry
-			if data, was, err = generator.RemovePolicy(data, section, e); err != nil {
+			var was config.PolicyEntry
+			if data, was, err = config.RemovePolicy(data, section, e); err != nil {
 				return nil, err
 			}
 			ed.changed = append(ed.changed, was)
 			continue
 		}
-		if err := generator.PolicyRefused(cfg, profile, e); err != nil {
+		if err := config.PolicyRefused(cfg, profile, e); err != nil {
 			if e.Name == "" {
 				return nil, fmt.Errorf("refusing to add %s: %w (policy add adds none of these; network.cidrs may list one: write it there by hand)", e, err)
 			}
 			return nil, fmt.Errorf("refusing to add %s: %w", e, err)
 		}
-		out, err := generator.AddPolicy(data, section, e)
-		if errors.Is(err, generator.ErrPolicyUnchanged) {
+		out, err := config.AddPolicy(data, section, e)
+		if errors.Is(err, config.ErrPolicyUnchanged) {
 			fmt.Fprintf(stderr, "agentbox: %s is in the allowlist already\n", e)
 			continue
 		} else if err != nil {
@@ -227,12 +228,12 @@ func (o *policyOptions) edit(cfg *generator.Config, profile string, entries []ge
 	if len(ed.changed) == 0 {
 		return ed, nil
 	}
-	lock, err := os.ReadFile(filepath.Join(o.dir, images.LockFile))
+	lock, err := os.ReadFile(filepath.Join(o.dir, lockfile.File))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	c, err := generator.Compile(o.dir, generator.CompileOptions{CheckMounts: true,
-		Source: &generator.Source{File: filepath.Join(o.dir, generator.ConfigFile), Config: data, Lock: lock}})
+		Source: &generator.Source{File: filepath.Join(o.dir, config.ConfigFile), Config: data, Lock: lock}})
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +247,7 @@ func (o *policyOptions) edit(cfg *generator.Config, profile string, entries []ge
 }
 
 // policyDest is e with ports as allow's destination.
-func policyDest(e generator.PolicyEntry, ports []uint16) dest {
+func policyDest(e config.PolicyEntry, ports []uint16) dest {
 	return dest{prefix: e.Prefix, name: e.Name, ports: ports}
 }
 
@@ -254,7 +255,7 @@ func policyDest(e generator.PolicyEntry, ports []uint16) dest {
 // end, and records them.
 func (o *policyOptions) applyAdd(ctx context.Context, d deps, ed *policyEdit, running string, stdout io.Writer) error {
 	for _, e := range ed.changed {
-		dst := policyDest(e, generator.PolicyPorts(ed.cfg, running, e))
+		dst := policyDest(e, config.PolicyPorts(ed.cfg, running, e))
 		rec := newRecord(d, o.dir, ed.cfg.Name, "", eventPolicyAdd, dst)
 		err := audited(d, o.dir, ed.cfg.Name, &rec, func() error {
 			_, err := d.egress(ctx, o.dir, "", dst.command("grant"), dst.String(), portArg(dst.ports), "0")
@@ -282,7 +283,7 @@ func (o *policyOptions) applyRemove(ctx context.Context, d deps, ed *policyEdit,
 	}
 	var baked []string
 	for _, e := range ed.changed {
-		dst := policyDest(e, generator.PolicyPorts(ed.cfg, running, e))
+		dst := policyDest(e, config.PolicyPorts(ed.cfg, running, e))
 		if !liveAll(applied, dst) {
 			baked = append(baked, e.String())
 			continue

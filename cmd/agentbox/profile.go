@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/sandbox"
 )
@@ -20,12 +21,12 @@ const profileFlagUsage = "the profile (trust tier) to start: locked, balanced, o
 
 // checkProfile returns name, or the default profile when name is empty,
 // after checking that cfg has it.
-func checkProfile(cfg *generator.Config, name string) (string, error) {
+func checkProfile(cfg *config.Config, name string) (string, error) {
 	if name == "" {
 		return cfg.DefaultProfile, nil
 	}
 	if _, ok := cfg.Profile(name); !ok {
-		return "", usageErrorf("--profile: %v", generator.ProfileError(cfg, name))
+		return "", usageErrorf("--profile: %v", config.ProfileError(cfg, name))
 	}
 	return name, nil
 }
@@ -39,7 +40,7 @@ func errNoSandbox(project string) error {
 // profileComposeFile is profile's compose file in dir; a profile that
 // agentbox.yaml no longer has (a sandbox started before a change) gets the
 // default's, enough to stop it (down removes orphans).
-func profileComposeFile(dir string, cfg *generator.Config, profile string) string {
+func profileComposeFile(dir string, cfg *config.Config, profile string) string {
 	if _, ok := cfg.Profile(profile); !ok {
 		profile = cfg.DefaultProfile
 	}
@@ -69,10 +70,10 @@ func dockerProfile(ctx context.Context, dir, task string) (string, error) {
 
 // profileOf returns the profile called name, or says that agentbox.yaml
 // has none of that name.
-func profileOf(cfg *generator.Config, name string) (*generator.Profile, error) {
+func profileOf(cfg *config.Config, name string) (*config.Profile, error) {
 	p, ok := cfg.Profile(name)
 	if !ok {
-		return nil, fmt.Errorf("the sandbox runs profile %q, which %s no longer has: restart it (agentbox down, agentbox up)", name, generator.ConfigFile)
+		return nil, fmt.Errorf("the sandbox runs profile %q, which %s no longer has: restart it (agentbox down, agentbox up)", name, config.ConfigFile)
 	}
 	return p, nil
 }

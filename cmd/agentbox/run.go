@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
@@ -100,7 +101,7 @@ branch (the summary says why); 1 when agentbox could not run it; 2 for usage.`,
 // prepared is a task ready to start.
 type prepared struct {
 	rec     *task.Record
-	cfg     *generator.Config
+	cfg     *config.Config
 	files   map[string][]byte // the generated files, as compiled
 	docker  string
 	main    []string // docker compose on the sandbox
@@ -215,7 +216,7 @@ func (o *runOptions) checkFlags() error {
 		return usageErrorf("--context and --namespace go with --on kubernetes")
 	case o.on == task.OnKubernetes && o.workspace == task.WorkspaceDirect:
 		return usageErrorf("--workspace direct runs on this machine's project directory, not on a cluster")
-	case o.namespace != "" && !generator.KubeNamespace.MatchString(o.namespace):
+	case o.namespace != "" && !config.KubeNamespace.MatchString(o.namespace):
 		return usageErrorf("invalid --namespace %q", o.namespace)
 	case strings.HasPrefix(o.context, "-") || strings.ContainsAny(o.context, "\x00\n"):
 		return usageErrorf("invalid --context %q", o.context)
@@ -269,7 +270,7 @@ func (o *runOptions) target(ctx context.Context, p *prepared, profile string) er
 // branch is the task's branch ("" for a direct task), after checking that
 // neither the task nor its branch exists, and that no other direct task
 // works on the project.
-func (o *runOptions) branch(ctx context.Context, cfg *generator.Config) (string, error) {
+func (o *runOptions) branch(ctx context.Context, cfg *config.Config) (string, error) {
 	branch := "agentbox/" + o.name
 	if _, err := task.Read(cfg.Name, o.name); err == nil {
 		return "", fmt.Errorf("task %s exists; remove it first (agentbox rm %s) or choose another --name", o.name, o.name)
@@ -412,11 +413,11 @@ func ensureImages(ctx context.Context, p *prepared, prog *progress, stderr io.Wr
 }
 
 // taskTimeout is --timeout, or run.timeout, checked against run.max_timeout.
-func taskTimeout(cfg *generator.Config, flag string) (time.Duration, error) {
+func taskTimeout(cfg *config.Config, flag string) (time.Duration, error) {
 	if flag == "" {
 		return cfg.RunTimeout, nil
 	}
-	d, err := generator.ParseTaskDuration(flag)
+	d, err := config.ParseTaskDuration(flag)
 	if err != nil {
 		return 0, usageErrorf("--timeout %q: %v", flag, err)
 	}
@@ -513,7 +514,7 @@ func noOtherDirectTask(project string) error {
 
 // kubeTarget is kubectl on the context and namespace of --context and
 // --namespace, else kubectl's current context and kubernetes.namespace.
-func (o *runOptions) kubeTarget(cfg *generator.Config) (kubeTarget, error) {
+func (o *runOptions) kubeTarget(cfg *config.Config) (kubeTarget, error) {
 	if cfg.Kubernetes == nil {
 		return kubeTarget{}, errors.New("agentbox.yaml has no kubernetes section: --on kubernetes needs its namespace and registry")
 	}
@@ -531,7 +532,7 @@ func (o *runOptions) kubeTarget(cfg *generator.Config) (kubeTarget, error) {
 // loginSource is the sandbox's state volume of the task's profile, whose
 // login (the agent's credentials files) run.copy_login copies into the
 // task's fresh one; "" and a note when there is nothing to copy from.
-func loginSource(ctx context.Context, docker string, cfg *generator.Config, rec *task.Record) (volume, note string) {
+func loginSource(ctx context.Context, docker string, cfg *config.Config, rec *task.Record) (volume, note string) {
 	prof, _ := cfg.Profile(rec.Profile)
 	switch {
 	case !cfg.CopyLogin:

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/catalog"
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
 	"github.com/agentbox-dev/agentbox/task"
@@ -106,8 +107,8 @@ agentbox-egress: rejected packets: dns=2 other=3 special=0
 // database, pid namespace, labels and deadline; its images are the
 // sandbox's.
 func TestTaskOverride(t *testing.T) {
-	cfg := &generator.Config{Name: "acme", UID: 1000, DefaultProfile: "balanced",
-		Profiles: []generator.Profile{{Name: "balanced"}, {Name: "locked", Locked: true}}}
+	cfg := &config.Config{Name: "acme", UID: 1000, DefaultProfile: "balanced",
+		Profiles: []config.Profile{{Name: "balanced"}, {Name: "locked", Locked: true}}}
 	out, err := generator.TaskOverride(cfg, generator.Task{Name: "fix-1", Origin: "/state/fix-1/origin.git",
 		Command: []string{"bash", "-c", "echo 'quoted' $HOME"}, Env: []string{"API_KEY"}})
 	if err != nil {
@@ -140,8 +141,8 @@ func readBytes(t *testing.T, path string) []byte {
 // TestTaskOverrideLocked: under a locked profile the task's git database
 // goes to workspace-init, which makes the clone; the agent has none.
 func TestTaskOverrideLocked(t *testing.T) {
-	cfg := &generator.Config{Name: "acme", UID: 1000, DefaultProfile: "balanced",
-		Profiles: []generator.Profile{{Name: "balanced"}, {Name: "locked", Locked: true}}}
+	cfg := &config.Config{Name: "acme", UID: 1000, DefaultProfile: "balanced",
+		Profiles: []config.Profile{{Name: "balanced"}, {Name: "locked", Locked: true}}}
 	task := generator.Task{Name: "fix-1", Origin: "/state/fix-1/origin.git", Command: []string{"make", "test"}, Profile: "locked"}
 	out, err := generator.TaskOverride(cfg, task)
 	if err != nil {
@@ -243,8 +244,8 @@ func TestTaskBranchStatusEmpty(t *testing.T) {
 // network; the agent starts after it. Without LoginFrom there is none.
 func TestTaskOverrideCopiesLogin(t *testing.T) {
 	claude, _ := catalog.LookupAgent("claude")
-	cfg := &generator.Config{Name: "acme", UID: 1000, GID: 1000, Agent: claude, DefaultProfile: "balanced",
-		Profiles: []generator.Profile{{Name: "balanced"}, {Name: "locked", Locked: true}, {Name: "wide"}}}
+	cfg := &config.Config{Name: "acme", UID: 1000, GID: 1000, Agent: claude, DefaultProfile: "balanced",
+		Profiles: []config.Profile{{Name: "balanced"}, {Name: "locked", Locked: true}, {Name: "wide"}}}
 	task := generator.Task{Name: "fix-1", Origin: "/state/fix-1/origin.git", Command: []string{"true"},
 		Profile: "wide", LoginFrom: "acme_wide.agent-state"}
 	out, err := generator.TaskOverride(cfg, task)

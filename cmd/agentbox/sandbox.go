@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/termsafe"
 	"github.com/agentbox-dev/agentbox/sandbox"
@@ -44,7 +45,7 @@ type sandboxOptions struct {
 // (generator.CheckMounts): a link can have changed since generate. down,
 // shell and logs pass false, so that the sandbox can always be stopped,
 // whatever the agent did to the project.
-func (o *sandboxOptions) compose(ctx context.Context, starts bool) ([]string, *generator.Config, error) {
+func (o *sandboxOptions) compose(ctx context.Context, starts bool) ([]string, *config.Config, error) {
 	cfg, err := o.current(starts)
 	if err != nil {
 		return nil, nil, err
@@ -74,7 +75,7 @@ func (o *sandboxOptions) compose(ctx context.Context, starts bool) ([]string, *g
 
 // current compiles the sandbox and checks that the generated files on disk
 // are what it compiles to.
-func (o *sandboxOptions) current(starts bool) (*generator.Config, error) {
+func (o *sandboxOptions) current(starts bool) (*config.Config, error) {
 	c, err := o.compiled(starts)
 	if err != nil {
 		return nil, err
@@ -99,7 +100,7 @@ func (o *sandboxOptions) compiled(starts bool) (*generator.Compiled, error) {
 
 // composeArgv is docker compose on profile's generated file, as cfg's
 // project.
-func composeArgv(docker, dir string, cfg *generator.Config, profile string) []string {
+func composeArgv(docker, dir string, cfg *config.Config, profile string) []string {
 	return sandbox.ComposeArgv(docker, cfg.Name, profileComposeFile(dir, cfg, profile))
 }
 

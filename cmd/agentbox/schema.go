@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/spf13/cobra"
 )
 
@@ -26,7 +26,7 @@ file the schema accepts may still be rejected there.`,
   # yaml-language-server: $schema=agentbox.schema.json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			if _, err := stdout.Write(generator.JSONSchema()); err != nil {
+			if _, err := stdout.Write(config.JSONSchema()); err != nil {
 				return fmt.Errorf("writing the schema: %w", err)
 			}
 			return nil

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/config"
 )
 
 func TestSchemaCmd(t *testing.T) {
@@ -16,7 +16,7 @@ func TestSchemaCmd(t *testing.T) {
 	if err := c.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(stdout.Bytes(), generator.JSONSchema()) {
+	if !bytes.Equal(stdout.Bytes(), config.JSONSchema()) {
 		t.Errorf("agentbox schema printed:\n%s", stdout.String())
 	}
 }
@@ -43,7 +43,7 @@ func TestSchemaCommandRegistered(t *testing.T) {
 	if code := runArgs(t, []string{"schema"}, &stdout, &stderr); code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
-	if !bytes.Equal(stdout.Bytes(), generator.JSONSchema()) || stderr.Len() != 0 {
+	if !bytes.Equal(stdout.Bytes(), config.JSONSchema()) || stderr.Len() != 0 {
 		t.Errorf("stdout:\n%s\nstderr %q", stdout.String(), stderr.String())
 	}
 }

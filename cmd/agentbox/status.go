@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/task"
 	"github.com/spf13/cobra"
@@ -116,7 +117,7 @@ func sandboxStatus(ctx context.Context, d deps, dir string) (*statusView, error)
 			continue
 		}
 		state, exit := d.taskState(ctx, dir, r)
-		v.Tasks = append(v.Tasks, psRow{r.Name, state, r.Started, r.Deadline, r.Ended, exit, taskBranch(r), r.Command, cmp.Or(r.Profile, generator.ProfileBalanced)})
+		v.Tasks = append(v.Tasks, psRow{r.Name, state, r.Started, r.Deadline, r.Ended, exit, taskBranch(r), r.Command, cmp.Or(r.Profile, config.ProfileBalanced)})
 		if state == task.StateRunning {
 			v.addGrants(ctx, d, dir, cfg.Name, r.Name)
 		}
@@ -160,7 +161,7 @@ func (v *statusView) readContainers(cs []containerInfo) (egress string) {
 		}
 		if c.Service == "egress" {
 			egress = c.ID
-			v.Profile = cmp.Or(c.Profile, generator.ProfileBalanced)
+			v.Profile = cmp.Or(c.Profile, config.ProfileBalanced)
 		}
 	}
 	switch {
@@ -219,7 +220,7 @@ func (v *statusView) text(now time.Time) statusText {
 	for _, r := range v.Tasks {
 		left := ""
 		if r.State == task.StateRunning {
-			left = generator.FormatTaskDuration(max(r.Deadline.Sub(now).Round(time.Second), 0))
+			left = config.FormatTaskDuration(max(r.Deadline.Sub(now).Round(time.Second), 0))
 		}
 		t.Tasks = append(t.Tasks, statusTaskText{r, left})
 	}

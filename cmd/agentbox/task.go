@@ -5,16 +5,16 @@ package main
 import (
 	"path/filepath"
 
-	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/task"
 )
 
 // taskCompose is docker compose on a task's project: its profile's
 // generated file and the task's override.
-func taskCompose(docker, dir string, cfg *generator.Config, rec *task.Record, taskDir string) []string {
+func taskCompose(docker, dir string, cfg *config.Config, rec *task.Record, taskDir string) []string {
 	profile := rec.Profile
 	if profile == "" {
-		profile = generator.ProfileBalanced
+		profile = config.ProfileBalanced
 	}
 	return []string{docker, "compose", "-f", profileComposeFile(dir, cfg, profile),
 		"-f", filepath.Join(taskDir, "compose.yml"), "-p", rec.Project}

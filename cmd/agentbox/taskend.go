@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/denials"
@@ -52,7 +53,7 @@ func egressRefusals(log io.Reader, cidrs []netip.Prefix) ([]task.NameCount, []ta
 // bundle made by the sandbox's own image in collectCommand's container) into the host repository through agentbox fetch's checks, and
 // lists what the task left uncommitted.
 func collectBranch(ctx context.Context, p *prepared, sum *task.Summary) {
-	profile := cmp.Or(p.rec.Profile, generator.ProfileBalanced)
+	profile := cmp.Or(p.rec.Profile, config.ProfileBalanced)
 	if prof, ok := p.cfg.Profile(profile); ok && prof.Locked {
 		sum.BranchStatus = "none: profile " + prof.Name + " keeps the clone read-only; what the task wrote to " +
 			generator.OutputDir + " is in volume " + generator.Volume(p.rec.Project, profile, generator.OutputVolume) + " until agentbox rm " + p.rec.Name
@@ -226,6 +227,6 @@ func printAddresses(w io.Writer, addrs []task.AddrCount) {
 // taskReadOnly are the paths whose changes the task's branch may not bring
 // back: the top-level ones and its profile's.
 func taskReadOnly(p *prepared) []string {
-	prof, _ := p.cfg.Profile(cmp.Or(p.rec.Profile, generator.ProfileBalanced))
+	prof, _ := p.cfg.Profile(cmp.Or(p.rec.Profile, config.ProfileBalanced))
 	return p.cfg.ReadOnlyPaths(prof)
 }

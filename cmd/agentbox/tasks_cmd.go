@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/task"
 	"github.com/spf13/cobra"
@@ -20,7 +21,7 @@ import (
 // taskOptions are what the task commands share: the sandbox and docker.
 type taskOptions struct {
 	dir       string
-	cfg       *generator.Config
+	cfg       *config.Config
 	docker    string
 	dockerErr error // docker is needed only for the tasks on this machine
 }
@@ -116,7 +117,7 @@ func newPsCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 			rows := []psRow{}
 			for _, r := range recs {
 				state, exit := o.liveState(c.Context(), r)
-				rows = append(rows, psRow{r.Name, state, r.Started, r.Deadline, r.Ended, exit, taskBranch(r), r.Command, cmp.Or(r.Profile, generator.ProfileBalanced)})
+				rows = append(rows, psRow{r.Name, state, r.Started, r.Deadline, r.Ended, exit, taskBranch(r), r.Command, cmp.Or(r.Profile, config.ProfileBalanced)})
 			}
 			if asJSON {
 				return writeJSON(stdout, rows)

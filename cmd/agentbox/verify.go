@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/spf13/cobra"
@@ -47,7 +48,7 @@ func parseProbes(out []byte) ([]probe, error) {
 // probeSpec is one probe that verify.sh must report, in one phase.
 type probeSpec struct {
 	phase, area, name string
-	when              func(*generator.Config, *generator.Profile) bool // nil: always expected
+	when              func(*config.Config, *config.Profile) bool // nil: always expected
 }
 
 // probeTable lists every probe verify.sh reports, by the phase that reports
@@ -88,24 +89,24 @@ var probeTable = []probeSpec{
 	{"check", "persistence", "state volume", hasStateVolume},
 }
 
-func hasStateVolume(cfg *generator.Config, _ *generator.Profile) bool {
+func hasStateVolume(cfg *config.Config, _ *config.Profile) bool {
 	return cfg.Agent.StateDir != ""
 }
 
-func locked(_ *generator.Config, p *generator.Profile) bool   { return p.Locked }
-func unlocked(_ *generator.Config, p *generator.Profile) bool { return !p.Locked }
+func locked(_ *config.Config, p *config.Profile) bool   { return p.Locked }
+func unlocked(_ *config.Config, p *config.Profile) bool { return !p.Locked }
 
-func mode(m firewall.Mode) func(*generator.Config, *generator.Profile) bool {
-	return func(_ *generator.Config, p *generator.Profile) bool { return p.Mode == m }
+func mode(m firewall.Mode) func(*config.Config, *config.Profile) bool {
+	return func(_ *config.Config, p *config.Profile) bool { return p.Mode == m }
 }
 
-func not(f func(*generator.Config, *generator.Profile) bool) func(*generator.Config, *generator.Profile) bool {
-	return func(c *generator.Config, p *generator.Profile) bool { return !f(c, p) }
+func not(f func(*config.Config, *config.Profile) bool) func(*config.Config, *config.Profile) bool {
+	return func(c *config.Config, p *config.Profile) bool { return !f(c, p) }
 }
 
 // checkProbes checks that the probes one phase reported are exactly the ones
 // probeTable expects of it for cfg.
-func checkProbes(phase string, cfg *generator.Config, prof *generator.Profile, got []probe) error {
+func checkProbes(phase string, cfg *config.Config, prof *config.Profile, got []probe) error {
 	seen := map[string]int{}
 	for _, p := range got {
 		seen[p.Area+"/"+p.Probe]++
@@ -154,9 +155,9 @@ type verifyVar struct {
 // verifyInput is what verify.sh's variables come from: the configuration,
 // the running profile and its probe targets.
 type verifyInput struct {
-	cfg  *generator.Config
-	prof *generator.Profile
-	t    generator.Verify
+	cfg  *config.Config
+	prof *config.Profile
+	t    config.Verify
 }
 
 var verifyVars = []verifyVar{
@@ -197,7 +198,7 @@ func networkMode(m firewall.Mode) string {
 // verifyEnv returns verify.sh's environment for profile prof of cfg:
 // NAME=VALUE, in the order of verifyVars, each optional variable left out
 // when empty.
-func verifyEnv(cfg *generator.Config, prof *generator.Profile) []string {
+func verifyEnv(cfg *config.Config, prof *config.Profile) []string {
 	in := verifyInput{cfg: cfg, prof: prof, t: generator.ProfileVerifyTargets(cfg, prof)}
 	var env []string
 	for _, v := range verifyVars {
@@ -250,12 +251,12 @@ The network targets come from the verify: section of agentbox.yaml; the
 defaults, for real use:
 
   allowed           the first allowed name, on its first port
-  unlisted_name     the first of ` + strings.Join(generator.DefaultUnlistedNames, ", ") + `
+  unlisted_name     the first of ` + strings.Join(config.DefaultUnlistedNames, ", ") + `
                     that the policy does not allow
-  unlisted_address  ` + generator.DefaultUnlistedAddress + `
-  resolver          ` + generator.DefaultResolver + `
-  ipv6_address      ` + generator.DefaultIPv6Address + `
-  metadata_address  ` + generator.DefaultMetadataAddress + `
+  unlisted_address  ` + config.DefaultUnlistedAddress + `
+  resolver          ` + config.DefaultResolver + `
+  ipv6_address      ` + config.DefaultIPv6Address + `
+  metadata_address  ` + config.DefaultMetadataAddress + `
 
 agentbox blocked --suggest never proposes them.`,
 		Example: `  agentbox up && agentbox verify

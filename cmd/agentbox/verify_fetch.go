@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
 )
 
@@ -38,7 +38,7 @@ git bundle create - "$b"
 // a gitlink must be refused by agentbox fetch's rules, applied with this
 // project's policy to a scratch repository (the project's own refs are not
 // touched).
-func fetchProbe(ctx context.Context, argv []string, cfg *generator.Config) probe {
+func fetchProbe(ctx context.Context, argv []string, cfg *config.Config) probe {
 	const tried = "bring back a commit of .vscode/tasks.json and a gitlink made in the sandbox"
 	p := probe{Area: "files", Probe: "protected paths", Tried: tried}
 	fail := func(format string, args ...any) probe {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/config"
 )
 
 // fakeExec is a docker whose `compose ... exec -T agent CMD...` runs CMD
@@ -50,7 +50,7 @@ func TestFetchProbe(t *testing.T) {
 
 	t.Run("refused", func(t *testing.T) {
 		ws := agentClone(t)
-		p := fetchProbe(ctx, fakeExec(t, ""), &generator.Config{Workspace: ws})
+		p := fetchProbe(ctx, fakeExec(t, ""), &config.Config{Workspace: ws})
 		if p.Result != "PASS" || !strings.Contains(p.Happened, ".vscode/tasks.json") || !strings.Contains(p.Happened, "lib") {
 			t.Fatalf("%+v", p)
 		}
@@ -61,7 +61,7 @@ func TestFetchProbe(t *testing.T) {
 	})
 	t.Run("writable .vscode: the gitlink is still refused", func(t *testing.T) {
 		ws := agentClone(t)
-		p := fetchProbe(ctx, fakeExec(t, ""), &generator.Config{Workspace: ws, Writable: []string{".vscode"}})
+		p := fetchProbe(ctx, fakeExec(t, ""), &config.Config{Workspace: ws, Writable: []string{".vscode"}})
 		if p.Result != "PASS" || strings.Contains(p.Happened, ".vscode") || !strings.Contains(p.Happened, "lib") {
 			t.Fatalf("%+v", p)
 		}
@@ -71,13 +71,13 @@ func TestFetchProbe(t *testing.T) {
 		// and the probe must say so.
 		ws := agentClone(t)
 		clean := `cd "$5" && git update-ref refs/heads/` + fetchProbeBranch + ` HEAD && git bundle create - refs/heads/` + fetchProbeBranch
-		p := fetchProbe(ctx, fakeExec(t, clean), &generator.Config{Workspace: ws})
+		p := fetchProbe(ctx, fakeExec(t, clean), &config.Config{Workspace: ws})
 		if p.Result != "FAIL" || !strings.Contains(p.Happened, "accepted") {
 			t.Fatalf("%+v", p)
 		}
 	})
 	t.Run("no clone", func(t *testing.T) {
-		p := fetchProbe(ctx, fakeExec(t, ""), &generator.Config{Workspace: t.TempDir()})
+		p := fetchProbe(ctx, fakeExec(t, ""), &config.Config{Workspace: t.TempDir()})
 		if p.Result != "FAIL" {
 			t.Fatalf("%+v", p)
 		}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/internal/checks"
 	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 )
@@ -193,8 +193,8 @@ func TestVerifyNeedsEveryProbe(t *testing.T) {
 
 func TestCheckProbes(t *testing.T) {
 	t.Parallel()
-	cfg := &generator.Config{}
-	bal := &generator.Profile{Name: "balanced"}
+	cfg := &config.Config{}
+	bal := &config.Profile{Name: "balanced"}
 	row := func(area, name string) probe { return probe{"PASS", area, name, "tried", "happened"} }
 	var all []probe
 	for _, p := range probeTable {
@@ -250,7 +250,7 @@ func TestVerifyChecksLinksBeforeRecreating(t *testing.T) {
 	// puts a link where .git was (the project changes while verify runs).
 	var rows strings.Builder
 	for _, p := range probeTable {
-		if p.phase == "all" && (p.when == nil || p.when(&generator.Config{}, &generator.Profile{Name: "balanced"})) {
+		if p.phase == "all" && (p.when == nil || p.when(&config.Config{}, &config.Profile{Name: "balanced"})) {
 			fmt.Fprintf(&rows, "PASS\\t%s\\t%s\\tt\\th\\n", p.area, p.name)
 		}
 	}
@@ -470,8 +470,8 @@ func TestVerifyHelpListsDefaultTargets(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range append(slices.Clone(generator.DefaultUnlistedNames), generator.DefaultUnlistedAddress,
-		"resolver          "+generator.DefaultResolver, generator.DefaultIPv6Address, generator.DefaultMetadataAddress,
+	for _, want := range append(slices.Clone(config.DefaultUnlistedNames), config.DefaultUnlistedAddress,
+		"resolver          "+config.DefaultResolver, config.DefaultIPv6Address, config.DefaultMetadataAddress,
 		"the first allowed name") {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("verify --help does not name %q:\n%s", want, stdout)

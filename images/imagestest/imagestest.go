@@ -105,12 +105,12 @@ type Debian struct {
 	Deps     map[string]string
 }
 
-// Snapshot implements generator.DebianArchive.
+// Snapshot implements bump.DebianArchive.
 func (d *Debian) Snapshot(ctx context.Context, at time.Time) (debian.Snapshot, error) {
 	return d.State, ctx.Err()
 }
 
-// Resolve implements generator.DebianArchive: the closure is the named
+// Resolve implements bump.DebianArchive: the closure is the named
 // packages and Deps.
 func (d *Debian) Resolve(ctx context.Context, snap debian.Snapshot, release, arch string, names []string) (debian.Resolution, error) {
 	if snap != d.State {

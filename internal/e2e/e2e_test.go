@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 func TestEndToEnd(t *testing.T) {
@@ -132,11 +133,11 @@ func coldBuild(e *env, p *project, env []string) {
 // Debian packages are at the lock's versions.
 func checkPinned(e *env, p *project, version string) {
 	t := e.t
-	data, err := os.ReadFile(filepath.Join(p.dir, images.LockFile))
+	data, err := os.ReadFile(filepath.Join(p.dir, lockfile.File))
 	if err != nil {
 		t.Fatal(err)
 	}
-	lock, err := images.ParseLock(images.LockFile, data)
+	lock, err := lockfile.Parse(lockfile.File, data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/catalog"
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 )
@@ -142,7 +143,7 @@ func TestClaudeCodeAgainstFake(t *testing.T) {
 // claudeManagedSettings returns the catalog's managed settings of Claude Code.
 func claudeManagedSettings(t *testing.T) string {
 	a, _ := catalog.LookupAgent("claude")
-	files, err := generator.AgentFiles(a, a.Env, generator.DefaultWorkspace)
+	files, err := generator.AgentFiles(a, a.Env, config.DefaultWorkspace)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentbox-dev/agentbox/catalog"
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/testing/dnswire"
 	"github.com/agentbox-dev/agentbox/internal/testing/netlab"
@@ -80,7 +81,7 @@ func TestCodexCLI(t *testing.T) {
 		}
 	}
 	agent, _ := catalog.LookupAgent("codex")
-	files, err := generator.AgentFiles(agent, []catalog.EnvVar{{Name: "OPENAI_BASE_URL", Value: srv.URL + "/v1"}}, generator.DefaultWorkspace)
+	files, err := generator.AgentFiles(agent, []catalog.EnvVar{{Name: "OPENAI_BASE_URL", Value: srv.URL + "/v1"}}, config.DefaultWorkspace)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,59 @@
+package review
+
+import (
+	"slices"
+	"strings"
+)
+
+// Credentials is what the agent gets of the user's credentials: the
+// variables it takes from the host, and whether agentbox run copies the
+// sandbox's login into each task.
+type Credentials struct {
+	// Variables are secrets (the sandbox and every task) and run.env
+	// (tasks), sorted by name: only their names are in the generated
+	// files, their values come from the host at up and run.
+	Variables []HostVariable `json:"variables"`
+	// LoginFiles are the files of the agent's state directory that hold
+	// an interactive login; CopyLogin says whether agentbox run copies them
+	// from the sandbox's state volume into each task's.
+	LoginFiles []string `json:"login_files"`
+	CopyLogin  bool     `json:"copy_login"`
+	CopyOrigin Origin   `json:"copy_origin"`
+}
+
+// HostVariable is one variable the agent takes from the host.
+type HostVariable struct {
+	Name    string `json:"name"`
+	Reaches string `json:"reaches"` // ReachesAll or ReachesTasks
+	Origin
+}
+
+// What a HostVariable reaches.
+const (
+	ReachesAll   = "sandbox and tasks"
+	ReachesTasks = "tasks"
+)
+
+func (o origins) credentials() Credentials {
+	cfg := o.cfg
+	vars := []HostVariable{} // [] rather than null in JSON
+	for i, n := range cfg.Secrets {
+		vars = append(vars, HostVariable{Name: n, Reaches: ReachesAll, Origin: Origin{Key: "secrets", Line: cfg.SecretsPos[i].Line}})
+	}
+	for i, n := range cfg.RunEnv {
+		vars = append(vars, HostVariable{Name: n, Reaches: ReachesTasks, Origin: Origin{Key: "run.env", Line: cfg.RunEnvPos[i].Line}})
+	}
+	slices.SortFunc(vars, func(a, b HostVariable) int { return strings.Compare(a.Name, b.Name) })
+	return Credentials{Variables: vars, LoginFiles: append([]string{}, cfg.Agent.Credentials...), CopyLogin: cfg.CopyLogin, CopyOrigin: o.at("run.copy_login")}
+}
+
+// credentialFacts are the facts DiffSandboxes compares of s.Credentials.
+func credentialFacts(s *Sandbox, add func(what, subject, value string, o Origin)) {
+	for _, v := range s.Credentials.Variables {
+		add("host variable", v.Name, v.Reaches, v.Origin)
+	}
+	// Only when on: turning it on widens, off narrows.
+	if s.Credentials.CopyLogin && len(s.Credentials.LoginFiles) > 0 {
+		add("login copy", "sandbox's login into tasks", strings.Join(s.Credentials.LoginFiles, ", "), s.Credentials.CopyOrigin)
+	}
+}
