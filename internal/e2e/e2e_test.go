@@ -72,7 +72,8 @@ func TestEndToEnd(t *testing.T) {
 	// state directory, model fake and npm proxy, and most of their time is
 	// the image build (npm ci of the CLI from the npm registry) and bump,
 	// which wait on the network. Parallel subtests start when this function
-	// has returned: after every subtest above, and together.
+	// has returned, after every subtest above; go test's -parallel (by
+	// default GOMAXPROCS) says how many at once.
 	t.Run("RealCodex", func(t *testing.T) { t.Parallel(); testRealOpenAI(e.sub(t), codexAgent) })
 	t.Run("RealOpenCode", func(t *testing.T) { t.Parallel(); testRealOpenAI(e.sub(t), opencodeAgent) })
 	t.Run("RealGemini", func(t *testing.T) { t.Parallel(); testRealGemini(e.sub(t)) })
