@@ -60,10 +60,6 @@ func TestEndToEnd(t *testing.T) {
 	// RealClaude is its tasks (run, direct, Kubernetes).
 	t.Run("Quickstart", func(t *testing.T) { testQuickstart(e.sub(t)) })
 	t.Run("RealClaude", func(t *testing.T) { testRealClaude(e.sub(t)) })
-	t.Run("RealCodex", func(t *testing.T) { testRealOpenAI(e.sub(t), codexAgent) })
-	t.Run("RealOpenCode", func(t *testing.T) { testRealOpenAI(e.sub(t), opencodeAgent) })
-	t.Run("RealGemini", func(t *testing.T) { testRealGemini(e.sub(t)) })
-	t.Run("RealCopilot", func(t *testing.T) { testRealCopilot(e.sub(t)) })
 	tasks := e.newProject("tasks", "none")
 	t.Run("Run", func(t *testing.T) { testRun(e.sub(t), tasks.in(e.sub(t))) })
 	t.Run("Allow", func(t *testing.T) { testAllow(e.sub(t), none.in(e.sub(t))) })
@@ -73,13 +69,28 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("Kubernetes", func(t *testing.T) { testKubernetes(e.sub(t)) })
 	t.Run("AllowName", func(t *testing.T) { testAllowName(e.sub(t), none.in(e.sub(t))) })
 	t.Run("Policy", func(t *testing.T) { testPolicy(e.sub(t), none.in(e.sub(t))) })
+	// The other real agent CLIs run in parallel: each has its own project,
+	// state directory, model fake and npm proxy, and most of their time is
+	// the image build (npm ci of the CLI from the npm registry) and bump,
+	// which wait on the network. Parallel subtests start when this function
+	// has returned, after every subtest above; go test's -parallel (by
+	// default GOMAXPROCS) says how many at once.
+	t.Run("RealCodex", func(t *testing.T) { t.Parallel(); testRealOpenAI(e.sub(t), codexAgent) })
+	t.Run("RealOpenCode", func(t *testing.T) { t.Parallel(); testRealOpenAI(e.sub(t), opencodeAgent) })
+	t.Run("RealGemini", func(t *testing.T) { t.Parallel(); testRealGemini(e.sub(t)) })
+	t.Run("RealCopilot", func(t *testing.T) { t.Parallel(); testRealCopilot(e.sub(t)) })
 
-	e.timed("whole end-to-end test (without cleanup)", time.Since(start))
-	var b strings.Builder
-	for _, tm := range e.rec.timings {
-		fmt.Fprintf(&b, "\n  %-55s %7.1f s", tm.what, tm.took.Seconds())
-	}
-	t.Logf("e2e timings:%s", b.String())
+	// Run first of the cleanups, once the parallel subtests have ended.
+	t.Cleanup(func() {
+		e.timed("whole end-to-end test (without cleanup)", time.Since(start))
+		var b strings.Builder
+		e.rec.mu.Lock()
+		for _, tm := range e.rec.timings {
+			fmt.Fprintf(&b, "\n  %-55s %7.1f s", tm.what, tm.took.Seconds())
+		}
+		e.rec.mu.Unlock()
+		t.Logf("e2e timings:%s", b.String())
+	})
 }
 
 // bump pins the base image through the local registry, checks the lock and

@@ -111,6 +111,14 @@ type recorder struct {
 	mu      sync.Mutex
 	timings []timing
 	images  map[string]bool // image IDs built by compose for the test's projects
+	// tags are tags of images the test did not build (the node image's in
+	// the local registry), untagged at the end.
+	tags []string
+
+	// node is held while the node image is pushed: the subtests of the
+	// real CLIs, in parallel, push it once (nodeImage).
+	node      sync.Mutex
+	nodeImage string
 }
 
 // sub returns the env for subtest t.
@@ -905,9 +913,13 @@ func (e *env) trackImages(name string) {
 func (e *env) removeImages() {
 	e.rec.mu.Lock()
 	ids := slices.Sorted(maps.Keys(e.rec.images))
+	tags := slices.Clone(e.rec.tags)
 	e.rec.mu.Unlock()
 	if len(ids) > 0 {
 		quiet(e.t, "docker", append([]string{"image", "rm", "-f"}, ids...)...)
+	}
+	if len(tags) > 0 {
+		quiet(e.t, "docker", append([]string{"image", "rm"}, tags...)...) // the tags only
 	}
 }
 

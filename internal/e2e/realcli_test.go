@@ -71,16 +71,27 @@ func npmRegistryProxy(e *env, pkg string) string {
 }
 
 // pushNodeImage pushes the stand-in of node:24-bookworm-slim
-// (scripts/e2e/node-image.sh) to the test's registry and returns its
-// REGISTRY/NAME:TAG, whose tag goes at the end of the test.
+// (scripts/e2e/node-image.sh) to the test's registry, once per run, and
+// returns its REGISTRY/NAME:TAG, whose tag goes at the end of the test.
+// The subtests that run in parallel wait for the first one's push: the
+// script builds the image when it is missing and writes its logs in one
+// place.
 func pushNodeImage(e *env, who string) string {
 	t := e.t
+	e.rec.node.Lock()
+	defer e.rec.node.Unlock()
+	if e.rec.nodeImage != "" {
+		return e.rec.nodeImage
+	}
 	r := e.must(runOpt{dir: e.root}, "bash", "scripts/e2e/node-image.sh", e.registry)
 	m := digestRef.FindStringSubmatch(strings.TrimSpace(r.stdout))
 	if m == nil {
 		t.Fatalf("scripts/e2e/node-image.sh printed %q, want REF@sha256:...", r.stdout)
 	}
-	t.Cleanup(func() { quiet(t, "docker", "image", "rm", m[1]) }) // the tag only
+	e.rec.mu.Lock()
+	e.rec.tags = append(e.rec.tags, m[1])
+	e.rec.mu.Unlock()
+	e.rec.nodeImage = m[1]
 	e.timed(who+": push the node image to the local registry", r.took)
 	return m[1]
 }
