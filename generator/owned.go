@@ -212,6 +212,9 @@ func classify(p, rel string, d fs.DirEntry, files map[string][]byte) (stale bool
 	if _, ok := files[rel]; ok {
 		return false, nil, nil
 	}
+	if rel == LocalCA && d.Type().IsRegular() {
+		return false, nil, nil // the user's, written by agentbox build, up and run
+	}
 	if d.Type().IsRegular() && leftover(rel, files) {
 		return true, nil, nil
 	}

@@ -35,6 +35,16 @@ const (
 	// GitConfigMask replaces the host repository's .git/config in the
 	// sandbox: a git config file with comments only.
 	GitConfigMask = OutDir + "/git-config"
+	// LocalDir is the user's own part of the build context, not committed
+	// (LocalIgnore): agentbox build, up and run write LocalCA there, the
+	// certificates of the settings' ca_certificates, which the agent image
+	// copies, so that their content keys its CA step for every build of
+	// the checkout, the Dev Containers CLI's included.
+	LocalDir     = OutDir + "/" + localDirName
+	LocalIgnore  = LocalDir + "/.gitignore"
+	LocalCA      = LocalDir + "/" + localCAName
+	localDirName = "local"
+	localCAName  = "ca.pem"
 )
 
 // funcs are the template functions: hermetic, and each quotes for one syntax.
@@ -101,7 +111,8 @@ type view struct {
 	SecretCA, SecretNPMRC         string
 	SecretCAPath, SecretNPMRCPath string
 	BuildCAEnv, BuildNPMRCEnv     string
-	CASumArg                      string
+	LocalDir, LocalCAName         string
+	LocalCA, LocalIgnore          string
 	DebianSecrets                 []settings.SourceSecret
 	NPMSecret                     settings.SourceSecret
 	CAFile, CADir                 string
@@ -142,7 +153,9 @@ func proxyBlank(p *Plan) []string {
 // the same bytes.
 func render(p *Plan) (map[string][]byte, error) {
 	v := newView(p)
-	files := map[string][]byte{}
+	files := map[string][]byte{
+		LocalIgnore: []byte("# " + Header + "\n# The user's own certificates (agentbox build, up and run write them): not\n# committed.\n" + localCAName + "\n"),
+	}
 	for path, name := range map[string]string{
 		AgentDockerfile:  "agent.Dockerfile.tmpl",
 		EgressDockerfile: "egress.Dockerfile.tmpl",
@@ -286,7 +299,10 @@ func newView(p *Plan) view {
 		SecretNPMRCPath: settings.SecretNPMRCPath,
 		BuildCAEnv:      settings.EnvBuildCA,
 		BuildNPMRCEnv:   settings.EnvBuildNPMRC,
-		CASumArg:        settings.EnvCASum,
+		LocalDir:        localDirName,
+		LocalCAName:     localCAName,
+		LocalCA:         LocalCA,
+		LocalIgnore:     LocalIgnore,
 		DebianSecrets:   settings.DebianSecrets,
 		NPMSecret:       settings.NPMSecret,
 		CAFile:          CAFile,

@@ -50,6 +50,9 @@ func buildImages(ctx context.Context, dir string, push bool, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
+	if err := writeLocalCA(dir); err != nil {
+		return err
+	}
 	if err := pullBases(ctx, docker, dir, stderr); err != nil {
 		return err
 	}

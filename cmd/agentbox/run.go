@@ -387,6 +387,10 @@ func (p *prepared) fail(ctx context.Context, err error) error {
 // older than a file in .agentbox/: a task reuses the images up builds.
 // prog hears of the build.
 func ensureImages(ctx context.Context, p *prepared, prog *progress, stderr io.Writer) error {
+	// The settings' CA first: a changed one is a newer file below.
+	if err := writeLocalCA(p.rec.Dir); err != nil {
+		return err
+	}
 	newest := time.Time{}
 	_ = filepath.WalkDir(filepath.Join(p.rec.Dir, generator.OutDir), func(path string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {

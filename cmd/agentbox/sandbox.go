@@ -199,6 +199,9 @@ func startSandbox(ctx context.Context, dir, profile string, prog *progress, stdo
 		return err
 	}
 	warnMissingSecrets(stderr, cfg.Secrets)
+	if err := writeLocalCA(o.dir); err != nil {
+		return err
+	}
 	if err := pullBases(ctx, argv[0], o.dir, stderr); err != nil {
 		return err
 	}

@@ -77,6 +77,19 @@ func checkNPMTokenAndCA(e *env, p *project) {
 	if strings.TrimSpace(r.stdout) != strings.TrimSpace(string(ca)) {
 		t.Errorf("NODE_EXTRA_CA_CERTS in the agent image is not the settings' CA: %q", r.stdout)
 	}
+	// A build that agentbox does not start (the Dev Containers CLI's
+	// docker compose build, from an editor with none of the settings'
+	// variables) after agentbox build finds every step built, the CA's
+	// included: without the token npm ci would fail (E401), and the image
+	// keeps the CA.
+	r = e.run(runOpt{dir: p.dir, bare: true}, "docker", "compose", "-f", filepath.Join(".agentbox", "docker-compose.yml"), "-p", p.name, "build")
+	if r.failed() {
+		t.Errorf("docker compose build with none of the settings' variables, after agentbox build: %s", r)
+	}
+	r = e.docker("run", "--rm", "--entrypoint", "sh", image, "-c", `cat "$NODE_EXTRA_CA_CERTS"`)
+	if strings.TrimSpace(r.stdout) != strings.TrimSpace(string(ca)) {
+		t.Errorf("after docker compose build with none of the settings' variables, NODE_EXTRA_CA_CERTS in the agent image is not the settings' CA: %q", r.stdout)
+	}
 	// Without the CA, npm refuses the registry: the build above passed
 	// because of ca_certificates. (npm of the node image, which trusts its
 	// own roots only, no retries: Debian's nodejs of this image trusts the

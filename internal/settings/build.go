@@ -2,10 +2,8 @@ package settings
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -31,10 +29,6 @@ const (
 	SecretCA     = "agentbox_ca"
 	EnvBuildCA   = "AGENTBOX_BUILD_CA"
 	SecretCAPath = "/run/secrets/" + SecretCA
-	// EnvCASum is a build argument: the SHA-256 of the certificates, so
-	// that a changed CA rebuilds the steps that use it (a secret's content
-	// is not part of BuildKit's cache key).
-	EnvCASum = "AGENTBOX_CA_SHA256"
 )
 
 // Where builds fetch from reaches them as BuildKit secrets too, each read
@@ -127,17 +121,13 @@ func (s Settings) Transport() (*http.Transport, error) {
 }
 
 // BuildSecrets adds to environ what builds need of the secrets and the
-// CA: EnvBuildNPMRC (npmrc, "" for none), EnvBuildCA and EnvCASum. The
+// CA: EnvBuildNPMRC (npmrc, "" for none) and EnvBuildCA. The
 // caller's own values of those variables are dropped.
 func (s Settings) BuildSecrets(environ []string, npmrc string) ([]string, error) {
 	pemData, err := s.CAPEM()
 	if err != nil {
 		return nil, err
 	}
-	vars := map[string]string{EnvBuildNPMRC: npmrc, EnvBuildCA: "", EnvCASum: ""}
-	if pemData != nil {
-		sum := sha256.Sum256(pemData)
-		vars[EnvBuildCA], vars[EnvCASum] = string(pemData), hex.EncodeToString(sum[:])
-	}
+	vars := map[string]string{EnvBuildNPMRC: npmrc, EnvBuildCA: string(pemData)}
 	return setVars(environ, vars), nil
 }

@@ -85,20 +85,25 @@ RUN set -eu; \
 
 # The CA of your settings' ca_certificates (a proxy that intercepts TLS), if
 # any, in the system's trust store; Node's programs (npm, the agent CLIs)
-# keep their own roots and read it from NODE_EXTRA_CA_CERTS. Without one, the
-# file holds a root the image already trusts (the first of the system's), as
-# Node warns at every start of a program about a file with no certificate.
-ARG AGENTBOX_CA_SHA256
-RUN --mount=type=secret,id=agentbox_ca,required=false set -eu; \
+# keep their own roots and read it from NODE_EXTRA_CA_CERTS. agentbox build,
+# up and run leave the certificates in .agentbox/local/ca.pem (not committed: see
+# .agentbox/local/.gitignore), so that their content keys this step and a build that
+# agentbox does not start (the Dev Containers CLI's) copies the same file.
+# Without one, the file holds a root the image already trusts (the first of
+# the system's), as Node warns at every start of a program about a file with
+# no certificate.
+COPY local/ /usr/local/share/agentbox/local/
+RUN set -eu; \
     mkdir -p /usr/local/share/agentbox /usr/local/share/ca-certificates; \
     : >/usr/local/share/agentbox/ca.pem; \
-    if [ -s /run/secrets/agentbox_ca ]; then \
-      cp /run/secrets/agentbox_ca /usr/local/share/agentbox/ca.pem; \
+    if [ -s /usr/local/share/agentbox/local/ca.pem ]; then \
+      cp /usr/local/share/agentbox/local/ca.pem /usr/local/share/agentbox/ca.pem; \
       awk '/BEGIN CERTIFICATE/ { n++ } { print > ("/usr/local/share/ca-certificates/agentbox-" n ".crt") }' /usr/local/share/agentbox/ca.pem; \
       if command -v update-ca-certificates >/dev/null; then update-ca-certificates; fi; \
     elif [ -s /etc/ssl/certs/ca-certificates.crt ]; then \
       awk '{ print } /END CERTIFICATE/ { exit }' /etc/ssl/certs/ca-certificates.crt >/usr/local/share/agentbox/ca.pem; \
-    fi
+    fi; \
+    rm -rf /usr/local/share/agentbox/local
 ENV NODE_EXTRA_CA_CERTS=/usr/local/share/agentbox/ca.pem
 
 # The agent CLI and its whole dependency tree, as agentbox.lock pins them:

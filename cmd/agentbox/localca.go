@@ -1,0 +1,49 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/atomicfile"
+	"github.com/agentbox-dev/agentbox/internal/settings"
+)
+
+// writeLocalCA leaves the certificates of the settings' ca_certificates in
+// dir's generator.LocalCA, which the agent image copies, or removes it when
+// the settings name none: their content, not a variable of the build's
+// environment, keys the image's CA step, so that a build agentbox does not
+// start (the Dev Containers CLI's, docker compose's) gets the same CA and
+// finds the step built. The file is written only when its content changes.
+// It refuses a link on the way: agentbox writes only inside the project.
+func writeLocalCA(dir string) error {
+	s, err := settings.Load(settings.Path(), os.Getenv)
+	if err != nil {
+		return err
+	}
+	pemData, err := s.CAPEM()
+	if err != nil {
+		return err
+	}
+	local := filepath.Join(dir, filepath.FromSlash(generator.LocalDir))
+	for _, p := range []string{filepath.Dir(local), local, filepath.Join(dir, filepath.FromSlash(generator.LocalCA))} {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("refusing to write through %s: it is a symbolic link", p)
+		}
+	}
+	path := filepath.Join(dir, filepath.FromSlash(generator.LocalCA))
+	if pemData == nil {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	if err := os.MkdirAll(local, 0o755); err != nil {
+		return err
+	}
+	_, err = atomicfile.WriteFile(path, pemData, 0o644)
+	return err
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/testing/testca"
+)
+
+// The settings' certificates reach the build context as
+// .agentbox/local/ca.pem, which generate --check leaves alone; written
+// only when they change, removed when the settings name none, never
+// through a link.
+func TestWriteLocalCA(t *testing.T) {
+	dir := project(t, "agent-claude")
+	config := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", config)
+	for _, k := range []string{"AGENTBOX_CA_CERTIFICATES", "AGENTBOX_DEBIAN_ARCHIVE", "NPM_CONFIG_REGISTRY"} {
+		t.Setenv(k, "")
+	}
+	ca, err := testca.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	caFile := filepath.Join(config, "corp.pem")
+	writeFile(t, caFile, ca.PEM)
+	writeFile(t, filepath.Join(config, "agentbox", "settings.yaml"), []byte("ca_certificates: ["+caFile+"]\n"))
+	local := filepath.Join(dir, filepath.FromSlash(generator.LocalCA))
+
+	if err := writeLocalCA(dir); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(local); string(got) != string(ca.PEM) {
+		t.Fatalf("%s: %q, want the settings' certificate", generator.LocalCA, got)
+	}
+	if stdout, stderr, code := runIn(t, dir, "generate", "--check"); code != exitOK {
+		t.Errorf("generate --check with %s: exit %d\n%s%s", generator.LocalCA, code, stdout, stderr)
+	}
+	// Unchanged certificates: the file is not written again (a task's
+	// images are rebuilt when a file of .agentbox/ is newer than they are).
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(local, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeLocalCA(dir); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(local); err != nil || !fi.ModTime().Equal(old) {
+		t.Errorf("%s was written again with the same certificates", generator.LocalCA)
+	}
+	// No certificates in the settings: the file goes.
+	writeFile(t, filepath.Join(config, "agentbox", "settings.yaml"), []byte("{}\n"))
+	if err := writeLocalCA(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(local); !os.IsNotExist(err) {
+		t.Errorf("%s is left with no certificates in the settings: %v", generator.LocalCA, err)
+	}
+	// A link in its place is refused, and what it points to is untouched.
+	writeFile(t, filepath.Join(config, "agentbox", "settings.yaml"), []byte("ca_certificates: ["+caFile+"]\n"))
+	target := filepath.Join(t.TempDir(), "elsewhere")
+	writeFile(t, target, []byte("untouched\n"))
+	if err := os.Symlink(target, local); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeLocalCA(dir); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("writeLocalCA through a link: %v, want a refusal", err)
+	}
+	if got, _ := os.ReadFile(target); string(got) != "untouched\n" {
+		t.Errorf("the link's target was written: %q", got)
+	}
+}
