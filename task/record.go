@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/atomicfile"
+	"github.com/agentbox-dev/agentbox/internal/settings"
 )
 
 // Record is a task's record on the host (task.json in its directory):
@@ -61,22 +62,8 @@ const (
 // machine).
 const OnKubernetes = "kubernetes"
 
-// StateDir is agentbox's directory sub on the host, outside every project
-// and mounted into no sandbox: $XDG_STATE_HOME/agentbox/SUB, else
-// ~/.local/state/agentbox/SUB.
-func StateDir(sub string) (string, error) {
-	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "agentbox", sub), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("finding agentbox's state directory (%s): %w", sub, err)
-	}
-	return filepath.Join(home, ".local", "state", "agentbox", sub), nil
-}
-
 // Root is where the tasks of every sandbox keep their clones and records.
-func Root() (string, error) { return StateDir("tasks") }
+func Root() (string, error) { return settings.StateDir("tasks") }
 
 // Dir is the directory of task name of the sandbox project.
 func Dir(project, name string) (string, error) {

@@ -164,7 +164,7 @@ func (o *allowOptions) grant(ctx context.Context, d deps, dest string, stdout io
 		if err != nil {
 			return err
 		}
-		prof, err := profileOf(cfg, name)
+		prof, err := sandbox.ProfileOf(cfg, name)
 		if err != nil {
 			return err
 		}
@@ -276,7 +276,7 @@ func dockerEgress(ctx context.Context, dir, task string, args ...string) (string
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return "", errors.New(firstLine(stderr.Bytes(), err))
+		return "", errors.New(sandbox.FirstLine(stderr.Bytes(), err))
 	}
 	return stdout.String(), nil
 }

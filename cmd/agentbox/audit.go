@@ -18,8 +18,8 @@ import (
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/settings"
 	"github.com/agentbox-dev/agentbox/internal/termsafe"
-	"github.com/agentbox-dev/agentbox/task"
 	"github.com/spf13/cobra"
 )
 
@@ -55,7 +55,7 @@ const (
 const maxReason = 500
 
 // stateAuditDir is the directory of the audit logs (realDeps).
-func stateAuditDir() (string, error) { return task.StateDir("audit") }
+func stateAuditDir() (string, error) { return settings.StateDir("audit") }
 
 // auditPath is the audit log of the sandbox name of the project in
 // project. It refuses a log inside the project, which the sandbox mounts.

@@ -131,7 +131,7 @@ func (o *blockedOptions) run(ctx context.Context, d deps, stdout, stderr io.Writ
 	}
 	cfg, _ := loadConfig(o.dir) // without it, only the resolver's answers tell a port from an address
 	if cfg != nil && o.task == "" {
-		warnStale(ctx, "", o.dir, cfg.Name, stderr)
+		sandbox.WarnStale(ctx, "", o.dir, cfg.Name, stderr)
 	}
 	opts := []denials.Option{denials.Ignore(firewall.ProbeName), denials.Packets(firewall.LogPrefix, firewall.LogReasons),
 		denials.Ports(firewall.ReasonUnlisted, firewall.ReasonSpecial, policyCIDRs(cfg))}
@@ -353,7 +353,7 @@ func startLog(cmd *exec.Cmd) (io.ReadCloser, error) {
 	go func() {
 		defer close(done)
 		if err := cmd.Wait(); err != nil {
-			pw.CloseWithError(fmt.Errorf("%s %s: %s", filepath.Base(cmd.Args[0]), cmd.Args[1], firstLine(tail.last(), err)))
+			pw.CloseWithError(fmt.Errorf("%s %s: %s", filepath.Base(cmd.Args[0]), cmd.Args[1], sandbox.FirstLine(tail.last(), err)))
 			return
 		}
 		pw.Close()

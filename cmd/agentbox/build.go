@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/spf13/cobra"
 )
 
@@ -50,13 +51,13 @@ func buildImages(ctx context.Context, dir string, push bool, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
-	if err := writeLocalCA(dir); err != nil {
+	if err := sandbox.WriteLocalCA(dir); err != nil {
 		return err
 	}
-	if err := pullBases(ctx, docker, dir, stderr); err != nil {
+	if err := sandbox.PullBases(ctx, docker, dir, stderr); err != nil {
 		return err
 	}
-	if err := execCompose(ctx, composeArgv(docker, dir, cfg, cfg.DefaultProfile), nil, stderr, stderr, "build"); err != nil {
+	if err := execCompose(ctx, sandbox.ProjectArgv(docker, dir, cfg, cfg.DefaultProfile), nil, stderr, stderr, "build"); err != nil {
 		return fmt.Errorf("docker compose build: %w", err)
 	}
 	if !push {
@@ -77,7 +78,7 @@ func buildImages(ctx context.Context, dir string, push bool, stdout, stderr io.W
 // pushImage tags img as repo:tag, pushes it and returns repo:tag@digest.
 func pushImage(ctx context.Context, docker, img, repo, tag string, stderr io.Writer) (string, error) {
 	if out, err := exec.CommandContext(ctx, docker, "tag", img, repo+":"+tag).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("docker tag %s: %s", img, firstLine(out, err))
+		return "", fmt.Errorf("docker tag %s: %s", img, sandbox.FirstLine(out, err))
 	}
 	push := exec.CommandContext(ctx, docker, "push", repo+":"+tag)
 	push.Stdout, push.Stderr = stderr, stderr

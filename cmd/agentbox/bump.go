@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/agentbox-dev/agentbox/bump"
 	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/progress"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 )
 
 type bumpOptions struct {
@@ -19,10 +18,10 @@ type bumpOptions struct {
 	check bool
 	json  bool
 	deps  deps
-	prog  *progress
+	prog  *progress.Progress
 }
 
-func newBumpCmd(dir *string, d deps, prog *progress, stdout, stderr io.Writer) *cobra.Command {
+func newBumpCmd(dir *string, d deps, prog *progress.Progress, stdout, stderr io.Writer) *cobra.Command {
 	o := &bumpOptions{deps: d, prog: prog}
 	c := &cobra.Command{
 		Use:   "bump",
@@ -72,15 +71,15 @@ func (o *bumpOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	reg := o.deps.resolver(us)
 	deps := bump.Options{Resolver: reg, OS: reg, NPM: o.deps.npm(o.dir, us),
 		Debian: o.deps.debian(us), Now: o.deps.now}
-	if o.prog.on() {
+	if o.prog.On() {
 		deps.Progress = func(ref images.Ref, digest string, err error) {
 			if err != nil {
-				o.prog.printf("  %s: failed", ref)
+				o.prog.Printf("  %s: failed", ref)
 				return
 			}
-			o.prog.printf("  %s -> %s", ref.Tagged(), shortDigest(digest))
+			o.prog.Printf("  %s -> %s", ref.Tagged(), shortDigest(digest))
 		}
-		deps.Step = o.prog.step
+		deps.Step = o.prog.Step
 	}
 	res, err := bump.Run(ctx, o.dir, deps)
 	if err != nil && ctx.Err() != nil {
@@ -180,11 +179,4 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
-}
-
-// isTerminal reports whether v is a terminal (not merely a character
-// device: /dev/null is one too).
-func isTerminal(v any) bool {
-	f, ok := v.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }

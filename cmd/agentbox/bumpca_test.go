@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/internal/settings"
 	"github.com/agentbox-dev/agentbox/internal/testing/testca"
+	"github.com/agentbox-dev/agentbox/sandbox"
 )
 
 // tlsRegistry is an npm registry stand-in over TLS with a certificate of a
@@ -107,15 +108,15 @@ func TestBuildNPMRC(t *testing.T) {
 		t.Fatal(err)
 	}
 	getenv := func(k string) string { return map[string]string{"NPM_CONFIG_USERCONFIG": rc, "T": "tok"}[k] }
-	if got := buildNPMRC(settings.Settings{}, getenv); got != "registry=https://npm.internal/\n//npm.internal/:_authToken=tok\n" {
+	if got := sandbox.BuildNPMRC(settings.Settings{}, getenv); got != "registry=https://npm.internal/\n//npm.internal/:_authToken=tok\n" {
 		t.Errorf("npm's registry: %q", got)
 	}
 	s := settings.Settings{NPM: settings.NPM{Registry: "https://mirror.internal"}}
-	if got := buildNPMRC(s, getenv); got != "registry=https://mirror.internal/\n//mirror.internal/:_authToken=m\n" {
+	if got := sandbox.BuildNPMRC(s, getenv); got != "registry=https://mirror.internal/\n//mirror.internal/:_authToken=m\n" {
 		t.Errorf("the settings' registry: %q", got)
 	}
 	s.NPM.Registry = "https://other.internal/"
-	if got := buildNPMRC(s, getenv); got != "" {
+	if got := sandbox.BuildNPMRC(s, getenv); got != "" {
 		t.Errorf("a registry without a credential: %q", got)
 	}
 }

@@ -118,18 +118,9 @@ func transport(s settings.Settings) http.RoundTripper {
 // else npm's own configuration), with the credential npm's configuration
 // holds for it.
 func npmClient(dir string, s settings.Settings, getenv func(string) string) *npm.Client {
-	reg := npmRegistry(dir, s, getenv)
+	reg := s.NPMRegistry(dir, getenv)
 	return npm.NewClient(npm.Options{Registry: reg, Transport: transport(s),
 		Authorization: npm.AuthFromConfig(reg, dir, getenv).Header})
-}
-
-// npmRegistry is the npm registry in use for the project in dir: the
-// settings', else npm's own configuration's ("" for npm's default).
-func npmRegistry(dir string, s settings.Settings, getenv func(string) string) string {
-	if s.NPM.Registry != "" {
-		return s.NPM.Registry
-	}
-	return npm.RegistryFromConfig(dir, getenv)
 }
 
 // debianArchive is the copy of Debian's archive the settings name (a

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
 )
 
@@ -27,7 +28,7 @@ func directProject(t *testing.T) (string, *config.Config) {
 	} {
 		writeFile(t, filepath.Join(dir, p), []byte(c))
 	}
-	uid, _ := ownerUID(mustStat(t, dir))
+	uid, _ := sandbox.OwnerUID(mustStat(t, dir))
 	cfg := &config.Config{UID: uid, Workspace: "/workspace", Hidden: append(slices.Clone(config.DefaultHidden), "secrets"),
 		ReadOnly: []string{"docs/adr", "conf/ro"}}
 	return dir, cfg

@@ -131,7 +131,7 @@ func removeVolumes(ctx context.Context, docker, name string, before []string, w 
 	for _, v := range left {
 		if out, err := exec.CommandContext(ctx, docker, "volume", "rm", v).CombinedOutput(); err != nil {
 			kept[v] = true
-			failed = append(failed, fmt.Sprintf("volume %s not removed: %s", esc(v), esc(firstLine(out, err))))
+			failed = append(failed, fmt.Sprintf("volume %s not removed: %s", esc(v), esc(sandbox.FirstLine(out, err))))
 		}
 	}
 	removed := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(before), left...))))
@@ -178,7 +178,7 @@ func removeImages(ctx context.Context, docker string, cfg *config.Config, w io.W
 	var failed []string
 	for _, t := range tags {
 		if out, err := exec.CommandContext(ctx, docker, "rmi", t).CombinedOutput(); err != nil {
-			failed = append(failed, fmt.Sprintf("image %s not removed: %s", esc(t), esc(firstLine(out, err))))
+			failed = append(failed, fmt.Sprintf("image %s not removed: %s", esc(t), esc(sandbox.FirstLine(out, err))))
 			continue
 		}
 		fmt.Fprintf(w, "agentbox: removed image %s\n", esc(t))

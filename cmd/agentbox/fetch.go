@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
+	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/spf13/cobra"
 )
 
@@ -60,7 +61,7 @@ func composeBundle(ctx context.Context, dir string, w io.Writer) (*config.Config
 		return nil, fmt.Errorf("making the agent's bundle: interrupted (%v)", context.Cause(ctx))
 	case err != nil:
 		return nil, fmt.Errorf("making a bundle of the agent's branches (is the sandbox up? agentbox up): %s",
-			firstLine(errb.Bytes(), err))
+			sandbox.FirstLine(errb.Bytes(), err))
 	}
 	return cfg, nil
 }

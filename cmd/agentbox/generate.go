@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/termsafe"
+	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/spf13/cobra"
 )
 
@@ -73,7 +74,7 @@ func (o *generateOptions) run(ctx context.Context, stdout, stderr io.Writer) err
 	if len(changes) == 0 {
 		fmt.Fprintln(stderr, "agentbox: generated files are up to date")
 	}
-	warnStale(ctx, "", o.dir, c.Config.Name, stderr)
+	sandbox.WarnStale(ctx, "", o.dir, c.Config.Name, stderr)
 	return nil
 }
 

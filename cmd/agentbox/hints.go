@@ -2,7 +2,7 @@ package main
 
 // Hints for the common mistakes of a new user, where cobra's or Docker's
 // own error would leave them guessing. The others live where the error is
-// made: no sandbox running (errNoSandbox), no agentbox.yaml here but above
+// made: no sandbox running (sandbox.ErrNoSandbox), no agentbox.yaml here but above
 // (generator.MissingConfig).
 
 import (

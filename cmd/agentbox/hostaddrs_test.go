@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentbox-dev/agentbox/sandbox"
 )
 
 func TestComposeEnv(t *testing.T) {
@@ -23,15 +25,15 @@ func TestComposeEnv(t *testing.T) {
 		return []net.Addr{ipnet("127.0.0.1/8"), ipnet("198.18.201.1/24"), ipnet("172.17.0.1/16"), ipnet("::1/128"),
 			ipnet("fe80::1/64"), ipnet("2001:2::201/64"), &net.IPAddr{IP: net.ParseIP("198.18.9.9")}}, nil
 	}
-	got := composeEnv([]string{"PATH=/bin"}, addrs)
+	got := sandbox.ComposeEnv([]string{"PATH=/bin"}, addrs)
 	if want := []string{"PATH=/bin", "AGENTBOX_HOST_ADDRS=198.18.201.1 172.17.0.1 2001:2::201"}; !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	// The caller's own value stays, even empty.
-	if got := composeEnv([]string{"AGENTBOX_HOST_ADDRS="}, addrs); !slices.Equal(got, []string{"AGENTBOX_HOST_ADDRS="}) {
+	if got := sandbox.ComposeEnv([]string{"AGENTBOX_HOST_ADDRS="}, addrs); !slices.Equal(got, []string{"AGENTBOX_HOST_ADDRS="}) {
 		t.Errorf("got %q", got)
 	}
-	if got := composeEnv(nil, func() ([]net.Addr, error) { return nil, errors.New("no") }); !slices.Equal(got, []string{"AGENTBOX_HOST_ADDRS="}) {
+	if got := sandbox.ComposeEnv(nil, func() ([]net.Addr, error) { return nil, errors.New("no") }); !slices.Equal(got, []string{"AGENTBOX_HOST_ADDRS="}) {
 		t.Errorf("got %q", got)
 	}
 }
@@ -54,7 +56,7 @@ func TestComposeEnvironSettings(t *testing.T) {
 		command string
 		want    bool
 	}{{"up", true}, {"build", true}, {"down", false}, {"exec", false}} {
-		env, err := composeEnviron(c.command)
+		env, err := sandbox.Environ(c.command)
 		if err != nil {
 			t.Fatalf("%s: %v", c.command, err)
 		}
@@ -67,10 +69,10 @@ func TestComposeEnvironSettings(t *testing.T) {
 	if err := os.WriteFile(file, []byte("debian:\n  archive: nope\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := composeEnviron("build"); err == nil || !strings.Contains(err.Error(), "settings.yaml:2:12: debian.archive") {
+	if _, err := sandbox.Environ("build"); err == nil || !strings.Contains(err.Error(), "settings.yaml:2:12: debian.archive") {
 		t.Errorf("bad settings: %v", err)
 	}
-	if _, err := composeEnviron("down"); err != nil {
+	if _, err := sandbox.Environ("down"); err != nil {
 		t.Errorf("down read the bad settings file: %v", err)
 	}
 }
@@ -83,7 +85,7 @@ func TestLoopbackMirrorRefused(t *testing.T) {
 	t.Setenv("NPM_CONFIG_REGISTRY", "")
 	const want = `$AGENTBOX_DEBIAN_ARCHIVE: debian.archive: "http://127.0.0.1:3142/snapshot" is on loopback, which a build container cannot reach`
 	for _, command := range []string{"up", "build"} {
-		if _, err := composeEnviron(command); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "http://172.17.0.1:3142/snapshot") {
+		if _, err := sandbox.Environ(command); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "http://172.17.0.1:3142/snapshot") {
 			t.Errorf("compose %s: %v, want %q and the docker0 address", command, err, want)
 		}
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/termsafe"
+	"github.com/agentbox-dev/agentbox/sandbox"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -63,7 +64,7 @@ func (k kubeTarget) run(ctx context.Context, stdin io.Reader, args ...string) ([
 	cmd.Stderr = &errb
 	out, err := cmd.Output()
 	if err != nil {
-		return out, fmt.Errorf("kubectl %s: %s", args[0], firstLine(errb.Bytes(), err))
+		return out, fmt.Errorf("kubectl %s: %s", args[0], sandbox.FirstLine(errb.Bytes(), err))
 	}
 	return out, nil
 }
@@ -232,7 +233,7 @@ func createEnvSecret(ctx context.Context, p *prepared, name, jobUID string) erro
 		StringData: map[string]string{},
 	}
 	s.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: p.rec.Job, UID: types.UID(jobUID)}}
-	env, err := composeEnviron("up") // the environment, and the secrets file
+	env, err := sandbox.Environ("up") // the environment, and the secrets file
 	if err != nil {
 		return err
 	}

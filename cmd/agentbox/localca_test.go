@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/testing/testca"
+	"github.com/agentbox-dev/agentbox/sandbox"
 )
 
 // The settings' certificates reach the build context as
@@ -31,7 +32,7 @@ func TestWriteLocalCA(t *testing.T) {
 	writeFile(t, filepath.Join(config, "agentbox", "settings.yaml"), []byte("ca_certificates: ["+caFile+"]\n"))
 	local := filepath.Join(dir, filepath.FromSlash(generator.LocalCA))
 
-	if err := writeLocalCA(dir); err != nil {
+	if err := sandbox.WriteLocalCA(dir); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(local); string(got) != string(ca.PEM) {
@@ -46,7 +47,7 @@ func TestWriteLocalCA(t *testing.T) {
 	if err := os.Chtimes(local, old, old); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeLocalCA(dir); err != nil {
+	if err := sandbox.WriteLocalCA(dir); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(local); err != nil || !fi.ModTime().Equal(old) {
@@ -54,7 +55,7 @@ func TestWriteLocalCA(t *testing.T) {
 	}
 	// No certificates in the settings: the file goes.
 	writeFile(t, filepath.Join(config, "agentbox", "settings.yaml"), []byte("{}\n"))
-	if err := writeLocalCA(dir); err != nil {
+	if err := sandbox.WriteLocalCA(dir); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(local); !os.IsNotExist(err) {
@@ -67,8 +68,8 @@ func TestWriteLocalCA(t *testing.T) {
 	if err := os.Symlink(target, local); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeLocalCA(dir); err == nil || !strings.Contains(err.Error(), "symbolic link") {
-		t.Errorf("writeLocalCA through a link: %v, want a refusal", err)
+	if err := sandbox.WriteLocalCA(dir); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("sandbox.WriteLocalCA through a link: %v, want a refusal", err)
 	}
 	if got, _ := os.ReadFile(target); string(got) != "untouched\n" {
 		t.Errorf("the link's target was written: %q", got)

@@ -18,6 +18,7 @@ import (
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/termsafe"
 	"github.com/agentbox-dev/agentbox/lockfile"
+	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/spf13/cobra"
 )
 
@@ -120,7 +121,7 @@ type policyEdit struct {
 	cfg     *config.Config // agentbox.yaml after the edit
 	section []string       // the network section edited
 	changed []config.PolicyEntry
-	before  string // filesHash before the write ("" if unknown)
+	before  string // sandbox.FilesHash before the write ("" if unknown)
 }
 
 func (o *policyOptions) run(ctx context.Context, d deps, args []string, stdout, stderr io.Writer) error {
@@ -238,7 +239,7 @@ func (o *policyOptions) edit(cfg *config.Config, profile string, entries []confi
 		return nil, err
 	}
 	ed.cfg = c.Config
-	ed.before, _ = filesHash(o.dir)
+	ed.before, _ = sandbox.FilesHash(o.dir)
 	changes, err := generator.WriteConfig(o.dir, data, c.Files)
 	for _, ch := range changes {
 		fmt.Fprintf(stdout, "%-6s %s\n", ch.Kind, esc(ch.Path)) // a stale file's name is the disk's
@@ -266,7 +267,7 @@ func (o *policyOptions) applyAdd(ctx context.Context, d deps, ed *policyEdit, ru
 		}
 		fmt.Fprintf(stdout, "applied %s ports %s to the running sandbox (profile %s): nothing restarted\n", e, portArg(dst.ports), running)
 	}
-	return recordLive(o.dir, ed.cfg.Name, ed.before)
+	return sandbox.RecordLive(o.dir, ed.cfg.Name, ed.before)
 }
 
 // applyRemove takes the entries out of the running sandbox: live when
@@ -299,7 +300,7 @@ func (o *policyOptions) applyRemove(ctx context.Context, d deps, ed *policyEdit,
 		fmt.Fprintf(stdout, "removed %s ports %s from the running sandbox: nothing restarted\n", e, portArg(dst.ports))
 	}
 	if len(baked) == 0 {
-		return recordLive(o.dir, ed.cfg.Name, ed.before)
+		return sandbox.RecordLive(o.dir, ed.cfg.Name, ed.before)
 	}
 	fmt.Fprintf(stderr, "agentbox: %s: in the running egress image, which cannot drop it live; restarting the sandbox (agentbox up --profile %s): the egress and agent containers are recreated and the agent's processes restart; its volumes (state, workspace) stay\n",
 		strings.Join(baked, ", "), running)

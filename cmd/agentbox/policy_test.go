@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/sandbox"
 )
 
 const policyYAML = `name: demo
@@ -164,7 +165,7 @@ func TestPolicyRefusals(t *testing.T) {
 				writeFile(t, filepath.Join(dir, "agentbox.yaml"), []byte(tc.yaml))
 			}
 			before := readYAML(t, dir)
-			hash, _ := filesHash(dir)
+			hash, _ := sandbox.FilesHash(dir)
 			_, stderr, code := runDeps(t, d, append([]string{"-C", dir, "policy"}, tc.args...)...)
 			if code != tc.code || !strings.Contains(stderr, tc.message) {
 				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, tc.code, tc.message)
@@ -172,7 +173,7 @@ func TestPolicyRefusals(t *testing.T) {
 			if readYAML(t, dir) != before {
 				t.Errorf("agentbox.yaml changed")
 			}
-			if now, _ := filesHash(dir); now != hash {
+			if now, _ := sandbox.FilesHash(dir); now != hash {
 				t.Errorf("the generated files changed")
 			}
 			if len(eg.calls) > 0 {
@@ -277,15 +278,15 @@ func TestPolicyRemove(t *testing.T) {
 func writeUpRecord(t *testing.T, dir, project string) {
 	t.Helper()
 	abs, _ := filepath.Abs(dir)
-	sum, err := filesHash(dir)
+	sum, err := sandbox.FilesHash(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	path, err := upRecordPath(project)
+	path, err := sandbox.UpRecordPath(project)
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, _ := json.Marshal(upRecord{Dir: abs, Egress: "e1", Files: sum})
+	data, _ := json.Marshal(sandbox.UpRecord{Dir: abs, Egress: "e1", Files: sum})
 	writeFile(t, path, data)
 }
 
@@ -297,17 +298,17 @@ func TestPolicyKeepsFresh(t *testing.T) {
 	if _, stderr, code := runDeps(t, d, "-C", dir, "policy", "add", "docs.example.com"); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	rec, _ := readUpRecord(dir, "demo")
-	if sum, _ := filesHash(dir); rec == nil || rec.Files != sum {
+	rec, _ := sandbox.ReadUpRecord(dir, "demo")
+	if sum, _ := sandbox.FilesHash(dir); rec == nil || rec.Files != sum {
 		t.Errorf("up's record after a live add: %+v", rec)
 	}
 	if _, stderr, code := runDeps(t, d, "-C", dir, "policy", "add", "more.example.com", "--no-apply"); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if sum, _ := filesHash(dir); sum == rec.Files {
+	if sum, _ := sandbox.FilesHash(dir); sum == rec.Files {
 		t.Fatal("the files did not change")
 	}
-	if again, _ := readUpRecord(dir, "demo"); again.Files != rec.Files {
+	if again, _ := sandbox.ReadUpRecord(dir, "demo"); again.Files != rec.Files {
 		t.Errorf("--no-apply changed up's record: %+v", again)
 	}
 }

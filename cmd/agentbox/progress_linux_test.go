@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/progress"
+	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
 )
 
@@ -143,10 +145,10 @@ func TestProgressRunBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &prepared{rec: &task.Record{Dir: dir}, cfg: c.Config, docker: docker,
-		main: composeArgv(docker, dir, c.Config, c.Config.DefaultProfile)}
+		main: sandbox.ProjectArgv(docker, dir, c.Config, c.Config.DefaultProfile)}
 	quiet := false
 	term := newFakeTerminal(t)
-	if err := ensureImages(t.Context(), p, newProgress(term.term, &quiet), term.term); err != nil {
+	if err := ensureImages(t.Context(), p, progress.New(term.term, &quiet), term.term); err != nil {
 		t.Fatal(err)
 	}
 	checkProgress(t, "run on a terminal", term.output(), []string{
@@ -154,7 +156,7 @@ func TestProgressRunBuild(t *testing.T) {
 		`agentbox: the images are built ` + took,
 	})
 	var stderr bytes.Buffer
-	if err := ensureImages(t.Context(), p, newProgress(&stderr, &quiet), &stderr); err != nil {
+	if err := ensureImages(t.Context(), p, progress.New(&stderr, &quiet), &stderr); err != nil {
 		t.Fatal(err)
 	}
 	checkQuiet(t, "run without a terminal", stderr.String())

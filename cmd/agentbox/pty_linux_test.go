@@ -11,7 +11,7 @@ import (
 )
 
 // fakeTerminal is a pseudo-terminal: the test writes to term (a
-// terminal, as isTerminal sees it) and reads what was written with output.
+// terminal, as progress.IsTerminal sees it) and reads what was written with output.
 type fakeTerminal struct {
 	term *os.File
 	done chan struct{}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/agentbox-dev/agentbox/internal/progress"
 	"github.com/agentbox-dev/agentbox/internal/termsafe"
 	"github.com/spf13/cobra"
 )
@@ -95,8 +96,8 @@ func newRootCmd(d deps, stdout, stderr io.Writer, ran *bool) *cobra.Command {
 	// -C is one flag of every command; each reads *dir when it runs.
 	dir := root.PersistentFlags().StringP("dir", "C", ".", "the project directory (holding agentbox.yaml)")
 	_ = root.MarkPersistentFlagDirname("dir") // completes directories only
-	quiet := root.PersistentFlags().BoolP("quiet", "q", false, progressFlagUsage)
-	prog := newProgress(stderr, quiet)
+	quiet := root.PersistentFlags().BoolP("quiet", "q", false, progress.FlagUsage)
+	prog := progress.New(stderr, quiet)
 	for _, c := range subcommands(dir, d, prog, stdout, stderr) {
 		markRan(c, ran)
 		root.AddCommand(c)
@@ -126,7 +127,7 @@ func bareRoot(stdout, stderr io.Writer) *cobra.Command {
 }
 
 // subcommands returns agentbox's commands; prog shows their progress.
-func subcommands(dir *string, d deps, prog *progress, stdout, stderr io.Writer) []*cobra.Command {
+func subcommands(dir *string, d deps, prog *progress.Progress, stdout, stderr io.Writer) []*cobra.Command {
 	return []*cobra.Command{
 		newInitCmd(dir, stdout, stderr),
 		newGenerateCmd(dir, stdout, stderr),

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/progress"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
 	"github.com/spf13/cobra"
@@ -36,10 +37,10 @@ type runOptions struct {
 	context   string
 	namespace string
 	argv      []string
-	prog      *progress
+	prog      *progress.Progress
 }
 
-func newRunCmd(dir *string, prog *progress, stdout, stderr io.Writer) *cobra.Command {
+func newRunCmd(dir *string, prog *progress.Progress, stdout, stderr io.Writer) *cobra.Command {
 	o := &runOptions{prog: prog}
 	c := &cobra.Command{
 		Use:   "run [--name TASK] [--profile P] [--timeout DURATION] [--ref REF] [--detach] [--json] -- CMD [ARG...]",
@@ -121,7 +122,7 @@ func (o *runOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	c := &task.Course{Sandbox: p.cfg.Name, Rec: p.rec, Backend: p.backend(o.prog, stderr),
 		Times: task.Times{Prepared: time.Now()}}
-	warnMissingSecrets(stderr, p.cfg.TaskEnv())
+	sandbox.WarnMissingSecrets(stderr, p.cfg.TaskEnv())
 	if p.loginNote != "" {
 		fmt.Fprintf(stderr, "agentbox: run.copy_login: %s\n", p.loginNote)
 	}
@@ -145,7 +146,7 @@ func (o *runOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 
 // backend is the prepared task's backend: its Job on a cluster, or its
 // compose project here (prog hears of an image build).
-func (p *prepared) backend(prog *progress, stderr io.Writer) task.Backend {
+func (p *prepared) backend(prog *progress.Progress, stderr io.Writer) task.Backend {
 	if p.rec.On == task.OnKubernetes {
 		return &kubeBackend{p: p, stderr: stderr}
 	}
@@ -227,7 +228,7 @@ func (o *runOptions) checkFlags() error {
 // config compiles the sandbox (its generated files current) and checks
 // the flags against it: the task's timeout and profile.
 func (o *runOptions) config() (*generator.Compiled, time.Duration, string, error) {
-	c, err := (&sandboxOptions{dir: o.dir}).compiled(true)
+	c, err := sandbox.Compiled(o.dir, true)
 	if err != nil {
 		return nil, 0, "", err
 	}
@@ -263,7 +264,7 @@ func (o *runOptions) target(ctx context.Context, p *prepared, profile string) er
 	if p.docker, err = checkDocker(ctx); err != nil {
 		return err
 	}
-	p.main = composeArgv(p.docker, o.dir, p.cfg, profile)
+	p.main = sandbox.ProjectArgv(p.docker, o.dir, p.cfg, profile)
 	return nil
 }
 
@@ -360,7 +361,7 @@ func (p *prepared) task() generator.Task {
 
 // start builds the sandbox's images if they are missing or older than the
 // generated files, and starts the task: egress healthy, then the agent.
-func start(ctx context.Context, p *prepared, prog *progress, stderr io.Writer) error {
+func start(ctx context.Context, p *prepared, prog *progress.Progress, stderr io.Writer) error {
 	if err := ensureImages(ctx, p, prog, stderr); err != nil {
 		return p.fail(ctx, err)
 	}
@@ -386,9 +387,9 @@ func (p *prepared) fail(ctx context.Context, err error) error {
 // ensureImages builds NAME-egress and NAME-agent when either is missing or
 // older than a file in .agentbox/: a task reuses the images up builds.
 // prog hears of the build.
-func ensureImages(ctx context.Context, p *prepared, prog *progress, stderr io.Writer) error {
+func ensureImages(ctx context.Context, p *prepared, prog *progress.Progress, stderr io.Writer) error {
 	// The settings' CA first: a changed one is a newer file below.
-	if err := writeLocalCA(p.rec.Dir); err != nil {
+	if err := sandbox.WriteLocalCA(p.rec.Dir); err != nil {
 		return err
 	}
 	newest := time.Time{}
@@ -404,10 +405,10 @@ func ensureImages(ctx context.Context, p *prepared, prog *progress, stderr io.Wr
 		out, err := exec.CommandContext(ctx, p.docker, "image", "inspect", "--format", "{{.Created}}", img).Output()
 		created, perr := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(out)))
 		if err != nil || perr != nil || created.Before(newest) {
-			if err := pullBases(ctx, p.docker, p.rec.Dir, stderr); err != nil {
+			if err := sandbox.PullBases(ctx, p.docker, p.rec.Dir, stderr); err != nil {
 				return err
 			}
-			done := prog.step("building the sandbox's images (the first build takes minutes)")
+			done := prog.Step("building the sandbox's images (the first build takes minutes)")
 			err := execCompose(ctx, p.main, nil, stderr, stderr, "build")
 			done("the images are built", err)
 			return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/progress"
 	"github.com/agentbox-dev/agentbox/internal/termsafe"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
@@ -65,43 +66,22 @@ func (o *sandboxOptions) compose(ctx context.Context, starts bool) ([]string, *c
 		}
 		switch {
 		case o.profile == "" && o.running:
-			return nil, nil, errNoSandbox(cfg.Name)
+			return nil, nil, sandbox.ErrNoSandbox(cfg.Name)
 		case o.profile == "":
 			o.profile = cfg.DefaultProfile
 		}
 	}
-	return composeArgv(docker, o.dir, cfg, o.profile), cfg, nil
+	return sandbox.ProjectArgv(docker, o.dir, cfg, o.profile), cfg, nil
 }
 
 // current compiles the sandbox and checks that the generated files on disk
 // are what it compiles to.
 func (o *sandboxOptions) current(starts bool) (*config.Config, error) {
-	c, err := o.compiled(starts)
+	c, err := sandbox.Compiled(o.dir, starts)
 	if err != nil {
 		return nil, err
 	}
 	return c.Config, nil
-}
-
-// compiled compiles the sandbox and checks that the generated files on
-// disk are what it compiles to; its files are those, in memory.
-func (o *sandboxOptions) compiled(starts bool) (*generator.Compiled, error) {
-	c, err := generator.Compile(o.dir, generator.CompileOptions{CheckMounts: starts})
-	if err != nil {
-		return nil, err
-	}
-	if diff, err := generator.Diff(o.dir, c.Files); err != nil {
-		return nil, err
-	} else if diff != "" {
-		return nil, errors.New("the generated files are out of date (agentbox generate --check fails); run \"agentbox generate\" and review the diff first")
-	}
-	return c, nil
-}
-
-// composeArgv is docker compose on profile's generated file, as cfg's
-// project.
-func composeArgv(docker, dir string, cfg *config.Config, profile string) []string {
-	return sandbox.ComposeArgv(docker, cfg.Name, profileComposeFile(dir, cfg, profile))
 }
 
 // checkDocker checks that the docker CLI, compose v2 and the daemon are
@@ -111,16 +91,10 @@ func checkDocker(ctx context.Context) (string, error) {
 	return d.Path, err
 }
 
-// compose is docker compose of argv, in the environment composeEnviron
-// gives each compose command.
-func compose(argv []string) sandbox.Compose {
-	return sandbox.Compose{Docker: sandbox.Docker{Path: argv[0]}, Argv: argv, Env: composeEnviron}
-}
-
 // execCompose runs docker compose (argv) with args, connected to the
 // terminal (sandbox.Compose.Run); its failure is agentbox's error.
 func execCompose(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, args ...string) error {
-	err := compose(argv).Run(ctx, stdin, stdout, stderr, args...)
+	err := sandbox.ComposeOf(argv).Run(ctx, stdin, stdout, stderr, args...)
 	if ee := (*sandbox.ExitError)(nil); errors.As(err, &ee) {
 		return &exitErr{exitError, err}
 	}
@@ -130,11 +104,8 @@ func execCompose(ctx context.Context, argv []string, stdin io.Reader, stdout, st
 // runCompose runs docker compose (argv) with args and stdin, and returns
 // its stdout (sandbox.Compose.Output).
 func runCompose(ctx context.Context, argv []string, stdin string, args ...string) ([]byte, error) {
-	return compose(argv).Output(ctx, stdin, args...)
+	return sandbox.ComposeOf(argv).Output(ctx, stdin, args...)
 }
-
-// firstLine is the first line of out, else err's text.
-func firstLine(out []byte, err error) string { return sandbox.FirstLine(out, err) }
 
 // run runs docker compose with args, connected to the terminal; starts says
 // whether that starts containers (compose).
@@ -144,12 +115,12 @@ func (o *sandboxOptions) run(ctx context.Context, starts bool, stdin io.Reader, 
 		return err
 	}
 	if o.stale {
-		warnStale(ctx, argv[0], o.dir, cfg.Name, stderr)
+		sandbox.WarnStale(ctx, argv[0], o.dir, cfg.Name, stderr)
 	}
 	return execCompose(ctx, argv, stdin, stdout, stderr, args...)
 }
 
-func newUpCmd(dir *string, prog *progress, stdout, stderr io.Writer) *cobra.Command {
+func newUpCmd(dir *string, prog *progress.Progress, stdout, stderr io.Writer) *cobra.Command {
 	o := &sandboxOptions{}
 	c := &cobra.Command{
 		Use:   "up",
@@ -186,7 +157,7 @@ func upSandbox(ctx context.Context, dir, profile string, stdout, stderr io.Write
 
 // startSandbox builds and starts the sandbox in dir under profile (the
 // default when ""): agentbox up. prog hears of the build and the start.
-func startSandbox(ctx context.Context, dir, profile string, prog *progress, stdout, stderr io.Writer) error {
+func startSandbox(ctx context.Context, dir, profile string, prog *progress.Progress, stdout, stderr io.Writer) error {
 	o := &sandboxOptions{dir: dir, choose: true, profile: profile}
 	if err := generator.CheckGitDatabase(o.dir); err != nil {
 		return err
@@ -198,27 +169,27 @@ func startSandbox(ctx context.Context, dir, profile string, prog *progress, stdo
 	if err := (sandbox.Docker{Path: argv[0]}).CheckOwner(ctx, cfg.Name, o.dir); err != nil {
 		return err
 	}
-	warnMissingSecrets(stderr, cfg.Secrets)
-	if err := writeLocalCA(o.dir); err != nil {
+	sandbox.WarnMissingSecrets(stderr, cfg.Secrets)
+	if err := sandbox.WriteLocalCA(o.dir); err != nil {
 		return err
 	}
-	if err := pullBases(ctx, argv[0], o.dir, stderr); err != nil {
+	if err := sandbox.PullBases(ctx, argv[0], o.dir, stderr); err != nil {
 		return err
 	}
-	done := prog.step("building the sandbox's images (the first build takes minutes)")
+	done := prog.Step("building the sandbox's images (the first build takes minutes)")
 	err = execCompose(ctx, argv, os.Stdin, stdout, stderr, "build")
 	if done("the images are built", err); err != nil {
 		return err
 	}
-	done = prog.step("starting the sandbox (profile " + o.profile + "; the agent starts once the firewall is up)")
+	done = prog.Step("starting the sandbox (profile " + o.profile + "; the agent starts once the firewall is up)")
 	err = execCompose(ctx, argv, os.Stdin, stdout, stderr, "up", "-d", "--wait", "--remove-orphans")
 	if done("the sandbox is up (profile "+o.profile+")", err); err != nil {
 		return err
 	}
-	if err := compose(argv).FollowEgress(ctx, stderr); err != nil {
+	if err := sandbox.ComposeOf(argv).FollowEgress(ctx, stderr); err != nil {
 		return err
 	}
-	if err := recordUp(ctx, argv[0], o.dir, cfg.Name); err != nil {
+	if err := sandbox.RecordUp(ctx, argv[0], o.dir, cfg.Name); err != nil {
 		fmt.Fprintf(stderr, "agentbox: recording the files the sandbox started from (generate and shell will not say when it is older): %s\n", termsafe.Message(err.Error()))
 	}
 	return nil
@@ -236,7 +207,7 @@ func newShellCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 			o.dir = *dir
 			o.stale, o.running = true, true
 			argv := []string{"exec"}
-			if !isTerminal(os.Stdin) {
+			if !progress.IsTerminal(os.Stdin) {
 				argv = append(argv, "-T")
 			}
 			argv = append(argv, "agent")

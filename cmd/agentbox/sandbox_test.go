@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
 )
 
@@ -430,7 +431,7 @@ func mustTaskDir(t *testing.T, project, name string) string {
 // builder of Engine 20.10 does not.
 func TestUpPullsMissingBases(t *testing.T) {
 	dir := project(t, "agent-claude")
-	refs, err := baseImages(dir)
+	refs, err := sandbox.BaseImages(dir)
 	if err != nil || len(refs) != 2 {
 		t.Fatalf("base images %q, %v: want the egress's and the agent's", refs, err)
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentbox-dev/agentbox/sandbox"
 )
 
 // writeSecrets writes the user's secrets file under a fresh
@@ -13,7 +15,7 @@ func writeSecrets(t *testing.T, content string, perm os.FileMode) string {
 	t.Helper()
 	cfg := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", cfg)
-	p := filepath.Join(cfg, "agentbox", secretsFileName)
+	p := filepath.Join(cfg, "agentbox", sandbox.SecretsFileName)
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -97,13 +99,13 @@ func TestSecretsFileMustBeARegularFileOfYourOwn(t *testing.T) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := readSecrets(link); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+	if _, err := sandbox.ReadSecrets(link); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("a link: err = %v", err)
 	}
-	if m, err := readSecrets(filepath.Join(t.TempDir(), "none")); err != nil || len(m) != 0 {
+	if m, err := sandbox.ReadSecrets(filepath.Join(t.TempDir(), "none")); err != nil || len(m) != 0 {
 		t.Errorf("a missing file: %v %v", m, err)
 	}
-	if _, err := readSecrets(t.TempDir()); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := sandbox.ReadSecrets(t.TempDir()); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("a directory: err = %v", err)
 	}
 }

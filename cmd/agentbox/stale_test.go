@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentbox-dev/agentbox/sandbox"
 )
 
 // fakeDockerPS writes a docker whose ps prints the id in the file it
@@ -43,34 +45,34 @@ func TestStaleSandbox(t *testing.T) {
 	writeFile(t, job, []byte("kind: Job\n"))
 	writeFile(t, idFile, []byte("egress-1\n"))
 
-	if staleSandbox(ctx, docker, dir, "proj") {
+	if sandbox.Stale(ctx, docker, dir, "proj") {
 		t.Fatal("stale with no record of up")
 	}
-	if err := recordUp(ctx, docker, dir, "proj"); err != nil {
+	if err := sandbox.RecordUp(ctx, docker, dir, "proj"); err != nil {
 		t.Fatal(err)
 	}
-	if staleSandbox(ctx, docker, dir, "proj") {
+	if sandbox.Stale(ctx, docker, dir, "proj") {
 		t.Error("stale right after up")
 	}
 	writeFile(t, job, []byte("kind: Job # changed\n"))
-	if staleSandbox(ctx, docker, dir, "proj") {
+	if sandbox.Stale(ctx, docker, dir, "proj") {
 		t.Error("a change under kubernetes/ made the sandbox stale")
 	}
 	writeFile(t, rules, []byte("table inet agentbox { } # changed\n"))
 	var b strings.Builder
-	warnStale(ctx, docker, dir, "proj", &b)
-	if b.String() != staleNote {
+	sandbox.WarnStale(ctx, docker, dir, "proj", &b)
+	if b.String() != sandbox.StaleNote {
 		t.Errorf("after a change to the ruleset: %q, want the note", b.String())
 	}
-	if staleSandbox(ctx, docker, dir, "other") {
+	if sandbox.Stale(ctx, docker, dir, "other") {
 		t.Error("another project is stale")
 	}
 	writeFile(t, idFile, []byte("egress-2\n"))
-	if staleSandbox(ctx, docker, dir, "proj") {
+	if sandbox.Stale(ctx, docker, dir, "proj") {
 		t.Error("a sandbox up did not start is judged")
 	}
 	writeFile(t, idFile, nil)
-	if staleSandbox(ctx, docker, dir, "proj") {
+	if sandbox.Stale(ctx, docker, dir, "proj") {
 		t.Error("no sandbox running, and judged stale")
 	}
 }
@@ -90,12 +92,12 @@ func TestGenerateSaysSandboxIsStale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := recordUp(context.Background(), docker, dir, cfg.Name); err != nil {
+	if err := sandbox.RecordUp(context.Background(), docker, dir, cfg.Name); err != nil {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, "agentbox.yaml"), []byte("agent: none\ndevcontainer: {ide: none}\nnetwork: {domains: [api.example.com]}\n"))
 	_, stderr, code := runIn(t, dir, "generate")
-	if code != exitOK || !strings.Contains(stderr, staleNote) {
+	if code != exitOK || !strings.Contains(stderr, sandbox.StaleNote) {
 		t.Errorf("exit %d, stderr %q: want the note", code, stderr)
 	}
 }

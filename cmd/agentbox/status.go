@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
 	"github.com/spf13/cobra"
 )
@@ -101,8 +102,8 @@ func sandboxStatus(ctx context.Context, d deps, dir string) (*statusView, error)
 	}
 	egress := v.readContainers(cs)
 	if v.Up {
-		if rec, _ := readUpRecord(dir, cfg.Name); rec != nil && rec.Egress == egress {
-			sum, err := filesHash(dir)
+		if rec, _ := sandbox.ReadUpRecord(dir, cfg.Name); rec != nil && rec.Egress == egress {
+			sum, err := sandbox.FilesHash(dir)
 			matches := err == nil && sum == rec.Files
 			v.Matches = &matches
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
 )
 
@@ -66,12 +67,12 @@ func statusProject(t *testing.T, egress map[string]fakeReply) (string, deps, *fa
 	d.containers = rt.list
 	d.taskState = rt.taskState
 	abs, _ := filepath.Abs(dir)
-	sum, err := filesHash(dir)
+	sum, err := sandbox.FilesHash(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	path, _ := upRecordPath("agentbox")
-	data, _ := json.Marshal(upRecord{Dir: abs, Egress: "egress-id", Files: sum})
+	path, _ := sandbox.UpRecordPath("agentbox")
+	data, _ := json.Marshal(sandbox.UpRecord{Dir: abs, Egress: "egress-id", Files: sum})
 	writeFile(t, path, data)
 	return dir, d, rt
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/agentbox-dev/agentbox/config"
+	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
 )
 
@@ -16,6 +17,6 @@ func taskCompose(docker, dir string, cfg *config.Config, rec *task.Record, taskD
 	if profile == "" {
 		profile = config.ProfileBalanced
 	}
-	return []string{docker, "compose", "-f", profileComposeFile(dir, cfg, profile),
+	return []string{docker, "compose", "-f", sandbox.ComposeFile(dir, cfg, profile),
 		"-f", filepath.Join(taskDir, "compose.yml"), "-p", rec.Project}
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/internal/progress"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
 )
@@ -19,7 +20,7 @@ import (
 type composeBackend struct {
 	p      *prepared
 	docker sandbox.Docker
-	prog   *progress // hears of an image build
+	prog   *progress.Progress // hears of an image build
 	stderr io.Writer
 	// agent and egress are the containers as Agent last saw them.
 	agent, egress *sandbox.ContainerState

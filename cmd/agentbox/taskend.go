@@ -20,6 +20,7 @@ import (
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/denials"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
+	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
 )
 
@@ -85,7 +86,7 @@ func collectFrom(ctx context.Context, p *prepared, sum *task.Summary, cmd *exec.
 		}
 	}
 	if err != nil || lw.over {
-		sum.BranchStatus = "not collected: the task's clone has no branch " + p.rec.Branch + " (" + firstLine([]byte(strings.Join(problems, "\n")), err) + ")"
+		sum.BranchStatus = "not collected: the task's clone has no branch " + p.rec.Branch + " (" + sandbox.FirstLine([]byte(strings.Join(problems, "\n")), err) + ")"
 		return
 	}
 	f.Close()

@@ -12,6 +12,7 @@ import (
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/spf13/cobra"
 )
 
@@ -276,11 +277,11 @@ func (o *verifyOptions) run(ctx context.Context, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	prof, err := profileOf(cfg, o.profile)
+	prof, err := sandbox.ProfileOf(cfg, o.profile)
 	if err != nil {
 		return err
 	}
-	warnStale(ctx, argv[0], o.dir, cfg.Name, stderr)
+	sandbox.WarnStale(ctx, argv[0], o.dir, cfg.Name, stderr)
 	fmt.Fprintf(stderr, "agentbox: verifying profile %s\n", prof.Name)
 	execArgs := []string{"exec", "-T"}
 	for _, kv := range verifyEnv(cfg, prof) {

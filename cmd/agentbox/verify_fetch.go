@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
+	"github.com/agentbox-dev/agentbox/sandbox"
 )
 
 // fetchProbeBranch is the branch the fetch probe makes in the agent's clone
@@ -55,7 +56,7 @@ func fetchProbe(ctx context.Context, argv []string, cfg *config.Config) probe {
 	}
 	defer os.RemoveAll(scratch)
 	if out, err := exec.CommandContext(ctx, "git", "init", "-q", scratch).CombinedOutput(); err != nil {
-		return fail("git init: %s", firstLine(out, err))
+		return fail("git init: %s", sandbox.FirstLine(out, err))
 	}
 	res, err := gitgate.Fetch(ctx, gitgate.FetchOptions{
 		Dir:          scratch,

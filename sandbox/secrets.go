@@ -1,4 +1,4 @@
-package main
+package sandbox
 
 import (
 	"bufio"
@@ -22,29 +22,29 @@ import (
 // compose files name the variables without a value, and compose takes
 // each from its own environment when it creates the container.
 
-// secretsFileName is the file's name in agentbox's configuration directory.
-const secretsFileName = "secrets.env"
+// SecretsFileName is the file's name in agentbox's configuration directory.
+const SecretsFileName = "secrets.env"
 
 // steeringPrefixes start the names a secrets file may not set: they steer
 // agentbox, docker compose, the docker CLI or the image builds, not the
 // agent.
 var steeringPrefixes = []string{"AGENTBOX_", "COMPOSE_", "DOCKER_", "NPM_CONFIG_"}
 
-// secretsPath is the secrets file of this user:
+// SecretsPath is the secrets file of this user:
 // $XDG_CONFIG_HOME/agentbox/secrets.env, ~/.config/agentbox/secrets.env
 // when XDG_CONFIG_HOME is not set; "" without a home directory.
-func secretsPath() string {
+func SecretsPath() string {
 	dir, err := os.UserConfigDir()
 	if err != nil {
 		return ""
 	}
-	return filepath.Join(dir, "agentbox", secretsFileName)
+	return filepath.Join(dir, "agentbox", SecretsFileName)
 }
 
-// readSecrets reads a secrets file; a file that does not exist holds
+// ReadSecrets reads a secrets file; a file that does not exist holds
 // nothing. It refuses a file that is a link, not a regular file, not the
 // user's own, or open to the group or others (mode 0600 or stricter).
-func readSecrets(path string) (map[string]string, error) {
+func ReadSecrets(path string) (map[string]string, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -54,7 +54,7 @@ func readSecrets(path string) (map[string]string, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("secrets file: %w", err)
 	}
-	switch uid, ok := ownerUID(fi); {
+	switch uid, ok := OwnerUID(fi); {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return nil, fmt.Errorf("secrets file %s is a symbolic link; agentbox reads only a regular file of your own", path)
 	case !fi.Mode().IsRegular():
@@ -69,13 +69,13 @@ func readSecrets(path string) (map[string]string, error) {
 		return nil, fmt.Errorf("secrets file: %w", err)
 	}
 	defer f.Close()
-	return parseSecrets(path, f)
+	return ParseSecrets(path, f)
 }
 
-// parseSecrets reads NAME=VALUE lines: the value is the rest of the line,
+// ParseSecrets reads NAME=VALUE lines: the value is the rest of the line,
 // as it is (no quotes, no expansion); blank lines and lines starting with
 // # are skipped.
-func parseSecrets(path string, r io.Reader) (map[string]string, error) {
+func ParseSecrets(path string, r io.Reader) (map[string]string, error) {
 	out := map[string]string{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -108,9 +108,9 @@ func parseSecrets(path string, r io.Reader) (map[string]string, error) {
 	return out, nil
 }
 
-// withSecrets adds the secrets file's variables to environ, except those
+// WithSecrets adds the secrets file's variables to environ, except those
 // environ sets: your environment wins over the file.
-func withSecrets(environ []string, secrets map[string]string) []string {
+func WithSecrets(environ []string, secrets map[string]string) []string {
 	set := map[string]bool{}
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
@@ -125,8 +125,8 @@ func withSecrets(environ []string, secrets map[string]string) []string {
 	return out
 }
 
-// missingSecrets returns the names that environ does not set.
-func missingSecrets(environ []string, names []string) []string {
+// MissingSecrets returns the names that environ does not set.
+func MissingSecrets(environ []string, names []string) []string {
 	set := map[string]bool{}
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
@@ -141,14 +141,14 @@ func missingSecrets(environ []string, names []string) []string {
 	return out
 }
 
-// warnMissingSecrets says on stderr which of names neither the environment
+// WarnMissingSecrets says on stderr which of names neither the environment
 // nor the secrets file sets: the agent starts without them.
-func warnMissingSecrets(stderr io.Writer, names []string) {
-	env, err := composeEnviron("up")
+func WarnMissingSecrets(stderr io.Writer, names []string) {
+	env, err := Environ("up")
 	if err != nil {
 		return // the compose call that follows reports it
 	}
-	if miss := missingSecrets(env, names); len(miss) > 0 {
+	if miss := MissingSecrets(env, names); len(miss) > 0 {
 		fmt.Fprintf(stderr, "agentbox: not set in your environment nor in your secrets file, so the agent goes without: %s\n", strings.Join(miss, ", "))
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package sandbox
 
 import (
 	"bufio"
@@ -20,9 +20,9 @@ import (
 // behind a mirror a build could not start. An image the daemon has is not
 // asked for again (the references are pinned by digest).
 
-// baseImages are the FROM references of the generated Dockerfiles in
+// BaseImages are the FROM references of the generated Dockerfiles in
 // dir/.agentbox, each once, in the files' order.
-func baseImages(dir string) ([]string, error) {
+func BaseImages(dir string) ([]string, error) {
 	var refs []string
 	seen := map[string]bool{}
 	for _, name := range []string{"egress.Dockerfile", "agent.Dockerfile"} {
@@ -50,11 +50,11 @@ func baseImages(dir string) ([]string, error) {
 	return refs, nil
 }
 
-// pullBases pulls the base images of the project in dir that the daemon
+// PullBases pulls the base images of the project in dir that the daemon
 // does not have, saying so on stderr (docker pull's own progress goes
 // there too).
-func pullBases(ctx context.Context, docker, dir string, stderr io.Writer) error {
-	refs, err := baseImages(dir)
+func PullBases(ctx context.Context, docker, dir string, stderr io.Writer) error {
+	refs, err := BaseImages(dir)
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func pullBases(ctx context.Context, docker, dir string, stderr io.Writer) error 
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = io.Discard, &out
 		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("docker pull %s: %s", ref, firstLine(out.Bytes(), err))
+			return fmt.Errorf("docker pull %s: %s", ref, FirstLine(out.Bytes(), err))
 		}
 	}
 	return nil

@@ -1,14 +1,14 @@
 //go:build unix
 
-package main
+package sandbox
 
 import (
 	"io/fs"
 	"syscall"
 )
 
-// ownerUID returns the uid that owns a file.
-func ownerUID(fi fs.FileInfo) (int, bool) {
+// OwnerUID returns the uid that owns a file.
+func OwnerUID(fi fs.FileInfo) (int, bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return 0, false

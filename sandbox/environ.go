@@ -1,4 +1,4 @@
-package main
+package sandbox
 
 import (
 	"net"
@@ -11,24 +11,24 @@ import (
 	"github.com/agentbox-dev/agentbox/internal/settings"
 )
 
-// composeEnv is the environment of docker compose: the caller's, with
+// ComposeEnv is the environment of docker compose: the caller's, with
 // firewall.HostAddrsEnv naming the host's addresses unless the caller set
 // it. The compose file passes it to the egress service, whose firewall
 // refuses those addresses in every profile unless network.cidrs lists them:
 // the host serves on each, and under the open profile a public one would
 // pass as any other.
-func composeEnv(environ []string, interfaceAddrs func() ([]net.Addr, error)) []string {
+func ComposeEnv(environ []string, interfaceAddrs func() ([]net.Addr, error)) []string {
 	for _, kv := range environ {
 		if strings.HasPrefix(kv, firewall.HostAddrsEnv+"=") {
 			return environ
 		}
 	}
-	return append(environ, firewall.HostAddrsEnv+"="+strings.Join(hostAddrs(interfaceAddrs), " "))
+	return append(environ, firewall.HostAddrsEnv+"="+strings.Join(HostAddrs(interfaceAddrs), " "))
 }
 
-// hostAddrs lists the host's unicast addresses, loopback and link-local
+// HostAddrs lists the host's unicast addresses, loopback and link-local
 // aside (the firewall refuses those ranges whole).
-func hostAddrs(interfaceAddrs func() ([]net.Addr, error)) []string {
+func HostAddrs(interfaceAddrs func() ([]net.Addr, error)) []string {
 	addrs, err := interfaceAddrs()
 	if err != nil {
 		return nil
@@ -47,15 +47,15 @@ func hostAddrs(interfaceAddrs func() ([]net.Addr, error)) []string {
 	return out
 }
 
-// buildNPMRC is the .npmrc that builds get as a secret: the registry in
+// BuildNPMRC is the .npmrc that builds get as a secret: the registry in
 // use (the settings', else npm's configuration as the working directory
 // sees it) with the credential npm's configuration holds for it; "" when
 // it holds none.
-func buildNPMRC(s settings.Settings, getenv func(string) string) string {
-	return npm.AuthFromConfig(npmRegistry("", s, getenv), "", getenv).NPMRC
+func BuildNPMRC(s settings.Settings, getenv func(string) string) string {
+	return npm.AuthFromConfig(s.NPMRegistry("", getenv), "", getenv).NPMRC
 }
 
-// composeEnviron is composeEnv of this process for the docker compose
+// Environ is ComposeEnv of this process for the docker compose
 // command named, with what that command needs of the user's files: up (the
 // one command that creates containers, and so the one that reads the values
 // of secrets) gets the variables of the secrets file that the environment
@@ -63,8 +63,8 @@ func buildNPMRC(s settings.Settings, getenv func(string) string) string {
 // user's settings (mirrors, registries) and the build secrets
 // (settings.BuildSecrets: the npm credential, the CA). Other commands read neither file:
 // a bad one cannot keep the sandbox from stopping.
-func composeEnviron(command string) ([]string, error) {
-	env := composeEnv(os.Environ(), net.InterfaceAddrs)
+func Environ(command string) ([]string, error) {
+	env := ComposeEnv(os.Environ(), net.InterfaceAddrs)
 	if command != "up" && command != "build" {
 		return env, nil
 	}
@@ -72,16 +72,16 @@ func composeEnviron(command string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	env, err = s.BuildSecrets(s.BuildEnv(env), buildNPMRC(s, os.Getenv))
+	env, err = s.BuildSecrets(s.BuildEnv(env), BuildNPMRC(s, os.Getenv))
 	if err != nil {
 		return nil, err
 	}
 	if command != "up" {
 		return env, nil
 	}
-	secrets, err := readSecrets(secretsPath())
+	secrets, err := ReadSecrets(SecretsPath())
 	if err != nil {
 		return nil, err
 	}
-	return withSecrets(env, secrets), nil
+	return WithSecrets(env, secrets), nil
 }

@@ -1,4 +1,4 @@
-package main
+package sandbox
 
 // The running sandbox against the generated files: agentbox up records the
 // files it started the sandbox from (a hash, beside the egress container's
@@ -21,30 +21,29 @@ import (
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/atomicfile"
-	"github.com/agentbox-dev/agentbox/sandbox"
-	"github.com/agentbox-dev/agentbox/task"
+	"github.com/agentbox-dev/agentbox/internal/settings"
 )
 
-// upRecord is what agentbox up started a sandbox from.
-type upRecord struct {
+// UpRecord is what agentbox up started a sandbox from.
+type UpRecord struct {
 	Dir    string `json:"dir"`    // the project directory
 	Egress string `json:"egress"` // the egress container's id
-	Files  string `json:"files"`  // filesHash of the project then
+	Files  string `json:"files"`  // FilesHash of the project then
 }
 
-// upRecordPath is where up records the sandbox of project.
-func upRecordPath(project string) (string, error) {
-	d, err := task.StateDir("sandboxes")
+// UpRecordPath is where up records the sandbox of project.
+func UpRecordPath(project string) (string, error) {
+	d, err := settings.StateDir("sandboxes")
 	if err != nil {
 		return "", err
 	}
 	return filepath.Join(d, project+".json"), nil
 }
 
-// filesHash hashes the generated files a sandbox is built and started from:
+// FilesHash hashes the generated files a sandbox is built and started from:
 // every regular file under .agentbox/ but its kubernetes/ directory, by path
 // and content.
-func filesHash(dir string) (string, error) {
+func FilesHash(dir string) (string, error) {
 	root := filepath.Join(dir, generator.OutDir)
 	h := sha256.New()
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -74,16 +73,16 @@ func filesHash(dir string) (string, error) {
 
 // egressID is the id of project's egress container, "" when there is none.
 func egressID(ctx context.Context, docker, project string) (string, error) {
-	s, err := sandbox.Docker{Path: docker}.ServiceState(ctx, project, "egress")
+	s, err := Docker{Path: docker}.ServiceState(ctx, project, "egress")
 	if err != nil || s == nil {
 		return "", err
 	}
 	return s.ID, nil
 }
 
-// recordUp records, after agentbox up, the files the sandbox of project
+// RecordUp records, after agentbox up, the files the sandbox of project
 // in dir was started from.
-func recordUp(ctx context.Context, docker, dir, project string) error {
+func RecordUp(ctx context.Context, docker, dir, project string) error {
 	id, err := egressID(ctx, docker, project)
 	if err != nil || id == "" {
 		return err
@@ -92,30 +91,30 @@ func recordUp(ctx context.Context, docker, dir, project string) error {
 	if err != nil {
 		return err
 	}
-	sum, err := filesHash(dir)
+	sum, err := FilesHash(dir)
 	if err != nil {
 		return err
 	}
-	path, err := upRecordPath(project)
+	path, err := UpRecordPath(project)
 	if err != nil {
 		return err
 	}
-	data, _ := json.Marshal(upRecord{Dir: abs, Egress: id, Files: sum})
+	data, _ := json.Marshal(UpRecord{Dir: abs, Egress: id, Files: sum})
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
 	return os.WriteFile(path, data, 0o600)
 }
 
-// staleSandbox reports whether the running sandbox of project in dir was
+// Stale reports whether the running sandbox of project in dir was
 // started by agentbox up from files that have changed since. It knows only
 // what up recorded: a sandbox started otherwise (the Dev Container, compose
 // itself) or recreated since is not judged.
-func staleSandbox(ctx context.Context, docker, dir, project string) bool {
+func Stale(ctx context.Context, docker, dir, project string) bool {
 	if project == "" || strings.ContainsAny(project, "/\\") {
 		return false
 	}
-	path, err := upRecordPath(project)
+	path, err := UpRecordPath(project)
 	if err != nil {
 		return false
 	}
@@ -123,12 +122,12 @@ func staleSandbox(ctx context.Context, docker, dir, project string) bool {
 	if err != nil {
 		return false
 	}
-	var rec upRecord
+	var rec UpRecord
 	abs, _ := filepath.Abs(dir)
 	if json.Unmarshal(data, &rec) != nil || rec.Dir != abs {
 		return false
 	}
-	sum, err := filesHash(dir)
+	sum, err := FilesHash(dir)
 	if err != nil || sum == rec.Files {
 		return false
 	}
@@ -141,27 +140,27 @@ func staleSandbox(ctx context.Context, docker, dir, project string) bool {
 	return err == nil && id == rec.Egress
 }
 
-// staleNote is what generate, shell, verify and blocked print when the
+// StaleNote is what generate, shell, verify and blocked print when the
 // running sandbox predates the generated files.
-const staleNote = "agentbox: the running sandbox was started before the generated files last changed; " +
+const StaleNote = "agentbox: the running sandbox was started before the generated files last changed; " +
 	"agentbox up applies them (it rebuilds and recreates the containers)\n"
 
-// warnStale prints staleNote to w when the running sandbox of project in
+// WarnStale prints StaleNote to w when the running sandbox of project in
 // dir predates the generated files. docker "" looks it up when there is a
 // record to check; nothing is said when it cannot tell.
-func warnStale(ctx context.Context, docker, dir, project string, w io.Writer) {
-	if staleSandbox(ctx, docker, dir, project) {
-		fmt.Fprint(w, staleNote)
+func WarnStale(ctx context.Context, docker, dir, project string, w io.Writer) {
+	if Stale(ctx, docker, dir, project) {
+		fmt.Fprint(w, StaleNote)
 	}
 }
 
-// readUpRecord reads up's record of project in dir: nil when there is none
+// ReadUpRecord reads up's record of project in dir: nil when there is none
 // (or it is of another directory).
-func readUpRecord(dir, project string) (*upRecord, string) {
+func ReadUpRecord(dir, project string) (*UpRecord, string) {
 	if project == "" || strings.ContainsAny(project, "/\\") {
 		return nil, ""
 	}
-	path, err := upRecordPath(project)
+	path, err := UpRecordPath(project)
 	if err != nil {
 		return nil, ""
 	}
@@ -169,7 +168,7 @@ func readUpRecord(dir, project string) (*upRecord, string) {
 	if err != nil {
 		return nil, ""
 	}
-	var rec upRecord
+	var rec UpRecord
 	abs, _ := filepath.Abs(dir)
 	if json.Unmarshal(data, &rec) != nil || rec.Dir != abs {
 		return nil, ""
@@ -177,16 +176,16 @@ func readUpRecord(dir, project string) (*upRecord, string) {
 	return &rec, path
 }
 
-// recordLive records, after agentbox policy applied a change to the
+// RecordLive records, after agentbox policy applied a change to the
 // running sandbox, that the sandbox has the files now written when it had
-// those before them (before, their filesHash): the stale warning then says
+// those before them (before, their FilesHash): the stale warning then says
 // nothing of this change.
-func recordLive(dir, project, before string) error {
-	rec, path := readUpRecord(dir, project)
+func RecordLive(dir, project, before string) error {
+	rec, path := ReadUpRecord(dir, project)
 	if rec == nil || before == "" || rec.Files != before {
 		return nil
 	}
-	sum, err := filesHash(dir)
+	sum, err := FilesHash(dir)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package main
+package sandbox
 
 import (
 	"errors"
@@ -12,14 +12,14 @@ import (
 	"github.com/agentbox-dev/agentbox/internal/settings"
 )
 
-// writeLocalCA leaves the certificates of the settings' ca_certificates in
+// WriteLocalCA leaves the certificates of the settings' ca_certificates in
 // dir's generator.LocalCA, which the agent image copies, or removes it when
 // the settings name none: their content, not a variable of the build's
 // environment, keys the image's CA step, so that a build agentbox does not
 // start (the Dev Containers CLI's, docker compose's) gets the same CA and
 // finds the step built. The file is written only when its content changes.
 // It refuses a link on the way: agentbox writes only inside the project.
-func writeLocalCA(dir string) error {
+func WriteLocalCA(dir string) error {
 	s, err := settings.Load(settings.Path(), os.Getenv)
 	if err != nil {
 		return err
