@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbox-dev/agentbox/sandbox"
 )
 
 // fakeEgressLogs are egress logs by task ("" is the sandbox); an unknown
@@ -214,7 +216,7 @@ func TestBlockedUsage(t *testing.T) {
 // TestStartLog: the log is stdout and stderr together, and a command that
 // fails ends the reading with its last line.
 func TestStartLog(t *testing.T) {
-	r, err := startLog(exec.CommandContext(t.Context(), "sh", "-c", "echo out; echo err >&2; echo 'no such container: x' >&2; exit 3"))
+	r, err := sandbox.StartLog(exec.CommandContext(t.Context(), "sh", "-c", "echo out; echo err >&2; echo 'no such container: x' >&2; exit 3"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +227,7 @@ func TestStartLog(t *testing.T) {
 	if string(out) != "out\nerr\nno such container: x\n" || err == nil || !strings.Contains(err.Error(), "sh -c: no such container: x") {
 		t.Errorf("read %q, %v", out, err)
 	}
-	r, _ = startLog(exec.CommandContext(t.Context(), "sh", "-c", "yes dnsmasq"))
+	r, _ = sandbox.StartLog(exec.CommandContext(t.Context(), "sh", "-c", "yes dnsmasq"))
 	if _, err := r.Read(make([]byte, 10)); err != nil {
 		t.Fatal(err)
 	}

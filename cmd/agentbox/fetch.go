@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
+	"github.com/agentbox-dev/agentbox/internal/iolimit"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/spf13/cobra"
 )
@@ -48,12 +48,12 @@ func composeBundle(ctx context.Context, dir string, w io.Writer) (*config.Config
 	defer cancel()
 	args := append(slices.Clone(argv[1:]), "exec", "-T", "agent", "git", "-C", cfg.Workspace, "bundle", "create", "-", "--branches")
 	cmd := exec.CommandContext(ctx, argv[0], args...)
-	lw := &limitWriter{w: w, left: maxBundle}
-	var errb headBuffer
+	lw := &iolimit.Writer{W: w, Left: maxBundle}
+	var errb iolimit.Head
 	cmd.Stdout, cmd.Stderr = lw, &errb
 	err = cmd.Run()
 	switch {
-	case lw.over:
+	case lw.Over:
 		return nil, fmt.Errorf("the agent's bundle is larger than %d GiB; agentbox fetch refuses it", maxBundle>>30)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return nil, fmt.Errorf("making the agent's bundle took longer than %s", bundleTimeout)
@@ -64,32 +64,6 @@ func composeBundle(ctx context.Context, dir string, w io.Writer) (*config.Config
 			sandbox.FirstLine(errb.Bytes(), err))
 	}
 	return cfg, nil
-}
-
-// limitWriter passes on at most left bytes and then fails.
-type limitWriter struct {
-	w    io.Writer
-	left int64
-	over bool
-}
-
-func (l *limitWriter) Write(p []byte) (int, error) {
-	if int64(len(p)) > l.left {
-		l.over = true
-		return 0, errors.New("size limit exceeded")
-	}
-	l.left -= int64(len(p))
-	return l.w.Write(p)
-}
-
-// headBuffer keeps the first 64 KiB written to it.
-type headBuffer struct{ bytes.Buffer }
-
-func (h *headBuffer) Write(p []byte) (int, error) {
-	if room := 64<<10 - h.Len(); room > 0 {
-		h.Buffer.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
 }
 
 type fetchOptions struct {
@@ -240,24 +214,10 @@ func (o *fetchOptions) checkTop(ctx context.Context) error {
 	return nil
 }
 
-// statusEmpty is what fetch's table and JSON say of a branch it wrote that
-// brings no commit: its commit is one the host already had (from its own
-// refs or the destination's old value). "new" would read as "work arrived".
-const statusEmpty gitgate.Status = "empty"
-
-// shownStatus is a branch's status as fetch and run print it: the gate's,
-// or statusEmpty for a branch written with no new commit.
-func shownStatus(b gitgate.Branch) gitgate.Status {
-	if b.Commits == 0 && (b.Status == gitgate.StatusNew || b.Status == gitgate.StatusUpdated) {
-		return statusEmpty
-	}
-	return b.Status
-}
-
 func printFetchJSON(w io.Writer, res *gitgate.Result) error {
 	branches := slices.Clone(res.Branches)
 	for i := range branches {
-		branches[i].Status = shownStatus(branches[i])
+		branches[i].Status = gitgate.Shown(branches[i])
 	}
 	return writeJSON(w, struct {
 		Branches []gitgate.Branch `json:"branches"`
@@ -279,7 +239,7 @@ func printFetchTable(w io.Writer, res *gitgate.Result) {
 		if len(reasons) > 0 {
 			first = reasons[0]
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", shortName(esc(b.Name)), shownStatus(b), b.Commits, first)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", shortName(esc(b.Name)), gitgate.Shown(b), b.Commits, first)
 		for _, r := range reasons[min(1, len(reasons)):] {
 			fmt.Fprintf(tw, "\t\t\t%s\n", r)
 		}

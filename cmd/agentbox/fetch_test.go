@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/config"
+	"github.com/agentbox-dev/agentbox/internal/iolimit"
 	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 )
 
@@ -252,16 +253,16 @@ exit 3
 func TestLimitWriter(t *testing.T) {
 	t.Parallel()
 	var sb strings.Builder
-	lw := &limitWriter{w: &sb, left: 5}
+	lw := &iolimit.Writer{W: &sb, Left: 5}
 	if n, err := lw.Write([]byte("abc")); n != 3 || err != nil {
 		t.Fatal(n, err)
 	}
-	if _, err := lw.Write([]byte("def")); err == nil || !lw.over || sb.String() != "abc" {
-		t.Errorf("err %v, over %v, wrote %q", err, lw.over, sb.String())
+	if _, err := lw.Write([]byte("def")); err == nil || !lw.Over || sb.String() != "abc" {
+		t.Errorf("err %v, over %v, wrote %q", err, lw.Over, sb.String())
 	}
-	var hb headBuffer
+	var hb iolimit.Head
 	if n, _ := hb.Write(make([]byte, 100<<10)); n != 100<<10 || hb.Len() != 64<<10 {
-		t.Errorf("headBuffer kept %d of %d", hb.Len(), n)
+		t.Errorf("iolimit.Head kept %d of %d", hb.Len(), n)
 	}
 }
 

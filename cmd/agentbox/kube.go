@@ -23,6 +23,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/images"
+	"github.com/agentbox-dev/agentbox/internal/iolimit"
 	"github.com/agentbox-dev/agentbox/internal/termsafe"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	corev1 "k8s.io/api/core/v1"
@@ -60,7 +61,7 @@ func (k kubeTarget) command(ctx context.Context, args ...string) *exec.Cmd {
 func (k kubeTarget) run(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
 	cmd := k.command(ctx, args...)
 	cmd.Stdin = stdin
-	var errb headBuffer
+	var errb iolimit.Head
 	cmd.Stderr = &errb
 	out, err := cmd.Output()
 	if err != nil {

@@ -110,8 +110,8 @@ func (b *composeBackend) stopAll(ctx context.Context, sum *task.Summary) error {
 		err = exec.CommandContext(ctx, b.p.docker, append([]string{"stop", "--time", "1"}, ids...)...).Run()
 	}
 	if b.egress != nil {
-		if log, lerr := startLog(exec.CommandContext(ctx, b.p.docker, "logs", "--timestamps", b.egress.ID)); lerr == nil {
-			sum.RefusedNames, sum.RefusedAddresses, sum.RejectedPackets, _ = egressRefusals(log, policyCIDRs(b.p.cfg))
+		if log, lerr := sandbox.StartLog(exec.CommandContext(ctx, b.p.docker, "logs", "--timestamps", b.egress.ID)); lerr == nil {
+			sum.RefusedNames, sum.RefusedAddresses, sum.RejectedPackets, _ = egressRefusals(log, b.p.cfg.CIDRPrefixes())
 			log.Close()
 		}
 	}

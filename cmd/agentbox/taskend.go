@@ -20,6 +20,7 @@ import (
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/denials"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
+	"github.com/agentbox-dev/agentbox/internal/iolimit"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
 )
@@ -73,8 +74,8 @@ func collectFrom(ctx context.Context, p *prepared, sum *task.Summary, cmd *exec.
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
-	lw := &limitWriter{w: f, left: maxBundle}
-	var errb headBuffer
+	lw := &iolimit.Writer{W: f, Left: maxBundle}
+	var errb iolimit.Head
 	cmd.Stdout, cmd.Stderr = lw, &errb
 	err = cmd.Run()
 	var problems []string
@@ -85,7 +86,7 @@ func collectFrom(ctx context.Context, p *prepared, sum *task.Summary, cmd *exec.
 			problems = append(problems, l)
 		}
 	}
-	if err != nil || lw.over {
+	if err != nil || lw.Over {
 		sum.BranchStatus = "not collected: the task's clone has no branch " + p.rec.Branch + " (" + sandbox.FirstLine([]byte(strings.Join(problems, "\n")), err) + ")"
 		return
 	}
@@ -118,7 +119,7 @@ const branchEmpty = "empty: no new commit"
 // taskBranchStatus is a task branch's status in the summary: fetch's, or
 // branchEmpty for a branch written with no new commit.
 func taskBranchStatus(b gitgate.Branch) string {
-	if shownStatus(b) == statusEmpty {
+	if gitgate.Shown(b) == gitgate.StatusEmpty {
 		return branchEmpty
 	}
 	return string(b.Status)

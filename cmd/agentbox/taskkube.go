@@ -68,7 +68,7 @@ func (b *kubeBackend) Collect(ctx context.Context, sum *task.Summary, timedOut b
 	go func() {
 		defer close(done)
 		if out, err := p.kube.run(ctx, nil, "logs", pod.Name, "-c", "egress", "--timestamps"); err == nil {
-			sum.RefusedNames, sum.RefusedAddresses, sum.RejectedPackets, _ = egressRefusals(bytes.NewReader(out), policyCIDRs(p.cfg))
+			sum.RefusedNames, sum.RefusedAddresses, sum.RejectedPackets, _ = egressRefusals(bytes.NewReader(out), p.cfg.CIDRPrefixes())
 		}
 	}()
 	script := bundleScript(p.cfg.Workspace)
