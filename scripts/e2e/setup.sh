@@ -67,8 +67,11 @@ start_dockerd() {
 	else
 		rm -f /var/run/docker.pid
 		log "starting dockerd (log: $DOCKERD_LOG)"
-		# Its own session, so that it outlives this script and its job.
-		setsid "$(PATH=$PATH:/usr/sbin:/sbin command -v dockerd)" >>"$DOCKERD_LOG" 2>&1 </dev/null &
+		# Its own session, so that it outlives this script and its job, and
+		# none of the script's other descriptors: a lock the caller holds
+		# (flock FILE make e2e-setup) would be held as long as dockerd runs.
+		setsid "$(PATH=$PATH:/usr/sbin:/sbin command -v dockerd)" >>"$DOCKERD_LOG" 2>&1 </dev/null \
+			3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
 	fi
 	local i
 	for ((i = 0; i < 600; i++)); do
