@@ -87,7 +87,7 @@ func (o *generateOptions) checkDrift(stdout, stderr io.Writer, files map[string]
 		return err
 	}
 	var repo string
-	if root, rel, err := repoRoot(o.dir); err == nil {
+	if root, rel, err := generator.RepoRoot(o.dir); err == nil {
 		if repo, err = generator.CheckRepo(root, rel); err != nil {
 			return err
 		}
