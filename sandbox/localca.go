@@ -19,11 +19,9 @@ import (
 // start (the Dev Containers CLI's, docker compose's) gets the same CA and
 // finds the step built. The file is written only when its content changes.
 // It refuses a link on the way: agentbox writes only inside the project.
-func WriteLocalCA(dir string) error {
-	s, err := settings.Load(settings.Path(), os.Getenv)
-	if err != nil {
-		return err
-	}
+// s are the settings the command loaded (settings.LoadUser), which its
+// compose commands get too (EnvironWith).
+func WriteLocalCA(dir string, s settings.Settings) error {
 	pemData, err := s.CAPEM()
 	if err != nil {
 		return err
