@@ -46,3 +46,27 @@ func TestWriteGitHubCIRefusesLinks(t *testing.T) {
 		t.Errorf("a link at .github: %v", err)
 	}
 }
+
+// generate --check's drift: the files against the disk, and .gitattributes
+// only in a git repository.
+func TestDrift(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string][]byte{".agentbox/docker-compose.yml": []byte("services: {}\n")}
+	diff, repo, err := Drift(dir, files)
+	if err != nil || !strings.Contains(diff, ".agentbox/docker-compose.yml") || repo != "" {
+		t.Errorf("outside a repository: diff %q, repo %q, %v", diff, repo, err)
+	}
+	if _, err := Write(dir, files); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, Gitattributes), []byte("agentbox.yaml linguist-generated\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	diff, repo, err = Drift(dir, files)
+	if err != nil || diff != "" || !strings.Contains(repo, "agentbox.yaml") {
+		t.Errorf("in a repository that folds agentbox.yaml: diff %q, repo %q, %v", diff, repo, err)
+	}
+}
