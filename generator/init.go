@@ -1,12 +1,19 @@
 package generator
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/config"
+	"github.com/agentbox-dev/agentbox/internal/atomicfile"
 	"github.com/agentbox-dev/agentbox/internal/validate"
 )
 
@@ -53,4 +60,41 @@ func InitName(dir string, random func() string) string {
 		name = config.DefaultName + "-" + random()
 	}
 	return name
+}
+
+// WriteInit writes agentbox init's file (InitFile) for agent and ide in
+// the project directory dir, which must exist: init does not create it
+// (nor its parents) for a mistyped -C. An existing agentbox.yaml is
+// overwritten only with force. It returns the file's path.
+func WriteInit(dir, agent, ide string, force bool) (string, error) {
+	if fi, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("-C %s: no such directory; create the project directory first", dir)
+	} else if errors.Is(err, syscall.ENOTDIR) || err == nil && !fi.IsDir() {
+		return "", fmt.Errorf("-C %s: not a directory", dir)
+	} else if err != nil {
+		return "", err
+	}
+	path := ConfigPath(dir)
+	if _, err := os.Stat(path); err == nil && !force {
+		return "", fmt.Errorf("%s already exists; use --force to overwrite it", path)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	data, err := InitFile(dir, InitName(dir, randomHex), agent, ide)
+	if err != nil {
+		return "", err
+	}
+	if _, err := atomicfile.WriteFile(path, data, 0o644); err != nil {
+		return "", fmt.Errorf("writing %s: %w", path, err)
+	}
+	return path, nil
+}
+
+// randomHex returns 6 random hex digits.
+func randomHex() string {
+	b := make([]byte, 3)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return hex.EncodeToString(b)
 }

@@ -1,7 +1,10 @@
 package generator
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/catalog"
@@ -68,5 +71,25 @@ func TestInitName(t *testing.T) {
 		if got := InitName(dir, random); got != want {
 			t.Errorf("InitName(%q) = %q, want %q", dir, got, want)
 		}
+	}
+}
+
+func TestWriteInit(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "proj")
+	if _, err := WriteInit(dir, "claude", "vscode", false); err == nil || !strings.Contains(err.Error(), "no such directory") {
+		t.Errorf("a missing directory: %v", err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path, err := WriteInit(dir, "claude", "vscode", false)
+	if err != nil || path != ConfigPath(dir) {
+		t.Fatalf("WriteInit = %s, %v", path, err)
+	}
+	if _, err := WriteInit(dir, "claude", "vscode", false); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("over an agentbox.yaml: %v", err)
+	}
+	if _, err := WriteInit(dir, "codex", "none", true); err != nil {
+		t.Errorf("with force: %v", err)
 	}
 }

@@ -62,17 +62,34 @@ func BuildNPMRC(s settings.Settings, getenv func(string) string) string {
 // does not set; up and build (the commands that build images) get the
 // user's settings (mirrors, registries) and the build secrets
 // (settings.BuildSecrets: the npm credential, the CA). Other commands read neither file:
-// a bad one cannot keep the sandbox from stopping.
+// a bad one cannot keep the sandbox from stopping. Environ reads the
+// settings file for each up or build; a command that loaded its settings
+// passes them with EnvironWith.
 func Environ(command string) ([]string, error) {
+	return environ(command, nil)
+}
+
+// EnvironWith is Environ with the settings s that the command loaded
+// already (settings.LoadUser): the file is read once per command.
+func EnvironWith(s settings.Settings) func(command string) ([]string, error) {
+	return func(command string) ([]string, error) { return environ(command, &s) }
+}
+
+// environ is Environ with the settings s, or those of the settings file
+// when s is nil.
+func environ(command string, s *settings.Settings) ([]string, error) {
 	env := ComposeEnv(os.Environ(), net.InterfaceAddrs)
 	if command != "up" && command != "build" {
 		return env, nil
 	}
-	s, err := settings.Load(settings.Path(), os.Getenv)
-	if err != nil {
-		return nil, err
+	if s == nil {
+		loaded, err := settings.Load(settings.Path(), os.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		s = &loaded
 	}
-	env, err = s.BuildSecrets(s.BuildEnv(env), BuildNPMRC(s, os.Getenv))
+	env, err := s.BuildSecrets(s.BuildEnv(env), BuildNPMRC(*s, os.Getenv))
 	if err != nil {
 		return nil, err
 	}

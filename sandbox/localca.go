@@ -2,9 +2,9 @@ package sandbox
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 
 	"github.com/agentbox-dev/agentbox/generator"
@@ -19,24 +19,20 @@ import (
 // start (the Dev Containers CLI's, docker compose's) gets the same CA and
 // finds the step built. The file is written only when its content changes.
 // It refuses a link on the way: agentbox writes only inside the project.
-func WriteLocalCA(dir string) error {
-	s, err := settings.Load(settings.Path(), os.Getenv)
-	if err != nil {
-		return err
-	}
+// s are the settings the command loaded (settings.LoadUser), which its
+// compose commands get too (EnvironWith).
+func WriteLocalCA(dir string, s settings.Settings) error {
 	pemData, err := s.CAPEM()
 	if err != nil {
 		return err
 	}
-	local := filepath.Join(dir, filepath.FromSlash(generator.LocalDir))
-	for _, p := range []string{filepath.Dir(local), local, filepath.Join(dir, filepath.FromSlash(generator.LocalCA))} {
-		if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("refusing to write through %s: it is a symbolic link", p)
-		}
+	if err := atomicfile.RefuseLinks(dir, path.Dir(generator.LocalDir), generator.LocalDir, generator.LocalCA); err != nil {
+		return err
 	}
-	path := filepath.Join(dir, filepath.FromSlash(generator.LocalCA))
+	local := filepath.Join(dir, filepath.FromSlash(generator.LocalDir))
+	file := filepath.Join(dir, filepath.FromSlash(generator.LocalCA))
 	if pemData == nil {
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(file); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		return nil
@@ -44,6 +40,6 @@ func WriteLocalCA(dir string) error {
 	if err := os.MkdirAll(local, 0o755); err != nil {
 		return err
 	}
-	_, err = atomicfile.WriteFile(path, pemData, 0o644)
+	_, err = atomicfile.WriteFile(file, pemData, 0o644)
 	return err
 }

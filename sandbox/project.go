@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/settings"
 )
 
 // Compiled compiles the project in dir and checks that the generated files
@@ -75,4 +76,10 @@ func ProfileOf(cfg *config.Config, name string) (*config.Profile, error) {
 // each compose command.
 func ComposeOf(argv []string) Compose {
 	return Compose{Docker: Docker{Path: argv[0]}, Argv: argv, Env: Environ}
+}
+
+// ComposeWith is ComposeOf with the settings s that the command loaded
+// (EnvironWith).
+func ComposeWith(argv []string, s settings.Settings) Compose {
+	return Compose{Docker: Docker{Path: argv[0]}, Argv: argv, Env: EnvironWith(s)}
 }

@@ -142,9 +142,10 @@ func MissingSecrets(environ []string, names []string) []string {
 }
 
 // WarnMissingSecrets says on stderr which of names neither the environment
-// nor the secrets file sets: the agent starts without them.
-func WarnMissingSecrets(stderr io.Writer, names []string) {
-	env, err := Environ("up")
+// nor the secrets file sets: the agent starts without them. environ is
+// Environ, or EnvironWith the command's settings.
+func WarnMissingSecrets(stderr io.Writer, environ func(command string) ([]string, error), names []string) {
+	env, err := environ("up")
 	if err != nil {
 		return // the compose call that follows reports it
 	}

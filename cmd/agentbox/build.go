@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/settings"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/spf13/cobra"
 )
@@ -51,13 +53,17 @@ func buildImages(ctx context.Context, dir string, push bool, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
-	if err := sandbox.WriteLocalCA(dir); err != nil {
+	us, err := settings.LoadUser(os.Getenv) // once: the CA file and the build
+	if err != nil {
+		return err
+	}
+	if err := sandbox.WriteLocalCA(dir, us); err != nil {
 		return err
 	}
 	if err := sandbox.PullBases(ctx, docker, dir, stderr); err != nil {
 		return err
 	}
-	if err := execCompose(ctx, sandbox.ProjectArgv(docker, dir, cfg, cfg.DefaultProfile), nil, stderr, stderr, "build"); err != nil {
+	if err := execComposeOf(ctx, sandbox.ComposeWith(sandbox.ProjectArgv(docker, dir, cfg, cfg.DefaultProfile), us), nil, stderr, stderr, "build"); err != nil {
 		return fmt.Errorf("docker compose build: %w", err)
 	}
 	if !push {

@@ -68,7 +68,7 @@ func (o *bumpOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	reg := o.deps.resolver(us)
+	reg := o.deps.resolver(ctx, us)
 	deps := bump.Options{Resolver: reg, OS: reg, NPM: o.deps.npm(o.dir, us),
 		Debian: o.deps.debian(us), Now: o.deps.now}
 	if o.prog.On() {

@@ -92,7 +92,7 @@ func newFakeHub(t *testing.T) *fakeHub {
 // deps are the collaborators of a bump against h.
 func (h *fakeHub) deps() deps {
 	d := testDeps()
-	d.resolver = func(settings.Settings) imageRegistry {
+	d.resolver = func(context.Context, settings.Settings) bump.Registry {
 		return images.NewRegistryResolver(images.RegistryOptions{Transport: h.transport, Attempts: 2, Keychain: authn.NewMultiKeychain()})
 	}
 	d.npm = func(string, settings.Settings) npm.Source {

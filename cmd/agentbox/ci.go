@@ -1,17 +1,11 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"runtime/debug"
-	"syscall"
 
 	"github.com/agentbox-dev/agentbox/generator"
-	"github.com/agentbox-dev/agentbox/internal/atomicfile"
 	"github.com/spf13/cobra"
 )
 
@@ -100,28 +94,7 @@ func (o *ciGitHubOptions) run(stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	root, rel, err := o.project()
-	if err != nil {
-		return err
-	}
-	wfPath := filepath.Join(root, filepath.FromSlash(generator.GitHubWorkflow))
-	attrPath := filepath.Join(root, generator.Gitattributes)
-	workflow, err := o.workflow(wfPath, rel, version)
-	if err != nil {
-		return err
-	}
-	oldAttr, err := readIfExists(attrPath)
-	if err != nil {
-		return err
-	}
-	attr, err := generator.MergeGitattributes(oldAttr, rel)
-	if err != nil {
-		return fmt.Errorf("%s: %w", attrPath, err)
-	}
-	var tx atomicfile.Tx
-	tx.WriteFile(wfPath, workflow, 0o644)
-	tx.WriteFile(attrPath, attr, 0o644)
-	changes, err := tx.Commit()
+	changes, err := generator.WriteGitHubCI(generator.GitHubCI{Dir: o.dir, Version: version, FailOn: o.failOn, Force: o.force})
 	if err != nil {
 		return err
 	}
@@ -132,49 +105,6 @@ func (o *ciGitHubOptions) run(stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "agentbox: the workflow and .gitattributes are up to date")
 	}
 	return nil
-}
-
-// project is the root of the git repository holding the project and the
-// project's directory relative to it, once the project is known to have an
-// agentbox.yaml and no symbolic link is on the way to the files ci writes.
-func (o *ciGitHubOptions) project() (root, rel string, err error) {
-	root, rel, err = repoRoot(o.dir)
-	if err != nil {
-		return "", "", err
-	}
-	if err := generator.ValidateCIDir(rel); err != nil {
-		return "", "", err
-	}
-	if _, err := os.Stat(generator.ConfigPath(o.dir)); err != nil {
-		return "", "", fmt.Errorf("%s: %w; run agentbox init first", generator.ConfigPath(o.dir), errors.Unwrap(err))
-	}
-	for _, p := range []string{".github", ".github/workflows", generator.GitHubWorkflow, generator.Gitattributes} {
-		if fi, err := os.Lstat(filepath.Join(root, p)); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			return "", "", fmt.Errorf("refusing to write through %s: it is a symbolic link", filepath.Join(root, p))
-		}
-	}
-	return root, rel, nil
-}
-
-// workflow renders the workflow at wfPath: refused over one agentbox did
-// not write unless --force; its recorded options kept unless --fail-on
-// changes them.
-func (o *ciGitHubOptions) workflow(wfPath, rel, version string) ([]byte, error) {
-	old, err := readIfExists(wfPath)
-	if err != nil {
-		return nil, err
-	}
-	if old != nil && !generator.IsCIWorkflow(old) && !o.force {
-		return nil, fmt.Errorf("%s exists and agentbox did not write it (its first line is not %q); use --force to overwrite it", wfPath, "# "+generator.CIHeader)
-	}
-	failOn := generator.ReadCIOptions(old)
-	switch o.failOn {
-	case "none":
-		failOn = ""
-	case generator.FailOnWiden:
-		failOn = generator.FailOnWiden
-	}
-	return generator.RenderGitHubWorkflow(generator.WorkflowOptions{Dir: rel, Version: version, FailOn: failOn})
 }
 
 // installVersion is the version of agentbox the workflow installs: --version,
@@ -196,48 +126,4 @@ func (o *ciGitHubOptions) installVersion() (string, error) {
 		return "", fmt.Errorf("this agentbox has no version that go install can fetch (agentbox version: %s); name the version the workflow installs with --version, such as --version v1.2.3", buildVersion())
 	}
 	return v, nil
-}
-
-// repoRoot finds the git repository holding dir: the nearest directory at
-// or above it with a .git (a directory, or a file in a worktree). It returns
-// the root as a path usable from here, and dir relative to it.
-func repoRoot(dir string) (root, rel string, err error) {
-	fi, err := os.Stat(dir)
-	if err != nil || !fi.IsDir() {
-		if err == nil || errors.Is(err, syscall.ENOTDIR) {
-			return "", "", fmt.Errorf("-C %s: not a directory", dir)
-		}
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", "", fmt.Errorf("-C %s: no such directory", dir)
-		}
-		return "", "", err
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", "", err
-	}
-	for r := abs; ; {
-		if _, err := os.Lstat(filepath.Join(r, ".git")); err == nil {
-			rel, err := filepath.Rel(r, abs)
-			if err != nil {
-				return "", "", err
-			}
-			up, _ := filepath.Rel(abs, r)
-			return filepath.Join(dir, up), filepath.ToSlash(rel), nil
-		}
-		parent := filepath.Dir(r)
-		if parent == r {
-			return "", "", fmt.Errorf("-C %s: not in a git repository (no .git in it or above it); the workflow goes at the repository's root", dir)
-		}
-		r = parent
-	}
-}
-
-// readIfExists reads a file, or returns nil when there is none.
-func readIfExists(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	return data, err
 }

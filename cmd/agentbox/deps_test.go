@@ -2,16 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/agentbox-dev/agentbox/bump"
 	"github.com/agentbox-dev/agentbox/images/imagestest"
-	"github.com/agentbox-dev/agentbox/internal/debian"
 	"github.com/agentbox-dev/agentbox/internal/npm"
 	"github.com/agentbox-dev/agentbox/internal/settings"
-	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 // testDeps are the collaborators of a test that names none: registries that
@@ -20,7 +21,7 @@ import (
 // that fetch replace with a fake docker on PATH.
 func testDeps() deps {
 	return deps{
-		resolver: func(settings.Settings) imageRegistry { return fakeImages{} },
+		resolver: func(context.Context, settings.Settings) bump.Registry { return fakeImages{} },
 		settings: func() (settings.Settings, error) { return settings.Settings{}, nil },
 		npm:      func(string, settings.Settings) npm.Source { return imagestest.NPM{} },
 		debian:   func(settings.Settings) bump.DebianArchive { return &imagestest.Debian{} },
@@ -49,14 +50,21 @@ func runDeps(t *testing.T, d deps, args ...string) (stdout, stderr string, code 
 	return out.String(), errb.String(), code
 }
 
-// bump reads the archive the settings name, in their layout.
-func TestRealDebianArchive(t *testing.T) {
-	s := settings.Settings{Debian: settings.Debian{Archive: "http://10.0.0.1/debian", Layout: settings.LayoutPlain, Security: "http://10.0.0.1/security"}}
-	a, ok := realDeps().debian(s).(*debian.Archive)
-	if !ok || a.Base != s.Debian.Archive || a.Layout != debian.LayoutPlain || a.Security != s.Debian.Security {
-		t.Errorf("archive %+v", a)
+// bump's resolver asks the Docker daemon for its mirrors within the
+// command's context: a daemon that does not answer holds a canceled bump
+// no longer.
+func TestResolverStopsWithContext(t *testing.T) {
+	bin := t.TempDir()
+	writeFile(t, filepath.Join(bin, "docker"), []byte("#!/bin/sh\nexec sleep 30\n"))
+	if err := os.Chmod(filepath.Join(bin, "docker"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	if a := realDeps().debian(settings.Settings{}).(*debian.Archive); a.Base != lockfile.DebianArchive || a.Layout != "" {
-		t.Errorf("default archive %+v", a)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	realDeps().resolver(ctx, settings.Settings{})
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("the resolver waited %s for docker info after the command's context ended", d)
 	}
 }

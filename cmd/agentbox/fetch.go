@@ -2,37 +2,30 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 	"unicode/utf8"
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
-	"github.com/agentbox-dev/agentbox/internal/iolimit"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/spf13/cobra"
 )
 
-// Limits of the bundle `agentbox fetch` accepts from the sandbox.
-const (
-	maxBundle     = 4 << 30 // bytes
-	bundleTimeout = 15 * time.Minute
-)
+// maxBundle bounds a task's bundle too (taskend.go).
+const maxBundle = gitgate.MaxBundle
 
 // bundleSource writes a git bundle of the agent's branches to w and returns
 // the project's configuration. composeBundle is the real one (realDeps).
 type bundleSource func(ctx context.Context, dir string, w io.Writer) (*config.Config, error)
 
-// composeBundle runs `git bundle create - --branches` in the agent container.
+// composeBundle makes the bundle in the agent container of the running
+// sandbox (sandbox.Compose.Bundle); the running profile's
+// workspace.readonly joins the top-level one.
 func composeBundle(ctx context.Context, dir string, w io.Writer) (*config.Config, error) {
 	o := &sandboxOptions{dir: dir, running: true}
 	argv, cfg, err := o.compose(ctx, false)
@@ -40,28 +33,12 @@ func composeBundle(ctx context.Context, dir string, w io.Writer) (*config.Config
 		return nil, err
 	}
 	if prof, ok := cfg.Profile(o.profile); ok {
-		c := *cfg // the running profile's workspace.readonly joins the top-level one
+		c := *cfg
 		c.ReadOnly = cfg.ReadOnlyPaths(prof)
 		cfg = &c
 	}
-	ctx, cancel := context.WithTimeout(ctx, bundleTimeout)
-	defer cancel()
-	args := append(slices.Clone(argv[1:]), "exec", "-T", "agent", "git", "-C", cfg.Workspace, "bundle", "create", "-", "--branches")
-	cmd := exec.CommandContext(ctx, argv[0], args...)
-	lw := &iolimit.Writer{W: w, Left: maxBundle}
-	var errb iolimit.Head
-	cmd.Stdout, cmd.Stderr = lw, &errb
-	err = cmd.Run()
-	switch {
-	case lw.Over:
-		return nil, fmt.Errorf("the agent's bundle is larger than %d GiB; agentbox fetch refuses it", maxBundle>>30)
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return nil, fmt.Errorf("making the agent's bundle took longer than %s", bundleTimeout)
-	case ctx.Err() != nil:
-		return nil, fmt.Errorf("making the agent's bundle: interrupted (%v)", context.Cause(ctx))
-	case err != nil:
-		return nil, fmt.Errorf("making a bundle of the agent's branches (is the sandbox up? agentbox up): %s",
-			sandbox.FirstLine(errb.Bytes(), err))
+	if err := sandbox.ComposeOf(argv).Bundle(ctx, cfg.Workspace, w); err != nil {
+		return nil, err
 	}
 	return cfg, nil
 }
@@ -147,34 +124,13 @@ func newFetchCmd(dir *string, bundle bundleSource, stdout, stderr io.Writer) *co
 }
 
 func (o *fetchOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
-	prefix := o.prefix
-	if !strings.HasPrefix(prefix, "refs/") {
-		prefix = "refs/heads/" + prefix
-	}
-	if !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
-	}
-	if err := o.checkTop(ctx); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp("", "agentbox-*.bundle")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	defer f.Close()
-	cfg, err := o.bundle(ctx, o.dir, f)
-	if err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	res, err := gitgate.Fetch(ctx, gitgate.FetchOptions{
-		Dir:    o.dir,
-		Bundle: f.Name(),
-		Prefix: prefix,
-		Policy: gitgate.Policy{Writable: cfg.Writable, ReadOnly: cfg.ReadOnly},
+	prefix := gitgate.RefPrefix(o.prefix)
+	res, err := gitgate.FetchProject(ctx, o.dir, prefix, func(ctx context.Context, w io.Writer) (gitgate.Policy, error) {
+		cfg, err := o.bundle(ctx, o.dir, w)
+		if err != nil {
+			return gitgate.Policy{}, err
+		}
+		return gitgate.Policy{Writable: cfg.Writable, ReadOnly: cfg.ReadOnly}, nil
 	})
 	if err != nil {
 		return err
@@ -190,27 +146,6 @@ func (o *fetchOptions) run(ctx context.Context, stdout, stderr io.Writer) error 
 		return &exitErr{exitError, fmt.Errorf("agentbox: %d of %d branches refused (reasons above); the others are in %s", n, len(res.Branches), prefix)}
 	}
 	fmt.Fprintf(stderr, "agentbox: %d branches in %s\n", len(res.Branches), prefix)
-	return nil
-}
-
-// checkTop refuses a project directory below the top of its repository:
-// the paths of agentbox.yaml are relative to the project, the agent's clone
-// and fetch's rules to the repository.
-func (o *fetchOptions) checkTop(ctx context.Context) error {
-	top, err := gitgate.TopLevel(ctx, o.dir)
-	if err != nil {
-		return err
-	}
-	dir, err := filepath.Abs(o.dir)
-	if err == nil {
-		dir, err = filepath.EvalSymlinks(dir)
-	}
-	if err != nil {
-		return err
-	}
-	if t, err := filepath.EvalSymlinks(top); err != nil || t != dir {
-		return fmt.Errorf("agentbox fetch needs the project directory to be the top of its git repository (%s), not %s", top, dir)
-	}
 	return nil
 }
 

@@ -78,19 +78,12 @@ func (o *generateOptions) run(ctx context.Context, stdout, stderr io.Writer) err
 	return nil
 }
 
-// checkDrift compares the generated files with the disk, and the repository's
-// .gitattributes with what agentbox keeps there (generator.CheckRepo; its
-// paths are the repository's), and reports drift with exit 3.
+// checkDrift reports generator.Drift: the generated files against the
+// disk and the repository's .gitattributes, with exit 3.
 func (o *generateOptions) checkDrift(stdout, stderr io.Writer, files map[string][]byte) error {
-	diff, err := generator.Diff(o.dir, files)
+	diff, repo, err := generator.Drift(o.dir, files)
 	if err != nil {
 		return err
-	}
-	var repo string
-	if root, rel, err := repoRoot(o.dir); err == nil {
-		if repo, err = generator.CheckRepo(root, rel); err != nil {
-			return err
-		}
 	}
 	if diff == "" && repo == "" {
 		fmt.Fprintln(stderr, "agentbox: generated files are up to date")

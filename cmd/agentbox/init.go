@@ -1,20 +1,13 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"slices"
-	"syscall"
 
 	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
-	"github.com/agentbox-dev/agentbox/internal/atomicfile"
 	"github.com/agentbox-dev/agentbox/internal/shquote"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 	"github.com/agentbox-dev/agentbox/lockfile"
@@ -59,27 +52,9 @@ func (o *initOptions) run(stdout, stderr io.Writer) error {
 	if !slices.Contains(config.IDEs, o.ide) {
 		return usageErrorf("invalid --ide %q; valid values are %s", o.ide, yamlpos.Quoted(config.IDEs))
 	}
-	// The project directory must exist: init does not create it (nor its
-	// parents) for a mistyped -C.
-	if fi, err := os.Stat(o.dir); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("-C %s: no such directory; create the project directory first", o.dir)
-	} else if errors.Is(err, syscall.ENOTDIR) || err == nil && !fi.IsDir() {
-		return fmt.Errorf("-C %s: not a directory", o.dir)
-	} else if err != nil {
-		return err
-	}
-	path := generator.ConfigPath(o.dir)
-	if _, err := os.Stat(path); err == nil && !o.force {
-		return fmt.Errorf("%s already exists; use --force to overwrite it", path)
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	data, err := generator.InitFile(o.dir, generator.InitName(o.dir, randomHex), o.agent, o.ide)
+	path, err := generator.WriteInit(o.dir, o.agent, o.ide, o.force)
 	if err != nil {
 		return err
-	}
-	if _, err := atomicfile.WriteFile(path, data, 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	bump := "agentbox bump"
 	if o.dir != "." {
@@ -87,13 +62,4 @@ func (o *initOptions) run(stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "agentbox: wrote %s; next: %s (pins the images and the agent's version in %s, and generates the sandbox's files)\n", path, bump, lockfile.File)
 	return nil
-}
-
-// randomHex returns 6 random hex digits.
-func randomHex() string {
-	b := make([]byte, 3)
-	if _, err := rand.Read(b); err != nil {
-		panic(err) // crypto/rand does not fail on Linux
-	}
-	return hex.EncodeToString(b)
 }

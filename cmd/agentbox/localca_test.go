@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/settings"
 	"github.com/agentbox-dev/agentbox/internal/testing/testca"
 	"github.com/agentbox-dev/agentbox/sandbox"
 )
@@ -32,7 +33,7 @@ func TestWriteLocalCA(t *testing.T) {
 	writeFile(t, filepath.Join(config, "agentbox", "settings.yaml"), []byte("ca_certificates: ["+caFile+"]\n"))
 	local := filepath.Join(dir, filepath.FromSlash(generator.LocalCA))
 
-	if err := sandbox.WriteLocalCA(dir); err != nil {
+	if err := sandbox.WriteLocalCA(dir, userSettings(t)); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(local); string(got) != string(ca.PEM) {
@@ -47,7 +48,7 @@ func TestWriteLocalCA(t *testing.T) {
 	if err := os.Chtimes(local, old, old); err != nil {
 		t.Fatal(err)
 	}
-	if err := sandbox.WriteLocalCA(dir); err != nil {
+	if err := sandbox.WriteLocalCA(dir, userSettings(t)); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(local); err != nil || !fi.ModTime().Equal(old) {
@@ -55,7 +56,7 @@ func TestWriteLocalCA(t *testing.T) {
 	}
 	// No certificates in the settings: the file goes.
 	writeFile(t, filepath.Join(config, "agentbox", "settings.yaml"), []byte("{}\n"))
-	if err := sandbox.WriteLocalCA(dir); err != nil {
+	if err := sandbox.WriteLocalCA(dir, userSettings(t)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(local); !os.IsNotExist(err) {
@@ -68,10 +69,20 @@ func TestWriteLocalCA(t *testing.T) {
 	if err := os.Symlink(target, local); err != nil {
 		t.Fatal(err)
 	}
-	if err := sandbox.WriteLocalCA(dir); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+	if err := sandbox.WriteLocalCA(dir, userSettings(t)); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("sandbox.WriteLocalCA through a link: %v, want a refusal", err)
 	}
 	if got, _ := os.ReadFile(target); string(got) != "untouched\n" {
 		t.Errorf("the link's target was written: %q", got)
 	}
+}
+
+// userSettings are the settings a command loads now.
+func userSettings(t *testing.T) settings.Settings {
+	t.Helper()
+	s, err := settings.LoadUser(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/progress"
+	"github.com/agentbox-dev/agentbox/internal/settings"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
 	"github.com/spf13/cobra"
@@ -122,7 +123,7 @@ func (o *runOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	c := &task.Course{Sandbox: p.cfg.Name, Rec: p.rec, Backend: p.backend(o.prog, stderr),
 		Times: task.Times{Prepared: time.Now()}}
-	sandbox.WarnMissingSecrets(stderr, p.cfg.TaskEnv())
+	sandbox.WarnMissingSecrets(stderr, sandbox.Environ, p.cfg.TaskEnv())
 	if p.loginNote != "" {
 		fmt.Fprintf(stderr, "agentbox: run.copy_login: %s\n", p.loginNote)
 	}
@@ -389,7 +390,11 @@ func (p *prepared) fail(ctx context.Context, err error) error {
 // prog hears of the build.
 func ensureImages(ctx context.Context, p *prepared, prog *progress.Progress, stderr io.Writer) error {
 	// The settings' CA first: a changed one is a newer file below.
-	if err := sandbox.WriteLocalCA(p.rec.Dir); err != nil {
+	us, err := settings.LoadUser(os.Getenv)
+	if err != nil {
+		return err
+	}
+	if err := sandbox.WriteLocalCA(p.rec.Dir, us); err != nil {
 		return err
 	}
 	newest := time.Time{}
@@ -409,7 +414,7 @@ func ensureImages(ctx context.Context, p *prepared, prog *progress.Progress, std
 				return err
 			}
 			done := prog.Step("building the sandbox's images (the first build takes minutes)")
-			err := execCompose(ctx, p.main, nil, stderr, stderr, "build")
+			err := execComposeOf(ctx, sandbox.ComposeWith(p.main, us), nil, stderr, stderr, "build")
 			done("the images are built", err)
 			return err
 		}

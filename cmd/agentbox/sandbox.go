@@ -14,6 +14,7 @@ import (
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/progress"
+	"github.com/agentbox-dev/agentbox/internal/settings"
 	"github.com/agentbox-dev/agentbox/internal/termsafe"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
@@ -94,7 +95,13 @@ func checkDocker(ctx context.Context) (string, error) {
 // execCompose runs docker compose (argv) with args, connected to the
 // terminal (sandbox.Compose.Run); its failure is agentbox's error.
 func execCompose(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, args ...string) error {
-	err := sandbox.ComposeOf(argv).Run(ctx, stdin, stdout, stderr, args...)
+	return execComposeOf(ctx, sandbox.ComposeOf(argv), stdin, stdout, stderr, args...)
+}
+
+// execComposeOf is execCompose of c (sandbox.ComposeWith the command's
+// settings).
+func execComposeOf(ctx context.Context, c sandbox.Compose, stdin io.Reader, stdout, stderr io.Writer, args ...string) error {
+	err := c.Run(ctx, stdin, stdout, stderr, args...)
 	if ee := (*sandbox.ExitError)(nil); errors.As(err, &ee) {
 		return &exitErr{exitError, err}
 	}
@@ -169,24 +176,29 @@ func startSandbox(ctx context.Context, dir, profile string, prog *progress.Progr
 	if err := (sandbox.Docker{Path: argv[0]}).CheckOwner(ctx, cfg.Name, o.dir); err != nil {
 		return err
 	}
-	sandbox.WarnMissingSecrets(stderr, cfg.Secrets)
-	if err := sandbox.WriteLocalCA(o.dir); err != nil {
+	us, err := settings.LoadUser(os.Getenv) // once: the CA file and every compose command
+	if err != nil {
+		return err
+	}
+	c := sandbox.ComposeWith(argv, us)
+	sandbox.WarnMissingSecrets(stderr, c.Env, cfg.Secrets)
+	if err := sandbox.WriteLocalCA(o.dir, us); err != nil {
 		return err
 	}
 	if err := sandbox.PullBases(ctx, argv[0], o.dir, stderr); err != nil {
 		return err
 	}
 	done := prog.Step("building the sandbox's images (the first build takes minutes)")
-	err = execCompose(ctx, argv, os.Stdin, stdout, stderr, "build")
+	err = execComposeOf(ctx, c, os.Stdin, stdout, stderr, "build")
 	if done("the images are built", err); err != nil {
 		return err
 	}
 	done = prog.Step("starting the sandbox (profile " + o.profile + "; the agent starts once the firewall is up)")
-	err = execCompose(ctx, argv, os.Stdin, stdout, stderr, "up", "-d", "--wait", "--remove-orphans")
+	err = execComposeOf(ctx, c, os.Stdin, stdout, stderr, "up", "-d", "--wait", "--remove-orphans")
 	if done("the sandbox is up (profile "+o.profile+")", err); err != nil {
 		return err
 	}
-	if err := sandbox.ComposeOf(argv).FollowEgress(ctx, stderr); err != nil {
+	if err := c.FollowEgress(ctx, stderr); err != nil {
 		return err
 	}
 	if err := sandbox.RecordUp(ctx, argv[0], o.dir, cfg.Name); err != nil {

@@ -3,10 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
-	"regexp"
 	"runtime/debug"
-	"strings"
 
+	"github.com/agentbox-dev/agentbox/internal/buildinfo"
 	"github.com/spf13/cobra"
 )
 
@@ -14,19 +13,6 @@ import (
 // `make build` sets it to what `git describe --tags --always --dirty` says,
 // the release archives (.goreleaser.yaml) to the tag without its v.
 var version = ""
-
-// semverNoV is a semantic version without its leading v, as goreleaser's
-// {{.Version}} gives a tag: 1.2.3, 1.2.3-rc.1.
-var semverNoV = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
-
-// linkedVersion is the version set at link time, with the v that Go's
-// module versions (and tags) carry when it was linked in without one.
-func linkedVersion(linked string) string {
-	if semverNoV.MatchString(linked) {
-		return "v" + linked
-	}
-	return linked
-}
 
 func newVersionCmd(stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
@@ -46,54 +32,8 @@ embeds them. agentbox --version prints the same.`,
 	}
 }
 
+// buildVersion says which agentbox this is (buildinfo.Describe).
 func buildVersion() string {
 	bi, _ := debug.ReadBuildInfo()
-	return formatVersion(version, bi)
-}
-
-// formatVersion says which agentbox this is, never a bare "(devel)": the
-// version set at link time, else the module's version (`go install
-// …@v1.2.3`; a build from a git clone has a pseudo-version), followed by
-// the version control revision, its time and whether the tree had
-// uncommitted changes when bi holds them. A version set at link time that
-// Go also stamped from the clean tree (a release built from its tag) stands
-// alone, as go install prints it. bi may be nil.
-func formatVersion(linked string, bi *debug.BuildInfo) string {
-	v := linkedVersion(linked)
-	if v == "" && bi != nil && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		v = bi.Main.Version
-	}
-	settings := map[string]string{}
-	if bi != nil {
-		for _, s := range bi.Settings {
-			settings[s.Key] = s.Value
-		}
-	}
-	if bi != nil && linked != "" && v == bi.Main.Version && settings["vcs.modified"] == "false" {
-		// Go stamped the version linked in from the clean tagged tree: the
-		// tag names the revision, and the release says what go install says.
-		return v
-	}
-	var vcs []string
-	if rev := settings["vcs.revision"]; rev != "" {
-		vcs = append(vcs, strings.TrimSpace(settings["vcs"]+" "+rev))
-		if t := settings["vcs.time"]; t != "" {
-			vcs = append(vcs, t)
-		}
-		switch settings["vcs.modified"] {
-		case "true":
-			vcs = append(vcs, "with uncommitted changes")
-		case "false":
-			vcs = append(vcs, "clean")
-		}
-	}
-	switch {
-	case v != "" && vcs != nil:
-		return v + " (" + strings.Join(vcs, ", ") + ")"
-	case v != "":
-		return v
-	case vcs != nil:
-		return "built from source (" + strings.Join(vcs, ", ") + ")"
-	}
-	return "built from source, without version control information (built outside a git clone, in a git worktree, or with -buildvcs=false)"
+	return buildinfo.Describe(version, bi)
 }

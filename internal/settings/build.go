@@ -63,8 +63,12 @@ var NPMSecret = SourceSecret{SecretNPMRegistry, EnvNPMRegistry}
 func SecretPath(id string) string { return "/run/secrets/" + id }
 
 // CAPEM reads ca_certificates: every file must hold one or more PEM
-// certificates and nothing else. nil without any.
+// certificates and nothing else. nil without any. Settings from LoadUser
+// give what was read then.
 func (s Settings) CAPEM() ([]byte, error) {
+	if s.caRead {
+		return s.caPEM, nil
+	}
 	var out bytes.Buffer
 	for i, path := range s.CACertificates {
 		key := fmt.Sprintf("ca_certificates[%d]", i)

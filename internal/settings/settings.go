@@ -62,6 +62,10 @@ type Settings struct {
 	// variable.
 	File    string            `yaml:"-"`
 	Sources map[string]string `yaml:"-"`
+
+	// caRead says that LoadUser read ca_certificates into caPEM.
+	caRead bool
+	caPEM  []byte
 }
 
 // Debian is the copy of Debian's archive that builds and bump use.
