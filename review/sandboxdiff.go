@@ -19,21 +19,61 @@ const (
 	Changes = "changes" // neither: a different image tag, agent, uid, workspace path
 )
 
+// The aspects of a DiffRow: what the agent gains (or loses).
+const (
+	GainReach     = "reach"     // destinations, mounts, what fetch takes back, what is hidden, what allow may grant
+	GainTime      = "time"      // how long a task or a grant may last
+	GainResources = "resources" // memory, processes, CPUs
+	GainSecrets   = "secrets"   // the host's variables, the login, where credentials go
+	GainCode      = "code"      // code that runs in the sandbox beside the agent's own
+	GainTrust     = "trust"     // the build's inputs: images, packages, their pins; the profile's trust
+	GainNone      = "none"      // nothing the agent can do: a name, an identity
+)
+
 // DiffRow is one semantic change between two sandboxes.
 type DiffRow struct {
 	Kind    string `json:"kind"`    // widens, narrows, pin or changes
-	What    string `json:"what"`    // destination, mount, readonly, writable, hidden, memory, pids, cpus, capability, no_new_privs, image, package, agent, uid, gid, git identity, host variable, login copy
+	Aspect  string `json:"aspect"`  // reach, time, resources, secrets, code, trust or none
+	What    string `json:"what"`    // destination, mount, env, timeout, ...
 	Subject string `json:"subject"` // e.g. "example.com:443", "agent image"
 	From    string `json:"from"`    // "" when added
 	To      string `json:"to"`      // "" when removed
+	Gain    string `json:"gain"`    // what the change lets the agent do, where there are words for it, else ""
 	Side    string `json:"side"`    // "working" (Key and Line in the working tree's file) or "base"
 	Origin
 }
+
+// rule is how a fact's change is classified: by what the agent gains,
+// never by the fact's name.
+type rule int
+
+const (
+	grants    rule = iota // present: the agent may do it (added widens, removed narrows)
+	refuses               // present: the agent may not (added narrows, removed widens)
+	limit                 // num is an amount: more widens, less narrows, equal is no change
+	runs                  // code or trust: added or changed widens, removed narrows
+	pinned                // a pinned input: pinKind
+	neutral               // any change is a change, neither wider nor narrower
+	trust                 // a profile's trust words: profileKind
+	reaches               // a destination: grants, unless the other side covers it
+	mounted               // a mount: its mode decides
+	defaulted             // the default profile: its profile is compared in full
+)
 
 // fact is one thing a sandbox allows or sets, keyed by what and subject.
 type fact struct {
 	what, subject, value string
 	origin               Origin
+	aspect               string
+	rule                 rule
+	num                  float64 // limit: the amount, higher admits more
+	gain                 string  // what it lets the agent do, when known
+	// profile names the profile of a fact that is one profile's own: it is
+	// compared only while the profile exists on both sides (the profile's
+	// own row says it was added or removed); inherited says the profile
+	// takes the top-level value, whose row says its change.
+	profile   string
+	inherited bool
 }
 
 // DiffSandboxes returns the rows that take base to head, sorted: widens,
@@ -43,7 +83,10 @@ func DiffSandboxes(base, head *Sandbox) []DiffRow {
 	var rows []DiffRow
 	if base == nil {
 		for _, f := range facts(head) {
-			rows = append(rows, DiffRow{Kind: Widens, What: f.what, Subject: f.subject, To: f.value, Side: "working", Origin: withLine(f.origin, head)})
+			rows = append(rows, DiffRow{Kind: Widens, Aspect: f.aspect, What: f.what, Subject: f.subject, To: f.value, Gain: f.gain, Side: "working", Origin: withLine(f.origin, head)})
+		}
+		for _, h := range head.Filesystem.Hidden {
+			rows = append(rows, DiffRow{Kind: Widens, Aspect: GainReach, What: "hidden", Subject: h.Path, To: h.Effect, Side: "working", Origin: withLine(h.Origin, head)})
 		}
 		return rows
 	}
@@ -52,18 +95,25 @@ func DiffSandboxes(base, head *Sandbox) []DiffRow {
 		o, had := old[f.what+"\x00"+f.subject]
 		switch {
 		case !had:
-			rows = appendKind(rows, added(f, base), f, fact{}, base, head)
-		case o.value != f.value:
-			rows = appendKind(rows, changed(o, f), f, o, base, head)
+			if f.profile == "" || hasProfile(base, f.profile) {
+				rows = appendKind(rows, added(f, base), f, fact{}, base, head)
+			}
+		case o.value != f.value && !(o.inherited && f.inherited):
+			rows = appendKind(rows, changed(o, f, base, head), f, o, base, head)
 		}
 	}
 	for _, o := range facts(base) {
-		if _, has := cur[o.what+"\x00"+o.subject]; !has {
+		if _, has := cur[o.what+"\x00"+o.subject]; !has && (o.profile == "" || hasProfile(head, o.profile)) {
 			rows = appendKind(rows, removed(o, head), fact{}, o, base, head)
 		}
 	}
+	rows = append(rows, hiddenRows(base, head)...)
 	slices.SortStableFunc(rows, compareRows)
 	return rows
+}
+
+func hasProfile(s *Sandbox, name string) bool {
+	return slices.ContainsFunc(s.Profiles, func(p ProfileView) bool { return p.Name == name })
 }
 
 // appendKind adds a row unless kind is "". It cites the working tree's
@@ -90,7 +140,17 @@ func appendKind(rows []DiffRow, kind string, to, from fact, base, head *Sandbox)
 			orig = o
 		}
 	}
-	return append(rows, DiffRow{Kind: kind, What: f.what, Subject: f.subject, From: from.value, To: to.value, Side: side, Origin: orig})
+	gain := to.gain
+	if kind == Narrows {
+		gain = "" // the words say what a variable can do: the side that has it
+	}
+	if kind == Widens && gain == "" {
+		gain = from.gain
+	}
+	if f.rule == defaulted {
+		gain = defaultGain(base, head, from.value, to.value)
+	}
+	return append(rows, DiffRow{Kind: kind, Aspect: f.aspect, What: f.what, Subject: f.subject, From: from.value, To: to.value, Gain: gain, Side: side, Origin: orig})
 }
 
 // portsOrigin: a port that a destination on both sides gained or lost
@@ -148,41 +208,70 @@ func index(fs []fact) map[string]fact {
 // facts flattens a sandbox into keyed facts.
 func facts(s *Sandbox) []fact {
 	var fs []fact
-	add := func(what, subject, value string, o Origin) { fs = append(fs, fact{what, subject, value, o}) }
+	add := func(f fact) { fs = append(fs, f) }
+	networkFacts(s, add)
+	filesystemFacts(s, add)
+	privilegeFacts(s, add)
+	pinFacts(s, add)
+	envFacts(s, add)
+	timeFacts(s, add)
+	elevationFacts("agentbox allow", "", s.Elevation, add)
+	devcontainerFacts(s, add)
+	profileFacts(s, add)
+	credentialFacts(s, add)
+	return fs
+}
+
+func networkFacts(s *Sandbox, add func(fact)) {
 	for _, d := range s.Network.Domains {
 		for _, p := range d.Ports {
-			add("destination", d.Name+":"+strconv.Itoa(int(p)), "allowed", d.Origin)
+			add(fact{what: "destination", subject: d.Name + ":" + strconv.Itoa(int(p)), value: "allowed", origin: d.Origin, aspect: GainReach, rule: reaches})
 		}
 	}
 	for _, c := range s.Network.CIDRs {
 		for _, p := range c.Ports {
-			add("destination", c.Name+" port "+strconv.Itoa(int(p)), "allowed", c.Origin)
+			add(fact{what: "destination", subject: c.Name + " port " + strconv.Itoa(int(p)), value: "allowed", origin: c.Origin, aspect: GainReach, rule: reaches})
 		}
 	}
+}
+
+// filesystemFacts: the mounts and the paths fetch refuses or accepts. The
+// hidden patterns are compared by hiddenRows, on what they hide.
+func filesystemFacts(s *Sandbox, add func(fact)) {
 	for _, m := range s.Filesystem.Mounts {
-		add("mount", m.Type+" "+m.Source, m.Mode+" "+m.Target, m.Origin)
+		add(fact{what: "mount", subject: m.Type + " " + m.Source, value: m.Mode + " " + m.Target, origin: m.Origin, aspect: GainReach, rule: mounted})
 	}
 	for _, r := range s.Filesystem.ReadOnly {
-		add("readonly", r.Path, "refused by fetch", r.Origin)
+		add(fact{what: "readonly", subject: r.Path, value: "refused by fetch", origin: r.Origin, aspect: GainReach, rule: refuses})
 	}
 	for _, r := range s.Filesystem.Writable {
-		add("writable", r.Path, "accepted by fetch", r.Origin)
+		add(fact{what: "writable", subject: r.Path, value: "accepted by fetch", origin: r.Origin, aspect: GainReach, rule: grants})
 	}
-	for _, r := range s.Filesystem.Hidden {
-		add("hidden", r.Path, "pattern", r.Origin)
-	}
+}
+
+func privilegeFacts(s *Sandbox, add func(fact)) {
 	pr := s.Privileges
 	for _, c := range pr.Capabilities {
-		add("capability", c, "granted", Origin{})
+		add(fact{what: "capability", subject: c, value: "granted", aspect: GainReach, rule: grants})
 	}
-	add("no_new_privs", "agent", strconv.FormatBool(pr.NoNewPrivs), Origin{})
-	add("memory", "agent", pr.Memory, pr.keys["memory"])
-	add("pids", "agent", strconv.Itoa(pr.Pids), pr.keys["pids"])
-	add("cpus", "agent", cmp.Or(pr.CPUs, noLimit), pr.keys["cpus"])
-	add("uid", "agent", strconv.Itoa(pr.UID), pr.keys["uid"])
-	add("gid", "agent", strconv.Itoa(pr.GID), pr.keys["gid"])
-	add("agent", "agent", s.Agent, pr.keys["agent"])
-	add("git identity", "agent's commits", s.Git.Name+" <"+s.Git.Email+">", s.Git.Origin)
+	add(fact{what: "no_new_privs", subject: "agent", value: strconv.FormatBool(pr.NoNewPrivs), aspect: GainReach, rule: limit, num: map[bool]float64{true: 0, false: 1}[pr.NoNewPrivs]})
+	add(limitFact("memory", "agent", pr.Memory, memBytes(pr.Memory), pr.keys["memory"]))
+	add(limitFact("pids", "agent", strconv.Itoa(pr.Pids), float64(pr.Pids), pr.keys["pids"]))
+	add(limitFact("cpus", "agent", cmp.Or(pr.CPUs, noLimit), cpus(cmp.Or(pr.CPUs, noLimit)), pr.keys["cpus"]))
+	add(fact{what: "uid", subject: "agent", value: strconv.Itoa(pr.UID), origin: pr.keys["uid"], aspect: GainNone, rule: neutral})
+	add(fact{what: "gid", subject: "agent", value: strconv.Itoa(pr.GID), origin: pr.keys["gid"], aspect: GainNone, rule: neutral})
+	add(fact{what: "agent", subject: "agent", value: s.Agent, origin: pr.keys["agent"], aspect: GainCode, rule: neutral})
+	add(fact{what: "git identity", subject: "agent's commits", value: s.Git.Name + " <" + s.Git.Email + ">", origin: s.Git.Origin, aspect: GainNone, rule: neutral})
+	add(fact{what: "name", subject: "compose project", value: s.Name, origin: s.nameOrigin, aspect: GainNone, rule: neutral})
+}
+
+func limitFact(what, subject, value string, num float64, o Origin) fact {
+	return fact{what: what, subject: subject, value: value, origin: o, aspect: GainResources, rule: limit, num: num}
+}
+
+// pinFacts are the pins: each image, the agent CLI and its tree, each
+// Debian package and the snapshots.
+func pinFacts(s *Sandbox, add func(fact)) {
 	for _, p := range s.Pins {
 		what, subject, v := p.Kind, p.What, p.Name+"@"+p.Digest
 		switch p.Kind {
@@ -191,26 +280,86 @@ func facts(s *Sandbox) []fact {
 		case "debian":
 			subject = p.Tag + " " + p.Name
 		}
-		add(what, subject, v, p.Origin)
+		add(fact{what: what, subject: subject, value: v, origin: p.Origin, aspect: GainTrust, rule: pinned})
 	}
-	profileFacts(s, add)
-	credentialFacts(s, add)
-	return fs
+}
+
+// pinKind classifies a pin whose value moved: the same image or package at
+// another digest or version is a pin.
+func pinKind(from, to fact) string {
+	if before(from.value, "@") == before(to.value, "@") {
+		return Pinned
+	}
+	return Changes
+}
+
+// envFacts: every variable of env, and of the catalog's those that env
+// replaces or that can run code (a catalog variable as the catalog sets it
+// says nothing a reviewer must weigh: the agent's row says it).
+func envFacts(s *Sandbox, add func(fact)) {
+	for _, e := range s.Env {
+		if e.From == "catalog" && e.Gain == "" {
+			continue
+		}
+		f := fact{what: "env", subject: e.Name, value: e.Value, origin: e.Origin, aspect: e.Aspect, rule: runs, gain: e.Gain}
+		if e.Gain == "" {
+			f.aspect, f.rule = GainNone, neutral
+		}
+		add(f)
+	}
+}
+
+func timeFacts(s *Sandbox, add func(fact)) {
+	t := s.Time
+	add(fact{what: "timeout", subject: "a task's deadline", value: t.Timeout, origin: t.TimeoutOrigin, aspect: GainTime, rule: limit, num: seconds(t.Timeout)})
+	add(fact{what: "max_timeout", subject: "the longest --timeout", value: t.MaxTimeout, origin: t.MaxOrigin, aspect: GainTime, rule: limit, num: seconds(t.MaxTimeout)})
+}
+
+// elevationFacts: the longest grant of agentbox allow and what it may
+// never grant, for the top level (profile "") or a profile.
+func elevationFacts(subject, profile string, e ElevationView, add func(fact)) {
+	inherited := profile != "" && !strings.HasPrefix(e.MaxOrigin.Key, "profiles.")
+	add(fact{what: "max_duration", subject: subject, value: e.MaxDuration, origin: e.MaxOrigin, aspect: GainTime, rule: limit,
+		num: seconds(e.MaxDuration), profile: profile, inherited: inherited})
+	for _, n := range e.Never {
+		add(fact{what: "elevation never", subject: strings.TrimPrefix(subject+" ", "agentbox allow ") + n.Entry, value: "refused by allow",
+			origin: n.Origin, aspect: GainReach, rule: refuses, profile: profile, inherited: profile != "" && !strings.HasPrefix(n.Key, "profiles.")})
+	}
+}
+
+func devcontainerFacts(s *Sandbox, add func(fact)) {
+	d := s.DevContainer
+	add(fact{what: "ide", subject: "Dev Container", value: d.IDE, origin: d.IDEOrigin, aspect: GainNone, rule: neutral})
+	for _, e := range d.Extensions {
+		add(fact{what: "extension", subject: e.ID, value: "installed", origin: e.Origin, aspect: GainCode, rule: runs,
+			gain: "a VS Code extension runs in the agent container, with the agent's files and network"})
+	}
+	if k := s.Kubernetes; k != nil {
+		add(fact{what: "kubernetes", subject: "namespace", value: k.Namespace, origin: withKey(k.Origin, "kubernetes.namespace", s), aspect: GainNone, rule: neutral})
+		add(fact{what: "kubernetes", subject: "registry", value: k.Registry, origin: withKey(k.Origin, "kubernetes.registry", s), aspect: GainTrust, rule: neutral,
+			gain: "the cluster's nodes pull the images from it: whoever can push there chooses what runs"})
+	}
+}
+
+// withKey is key's origin where it is written in s, else o.
+func withKey(o Origin, key string, s *Sandbox) Origin {
+	if l := s.lines[key]; l != 0 {
+		return Origin{Key: key, Line: l}
+	}
+	return o
 }
 
 // added classifies a fact that base lacks.
 func added(f fact, base *Sandbox) string {
-	switch f.what {
-	case "destination":
+	switch f.rule {
+	case reaches:
 		if covered(f.subject, base) {
 			return ""
 		}
 		return Widens
-	case "readonly":
+	case refuses:
 		return Narrows
-	case "hidden":
-		return hiddenKind(f.subject, true)
-	case "default profile":
+	case neutral, defaulted:
 		return Changes
 	}
 	return Widens
@@ -218,72 +367,43 @@ func added(f fact, base *Sandbox) string {
 
 // removed classifies a fact that head lacks.
 func removed(f fact, head *Sandbox) string {
-	switch f.what {
-	case "destination":
+	switch f.rule {
+	case reaches:
 		if covered(f.subject, head) {
 			return ""
 		}
 		return Narrows
-	case "readonly":
+	case refuses:
 		return Widens
-	case "hidden":
-		if strings.HasPrefix(f.subject, "!") && !slices.ContainsFunc(head.Filesystem.Hidden, func(r PathRule) bool { return !strings.HasPrefix(r.Path, "!") }) {
-			return "" // nothing is hidden any more: there is nothing to take back out
-		}
-		return hiddenKind(f.subject, false)
-	}
-	return Narrows
-}
-
-// hiddenKind: a pattern hides more when added, a "!" pattern less.
-func hiddenKind(pattern string, add bool) string {
-	if add == strings.HasPrefix(pattern, "!") {
-		return Widens
+	case neutral:
+		return Changes
 	}
 	return Narrows
 }
 
 // changed classifies a fact whose value differs.
-func changed(from, to fact) string {
-	switch to.what {
-	case "memory":
-		return limitKind(memBytes(from.value), memBytes(to.value))
-	case "pids":
-		a, _ := strconv.ParseFloat(from.value, 64)
-		b, _ := strconv.ParseFloat(to.value, 64)
-		return limitKind(a, b)
-	case "cpus":
-		return limitKind(cpus(from.value), cpus(to.value))
-	case "profile":
+func changed(from, to fact, base, head *Sandbox) string {
+	switch to.rule {
+	case limit:
+		return limitKind(from.num, to.num)
+	case trust:
 		return profileKind(from.value, to.value)
-	case "default profile":
-		if before(from.value, " (") == before(to.value, " (") {
-			return "" // the same profile, whose own row says how it changed
+	case defaulted:
+		return defaultKind(base, head, from.value, to.value)
+	case runs:
+		if to.gain == "" && from.gain != "" {
+			return Narrows // back to a value that gains nothing (the catalog's)
 		}
-		_, a, _ := strings.Cut(from.value, " (")
-		_, b, _ := strings.Cut(to.value, " (")
-		return profileKind(a, b)
-	case "host variable":
-		if to.value == ReachesAll {
-			return Widens // from tasks alone to the sandbox too
-		}
-		return Narrows
-	case "no_new_privs":
-		if to.value == "false" {
-			return Widens
-		}
-		return Narrows
-	case "mount":
+		return Widens
+	case mounted:
 		if strings.HasPrefix(to.value, "rw") && strings.HasPrefix(from.value, "ro") {
 			return Widens
 		}
 		if strings.HasPrefix(to.value, "ro") && strings.HasPrefix(from.value, "rw") {
 			return Narrows
 		}
-	case "image", "package", "tree", "debian", "snapshot":
-		if before(from.value, "@") == before(to.value, "@") {
-			return Pinned
-		}
+	case pinned:
+		return pinKind(from, to)
 	}
 	return Changes
 }
@@ -295,6 +415,8 @@ func before(s, sep string) string { return s[:max(strings.LastIndex(s, sep), 0)]
 // noLimit is the value of a limit that is not set.
 const noLimit = "no limit"
 
+// limitKind: more widens, less narrows, the same amount written otherwise
+// (4g, 4096m) is no change.
 func limitKind(from, to float64) string {
 	switch {
 	case to > from:
@@ -302,7 +424,7 @@ func limitKind(from, to float64) string {
 	case to < from:
 		return Narrows
 	}
-	return Changes
+	return ""
 }
 
 func memBytes(s string) float64 {
@@ -311,7 +433,7 @@ func memBytes(s string) float64 {
 
 // cpus is a CPU limit; no limit is infinite.
 func cpus(s string) float64 {
-	if s == noLimit {
+	if s == noLimit || s == "" {
 		return 1e18
 	}
 	f, _ := strconv.ParseFloat(s, 64)

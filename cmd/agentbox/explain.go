@@ -31,6 +31,7 @@ var reportTemplates = template.Must(template.New("").Option("missingkey=error").
 	"when":    when,
 	"port":    portCell,
 	"esc":     esc,
+	"gains":   gains,
 }).ParseFS(reportFS, "tmpl/*.tmpl"))
 
 func newExplainCmd(dir *string, stdout io.Writer) *cobra.Command {
@@ -123,6 +124,12 @@ func change(r review.DiffRow) string {
 		return fmt.Sprintf("%s %s -> %s", from[:i], from[i+1:], to[j+1:])
 	}
 	return fmt.Sprintf("%s -> %s", from, to)
+}
+
+// gains reports whether a row that is not narrowing has words for what
+// the agent gains.
+func gains(rows []review.DiffRow) bool {
+	return slices.ContainsFunc(rows, func(r review.DiffRow) bool { return r.Gain != "" && r.Kind != review.Narrows })
 }
 
 // explain compiles the sandbox as far as its plan and describes it: the
