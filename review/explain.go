@@ -181,6 +181,7 @@ type GitView struct {
 	Name  string `json:"name"`
 	Email string `json:"email"`
 	Origin
+	nameOrigin, emailOrigin Origin // each where it is written, else the agent's
 }
 
 // git is the agent's git identity, citing git.name (else git.email) where
@@ -192,7 +193,18 @@ func (o origins) git(p *generator.Plan) GitView {
 			orig = o.at("agent")
 		}
 	}
-	return GitView{Name: p.GitName, Email: p.GitEmail, Origin: orig}
+	return GitView{Name: p.GitName, Email: p.GitEmail, Origin: orig,
+		nameOrigin: cmpOrigin(o.at("git.name"), o.at("agent")), emailOrigin: cmpOrigin(o.at("git.email"), o.at("agent"))}
+}
+
+// cmpOrigin is the first origin that is written in the file, else the last.
+func cmpOrigin(os ...Origin) Origin {
+	for _, o := range os {
+		if o.Line != 0 {
+			return o
+		}
+	}
+	return os[len(os)-1]
 }
 
 // origins finds the agentbox.yaml key behind each fact.

@@ -123,7 +123,11 @@ func joinPorts(ps []uint16) string {
 // Hidden patterns are compared by hiddenRows.
 func profileFacts(s *Sandbox, add func(fact)) {
 	for _, p := range s.Profiles {
-		add(fact{what: "profile", subject: p.Name, value: profileTrust(p), origin: p.Origin, aspect: GainReach, rule: trust})
+		orig := p.Origin
+		if p.From == p.Name { // a built-in: only its elevation follows the file
+			orig = p.ElevationLimits.AllowedOrigin
+		}
+		add(fact{what: "profile", subject: p.Name, value: profileTrust(p), origin: orig, aspect: GainReach, rule: trust})
 		for _, r := range p.ReadOnly {
 			add(fact{what: "readonly", subject: p.Name + " " + r, value: "refused by fetch", origin: p.Origin, aspect: GainReach, rule: refuses})
 		}

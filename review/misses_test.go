@@ -118,3 +118,32 @@ func rowLines(rows []DiffRow) string {
 	}
 	return b.String()
 }
+
+// TestExplainHiddenOrder: explain states each hidden pattern's effect in
+// the real order (the last match decides): a leading exception that a
+// later pattern overrides has no effect, and a profile's "!.env" takes
+// .env back out rather than hiding it.
+func TestExplainHiddenOrder(t *testing.T) {
+	s, err := explainSource("agent: claude\nworkspace: {hidden: [\"!.env.example\", \".env.*\", secrets]}\n"+
+		"profiles: {ci: {from: balanced, workspace: {hidden: [\"!.env.*\", \"!notes.txt\"]}}}\n", testLock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"no effect: .env.* below hides them again", "hides", "hides"}
+	for i, r := range s.Filesystem.Hidden {
+		if r.Effect != want[i] {
+			t.Errorf("%s: %q, want %q", r.Path, r.Effect, want[i])
+		}
+	}
+	for _, p := range s.Profiles {
+		if p.Name != "ci" {
+			continue
+		}
+		want := []string{"takes back out of .env.* above", "no effect: no pattern above hides them"}
+		for i, r := range p.HiddenRules {
+			if r.Effect != want[i] || r.Key != fmt.Sprintf("profiles.ci.workspace.hidden[%d]", i) {
+				t.Errorf("ci %s: %q at %s, want %q", r.Path, r.Effect, r.Key, want[i])
+			}
+		}
+	}
+}

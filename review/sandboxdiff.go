@@ -261,7 +261,8 @@ func privilegeFacts(s *Sandbox, add func(fact)) {
 	add(fact{what: "uid", subject: "agent", value: strconv.Itoa(pr.UID), origin: pr.keys["uid"], aspect: GainNone, rule: neutral})
 	add(fact{what: "gid", subject: "agent", value: strconv.Itoa(pr.GID), origin: pr.keys["gid"], aspect: GainNone, rule: neutral})
 	add(fact{what: "agent", subject: "agent", value: s.Agent, origin: pr.keys["agent"], aspect: GainCode, rule: neutral})
-	add(fact{what: "git identity", subject: "agent's commits", value: s.Git.Name + " <" + s.Git.Email + ">", origin: s.Git.Origin, aspect: GainNone, rule: neutral})
+	add(fact{what: "git name", subject: "agent's commits", value: s.Git.Name, origin: s.Git.nameOrigin, aspect: GainNone, rule: neutral})
+	add(fact{what: "git email", subject: "agent's commits", value: s.Git.Email, origin: s.Git.emailOrigin, aspect: GainNone, rule: neutral})
 	add(fact{what: "name", subject: "compose project", value: s.Name, origin: s.nameOrigin, aspect: GainNone, rule: neutral})
 }
 
