@@ -41,9 +41,11 @@ func newExplainCmd(dir *string, stdout io.Writer) *cobra.Command {
 		Short: "Describe the sandbox that the generated files enforce",
 		Long: `Describe the effective sandbox in plain language: every allowed destination
 with its ports and where it comes from, what is always refused, the mounts and
-the paths agentbox fetch refuses or accepts, the user and limits, and every
-pinned image and version. It reads the same compiled model that generate
-renders.`,
+the paths agentbox fetch refuses or accepts, the hidden patterns in order with
+the effect of each, the credentials, the agent's environment and what each
+variable can do, the task time limits, agentbox allow's limits, the Dev
+Container's extensions, the user and limits, the profiles, and every pinned
+image and version. It reads the same compiled model that generate renders.`,
 		Example: `  agentbox explain
   agentbox explain --json | jq '.destinations'
   agentbox explain --format markdown -C path/to/project`,
