@@ -159,7 +159,7 @@ func profileFacts(s *Sandbox, add func(fact)) {
 // defaultKind classifies a change of the default profile by comparing the
 // two profiles in full: wider when the new one gains anything.
 func defaultKind(base, head *Sandbox, from, to string) string {
-	gains, losses := profileGains(profileNamed(base, from), profileNamed(head, to))
+	gains, losses := fullGains(base, profileNamed(base, from), head, profileNamed(head, to))
 	switch {
 	case len(gains) > 0:
 		return Widens
@@ -174,7 +174,7 @@ func defaultGain(base, head *Sandbox, from, to string) string {
 	if from == "" || to == "" {
 		return ""
 	}
-	gains, losses := profileGains(profileNamed(base, from), profileNamed(head, to))
+	gains, losses := fullGains(base, profileNamed(base, from), head, profileNamed(head, to))
 	var parts []string
 	if len(gains) > 0 {
 		parts = append(parts, "gains: "+listed(gains))
@@ -201,6 +201,28 @@ func profileNamed(s *Sandbox, name string) ProfileView {
 		}
 	}
 	return ProfileView{}
+}
+
+// fullGains is profileGains with what each profile hides (a of base, b
+// of head): a file that a hides and b does not is a gain.
+func fullGains(base *Sandbox, a ProfileView, head *Sandbox, b ProfileView) (gains, losses []string) {
+	gains, losses = profileGains(a, b)
+	ha, hb := profileHidden(base, a), profileHidden(head, b)
+	seen := map[string]bool{}
+	for _, p := range slices.Concat(ha.patterns, hb.patterns) {
+		p = strings.TrimPrefix(p, "!")
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		was, is := isHidden(ha.patterns, patternSample(p)), isHidden(hb.patterns, patternSample(p))
+		if was && !is {
+			gains = append(gains, "files matching "+p+" not hidden")
+		} else if is && !was {
+			losses = append(losses, "files matching "+p+" hidden")
+		}
+	}
+	return gains, losses
 }
 
 // profileGains compares two profiles: what b admits that a does not

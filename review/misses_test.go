@@ -52,6 +52,8 @@ func TestDiffMisses(t *testing.T) {
 			"profile: dev\nprofiles: {dev: {from: locked, network: {domains: [evil.example]}}}\n", Widens, "profile"},
 		{"default to larger limits", "profiles: {big: {from: balanced, resources: {memory: 64g}}}\n",
 			"profile: big\nprofiles: {big: {from: balanced, resources: {memory: 64g}}}\n", Widens, "profile"},
+		{"default to a profile that un-hides .env", "profiles: {ci: {from: balanced, workspace: {hidden: [\"!.env\"]}}}\n",
+			"profile: ci\nprofiles: {ci: {from: balanced, workspace: {hidden: [\"!.env\"]}}}\n", Widens, "profile"},
 		// other sections.
 		{"extension added", "", "devcontainer: {extensions: [acme.tool]}\n", Widens, "devcontainer.extensions[0]"},
 		{"memory written otherwise", "resources: {memory: 4g}\n", "resources: {memory: 4096m}\n", "", ""},
