@@ -1,6 +1,8 @@
 package review
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/generator"
@@ -96,9 +98,9 @@ func EnvGain(name string) (aspect, words string) {
 	if g, ok := envGains[name]; ok {
 		return g.aspect, g.words
 	}
-	for prefix, g := range envGains {
+	for _, prefix := range slices.Sorted(maps.Keys(envGains)) {
 		if strings.HasSuffix(prefix, "_") && strings.HasPrefix(name, prefix) {
-			return g.aspect, g.words
+			return envGains[prefix].aspect, envGains[prefix].words
 		}
 	}
 	return "", ""

@@ -149,3 +149,13 @@ func TestExplainHiddenOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvGain: names by prefix, and a name agentbox knows nothing of.
+func TestEnvGain(t *testing.T) {
+	for name, want := range map[string]string{"LD_BIND_NOW": GainCode, "GIT_CONFIG_KEY_0": GainCode, "GIT_CONFIG_GLOBAL": GainCode,
+		"HTTPS_PROXY": GainSecrets, "NODE_EXTRA_CA_CERTS": GainTrust, "ACME_ENV": "", "LDFLAGS": ""} {
+		if got, words := EnvGain(name); got != want || (want != "" && words == "") {
+			t.Errorf("%s: %q %q, want %q", name, got, words, want)
+		}
+	}
+}
