@@ -78,8 +78,10 @@ func envFacts(s *Sandbox, add func(fact)) {
 
 func timeFacts(s *Sandbox, add func(fact)) {
 	t := s.Time
-	add(fact{what: "timeout", subject: "a task's deadline", value: t.Timeout, origin: t.TimeoutOrigin, aspect: GainTime, rule: limit, num: seconds(t.Timeout)})
-	add(fact{what: "max_timeout", subject: "the longest --timeout", value: t.MaxTimeout, origin: t.MaxOrigin, aspect: GainTime, rule: limit, num: seconds(t.MaxTimeout)})
+	add(fact{what: "timeout", subject: "a task's deadline", value: t.Timeout, origin: t.TimeoutOrigin, aspect: GainTime, rule: limit, num: seconds(t.Timeout),
+		gain: "a task without --timeout runs up to " + t.Timeout + " before it is stopped"})
+	add(fact{what: "max_timeout", subject: "the longest --timeout", value: t.MaxTimeout, origin: t.MaxOrigin, aspect: GainTime, rule: limit, num: seconds(t.MaxTimeout),
+		gain: "agentbox run --timeout may let a task run up to " + t.MaxTimeout})
 }
 
 // elevationFacts: the longest grant of agentbox allow and what it may
@@ -87,10 +89,10 @@ func timeFacts(s *Sandbox, add func(fact)) {
 func elevationFacts(subject, profile string, e ElevationView, add func(fact)) {
 	inherited := profile != "" && !strings.HasPrefix(e.MaxOrigin.Key, "profiles.")
 	add(fact{what: "max_duration", subject: subject, value: e.MaxDuration, origin: e.MaxOrigin, aspect: GainTime, rule: limit,
-		num: seconds(e.MaxDuration), profile: profile, inherited: inherited})
+		num: seconds(e.MaxDuration), profile: profile, inherited: inherited, gain: "a grant of agentbox allow may last up to " + e.MaxDuration})
 	for _, n := range e.Never {
 		add(fact{what: "elevation never", subject: strings.TrimPrefix(subject+" ", "agentbox allow ") + n.Entry, value: "refused by allow",
-			origin: n.Origin, aspect: GainReach, rule: refuses, profile: profile, inherited: profile != "" && !strings.HasPrefix(n.Key, "profiles.")})
+			origin: n.Origin, aspect: GainReach, rule: refuses, gain: "agentbox allow may grant " + n.Entry, profile: profile, inherited: profile != "" && !strings.HasPrefix(n.Key, "profiles.")})
 	}
 }
 
