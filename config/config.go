@@ -35,7 +35,8 @@ type Config struct {
 	Workspace   string
 	ReadOnly    []string
 	ReadOnlyPos []yamlpos.Pos // where each ReadOnly entry is written
-	Writable    []string      // workspace.writable: protected paths whose changes fetch accepts
+	Writable    []string      // workspace.writable: protected paths whose changes fetch accepts, sorted
+	WritablePos []yamlpos.Pos // where each of Writable is first written
 	Hidden      []string      // workspace.hidden, defaults applied
 	IDE         string
 	Extensions  []string

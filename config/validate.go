@@ -276,6 +276,9 @@ func (c *checker) workspace(w wireWorkspace, cfg *Config) {
 		}
 	}
 	cfg.Writable = sortedUnique(w.Writable)
+	for _, p := range cfg.Writable {
+		cfg.WritablePos = append(cfg.WritablePos, c.pos[fmt.Sprintf("workspace.writable[%d]", slices.Index(w.Writable, p))])
+	}
 	cfg.Hidden = DefaultHidden
 	if w.Hidden != nil {
 		cfg.Hidden = *w.Hidden

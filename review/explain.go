@@ -33,9 +33,22 @@ type Sandbox struct {
 	Credentials Credentials `json:"credentials"`
 	// Profiles are every profile (trust tier), sorted by name; the
 	// sections above are the balanced profile's.
-	Profiles       []ProfileView  `json:"profiles"`
-	DefaultProfile string         `json:"default_profile"`
-	lines          map[string]int // key path -> line, for DiffSandboxes
+	Profiles       []ProfileView `json:"profiles"`
+	DefaultProfile string        `json:"default_profile"`
+	// Env is the agent's environment, by name: the catalog's variables
+	// and env's, each with what it can do.
+	Env []EnvVar `json:"env"`
+	// Time is how long agentbox run's tasks may take.
+	Time TimeLimits `json:"time"`
+	// Elevation is what agentbox allow may grant (the top-level section:
+	// balanced's and open's; a profile's own is in Profiles).
+	Elevation    ElevationView    `json:"elevation"`
+	DevContainer DevContainerView `json:"devcontainer"`
+	Kubernetes   *KubernetesView  `json:"kubernetes"` // null without the kubernetes section
+	lines        map[string]int   // key path -> line, for DiffSandboxes
+	nameOrigin   Origin
+	// profileOrigin is where profile (the default) is written.
+	profileOrigin Origin
 }
 
 // Network is what the agent may reach, and what is always refused.
@@ -64,12 +77,12 @@ type Origin struct {
 
 // Filesystem is what the agent container sees, and what agentbox fetch takes back.
 type Filesystem struct {
-	Mounts      []MountView `json:"mounts"`
-	StateVolume string      `json:"state_volume"` // "" when the agent has none
-	Protected   []string    `json:"protected"`    // paths whose changes fetch refuses
-	ReadOnly    []PathRule  `json:"readonly"`     // workspace.readonly
-	Writable    []PathRule  `json:"writable"`     // workspace.writable
-	Hidden      []PathRule  `json:"hidden"`       // workspace.hidden
+	Mounts      []MountView  `json:"mounts"`
+	StateVolume string       `json:"state_volume"` // "" when the agent has none
+	Protected   []string     `json:"protected"`    // paths whose changes fetch refuses
+	ReadOnly    []PathRule   `json:"readonly"`     // workspace.readonly
+	Writable    []PathRule   `json:"writable"`     // workspace.writable
+	Hidden      []HiddenRule `json:"hidden"`       // workspace.hidden, in order: the last match decides
 }
 
 // MountView is one mount of the agent container.
@@ -145,8 +158,22 @@ func Explain(c *generator.Compiled) (*Sandbox, error) {
 		Credentials:    o.credentials(),
 		Profiles:       o.profiles(p),
 		DefaultProfile: p.DefaultProfile,
+		Env:            o.env(p),
+		Time:           o.time(),
+		Elevation:      o.elevation("elevation", o.topElevation()),
+		DevContainer:   o.devcontainer(p),
+		Kubernetes:     o.kubernetes(),
 		lines:          lines(c.Positions()),
+		nameOrigin:     o.at("name"),
+		profileOrigin:  o.at("profile"),
 	}, nil
+}
+
+// topElevation is the top-level elevation section, defaults applied.
+func (o origins) topElevation() config.Elevation {
+	c := o.cfg
+	return config.Elevation{Allowed: c.ElevationAllowed, AllowedPos: c.ElevationAllowedPos, Max: c.ElevationMax, MaxPos: c.ElevationMaxPos,
+		Never: c.ElevationNever, NeverPos: c.ElevationNeverPos, NeverNames: c.ElevationNeverNames, NeverNamesPos: c.ElevationNeverNamesPos}
 }
 
 // GitView is the author and committer of the agent's commits.
@@ -154,6 +181,7 @@ type GitView struct {
 	Name  string `json:"name"`
 	Email string `json:"email"`
 	Origin
+	nameOrigin, emailOrigin Origin // each where it is written, else the agent's
 }
 
 // git is the agent's git identity, citing git.name (else git.email) where
@@ -165,7 +193,18 @@ func (o origins) git(p *generator.Plan) GitView {
 			orig = o.at("agent")
 		}
 	}
-	return GitView{Name: p.GitName, Email: p.GitEmail, Origin: orig}
+	return GitView{Name: p.GitName, Email: p.GitEmail, Origin: orig,
+		nameOrigin: cmpOrigin(o.at("git.name"), o.at("agent")), emailOrigin: cmpOrigin(o.at("git.email"), o.at("agent"))}
+}
+
+// cmpOrigin is the first origin that is written in the file, else the last.
+func cmpOrigin(os ...Origin) Origin {
+	for _, o := range os {
+		if o.Line != 0 {
+			return o
+		}
+	}
+	return os[len(os)-1]
 }
 
 // origins finds the agentbox.yaml key behind each fact.
@@ -281,8 +320,11 @@ func (o origins) filesystem(p *generator.Plan) Filesystem {
 		fs.Protected = append(fs.Protected, e.Path)
 	}
 	fs.ReadOnly = o.rules("workspace.readonly", o.cfg.ReadOnly)
-	fs.Writable = o.rules("workspace.writable", o.cfg.Writable)
-	fs.Hidden = o.rules("workspace.hidden", p.Hidden)
+	fs.Writable = []PathRule{}
+	for i, w := range o.cfg.Writable {
+		fs.Writable = append(fs.Writable, PathRule{Path: w, Origin: o.entryAt("workspace.writable", o.cfg.WritablePos[i])})
+	}
+	fs.Hidden = hiddenRules(p.Hidden, o.rules("workspace.hidden", p.Hidden))
 	return fs
 }
 

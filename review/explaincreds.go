@@ -38,22 +38,26 @@ func (o origins) credentials() Credentials {
 	cfg := o.cfg
 	vars := []HostVariable{} // [] rather than null in JSON
 	for i, n := range cfg.Secrets {
-		vars = append(vars, HostVariable{Name: n, Reaches: ReachesAll, Origin: Origin{Key: "secrets", Line: cfg.SecretsPos[i].Line}})
+		vars = append(vars, HostVariable{Name: n, Reaches: ReachesAll, Origin: o.entryAt("secrets", cfg.SecretsPos[i])})
 	}
 	for i, n := range cfg.RunEnv {
-		vars = append(vars, HostVariable{Name: n, Reaches: ReachesTasks, Origin: Origin{Key: "run.env", Line: cfg.RunEnvPos[i].Line}})
+		vars = append(vars, HostVariable{Name: n, Reaches: ReachesTasks, Origin: o.entryAt("run.env", cfg.RunEnvPos[i])})
 	}
 	slices.SortFunc(vars, func(a, b HostVariable) int { return strings.Compare(a.Name, b.Name) })
 	return Credentials{Variables: vars, LoginFiles: append([]string{}, cfg.Agent.Credentials...), CopyLogin: cfg.CopyLogin, CopyOrigin: o.at("run.copy_login")}
 }
 
 // credentialFacts are the facts DiffSandboxes compares of s.Credentials.
-func credentialFacts(s *Sandbox, add func(what, subject, value string, o Origin)) {
+// A variable that reaches the sandbox too reaches more than one that
+// reaches tasks alone.
+func credentialFacts(s *Sandbox, add func(fact)) {
 	for _, v := range s.Credentials.Variables {
-		add("host variable", v.Name, v.Reaches, v.Origin)
+		add(fact{what: "host variable", subject: v.Name, value: v.Reaches, origin: v.Origin, aspect: GainSecrets, rule: limit,
+			num: map[string]float64{ReachesTasks: 1, ReachesAll: 2}[v.Reaches], gain: "the host's value of " + v.Name + " reaches the " + v.Reaches})
 	}
 	// Only when on: turning it on widens, off narrows.
 	if s.Credentials.CopyLogin && len(s.Credentials.LoginFiles) > 0 {
-		add("login copy", "sandbox's login into tasks", strings.Join(s.Credentials.LoginFiles, ", "), s.Credentials.CopyOrigin)
+		add(fact{what: "login copy", subject: "sandbox's login into tasks", value: strings.Join(s.Credentials.LoginFiles, ", "),
+			origin: s.Credentials.CopyOrigin, aspect: GainSecrets, rule: grants})
 	}
 }

@@ -2,6 +2,8 @@ package review
 
 import (
 	"cmp"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,8 +26,16 @@ type ProfileView struct {
 	CPUs       string   `json:"cpus"` // "" for no limit
 	Elevation  bool     `json:"elevation"`
 	ReadOnly   []string `json:"readonly"` // the profile's workspace.readonly, on top of the top-level one
-	Hidden     []string `json:"hidden"`   // the profile's workspace.hidden, on top of the top-level one
-	Compose    string   `json:"compose"`  // its compose file
+	Hidden     []string `json:"hidden"`   // the profile's workspace.hidden, after the top-level one
+	// HiddenRules are Hidden with the effect of each among all the
+	// patterns of the profile (the top-level ones, then these).
+	HiddenRules []HiddenRule `json:"hidden_rules"`
+	// ElevationLimits are what agentbox allow may grant under it.
+	ElevationLimits ElevationView `json:"elevation_limits"`
+	// LimitOrigins are where memory, pids and cpus are set: the
+	// profile's key, or the top-level one it inherits.
+	LimitOrigins map[string]Origin `json:"limit_origins"`
+	Compose      string            `json:"compose"` // its compose file
 	Origin
 	own bool // its network is its own (profiles.NAME.network), not the top-level one
 }
@@ -47,6 +57,25 @@ func (o origins) profiles(p *generator.Plan) []ProfileView {
 			ReadOnly: append([]string{}, prof.ReadOnly...), Hidden: append([]string{}, prof.Hidden...)}
 		if pp.Locked {
 			v.Filesystem = fsLocked
+		}
+		path := "profiles." + pp.Name
+		if !prof.Explicit {
+			path = "elevation"
+		}
+		v.ElevationLimits = o.elevation(strings.Replace(path+".elevation", "elevation.elevation", "elevation", 1), prof.Elevate)
+		v.LimitOrigins = map[string]Origin{}
+		for _, k := range []string{"memory", "pids", "cpus"} {
+			v.LimitOrigins[k] = o.at("resources." + k)
+			if orig := o.at(path + ".resources." + k); orig.Line != 0 {
+				v.LimitOrigins[k] = orig
+			}
+		}
+		hidden := o.cfg.HiddenPatterns(&prof)
+		top := len(hidden) - len(prof.Hidden)
+		v.HiddenRules = []HiddenRule{}
+		for j, h := range prof.Hidden {
+			v.HiddenRules = append(v.HiddenRules, HiddenRule{Path: h, Effect: hiddenEffect(hidden, top+j),
+				Origin: o.at(fmt.Sprintf("%s.workspace.hidden[%d]", path, j))})
 		}
 		if prof.Explicit {
 			v.Origin = o.at("profiles." + pp.Name)
@@ -90,28 +119,174 @@ func joinPorts(ps []uint16) string {
 // profileFacts are the profiles as diff facts: each profile's trust (its
 // filesystem, network mode and elevation), what a profile with a network
 // of its own admits (the others' follow the top-level network, whose rows
-// say it once), and the default.
-func profileFacts(s *Sandbox, add func(what, subject, value string, o Origin)) {
+// say it once), a custom profile's limits and elevation, and the default.
+// Hidden patterns are compared by hiddenRows.
+func profileFacts(s *Sandbox, add func(fact)) {
 	for _, p := range s.Profiles {
-		add("profile", p.Name, profileTrust(p), p.Origin)
-		for _, r := range p.ReadOnly {
-			add("readonly", p.Name+" "+r, "refused by fetch", p.Origin)
+		orig := p.Origin
+		if p.From == p.Name { // a built-in: only its elevation follows the file
+			orig = p.ElevationLimits.AllowedOrigin
 		}
-		for _, h := range p.Hidden {
-			add("hidden", p.Name+" "+h, "pattern", p.Origin)
+		add(fact{what: "profile", subject: p.Name, value: profileTrust(p), origin: orig, aspect: GainReach, rule: trust})
+		for _, r := range p.ReadOnly {
+			add(fact{what: "readonly", subject: p.Name + " " + r, value: "refused by fetch", origin: p.Origin, aspect: GainReach, rule: refuses})
+		}
+		if p.From != p.Name { // a custom profile: its limits may be its own
+			lim := func(what, value string, num float64) {
+				o := p.LimitOrigins[what]
+				add(fact{what: what, subject: "profile " + p.Name, value: value, origin: o, aspect: GainResources, rule: limit, num: num,
+					profile: p.Name, inherited: !strings.HasPrefix(o.Key, "profiles.")})
+			}
+			lim("memory", p.Memory, memBytes(p.Memory))
+			lim("pids", strconv.Itoa(p.Pids), float64(p.Pids))
+			lim("cpus", cmp.Or(p.CPUs, noLimit), cpus(cmp.Or(p.CPUs, noLimit)))
+			elevationFacts("profile "+p.Name, p.Name, p.ElevationLimits, add)
 		}
 		if !p.own {
 			continue
 		}
 		for _, a := range p.Admits {
-			add("profile destination", p.Name+" "+a, "allowed", p.Origin)
+			add(fact{what: "profile destination", subject: p.Name + " " + a, value: "allowed", origin: p.Origin, aspect: GainReach, rule: grants})
 		}
 	}
 	for _, p := range s.Profiles {
 		if p.Name == s.DefaultProfile {
-			add("default profile", "agentbox up", p.Name+" ("+profileTrust(p)+")", Origin{Key: "profile"})
+			add(fact{what: "default profile", subject: "agentbox up", value: p.Name, origin: s.profileOrigin, aspect: GainReach, rule: defaulted})
 		}
 	}
+}
+
+// defaultKind classifies a change of the default profile by comparing the
+// two profiles in full: wider when the new one gains anything.
+func defaultKind(base, head *Sandbox, from, to string) string {
+	gains, losses := fullGains(base, profileNamed(base, from), head, profileNamed(head, to))
+	switch {
+	case len(gains) > 0:
+		return Widens
+	case len(losses) > 0:
+		return Narrows
+	}
+	return Changes
+}
+
+// defaultGain says what a change of the default profile gains and loses.
+func defaultGain(base, head *Sandbox, from, to string) string {
+	if from == "" || to == "" {
+		return ""
+	}
+	gains, losses := fullGains(base, profileNamed(base, from), head, profileNamed(head, to))
+	var parts []string
+	if len(gains) > 0 {
+		parts = append(parts, "gains: "+listed(gains))
+	}
+	if len(losses) > 0 {
+		parts = append(parts, "loses: "+listed(losses))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// listed joins the first few of words, and says how many more there are.
+func listed(words []string) string {
+	const most = 4
+	if len(words) <= most {
+		return strings.Join(words, "; ")
+	}
+	return fmt.Sprintf("%s; and %d more", strings.Join(words[:most], "; "), len(words)-most)
+}
+
+func profileNamed(s *Sandbox, name string) ProfileView {
+	for _, p := range s.Profiles {
+		if p.Name == name {
+			return p
+		}
+	}
+	return ProfileView{}
+}
+
+// fullGains is profileGains with what each profile hides (a of base, b
+// of head): a file that a hides and b does not is a gain.
+func fullGains(base *Sandbox, a ProfileView, head *Sandbox, b ProfileView) (gains, losses []string) {
+	gains, losses = profileGains(a, b)
+	ha, hb := profileHidden(base, a), profileHidden(head, b)
+	seen := map[string]bool{}
+	for _, p := range slices.Concat(ha.patterns, hb.patterns) {
+		p = strings.TrimPrefix(p, "!")
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		was, is := isHidden(ha.patterns, patternSample(p)), isHidden(hb.patterns, patternSample(p))
+		if was && !is {
+			gains = append(gains, "files matching "+p+" not hidden")
+		} else if is && !was {
+			losses = append(losses, "files matching "+p+" hidden")
+		}
+	}
+	return gains, losses
+}
+
+// profileGains compares two profiles: what b admits that a does not
+// (gains) and the reverse (losses): trust, destinations, limits, and
+// agentbox allow's limits.
+func profileGains(a, b ProfileView) (gains, losses []string) {
+	note := func(cmp int, words string) {
+		if cmp > 0 {
+			gains = append(gains, words)
+		} else if cmp < 0 {
+			losses = append(losses, words)
+		}
+	}
+	ta, tb := trustRank(profileTrust(a)), trustRank(profileTrust(b))
+	for i := range 3 {
+		if i < len(ta) && i < len(tb) {
+			note(cmp.Compare(tb[i], ta[i]), trustWord(b, i))
+		}
+	}
+	if b.Network != "open" {
+		for _, d := range b.Admits {
+			if a.Network != "open" && !slices.Contains(a.Admits, d) {
+				note(1, "admits "+d)
+			}
+		}
+	}
+	if a.Network != "open" {
+		for _, d := range a.Admits {
+			if b.Network != "open" && !slices.Contains(b.Admits, d) {
+				note(-1, "admits "+d)
+			}
+		}
+	}
+	note(cmp.Compare(memBytes(b.Memory), memBytes(a.Memory)), "memory "+b.Memory)
+	note(cmp.Compare(b.Pids, a.Pids), "pids "+strconv.Itoa(b.Pids))
+	note(cmp.Compare(cpus(b.CPUs), cpus(a.CPUs)), "cpus "+cmp.Or(b.CPUs, noLimit))
+	if a.Elevation && b.Elevation {
+		note(cmp.Compare(seconds(b.ElevationLimits.MaxDuration), seconds(a.ElevationLimits.MaxDuration)), "grants up to "+b.ElevationLimits.MaxDuration)
+		never := func(e ElevationView) []string {
+			var out []string
+			for _, n := range e.Never {
+				out = append(out, n.Entry)
+			}
+			return out
+		}
+		na, nb := never(a.ElevationLimits), never(b.ElevationLimits)
+		for _, n := range na {
+			if !slices.Contains(nb, n) {
+				note(1, "allow may grant "+n)
+			}
+		}
+		for _, n := range nb {
+			if !slices.Contains(na, n) {
+				note(-1, "allow may grant "+n)
+			}
+		}
+	}
+	return gains, losses
+}
+
+// trustWord is part i (filesystem, network, elevation) of p's trust.
+func trustWord(p ProfileView, i int) string {
+	words := strings.FieldsFunc(profileTrust(p), func(r rune) bool { return r == ',' })
+	return strings.TrimSpace(words[i])
 }
 
 // profileTrust says a profile's trust in words that trustRank reads.
@@ -140,7 +315,8 @@ func trustRank(v string) []int {
 }
 
 // profileKind classifies a change of a profile's trust: wider when a part
-// admits more and none less, narrower when the other way round.
+// admits more (whatever another admits less), narrower when a part admits
+// less and none more.
 func profileKind(from, to string) string {
 	a, b := trustRank(from), trustRank(to)
 	wider, narrower := false, false
@@ -153,9 +329,9 @@ func profileKind(from, to string) string {
 		}
 	}
 	switch {
-	case wider && !narrower:
+	case wider: // admits more in one part: the agent gains, whatever it loses
 		return Widens
-	case narrower && !wider:
+	case narrower:
 		return Narrows
 	}
 	return Changes

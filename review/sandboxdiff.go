@@ -19,21 +19,61 @@ const (
 	Changes = "changes" // neither: a different image tag, agent, uid, workspace path
 )
 
+// The aspects of a DiffRow: what the agent gains (or loses).
+const (
+	GainReach     = "reach"     // destinations, mounts, what fetch takes back, what is hidden, what allow may grant
+	GainTime      = "time"      // how long a task or a grant may last
+	GainResources = "resources" // memory, processes, CPUs
+	GainSecrets   = "secrets"   // the host's variables, the login, where credentials go
+	GainCode      = "code"      // code that runs in the sandbox beside the agent's own
+	GainTrust     = "trust"     // the build's inputs: images, packages, their pins; the profile's trust
+	GainNone      = "none"      // nothing the agent can do: a name, an identity
+)
+
 // DiffRow is one semantic change between two sandboxes.
 type DiffRow struct {
 	Kind    string `json:"kind"`    // widens, narrows, pin or changes
-	What    string `json:"what"`    // destination, mount, readonly, writable, hidden, memory, pids, cpus, capability, no_new_privs, image, package, agent, uid, gid, git identity, host variable, login copy
+	Aspect  string `json:"aspect"`  // reach, time, resources, secrets, code, trust or none
+	What    string `json:"what"`    // destination, mount, env, timeout, ...
 	Subject string `json:"subject"` // e.g. "example.com:443", "agent image"
 	From    string `json:"from"`    // "" when added
 	To      string `json:"to"`      // "" when removed
+	Gain    string `json:"gain"`    // what the change lets the agent do, where there are words for it, else ""
 	Side    string `json:"side"`    // "working" (Key and Line in the working tree's file) or "base"
 	Origin
 }
+
+// rule is how a fact's change is classified: by what the agent gains,
+// never by the fact's name.
+type rule int
+
+const (
+	grants    rule = iota // present: the agent may do it (added widens, removed narrows)
+	refuses               // present: the agent may not (added narrows, removed widens)
+	limit                 // num is an amount: more widens, less narrows, equal is no change
+	runs                  // code or trust: added or changed widens, removed narrows
+	pinned                // a pinned input: pinKind
+	neutral               // any change is a change, neither wider nor narrower
+	trust                 // a profile's trust words: profileKind
+	reaches               // a destination: grants, unless the other side covers it
+	mounted               // a mount: its mode decides
+	defaulted             // the default profile: its profile is compared in full
+)
 
 // fact is one thing a sandbox allows or sets, keyed by what and subject.
 type fact struct {
 	what, subject, value string
 	origin               Origin
+	aspect               string
+	rule                 rule
+	num                  float64 // limit: the amount, higher admits more
+	gain                 string  // what it lets the agent do, when known
+	// profile names the profile of a fact that is one profile's own: it is
+	// compared only while the profile exists on both sides (the profile's
+	// own row says it was added or removed); inherited says the profile
+	// takes the top-level value, whose row says its change.
+	profile   string
+	inherited bool
 }
 
 // DiffSandboxes returns the rows that take base to head, sorted: widens,
@@ -43,7 +83,10 @@ func DiffSandboxes(base, head *Sandbox) []DiffRow {
 	var rows []DiffRow
 	if base == nil {
 		for _, f := range facts(head) {
-			rows = append(rows, DiffRow{Kind: Widens, What: f.what, Subject: f.subject, To: f.value, Side: "working", Origin: withLine(f.origin, head)})
+			rows = append(rows, DiffRow{Kind: Widens, Aspect: f.aspect, What: f.what, Subject: f.subject, To: f.value, Gain: f.gain, Side: "working", Origin: withLine(f.origin, head)})
+		}
+		for _, h := range head.Filesystem.Hidden {
+			rows = append(rows, DiffRow{Kind: Widens, Aspect: GainReach, What: "hidden", Subject: h.Path, To: h.Effect, Side: "working", Origin: withLine(h.Origin, head)})
 		}
 		return rows
 	}
@@ -52,18 +95,25 @@ func DiffSandboxes(base, head *Sandbox) []DiffRow {
 		o, had := old[f.what+"\x00"+f.subject]
 		switch {
 		case !had:
-			rows = appendKind(rows, added(f, base), f, fact{}, base, head)
-		case o.value != f.value:
-			rows = appendKind(rows, changed(o, f), f, o, base, head)
+			if f.profile == "" || hasProfile(base, f.profile) {
+				rows = appendKind(rows, added(f, base, head), f, fact{}, base, head)
+			}
+		case o.value != f.value && !(o.inherited && f.inherited):
+			rows = appendKind(rows, changed(o, f, base, head), f, o, base, head)
 		}
 	}
 	for _, o := range facts(base) {
-		if _, has := cur[o.what+"\x00"+o.subject]; !has {
+		if _, has := cur[o.what+"\x00"+o.subject]; !has && (o.profile == "" || hasProfile(head, o.profile)) {
 			rows = appendKind(rows, removed(o, head), fact{}, o, base, head)
 		}
 	}
+	rows = append(rows, hiddenRows(base, head)...)
 	slices.SortStableFunc(rows, compareRows)
 	return rows
+}
+
+func hasProfile(s *Sandbox, name string) bool {
+	return slices.ContainsFunc(s.Profiles, func(p ProfileView) bool { return p.Name == name })
 }
 
 // appendKind adds a row unless kind is "". It cites the working tree's
@@ -90,7 +140,17 @@ func appendKind(rows []DiffRow, kind string, to, from fact, base, head *Sandbox)
 			orig = o
 		}
 	}
-	return append(rows, DiffRow{Kind: kind, What: f.what, Subject: f.subject, From: from.value, To: to.value, Side: side, Origin: orig})
+	gain := to.gain
+	if kind == Narrows {
+		gain = "" // the words say what a variable can do: the side that has it
+	}
+	if kind == Widens && gain == "" {
+		gain = from.gain
+	}
+	if f.rule == defaulted {
+		gain = defaultGain(base, head, from.value, to.value)
+	}
+	return append(rows, DiffRow{Kind: kind, Aspect: f.aspect, What: f.what, Subject: f.subject, From: from.value, To: to.value, Gain: gain, Side: side, Origin: orig})
 }
 
 // portsOrigin: a port that a destination on both sides gained or lost
@@ -148,41 +208,23 @@ func index(fs []fact) map[string]fact {
 // facts flattens a sandbox into keyed facts.
 func facts(s *Sandbox) []fact {
 	var fs []fact
-	add := func(what, subject, value string, o Origin) { fs = append(fs, fact{what, subject, value, o}) }
-	for _, d := range s.Network.Domains {
-		for _, p := range d.Ports {
-			add("destination", d.Name+":"+strconv.Itoa(int(p)), "allowed", d.Origin)
-		}
-	}
-	for _, c := range s.Network.CIDRs {
-		for _, p := range c.Ports {
-			add("destination", c.Name+" port "+strconv.Itoa(int(p)), "allowed", c.Origin)
-		}
-	}
-	for _, m := range s.Filesystem.Mounts {
-		add("mount", m.Type+" "+m.Source, m.Mode+" "+m.Target, m.Origin)
-	}
-	for _, r := range s.Filesystem.ReadOnly {
-		add("readonly", r.Path, "refused by fetch", r.Origin)
-	}
-	for _, r := range s.Filesystem.Writable {
-		add("writable", r.Path, "accepted by fetch", r.Origin)
-	}
-	for _, r := range s.Filesystem.Hidden {
-		add("hidden", r.Path, "pattern", r.Origin)
-	}
-	pr := s.Privileges
-	for _, c := range pr.Capabilities {
-		add("capability", c, "granted", Origin{})
-	}
-	add("no_new_privs", "agent", strconv.FormatBool(pr.NoNewPrivs), Origin{})
-	add("memory", "agent", pr.Memory, pr.keys["memory"])
-	add("pids", "agent", strconv.Itoa(pr.Pids), pr.keys["pids"])
-	add("cpus", "agent", cmp.Or(pr.CPUs, noLimit), pr.keys["cpus"])
-	add("uid", "agent", strconv.Itoa(pr.UID), pr.keys["uid"])
-	add("gid", "agent", strconv.Itoa(pr.GID), pr.keys["gid"])
-	add("agent", "agent", s.Agent, pr.keys["agent"])
-	add("git identity", "agent's commits", s.Git.Name+" <"+s.Git.Email+">", s.Git.Origin)
+	add := func(f fact) { fs = append(fs, f) }
+	networkFacts(s, add)
+	filesystemFacts(s, add)
+	privilegeFacts(s, add)
+	pinFacts(s, add)
+	envFacts(s, add)
+	timeFacts(s, add)
+	elevationFacts("agentbox allow", "", s.Elevation, add)
+	devcontainerFacts(s, add)
+	profileFacts(s, add)
+	credentialFacts(s, add)
+	return fs
+}
+
+// pinFacts are the pins: each image, the agent CLI and its tree, each
+// Debian package and the snapshots.
+func pinFacts(s *Sandbox, add func(fact)) {
 	for _, p := range s.Pins {
 		what, subject, v := p.Kind, p.What, p.Name+"@"+p.Digest
 		switch p.Kind {
@@ -191,26 +233,38 @@ func facts(s *Sandbox) []fact {
 		case "debian":
 			subject = p.Tag + " " + p.Name
 		}
-		add(what, subject, v, p.Origin)
+		add(fact{what: what, subject: subject, value: v, origin: p.Origin, aspect: GainTrust, rule: pinned})
 	}
-	profileFacts(s, add)
-	credentialFacts(s, add)
-	return fs
+}
+
+// pinKind classifies a pin whose value moved: the same image or package at
+// another digest or version is a pin.
+func pinKind(from, to fact) string {
+	if before(from.value, "@") == before(to.value, "@") {
+		return Pinned
+	}
+	return Changes
 }
 
 // added classifies a fact that base lacks.
-func added(f fact, base *Sandbox) string {
-	switch f.what {
-	case "destination":
+func added(f fact, base, head *Sandbox) string {
+	switch f.rule {
+	case trust: // a new profile widens unless one of base's already grants all it does
+		p := profileNamed(head, f.subject)
+		for _, b := range base.Profiles {
+			if gains, _ := fullGains(base, b, head, p); len(gains) == 0 {
+				return Changes
+			}
+		}
+		return Widens
+	case reaches:
 		if covered(f.subject, base) {
 			return ""
 		}
 		return Widens
-	case "readonly":
+	case refuses:
 		return Narrows
-	case "hidden":
-		return hiddenKind(f.subject, true)
-	case "default profile":
+	case neutral, defaulted:
 		return Changes
 	}
 	return Widens
@@ -218,72 +272,43 @@ func added(f fact, base *Sandbox) string {
 
 // removed classifies a fact that head lacks.
 func removed(f fact, head *Sandbox) string {
-	switch f.what {
-	case "destination":
+	switch f.rule {
+	case reaches:
 		if covered(f.subject, head) {
 			return ""
 		}
 		return Narrows
-	case "readonly":
+	case refuses:
 		return Widens
-	case "hidden":
-		if strings.HasPrefix(f.subject, "!") && !slices.ContainsFunc(head.Filesystem.Hidden, func(r PathRule) bool { return !strings.HasPrefix(r.Path, "!") }) {
-			return "" // nothing is hidden any more: there is nothing to take back out
-		}
-		return hiddenKind(f.subject, false)
-	}
-	return Narrows
-}
-
-// hiddenKind: a pattern hides more when added, a "!" pattern less.
-func hiddenKind(pattern string, add bool) string {
-	if add == strings.HasPrefix(pattern, "!") {
-		return Widens
+	case neutral:
+		return Changes
 	}
 	return Narrows
 }
 
 // changed classifies a fact whose value differs.
-func changed(from, to fact) string {
-	switch to.what {
-	case "memory":
-		return limitKind(memBytes(from.value), memBytes(to.value))
-	case "pids":
-		a, _ := strconv.ParseFloat(from.value, 64)
-		b, _ := strconv.ParseFloat(to.value, 64)
-		return limitKind(a, b)
-	case "cpus":
-		return limitKind(cpus(from.value), cpus(to.value))
-	case "profile":
+func changed(from, to fact, base, head *Sandbox) string {
+	switch to.rule {
+	case limit:
+		return limitKind(from.num, to.num)
+	case trust:
 		return profileKind(from.value, to.value)
-	case "default profile":
-		if before(from.value, " (") == before(to.value, " (") {
-			return "" // the same profile, whose own row says how it changed
+	case defaulted:
+		return defaultKind(base, head, from.value, to.value)
+	case runs:
+		if to.gain == "" && from.gain != "" {
+			return Narrows // back to a value that gains nothing (the catalog's)
 		}
-		_, a, _ := strings.Cut(from.value, " (")
-		_, b, _ := strings.Cut(to.value, " (")
-		return profileKind(a, b)
-	case "host variable":
-		if to.value == ReachesAll {
-			return Widens // from tasks alone to the sandbox too
-		}
-		return Narrows
-	case "no_new_privs":
-		if to.value == "false" {
-			return Widens
-		}
-		return Narrows
-	case "mount":
+		return Widens
+	case mounted:
 		if strings.HasPrefix(to.value, "rw") && strings.HasPrefix(from.value, "ro") {
 			return Widens
 		}
 		if strings.HasPrefix(to.value, "ro") && strings.HasPrefix(from.value, "rw") {
 			return Narrows
 		}
-	case "image", "package", "tree", "debian", "snapshot":
-		if before(from.value, "@") == before(to.value, "@") {
-			return Pinned
-		}
+	case pinned:
+		return pinKind(from, to)
 	}
 	return Changes
 }
@@ -295,6 +320,8 @@ func before(s, sep string) string { return s[:max(strings.LastIndex(s, sep), 0)]
 // noLimit is the value of a limit that is not set.
 const noLimit = "no limit"
 
+// limitKind: more widens, less narrows, the same amount written otherwise
+// (4g, 4096m) is no change.
 func limitKind(from, to float64) string {
 	switch {
 	case to > from:
@@ -302,7 +329,7 @@ func limitKind(from, to float64) string {
 	case to < from:
 		return Narrows
 	}
-	return Changes
+	return ""
 }
 
 func memBytes(s string) float64 {
@@ -311,7 +338,7 @@ func memBytes(s string) float64 {
 
 // cpus is a CPU limit; no limit is infinite.
 func cpus(s string) float64 {
-	if s == noLimit {
+	if s == noLimit || s == "" {
 		return 1e18
 	}
 	f, _ := strconv.ParseFloat(s, 64)

@@ -90,7 +90,11 @@ func TestDiffProfiles(t *testing.T) {
 		name, base, head string
 		want             map[string]string
 	}{
-		{"added", "", "profiles: {ci: {from: locked}}\n",
+		{"added", "", "profiles: {ci: {from: balanced, resources: {memory: 64g}}}\n",
+			map[string]string{"profile ci": Widens}},
+		{"added, no wider than locked", "", "profiles: {ci: {from: locked}}\n",
+			map[string]string{"profile ci": Changes}},
+		{"added, un-hiding .env", "", "profiles: {ci: {from: balanced, workspace: {hidden: [\"!.env\"]}}}\n",
 			map[string]string{"profile ci": Widens}},
 		{"removed", "profiles: {ci: {from: locked}}\n", "",
 			map[string]string{"profile ci": Narrows}},

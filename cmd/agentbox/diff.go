@@ -31,7 +31,9 @@ func newDiffCmd(dir *string, stdout io.Writer) *cobra.Command {
 upstream branch, or HEAD) with the working tree's agentbox.yaml and
 agentbox.lock. Each change is one row: widens (the agent can do more),
 narrows, changes (neither) or pin (a digest or version moved, its tag
-unchanged), with the agentbox.yaml key and line that caused it. BASE is read
+unchanged), classified by what the agent gains (reach, time, resources,
+secrets, code that runs, trust of the build's inputs), with the
+agentbox.yaml key and line that caused it. BASE is read
 from git's object database; nothing is checked out. A BASE without agentbox.yaml counts as
 no sandbox: everything widens.
 

@@ -31,6 +31,7 @@ var reportTemplates = template.Must(template.New("").Option("missingkey=error").
 	"when":    when,
 	"port":    portCell,
 	"esc":     esc,
+	"gains":   gains,
 }).ParseFS(reportFS, "tmpl/*.tmpl"))
 
 func newExplainCmd(dir *string, stdout io.Writer) *cobra.Command {
@@ -40,9 +41,11 @@ func newExplainCmd(dir *string, stdout io.Writer) *cobra.Command {
 		Short: "Describe the sandbox that the generated files enforce",
 		Long: `Describe the effective sandbox in plain language: every allowed destination
 with its ports and where it comes from, what is always refused, the mounts and
-the paths agentbox fetch refuses or accepts, the user and limits, and every
-pinned image and version. It reads the same compiled model that generate
-renders.`,
+the paths agentbox fetch refuses or accepts, the hidden patterns in order with
+the effect of each, the credentials, the agent's environment and what each
+variable can do, the task time limits, agentbox allow's limits, the Dev
+Container's extensions, the user and limits, the profiles, and every pinned
+image and version. It reads the same compiled model that generate renders.`,
 		Example: `  agentbox explain
   agentbox explain --json | jq '.destinations'
   agentbox explain --format markdown -C path/to/project`,
@@ -123,6 +126,12 @@ func change(r review.DiffRow) string {
 		return fmt.Sprintf("%s %s -> %s", from[:i], from[i+1:], to[j+1:])
 	}
 	return fmt.Sprintf("%s -> %s", from, to)
+}
+
+// gains reports whether a row that is not narrowing has words for what
+// the agent gains.
+func gains(rows []review.DiffRow) bool {
+	return slices.ContainsFunc(rows, func(r review.DiffRow) bool { return r.Gain != "" && r.Kind != review.Narrows })
 }
 
 // explain compiles the sandbox as far as its plan and describes it: the

@@ -119,8 +119,276 @@ readonly -a NAMES=(
 # them: grant-name refuses a name that covers one or lies below one, and
 # the grant resolver puts their addresses in sets that the firewall
 # refuses before every grant.
-readonly -a NEVER_NAMES=()
+readonly -a NEVER_NAMES=(
+	payments.acme.test
+)
 readonly NEVER_NAME_SETS='4#inet#agentbox#never_name_v4,6#inet#agentbox#never_name_v6' # nftset= sets of their addresses
+# The never filter: while elevation.never names names, the grant resolver
+# asks the upstream resolvers through it, and it refuses every answer in
+# which a never name, or one below it, shows (a CNAME, a chain, a DNAME).
+# perl of perl-base (Essential in Debian) runs it; run starts it before
+# ready, the keeper again whenever it ended.
+readonly NEVER_DNS_PORT=56
+readonly NEVER_DNS_PID=/run/agentbox/never-dns.pid
+readonly NEVER_DNS_NAME=agentbox-never-dns
+read -r -d '' NEVER_DNS_PL <<'PERL' || true
+# The never filter: a DNS forwarder between the grant resolver and the
+# upstream resolvers that refuses (REFUSED) every answer in which a name at
+# or below a name of elevation.never shows: the owner of any record, or the
+# target of a CNAME or DNAME. So no granted name leads to a never name by a
+# CNAME, a chain of them or a DNAME, whatever the family, from the first
+# answer on: the grant resolver never sees such an answer and puts nothing
+# of it in a granted name's sets. The questions of the never names
+# themselves, which only the keeper asks (ask_never), pass: their addresses
+# go to the sets the firewall refuses before the grants.
+#
+# Perl of perl-base (Essential in Debian), no module beyond it. It listens
+# on 127.0.0.1:56, UDP and TCP, where the firewall lets nothing but
+# the grant resolver (uid 5353) reach it, and asks the upstream resolvers (its
+# arguments) as uid 5353 from ports 61000-65535, like dnsmasq. One
+# child process per query (UDP) or connection (TCP); an answer that cannot
+# be read whole is refused.
+use strict;
+use warnings;
+use IO::Select;
+use IO::Socket::IP;
+use POSIX qw(WNOHANG);
+
+$0 = 'agentbox-never-dns';
+my $keeper = getppid; # it ends when the keeper that started it is gone
+my @upstreams = @ARGV or die "usage: perl -e PROGRAM UPSTREAM...\n";
+my @never = ('payments.acme.test');
+my $children_max = 64;
+$| = 1;
+
+sub logline { print STDERR 'agentbox-egress: never filter: ', @_, "\n" }
+
+# below tells whether name $_[0] is a name of @never or below one.
+sub below {
+	my $name = shift;
+	for my $n (@never) {
+		return $n if $name eq $n || substr($name, -length($n) - 1) eq ".$n";
+	}
+	return;
+}
+
+# name_at reads the name at offset $_[1] of message $_[0], following
+# compression pointers, and returns it (lower case, labels joined by dots)
+# and the offset after it; nothing if it is malformed.
+sub name_at {
+	my ($msg, $off) = @_;
+	my ($next, $jumps, @labels) = (undef, 0);
+	while (1) {
+		return if $off >= length $msg;
+		my $len = ord substr $msg, $off, 1;
+		if (($len & 0xc0) == 0xc0) {
+			return if $off + 2 > length $msg || ++$jumps > 64;
+			$next //= $off + 2;
+			$off = (($len & 0x3f) << 8) | ord substr $msg, $off + 1, 1;
+			next;
+		}
+		return if $len & 0xc0;
+		if ($len == 0) {
+			$next //= $off + 1;
+			return (lc join('.', @labels), $next);
+		}
+		return if $off + 1 + $len > length $msg;
+		push @labels, substr $msg, $off + 1, $len;
+		$off += 1 + $len;
+	}
+}
+
+# question returns the question's name and the offset after the question
+# section of a message with one question; nothing if it has not.
+sub question {
+	my $msg = shift;
+	return if length $msg < 12 || unpack('n', substr $msg, 4, 2) != 1;
+	my ($name, $off) = name_at($msg, 12);
+	return if !defined $name || $off + 4 > length $msg;
+	return ($name, $off + 4);
+}
+
+# verdict returns "" for an answer that may pass, else why not: a name at
+# or below a never name, or a malformed message.
+sub verdict {
+	my ($query, $reply) = @_;
+	my ($qname) = question($query);
+	my ($rname, $off) = question($reply);
+	return 'malformed' if !defined $qname || !defined $rname || length $reply < 12;
+	return 'another question' if $rname ne $qname || substr($reply, 0, 2) ne substr($query, 0, 2);
+	return '' if below($qname); # the keeper asks for a never name
+	my ($an, $ns, $ar) = unpack 'n3', substr $reply, 6, 6;
+	for (1 .. $an + $ns + $ar) {
+		my ($owner, $o) = name_at($reply, $off);
+		return 'malformed' if !defined $owner || $o + 10 > length $reply;
+		my ($type, $len) = unpack 'n x6 n', substr $reply, $o, 10;
+		my $rdata = $o + 10;
+		return 'malformed' if $rdata + $len > length $reply;
+		my $n = below($owner);
+		return "$owner is below $n" if defined $n;
+		if ($type == 5 || $type == 39) { # CNAME, DNAME
+			my ($target, $end) = name_at($reply, $rdata);
+			return 'malformed' if !defined $target || $end > $rdata + $len;
+			$n = below($target);
+			return "$owner leads to $target, below $n" if defined $n;
+		}
+		$off = $rdata + $len;
+	}
+	return '';
+}
+
+# refused is the REFUSED answer to a query: its ID, opcode, RD and
+# question.
+sub refused {
+	my $query = shift;
+	my (undef, $end) = question($query);
+	return if !defined $end;
+	my $flags = unpack 'n', substr $query, 2, 2;
+	return substr($query, 0, 2) . pack('n5', 0x8000 | ($flags & 0x7900) | 0x0080 | 5, 1, 0, 0, 0) . substr($query, 12, $end - 12);
+}
+
+# judge returns the answer to pass on for a query and an upstream's reply.
+sub judge {
+	my ($query, $reply) = @_;
+	my $why = verdict($query, $reply);
+	return $reply if $why eq '';
+	my ($qname) = question($query);
+	logline('refused ', $qname // '?', ": $why");
+	return refused($query);
+}
+
+# upstream opens a socket to an upstream resolver from a free port of
+# dnsmasq's range.
+sub upstream {
+	my ($ip, $proto) = @_;
+	for (1 .. 20) {
+		my $s = IO::Socket::IP->new(PeerHost => $ip, PeerPort => 53, Proto => $proto, Timeout => 2,
+			LocalPort => 61000 + int rand(65535 - 61000 + 1));
+		return $s if $s;
+	}
+	return;
+}
+
+# ask_udp asks the upstream resolvers in turn and returns the first reply
+# that carries the query's ID.
+sub ask_udp {
+	my $query = shift;
+	for my $ip (@upstreams) {
+		my $s = upstream($ip, 'udp') or next;
+		$s->send($query) or next;
+		my $sel = IO::Select->new($s);
+		my $until = time + 2;
+		while ($sel->can_read($until - time)) {
+			my $reply;
+			defined $s->recv($reply, 65535) or last;
+			return $reply if length $reply >= 2 && substr($reply, 0, 2) eq substr($query, 0, 2);
+		}
+	}
+	return;
+}
+
+sub read_full {
+	my ($s, $n) = @_;
+	my $buf = '';
+	while (length $buf < $n) {
+		my $got = sysread $s, $buf, $n - length $buf, length $buf;
+		return if !$got;
+	}
+	return $buf;
+}
+
+# ask_tcp asks the upstream resolvers in turn over TCP.
+sub ask_tcp {
+	my $query = shift;
+	for my $ip (@upstreams) {
+		my $s = upstream($ip, 'tcp') or next;
+		my $reply = eval {
+			local $SIG{ALRM} = sub { die "timeout\n" };
+			alarm 5;
+			syswrite $s, pack('n', length $query) . $query or die "write\n";
+			my $len = read_full($s, 2) // die "read\n";
+			my $r = read_full($s, unpack 'n', $len) // die "read\n";
+			alarm 0;
+			$r;
+		};
+		alarm 0;
+		return $reply if defined $reply;
+	}
+	return;
+}
+
+# serve_tcp answers the queries of one TCP connection, then exits.
+sub serve_tcp {
+	my $c = shift;
+	while (1) {
+		alarm 10;
+		my $len = read_full($c, 2) // last;
+		my $query = read_full($c, unpack 'n', $len) // last;
+		alarm 0;
+		my $reply = ask_tcp($query);
+		my $out = defined $reply ? judge($query, $reply) : undef;
+		last if !defined $out;
+		syswrite $c, pack('n', length $out) . $out or last;
+	}
+	exit 0;
+}
+
+# The filter: its sockets, bound as root (port 56 is below 1024).
+my $udp = IO::Socket::IP->new(LocalHost => '127.0.0.1', LocalPort => 56, Proto => 'udp')
+	or die "agentbox-egress: never filter: cannot listen on UDP 127.0.0.1:56: $@\n";
+my $tcp = IO::Socket::IP->new(LocalHost => '127.0.0.1', LocalPort => 56, Proto => 'tcp', Listen => 16, ReuseAddr => 1)
+	or die "agentbox-egress: never filter: cannot listen on TCP 127.0.0.1:56: $@\n";
+# Then as uid 5353 (and its group alone), with no capability left.
+open my $pid, '>', '/run/agentbox/never-dns.pid' or die "agentbox-egress: never filter: writing /run/agentbox/never-dns.pid: $!\n";
+print $pid "$$\n";
+close $pid;
+my $gid = getgrnam('agentbox-dns') // die "agentbox-egress: never filter: no group agentbox-dns\n";
+$) = "$gid $gid";
+POSIX::setgid($gid) or die "agentbox-egress: never filter: setgid: $!\n";
+POSIX::setuid(5353) or die "agentbox-egress: never filter: setuid: $!\n";
+
+my %children;
+my $listening = IO::Select->new($udp, $tcp);
+while (1) {
+	exit 0 if getppid != $keeper;
+	while ((my $done = waitpid(-1, WNOHANG)) > 0) {
+		delete $children{$done};
+	}
+	my @ready = $listening->can_read(1) or next;
+	for my $s (@ready) {
+		my ($query, $from, $conn) = ('');
+		if ($s == $udp) {
+			$from = $udp->recv($query, 65535);
+			next if !defined $from;
+		} else {
+			$conn = $tcp->accept or next;
+		}
+		if (keys %children >= $children_max) { # too many at once: dnsmasq asks again
+			close $conn if $conn;
+			next;
+		}
+		my $child = fork;
+		if (!defined $child) {
+			close $conn if $conn;
+			next;
+		}
+		if ($child) {
+			$children{$child} = 1;
+			close $conn if $conn;
+			next;
+		}
+		# The child.
+		$SIG{ALRM} = sub { exit 0 };
+		close $tcp;
+		serve_tcp($conn) if $conn;
+		my $reply = ask_udp($query);
+		my $out = defined $reply ? judge($query, $reply) : undef;
+		$udp->send($out, 0, $from) if defined $out;
+		exit 0;
+	}
+}
+PERL
+readonly NEVER_DNS_PL
 
 log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 
@@ -1039,6 +1307,7 @@ covers() { [[ $2 == "$1" || $2 == *."$1" ]]; }
 grant_dns_conf() {
 	local i j ip sets name
 	local -a via=("${upstreams[@]}")
+	via=("$FILTER_ADDR#$NEVER_DNS_PORT") # the never filter, which asks them
 	printf '# Written by %s: the grant resolver, for the names granted now.\n' "$PROG"
 	for i in "${!granted_n[@]}"; do
 		for ip in "${via[@]}"; do
@@ -1185,13 +1454,35 @@ start_grant_dns() {
 # starts one (as root, which binds its port and writes its pid file, then
 # runs as $DNS_USER) unless one runs, and waits up to 1 s until it listens.
 never_dns() {
-	return 0
+	local pid i
+	pid_of "$NEVER_DNS_PID" "${NEVER_DNS_NAME:0:15}" >/dev/null && return 0
+	rm -f "$NEVER_DNS_PID"
+	perl -e "$NEVER_DNS_PL" "${upstreams[@]}" </dev/null &
+	pid=$! never_child=$!
+	for ((i = 0; i < 100; i++)); do
+		if [[ $(pid_of "$NEVER_DNS_PID" "${NEVER_DNS_NAME:0:15}") == "$pid" ]]; then
+			log "never filter started on port $NEVER_DNS_PORT for ${#NEVER_NAMES[@]} names"
+			return 0
+		fi
+		alive "$pid" || break
+		sleep 0.01
+	done
+	kill -TERM "$pid" 2>/dev/null
+	log "error: the never filter did not start: granted names do not resolve"
+	return 1
 }
 
 # stop_never_dns stops the never filter, if one runs, and the one this
 # process started, which may not have written its pid file yet. (It ends by
 # itself too once the keeper that started it is gone.)
 stop_never_dns() {
+	local pid
+	pid=$(pid_of "$NEVER_DNS_PID" "${NEVER_DNS_NAME:0:15}") && kill -TERM "$pid" 2>/dev/null
+	if [[ -n ${never_child-} ]] && alive "$never_child"; then
+		kill -TERM "$never_child" 2>/dev/null
+	fi
+	never_child=""
+	rm -f "$NEVER_DNS_PID"
 	return 0
 }
 

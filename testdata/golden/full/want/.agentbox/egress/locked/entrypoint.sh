@@ -103,7 +103,9 @@ readonly -a NAMES=()
 # them: grant-name refuses a name that covers one or lies below one, and
 # the grant resolver puts their addresses in sets that the firewall
 # refuses before every grant.
-readonly -a NEVER_NAMES=()
+readonly -a NEVER_NAMES=(
+	payments.acme.test
+)
 readonly NEVER_NAME_SETS='4#inet#agentbox#never_name_v4,6#inet#agentbox#never_name_v6' # nftset= sets of their addresses
 
 log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
