@@ -29,7 +29,7 @@ func normalize(p Policy) (Policy, error) {
 	if err := errors.Join(errs...); err != nil {
 		return Policy{}, err
 	}
-	return Policy{Mode: p.Mode, Domains: domains, CIDRs: cidrs, Never: never, NeverNames: neverNames}, nil
+	return Policy{Mode: p.Mode, Domains: domains, CIDRs: cidrs, Never: never, NeverNames: neverNames, Gateway: p.Gateway}, nil
 }
 
 // checkDomains returns copies of the valid domains, with sorted ports and

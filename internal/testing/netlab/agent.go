@@ -78,6 +78,8 @@ func (a *agent) handle(req Request) Response {
 		return a.spoof(req)
 	case "spoofed":
 		return a.spoofed(req)
+	case "send":
+		return send(req)
 	}
 	return Response{Err: fmt.Sprintf("unknown op %q", req.Op)}
 }
