@@ -149,7 +149,8 @@ type Policy struct {
 	NeverNames []string
 	// Gateway sends the agent's TCP to the ports of allowed names through
 	// the gateway (docs/gateway.md), which checks the name each connection
-	// carries; Render then renders haproxy.cfg too.
+	// carries; Render then renders haproxy.cfg too. Only ModeAllowlist
+	// with Domains has a gateway: the other modes have no names to check.
 	Gateway bool
 }
 

@@ -33,6 +33,14 @@ const (
 	GatewayHelloSeconds = 5
 )
 
+// gatewayPid is where the entrypoint writes HAProxy's pid, for the
+// healthcheck.
+const gatewayPid = runDir + "/gateway.pid"
+
+// gatewayForever is the end, in Unix seconds, of a timed grant made
+// until revoked: the year 5138.
+const gatewayForever = 99999999999
+
 // gatewayMap is the ruleset's map from a port of allowed names to its
 // listener.
 const gatewayMap = "gateway_ports"

@@ -2,6 +2,7 @@ package firewall_test
 
 import (
 	"encoding/binary"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -163,10 +164,9 @@ func TestLabGateway(t *testing.T) {
 	})
 }
 
-// newGatewayLab starts the lab's firewall with the gateway: rules.nft
-// rendered with Policy.Gateway, and HAProxy from haproxy.cfg in the
-// sandbox's namespace, as the egress container would run it.
-func newGatewayLab(t *testing.T) *lab {
+// newGatewayLab starts the lab's firewall with the gateway: the egress
+// files rendered with Policy.Gateway, whose entrypoint starts HAProxy.
+func newGatewayLab(t testing.TB) *lab {
 	testenv.RequireProgram(t, "haproxy")
 	l := newLab(t)
 	c, err := generator.Compile("testdata/lab", generator.CompileOptions{CheckMounts: true})
@@ -179,37 +179,55 @@ func newGatewayLab(t *testing.T) *lab {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.files["rules.nft"] = files["rules.nft"]
-	l.startReady()
-	gw := l.startGateway(files["haproxy.cfg"])
+	for _, name := range []string{"rules.nft", "entrypoint.sh", "haproxy.cfg"} {
+		l.files[name] = files[name]
+	}
+	p := l.startReady()
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("HAProxy's log:\n%s", gw.Output())
+			t.Logf("the egress log:\n%s", p.Output())
 		}
 	})
 	return l
 }
 
-// startGateway starts HAProxy with cfg, as root in the sandbox's network
-// namespace (it drops to firewall.GatewayUID), and waits for its listeners.
-func (l *lab) startGateway(cfg []byte) *netlab.Proc {
-	l.t.Helper()
-	p, err := l.lab.Start(l.sbx, netlab.Spec{
-		Files: map[string]netlab.File{firewall.GatewayConfigPath: {Data: cfg, Mode: 0o644}},
-		Tmpfs: []string{"/run"},
-		Caps:  egressCaps,
-		Argv: []string{"sh", "-c", "mkdir -p " + firewall.GatewayGrantsDir +
-			" && for p in 80 443; do : >" + firewall.GatewayGrantsDir + "/grants_$p.map; done" +
-			" && exec haproxy -db -f " + firewall.GatewayConfigPath},
-	})
-	if err != nil {
-		l.t.Fatal(err)
+// TestLabGatewayGrant: a timed grant of a name (agentbox allow NAME) works
+// through the gateway on its ports, and ends on time with the keeper killed:
+// HAProxy compares the grant's end with the clock, and the kernel's element
+// expires under HAProxy's own connection. A revoke ends it at once.
+func TestLabGatewayGrant(t *testing.T) {
+	l := newGatewayLab(t)
+	p := l.egress
+	hello := clientHello("granted.test", false)
+	l.stopped("SNI granted.test before its grant", unlistedV4, 443, hello)
+
+	if out, code := egressCmd(t, p, "grant-name", "granted.test", "443", "3"); code != 0 {
+		t.Fatalf("grant-name: exit %d: %s", code, out)
 	}
-	if _, ok := eventually(5*time.Second, func() bool {
-		out, _, _ := p.Enter("sh", "-c", "ss -Htln 'sport = :600'")
-		return strings.Contains(out, "127.0.0.1:600")
-	}); !ok {
-		l.t.Fatalf("HAProxy does not listen; its output:\n%s", p.Output())
+	granted := time.Now()
+	// granted.test resolves to unlistedV4; the agent dials another address.
+	l.reaches("SNI granted.test during its grant", allowedV4, 443, addr(unlistedV4, 443), hello)
+	l.reaches("SNI sub.granted.test during its grant", allowedV4, 443, addr(unlistedV4, 443), clientHello("sub.granted.test", false))
+	l.stopped("Host granted.test on port 80, not granted", allowedV4, 80, httpHead("granted.test"))
+	if r := l.do(netlab.Request{Op: "send", Addr: addr(unlistedV4, 443), Chunks: [][]byte{hello}, Timeout: 2 * time.Second, Line: "\n"}); !r.OK {
+		t.Fatalf("SNI granted.test: %v", r)
 	}
-	return p
+
+	keeper := pidIn(t, p, "/run/agentbox/keeper.pid")
+	if out, code, err := p.Enter("kill", "-KILL", strconv.Itoa(keeper)); err != nil || code != 0 {
+		t.Fatalf("killing the keeper: %v %d %s", err, code, out)
+	}
+	time.Sleep(time.Until(granted.Add(3200 * time.Millisecond)))
+	l.stopped("SNI granted.test after its grant, the keeper dead", allowedV4, 443, hello)
+	l.stopped("SNI granted.test after its grant, at its address", unlistedV4, 443, hello)
+
+	if out, code := egressCmd(t, p, "grant-name", "again.test", "443", "60"); code != 0 {
+		t.Fatalf("grant-name: exit %d: %s", code, out)
+	}
+	l.reaches("SNI again.test during its grant", allowedV4, 443, addr(unlistedV4, 443), clientHello("again.test", false))
+	if out, code := egressCmd(t, p, "revoke-name", "again.test", "443"); code != 0 {
+		t.Fatalf("revoke-name: exit %d: %s", code, out)
+	}
+	l.stopped("SNI again.test after its revoke", allowedV4, 443, clientHello("again.test", false))
+	l.healthy(p)
 }

@@ -420,6 +420,11 @@ func bulk(req Request) Response {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(req.Timeout))
+	for _, chunk := range req.Chunks { // e.g. a ClientHello for a gateway
+		if _, err := c.Write(chunk); err != nil {
+			return failed(err, 0)
+		}
+	}
 	r := bufio.NewReader(c)
 	if _, err := r.ReadString('\n'); err != nil {
 		return failed(err, 0)
