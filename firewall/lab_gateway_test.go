@@ -2,6 +2,7 @@ package firewall_test
 
 import (
 	"encoding/binary"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -237,4 +238,30 @@ func TestLabGatewayGrant(t *testing.T) {
 	}
 	l.stopped("SNI again.test after its revoke", allowedV4, 443, clientHello("again.test", false))
 	l.healthy(p)
+}
+
+// TestLabGatewayFailClosed: with HAProxy gone, the agent's connections to
+// the ports of allowed names reach nothing (the redirect stays, nothing
+// listens), the healthcheck fails, and the agent cannot listen in its
+// place (the listeners' ports are below 1024).
+func TestLabGatewayFailClosed(t *testing.T) {
+	l := newGatewayLab(t)
+	p := l.egress
+	l.resolve("allowed.test", "A")
+	l.reaches("SNI allowed.test", allowedV4, 443, addr(allowedV4, 443), clientHello("allowed.test", false))
+	gw := pidIn(t, p, "/run/agentbox/gateway.pid")
+	if out, code, err := p.Enter("kill", "-KILL", strconv.Itoa(gw)); err != nil || code != 0 {
+		t.Fatalf("killing HAProxy: %v %d %s", err, code, out)
+	}
+	time.Sleep(100 * time.Millisecond)
+	l.stopped("SNI allowed.test, HAProxy dead", allowedV4, 443, clientHello("allowed.test", false))
+	l.stopped("Host allowed.test, HAProxy dead", allowedV4, 80, httpHead("allowed.test"))
+	listen := fmt.Sprintf(`IO::Socket::INET->new(LocalAddr => "127.0.0.1:%d", Listen => 1) or die "$!\n"; print "listening\n"`, firewall.GatewayListenBase)
+	if r := l.do(netlab.Request{Op: "exec", Argv: []string{"perl", "-MIO::Socket::INET", "-e", listen}}); !strings.Contains(r.Data, "Permission denied") {
+		t.Errorf("the agent listens on the gateway's port %d: %v", firewall.GatewayListenBase, r)
+	}
+	argv := append(netlab.CapArgv(egressCaps), firewall.HealthCommand...)
+	if out, code, err := p.Enter(argv...); err != nil || code == 0 || !strings.Contains(out, "gateway") {
+		t.Errorf("the healthcheck with HAProxy dead: exit %d (%v): %s", code, err, out)
+	}
 }
