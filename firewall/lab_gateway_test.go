@@ -1,6 +1,7 @@
 package firewall_test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"strconv"
@@ -217,8 +218,17 @@ func TestLabGatewayGrant(t *testing.T) {
 	l.reaches("SNI granted.test during its grant", allowedV4, 443, unlisted, hello)
 	l.reaches("SNI sub.granted.test during its grant", allowedV4, 443, unlisted, clientHello("sub.granted.test", false))
 	l.stopped("Host granted.test on port 80, not granted", allowedV4, 80, httpHead("granted.test"))
-	if r := l.do(netlab.Request{Op: "send", Addr: addr(unlistedV4, 443), Chunks: [][]byte{hello}, Timeout: 2 * time.Second, Line: "\n"}); !r.OK {
-		t.Fatalf("SNI granted.test: %v", r)
+	// A connection opened during the grant, kept (the server skips the
+	// ClientHello's line).
+	held := append(clientHello("granted.test", false), '\n')
+	if bytes.Count(held, []byte("\n")) != 1 {
+		t.Fatal("the ClientHello holds a newline")
+	}
+	if r := l.do(netlab.Request{Op: "open", ID: "held", Addr: addr(allowedV4, 443), Chunks: [][]byte{held}}); !r.OK {
+		t.Fatalf("opening a connection during the grant: %v", r)
+	}
+	if r := l.do(netlab.Request{Op: "echo", ID: "held", Line: "during"}); !r.OK {
+		t.Fatalf("echo during the grant: %v", r)
 	}
 
 	keeper := pidIn(t, p, "/run/agentbox/keeper.pid")
@@ -228,6 +238,11 @@ func TestLabGatewayGrant(t *testing.T) {
 	time.Sleep(time.Until(granted.Add(3200 * time.Millisecond)))
 	l.stopped("SNI granted.test after its grant, the keeper dead", allowedV4, 443, hello)
 	l.stopped("SNI granted.test after its grant, at its address", unlistedV4, 443, hello)
+	// The kernel's element is gone: HAProxy's own connection to the name's
+	// address is refused, and the agent's ends with it.
+	if r := l.do(netlab.Request{Op: "echo", ID: "held", Line: "after", Timeout: 500 * time.Millisecond}); r.OK {
+		t.Errorf("the connection opened during the grant still works after it expired: %v", r)
+	}
 
 	if out, code := egressCmd(t, p, "grant-name", "again.test", "443", "60"); code != 0 {
 		t.Fatalf("grant-name: exit %d: %s", code, out)

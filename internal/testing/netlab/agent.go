@@ -237,6 +237,12 @@ func (a *agent) dial(req Request, keep bool) Response {
 	if err != nil {
 		return failed(err, elapsed)
 	}
+	for _, chunk := range req.Chunks { // e.g. a ClientHello for a gateway
+		if _, err := c.Write(chunk); err != nil {
+			c.Close()
+			return failed(err, elapsed)
+		}
+	}
 	_ = c.SetReadDeadline(time.Now().Add(req.Timeout))
 	r := bufio.NewReader(c)
 	banner, err := r.ReadString('\n')

@@ -109,7 +109,7 @@ type Request struct {
 	Records   []Record      `json:"records,omitempty"` // spoof: the answers to queries that reach the socket
 	Routing   *Routing      `json:"routing,omitempty"` // dial, open: an IPv6 routing header
 	Queries   []DNSQuery    `json:"queries,omitempty"` // dnspipe
-	Chunks    [][]byte      `json:"chunks,omitempty"`  // send: written in turn; bulk: written first
+	Chunks    [][]byte      `json:"chunks,omitempty"`  // send: written in turn; bulk, dial, open: written first
 	Pause     time.Duration `json:"pause,omitempty"`   // send: between the chunks
 }
 
