@@ -38,10 +38,18 @@ type entrypointView struct {
 	entrypointTables
 	entrypointResolvers
 	entrypointProcess
-	Names         []string // sorted
-	NeverNames    []string // sorted
-	NeverFilter   bool     // whether the never filter runs
-	NeverNameSets string   // the never names' sets, as nftset= names them
+	Names         []string           // sorted
+	NeverNames    []string           // sorted
+	NeverFilter   bool               // whether the never filter runs
+	NeverNameSets string             // the never names' sets, as nftset= names them
+	Gateway       *entrypointGateway // nil without the gateway
+}
+
+// entrypointGateway is what the entrypoint needs of the gateway.
+type entrypointGateway struct {
+	Conf, Socket, GrantsDir, Pid string
+	Forever                      int64
+	Ports                        []int // the ports of allowed names, each with a grants map
 }
 
 // entrypointFiles are the files the entrypoint reads and writes.
@@ -105,6 +113,17 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 	// resolvers in the allowlist mode only.
 	v.NeverFilter = len(p.NeverNames) > 0 && p.Mode != ModeNone && p.Mode != ModeOpen
 	v.NeverNameSets = fmt.Sprintf("%s%s,%s%s", v.NftsetV4, neverNameV4, v.NftsetV6, neverNameV6)
+	if p.Gateway {
+		ports, err := gatewayPorts(p)
+		if err != nil {
+			return nil, err
+		}
+		v.Gateway = &entrypointGateway{Conf: GatewayConfigPath, Socket: GatewaySocket,
+			GrantsDir: GatewayGrantsDir, Pid: gatewayPid, Forever: gatewayForever}
+		for _, g := range ports {
+			v.Gateway.Ports = append(v.Gateway.Ports, g.Port)
+		}
+	}
 	return execute("entrypoint.sh.tmpl", v)
 }
 

@@ -127,6 +127,7 @@ const (
 	dnsmasqFile    = "dnsmasq.conf"
 	entrypointFile = "entrypoint.sh"
 	ulogdFile      = "ulogd.conf"
+	gatewayFile    = "haproxy.cfg"
 )
 
 // Policy is the egress policy the firewall enforces: in ModeAllowlist, TCP
@@ -146,6 +147,11 @@ type Policy struct {
 	// that covers one or lies below one, and their addresses, as the
 	// grant resolver resolves them, are refused like Never. Sorted.
 	NeverNames []string
+	// Gateway sends the agent's TCP to the ports of allowed names through
+	// the gateway (docs/gateway.md), which checks the name each connection
+	// carries; Render then renders haproxy.cfg too. Only ModeAllowlist
+	// with Domains has a gateway: the other modes have no names to check.
+	Gateway bool
 }
 
 // Mode is what a profile's firewall admits besides loopback.
@@ -208,10 +214,16 @@ func Render(p Policy) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string][]byte{
+	out := map[string][]byte{
 		rulesFile:      rules,
 		dnsmasqFile:    dnsmasq,
 		entrypointFile: entrypoint,
 		ulogdFile:      ulogd,
-	}, nil
+	}
+	if p.Gateway {
+		if out[gatewayFile], err = renderGateway(p); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -154,7 +154,7 @@ func (l *lab) serve(h *netlab.Helper, cfg *netlab.ServerConfig) {
 // no-new-privileges. resolv.conf names the fake upstream.
 func (l *lab) egressSpec() netlab.Spec {
 	l.t.Helper()
-	return netlab.Spec{
+	spec := netlab.Spec{
 		Files: map[string]netlab.File{
 			firewall.RulesPath:      {Data: l.files["rules.nft"], Mode: 0o644},
 			firewall.DnsmasqPath:    {Data: l.files["dnsmasq.conf"], Mode: 0o644},
@@ -170,6 +170,10 @@ func (l *lab) egressSpec() netlab.Spec {
 		// agentbox up and run always set the host's addresses: none here.
 		Argv: []string{"env", firewall.HostAddrsEnv + "=", firewall.EntrypointPath},
 	}
+	if cfg, ok := l.files["haproxy.cfg"]; ok { // the gateway (lab_gateway_test.go)
+		spec.Files[firewall.GatewayConfigPath] = netlab.File{Data: cfg, Mode: 0o644}
+	}
+	return spec
 }
 
 // withUser returns a copy of the machine's passwd or group file without

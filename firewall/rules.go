@@ -102,6 +102,15 @@ type rulesView struct {
 	LogSnaplen                      int
 	LogLimit, LogPrefix             string
 	LogChains                       []logChain
+	Gateway                         *gatewayRules // nil without the gateway
+}
+
+// gatewayRules is what rules.nft needs of the gateway.
+type gatewayRules struct {
+	UID       int
+	User, Map string
+	Listen    string // the listeners' ports: a range
+	Ports     []gatewayPort
 }
 
 // nftSet is a named set of addresses of one family.
@@ -133,6 +142,15 @@ type row struct{ Cell, Note string }
 // renderRules renders rules.nft for a normalized policy.
 func renderRules(p Policy) ([]byte, error) {
 	r := newRuleset(p)
+	var gw *gatewayRules
+	if p.Gateway {
+		ports, err := gatewayPorts(p)
+		if err != nil {
+			return nil, err
+		}
+		gw = &gatewayRules{UID: GatewayUID, User: GatewayUser, Map: gatewayMap, Ports: ports,
+			Listen: fmt.Sprintf("%d-%d", GatewayListenBase, GatewayListenBase+max(len(ports), 1)-1)}
+	}
 	upstream := []nftSet{v4.set(upstreamV4), v6.set(upstreamV6)}
 	if p.Mode == ModeNone {
 		upstream = nil // dnsmasq forwards nothing
@@ -179,6 +197,7 @@ func renderRules(p Policy) ([]byte, error) {
 		LogLimit:       logLimit,
 		LogPrefix:      LogPrefix,
 		LogChains:      logChains,
+		Gateway:        gw,
 	})
 }
 

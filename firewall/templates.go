@@ -20,6 +20,7 @@ var templateFiles = []string{
 	"templates/neverdns.pl.tmpl", // in entrypoint.sh
 	"templates/entrypoint.sh.tmpl",
 	"templates/ulogd.conf.tmpl",
+	"templates/haproxy.cfg.tmpl",
 }
 
 // funcs are the template functions: hermetic (no environment, clock or

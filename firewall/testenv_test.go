@@ -33,6 +33,7 @@ func requireTool(t *testing.T, name string, needRoot bool) string {
 var debianPackage = map[string]string{
 	"bash":    "bash",
 	"dnsmasq": "dnsmasq-base",
+	"haproxy": "haproxy",
 	"nft":     "nftables",
 }
 

@@ -29,7 +29,9 @@ func normalize(p Policy) (Policy, error) {
 	if err := errors.Join(errs...); err != nil {
 		return Policy{}, err
 	}
-	return Policy{Mode: p.Mode, Domains: domains, CIDRs: cidrs, Never: never, NeverNames: neverNames}, nil
+	return Policy{Mode: p.Mode, Domains: domains, CIDRs: cidrs, Never: never, NeverNames: neverNames,
+		// The gateway judges the names of allowed names' ports: none, no gateway.
+		Gateway: p.Gateway && p.Mode == ModeAllowlist && len(domains) > 0}, nil
 }
 
 // checkDomains returns copies of the valid domains, with sorted ports and

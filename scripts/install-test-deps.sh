@@ -3,7 +3,8 @@
 # every generated ruleset), dnsmasq-base (dnsmasq --test of every generated
 # configuration), and for the firewall's network lab iproute2 (namespaces,
 # veth), util-linux (setpriv, unshare, nsenter, flock), mount, and ulogd2 with
-# ulogd2-json (the record of refused packets, TestLabRefusedLog); shellcheck
+# ulogd2-json (the record of refused packets, TestLabRefusedLog), haproxy (the
+# gateway, TestLabGateway); shellcheck
 # (actionlint runs it on the scripts of the CI workflow); npm (the real npm ci
 # installs the package-lock.json that agentbox renders); file (make release-check
 # names each archive's platform). Without root it installs
@@ -21,6 +22,7 @@ done
 command -v mount >/dev/null 2>&1 || need+=(mount)
 { command -v ulogd >/dev/null 2>&1 || [ -x /usr/sbin/ulogd ]; } || need+=(ulogd2)
 dpkg -s ulogd2-json >/dev/null 2>&1 || need+=(ulogd2-json)
+{ command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ]; } || need+=(haproxy)
 command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
 command -v npm >/dev/null 2>&1 || need+=(npm)
 command -v file >/dev/null 2>&1 || need+=(file)

@@ -78,6 +78,8 @@ func (a *agent) handle(req Request) Response {
 		return a.spoof(req)
 	case "spoofed":
 		return a.spoofed(req)
+	case "send":
+		return send(req)
 	}
 	return Response{Err: fmt.Sprintf("unknown op %q", req.Op)}
 }
@@ -234,6 +236,12 @@ func (a *agent) dial(req Request, keep bool) Response {
 	elapsed := time.Since(start)
 	if err != nil {
 		return failed(err, elapsed)
+	}
+	for _, chunk := range req.Chunks { // e.g. a ClientHello for a gateway
+		if _, err := c.Write(chunk); err != nil {
+			c.Close()
+			return failed(err, elapsed)
+		}
 	}
 	_ = c.SetReadDeadline(time.Now().Add(req.Timeout))
 	r := bufio.NewReader(c)
@@ -418,6 +426,11 @@ func bulk(req Request) Response {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(req.Timeout))
+	for _, chunk := range req.Chunks { // e.g. a ClientHello for a gateway
+		if _, err := c.Write(chunk); err != nil {
+			return failed(err, 0)
+		}
+	}
 	r := bufio.NewReader(c)
 	if _, err := r.ReadString('\n'); err != nil {
 		return failed(err, 0)

@@ -80,8 +80,9 @@ func loop(in io.Reader, out io.Writer, handle func(Request) Response) error {
 // "spoof" sends from Local (any address and port the agent can bind) one
 // small packet to each of Ports on the host Addr, over Net udp or tcp; a UDP
 // socket stays open under ID and answers DNS queries from Records until
-// "spoofed" returns them as Events. "dial" and "open" with Routing send
-// through an IPv6 routing header. Timeout bounds each attempt (default 2 s).
+// "spoofed" returns them as Events. "send" writes Chunks to Addr (TCP), Pause
+// between them, and reads until Line, the end or Timeout (Data). "dial" and
+// "open" with Routing send through an IPv6 routing header. Timeout bounds each attempt (default 2 s).
 //
 // Server ops: "start" (Server), "events" (what the servers saw, from
 // number Since on).
@@ -108,6 +109,8 @@ type Request struct {
 	Records   []Record      `json:"records,omitempty"` // spoof: the answers to queries that reach the socket
 	Routing   *Routing      `json:"routing,omitempty"` // dial, open: an IPv6 routing header
 	Queries   []DNSQuery    `json:"queries,omitempty"` // dnspipe
+	Chunks    [][]byte      `json:"chunks,omitempty"`  // send: written in turn; bulk, dial, open: written first
+	Pause     time.Duration `json:"pause,omitempty"`   // send: between the chunks
 }
 
 // DNSQuery is one query of a "dnspipe".

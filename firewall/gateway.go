@@ -1,0 +1,97 @@
+package firewall
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The gateway (docs/gateway.md): HAProxy in the egress container, as its
+// own uid, takes every TCP connection the agent opens to a port of allowed
+// names (the ruleset redirects it), admits it only when its TLS
+// ClientHello's SNI or its HTTP Host is a name allowed on that port, and
+// connects to an address of that name as the filter resolver answers.
+const (
+	GatewayUser = "agentbox-gw"
+	GatewayUID  = 5354
+	// GatewayConfigPath is HAProxy's configuration in the egress image.
+	GatewayConfigPath = "/etc/agentbox/haproxy.cfg"
+	// GatewaySocket is HAProxy's runtime API, root's only: the timed
+	// name grants change its maps through it.
+	GatewaySocket = "/run/agentbox/gateway.sock"
+	// GatewayGrantsDir holds one map per port of allowed names,
+	// grants_PORT.map: ".NAME END" lines, END a grant's end in Unix
+	// seconds. The entrypoint creates them empty before HAProxy starts.
+	GatewayGrantsDir = "/run/agentbox/gateway"
+	// GatewayListenBase is the listener of the first port of allowed names
+	// (in increasing order), on 127.0.0.1 and ::1; the next port's is one
+	// above. Below 1024, where the agent cannot bind.
+	GatewayListenBase = 600
+	// GatewayListenMax is the most ports of allowed names.
+	GatewayListenMax = 1024 - GatewayListenBase
+	// GatewayHelloSeconds is how long the gateway waits for a complete
+	// ClientHello or HTTP request head.
+	GatewayHelloSeconds = 5
+)
+
+// gatewayPid is where the entrypoint writes HAProxy's pid, for the
+// healthcheck.
+const gatewayPid = runDir + "/gateway.pid"
+
+// gatewayForever is the end, in Unix seconds, of a timed grant made
+// until revoked: the year 5138.
+const gatewayForever = 99999999999
+
+// gatewayMap is the ruleset's map from a port of allowed names to its
+// listener.
+const gatewayMap = "gateway_ports"
+
+// gatewayView is what templates/haproxy.cfg.tmpl sees.
+type gatewayView struct {
+	Header, FilterAddr, Socket string
+	UID, HelloSeconds          int
+	Ports                      []gatewayPort
+}
+
+// gatewayPort is one port of allowed names and its listener.
+type gatewayPort struct {
+	Port, Listen int
+	Grants       string // the grants map's path
+	Names        []row  // ".name" patterns, then their sources
+}
+
+// gatewayPorts returns the ports of allowed names with their listeners.
+func gatewayPorts(p Policy) ([]gatewayPort, error) {
+	r := newRuleset(p)
+	if len(r.domainPorts) > GatewayListenMax {
+		return nil, fmt.Errorf("the gateway listens for at most %d ports of allowed names, not %d", GatewayListenMax, len(r.domainPorts))
+	}
+	var out []gatewayPort
+	for i, port := range r.domainPorts {
+		g := gatewayPort{Port: int(port), Listen: GatewayListenBase + i,
+			Grants: fmt.Sprintf("%s/grants_%d.map", GatewayGrantsDir, port)}
+		var names, notes []string
+		for _, d := range r.domainsByPort[port] {
+			names = append(names, "."+d.Name)
+			notes = append(notes, strings.Join(d.Sources, ", "))
+		}
+		g.Names = align(names, notes)
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+// renderGateway renders haproxy.cfg for a normalized policy.
+func renderGateway(p Policy) ([]byte, error) {
+	ports, err := gatewayPorts(p)
+	if err != nil {
+		return nil, err
+	}
+	return execute("haproxy.cfg.tmpl", gatewayView{
+		Header:       Header,
+		FilterAddr:   filterAddr,
+		Socket:       GatewaySocket,
+		UID:          GatewayUID,
+		HelloSeconds: GatewayHelloSeconds,
+		Ports:        ports,
+	})
+}

@@ -1,0 +1,99 @@
+package firewall_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentbox-dev/agentbox/internal/testing/netlab"
+)
+
+// BenchmarkLabGateway compares, in one lab, the path through the gateway
+// (the ruleset with Policy.Gateway, HAProxy) with the nftables-only path
+// (the ruleset without it): b.N pairs of each figure, alternating which
+// goes first. Each connection opens with a ClientHello for allowed.test.
+// Run it with -benchtime 20x.
+//
+//	gateway/nft-only      the median of the per-pair ratios of the throughput of a bulkBytes download
+//	gateway-MB/s, nft-only-MB/s   the medians of each
+//	gateway-setup-us, nft-only-setup-us   from connect() to the server's greeting
+//	added-setup-us        the median of the per-pair differences
+func BenchmarkLabGateway(b *testing.B) {
+	const bulkBytes = 256 << 20
+	settle := 20 * time.Millisecond
+	l := newGatewayLab(b)
+	hello := append(clientHello("allowed.test", false), '\n')
+	if bytes.Count(hello, []byte("\n")) != 1 {
+		b.Fatal("the ClientHello holds a newline: the server would read a command in it")
+	}
+	gated := l.files["rules.nft"]
+	plain := generated(b)["rules.nft"]
+	load := func(rules []byte) {
+		path := filepath.Join(l.lab.Dir(), "bench-rules.nft")
+		if err := os.WriteFile(path, rules, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		script := fmt.Sprintf("include %q\nadd element inet agentbox upstream_v4 { %s }\nadd element inet agentbox allow_v4_443 { %s }\n", path, upstream, allowedV4)
+		cmd := exec.Command("ip", "netns", "exec", l.sbx, "nft", "-f", "-")
+		cmd.Stdin = strings.NewReader(script)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("loading the ruleset: %v\n%s", err, out)
+		}
+		time.Sleep(settle)
+	}
+	setup := func() time.Duration {
+		r := l.do(netlab.Request{Op: "send", Addr: addr(unlistedV4, 443), Chunks: [][]byte{hello}, Timeout: 2 * time.Second, Line: "\n"})
+		if !r.OK || !strings.HasPrefix(r.Data, "hello "+addr(allowedV4, 443)) {
+			// The nftables-only path needs the address dialled.
+			r = l.do(netlab.Request{Op: "send", Addr: addr(allowedV4, 443), Chunks: [][]byte{hello}, Timeout: 2 * time.Second, Line: "\n"})
+		}
+		if !r.OK {
+			b.Fatalf("set-up: %v", r)
+		}
+		return r.Elapsed
+	}
+	transfer := func() time.Duration {
+		r := l.do(netlab.Request{Op: "bulk", Addr: addr(allowedV4, 443), Chunks: [][]byte{hello}, Bytes: bulkBytes, Timeout: time.Minute})
+		if !r.OK {
+			b.Fatalf("transfer: %v", r)
+		}
+		return r.Elapsed
+	}
+	type figures struct{ setup, bulk time.Duration }
+	run := func(rules []byte) figures {
+		load(rules)
+		var s []float64
+		for range 5 {
+			s = append(s, float64(setup()))
+		}
+		return figures{time.Duration(median(s)), transfer()} // the median of five set-ups
+	}
+	var ratios, gMBs, nMBs, gSetup, nSetup, added []float64
+	mbs := func(d time.Duration) float64 { return bulkBytes / d.Seconds() / 1e6 }
+	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+	i := 0
+	for b.Loop() {
+		var g, n figures
+		if i%2 == 0 {
+			g, n = run(gated), run(plain)
+		} else {
+			n, g = run(plain), run(gated)
+		}
+		i++
+		ratios = append(ratios, n.bulk.Seconds()/g.bulk.Seconds())
+		gMBs, nMBs = append(gMBs, mbs(g.bulk)), append(nMBs, mbs(n.bulk))
+		gSetup, nSetup = append(gSetup, us(g.setup)), append(nSetup, us(n.setup))
+		added = append(added, us(g.setup)-us(n.setup))
+	}
+	b.ReportMetric(median(ratios), "gateway/nft-only")
+	b.ReportMetric(median(gMBs), "gateway-MB/s")
+	b.ReportMetric(median(nMBs), "nft-only-MB/s")
+	b.ReportMetric(median(gSetup), "gateway-setup-us")
+	b.ReportMetric(median(nSetup), "nft-only-setup-us")
+	b.ReportMetric(median(added), "added-setup-us")
+}
