@@ -14,6 +14,7 @@ import (
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
+	"github.com/agentbox-dev/agentbox/internal/npm"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 	"github.com/agentbox-dev/agentbox/lockfile"
 )
@@ -36,6 +37,7 @@ type Sandbox struct {
 	Profiles       []ProfileView  `json:"profiles"`
 	DefaultProfile string         `json:"default_profile"`
 	lines          map[string]int // key path -> line, for DiffSandboxes
+	npmTree        *npm.Tree      // the agent CLI's tree, for supplyRows
 }
 
 // Network is what the agent may reach, and what is always refused.
@@ -146,6 +148,7 @@ func Explain(c *generator.Compiled) (*Sandbox, error) {
 		Profiles:       o.profiles(p),
 		DefaultProfile: p.DefaultProfile,
 		lines:          lines(c.Positions()),
+		npmTree:        p.NPMTree,
 	}, nil
 }
 

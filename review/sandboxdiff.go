@@ -27,6 +27,9 @@ type DiffRow struct {
 	From    string `json:"from"`    // "" when added
 	To      string `json:"to"`      // "" when removed
 	Side    string `json:"side"`    // "working" (Key and Line in the working tree's file) or "base"
+	// Warning says what a reviewer should know of the row: why a risk is
+	// one (supply.go), or that a destination is a public suffix.
+	Warning string `json:"warning"` // "" for most rows
 	Origin
 }
 
@@ -62,6 +65,7 @@ func DiffSandboxes(base, head *Sandbox) []DiffRow {
 			rows = appendKind(rows, removed(o, head), fact{}, o, base, head)
 		}
 	}
+	rows = append(markRisks(rows), supplyRows(base, head)...)
 	slices.SortStableFunc(rows, compareRows)
 	return rows
 }
@@ -130,7 +134,7 @@ func withLine(o Origin, s *Sandbox) Origin {
 	return o
 }
 
-var kindOrder = map[string]int{Widens: 0, Narrows: 1, Changes: 2, Pinned: 3}
+var kindOrder = map[string]int{Risk: -1, Widens: 0, Narrows: 1, Changes: 2, Pinned: 3}
 
 func compareRows(a, b DiffRow) int {
 	return cmp.Or(cmp.Compare(kindOrder[a.Kind], kindOrder[b.Kind]), cmp.Compare(a.Line, b.Line),
