@@ -53,6 +53,9 @@ type Destination struct {
 	Subdomains bool     `json:"subdomains"` // always true for a name, false for a CIDR
 	Ports      []uint16 `json:"ports"`
 	Sources    []string `json:"sources"` // "agent claude", "service github", "ide vscode", "network.domains", "network.cidrs"
+	// PublicSuffix: the name is a public suffix (publicsuffix.go): anyone
+	// can publish below it.
+	PublicSuffix bool `json:"public_suffix"`
 	Origin
 	defaultPorts bool // an entry of the user's that names no ports: network.ports applies
 }
@@ -226,7 +229,7 @@ func (o origins) network(pol firewall.Policy) Network {
 	for _, d := range pol.Domains {
 		src := d.Sources[len(d.Sources)-1] // network.domains sorts last: the user's own entry
 		n.Domains = append(n.Domains, Destination{Name: d.Name, Subdomains: true, Ports: d.Ports,
-			Sources: d.Sources, Origin: o.source(src, d.Name), defaultPorts: o.defaultPorts(src, d.Name)})
+			Sources: d.Sources, Origin: o.source(src, d.Name), defaultPorts: o.defaultPorts(src, d.Name), PublicSuffix: IsPublicSuffix(d.Name)})
 	}
 	for _, c := range pol.CIDRs {
 		name := c.Prefix.String()

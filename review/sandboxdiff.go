@@ -48,7 +48,7 @@ func DiffSandboxes(base, head *Sandbox) []DiffRow {
 		for _, f := range facts(head) {
 			rows = append(rows, DiffRow{Kind: Widens, What: f.what, Subject: f.subject, To: f.value, Side: "working", Origin: withLine(f.origin, head)})
 		}
-		return rows
+		return markSuffixes(rows)
 	}
 	old, cur := index(facts(base)), index(facts(head))
 	for _, f := range facts(head) {
@@ -65,7 +65,7 @@ func DiffSandboxes(base, head *Sandbox) []DiffRow {
 			rows = appendKind(rows, removed(o, head), fact{}, o, base, head)
 		}
 	}
-	rows = append(markRisks(rows), supplyRows(base, head)...)
+	rows = append(markSuffixes(markRisks(rows)), supplyRows(base, head)...)
 	slices.SortStableFunc(rows, compareRows)
 	return rows
 }
