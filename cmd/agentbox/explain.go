@@ -120,11 +120,18 @@ func change(r review.DiffRow) string {
 		return "added: " + to
 	case r.To == "":
 		return "removed: " + from
-	case r.Kind == review.Pinned || r.Kind == review.Risk && from[:strings.LastIndex(from, "@")+1] == to[:strings.LastIndex(to, "@")+1]:
+	case r.Kind == review.Pinned || r.Kind == review.Risk && samePackage(from, to):
 		i, j := strings.LastIndex(from, "@"), strings.LastIndex(to, "@")
 		return fmt.Sprintf("%s %s -> %s", from[:i], from[i+1:], to[j+1:])
 	}
 	return fmt.Sprintf("%s -> %s", from, to)
+}
+
+// samePackage reports whether two "name@version" values name one package
+// (or image, or Debian package) at two versions.
+func samePackage(from, to string) bool {
+	i, j := strings.LastIndex(from, "@"), strings.LastIndex(to, "@")
+	return i > 0 && j > 0 && from[:i] == to[:j]
 }
 
 // explain compiles the sandbox as far as its plan and describes it: the
