@@ -39,7 +39,7 @@ docs:
 
 ## bench: the performance figures of docs/performance.md
 bench:
-	$(GO) test -run '^$$' -bench 'Generate|Diff' -benchtime 200x -count 1 ./cmd/agentbox/
+	$(GO) test -run '^$$' -bench 'Generate|Diff|Process' -benchtime 200x -count 1 ./cmd/agentbox/
 
 ## fuzz: fuzz the configuration loader for a minute
 fuzz:

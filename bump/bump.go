@@ -37,6 +37,10 @@ type Options struct {
 	// tree, Debian's releases, snapshot and packages); the function it
 	// returns hears that the step ended: what it found, or its error.
 	Step func(what string) (done func(found string, err error))
+	// AcceptChangedTarball names the npm packages (NAME@VERSION) whose
+	// tarball may have changed under the version the lock pins; any other
+	// such change fails the bump (ChangedTarballError).
+	AcceptChangedTarball []string
 }
 
 // step tells o.Step that a step starts, and returns the function that
@@ -149,6 +153,9 @@ func resolve(ctx context.Context, cfg *config.Config, old *lockfile.Lock, o Opti
 		return nil, err
 	}
 	if tree != nil {
+		if err := checkTarballs(old, tree, o.AcceptChangedTarball, res); err != nil {
+			return nil, err
+		}
 		lock.NPM[tree.Name] = tree
 		res.Packages = append(res.Packages, treeChange(old, tree))
 	}
@@ -156,9 +163,11 @@ func resolve(ctx context.Context, cfg *config.Config, old *lockfile.Lock, o Opti
 		return nil, err
 	}
 	if tree != nil {
-		if res.Warnings, err = checkNode(pinned[0], lock.Debian, tree); err != nil {
+		warnings, err := checkNode(pinned[0], lock.Debian, tree)
+		if err != nil {
 			return nil, err
 		}
+		res.Warnings = append(res.Warnings, warnings...)
 		for _, m := range tree.Missing {
 			res.Warnings = append(res.Warnings, "npm package "+m+"; left out of the lock, as npm leaves it out")
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
+	"github.com/agentbox-dev/agentbox/internal/npm"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 	"github.com/agentbox-dev/agentbox/lockfile"
 )
@@ -46,6 +47,7 @@ type Sandbox struct {
 	DevContainer DevContainerView `json:"devcontainer"`
 	Kubernetes   *KubernetesView  `json:"kubernetes"` // null without the kubernetes section
 	lines        map[string]int   // key path -> line, for DiffSandboxes
+	npmTree      *npm.Tree        // the agent CLI's tree, for supplyRows
 	nameOrigin   Origin
 	// profileOrigin is where profile (the default) is written.
 	profileOrigin Origin
@@ -64,6 +66,9 @@ type Destination struct {
 	Subdomains bool     `json:"subdomains"` // always true for a name, false for a CIDR
 	Ports      []uint16 `json:"ports"`
 	Sources    []string `json:"sources"` // "agent claude", "service github", "ide vscode", "network.domains", "network.cidrs"
+	// PublicSuffix: the name is a public suffix (publicsuffix.go): anyone
+	// can publish below it.
+	PublicSuffix bool `json:"public_suffix"`
 	Origin
 	defaultPorts bool // an entry of the user's that names no ports: network.ports applies
 }
@@ -166,6 +171,7 @@ func Explain(c *generator.Compiled) (*Sandbox, error) {
 		lines:          lines(c.Positions()),
 		nameOrigin:     o.at("name"),
 		profileOrigin:  o.at("profile"),
+		npmTree:        p.NPMTree,
 	}, nil
 }
 
@@ -262,7 +268,7 @@ func (o origins) network(pol firewall.Policy) Network {
 	for _, d := range pol.Domains {
 		src := d.Sources[len(d.Sources)-1] // network.domains sorts last: the user's own entry
 		n.Domains = append(n.Domains, Destination{Name: d.Name, Subdomains: true, Ports: d.Ports,
-			Sources: d.Sources, Origin: o.source(src, d.Name), defaultPorts: o.defaultPorts(src, d.Name)})
+			Sources: d.Sources, Origin: o.source(src, d.Name), defaultPorts: o.defaultPorts(src, d.Name), PublicSuffix: IsPublicSuffix(d.Name)})
 	}
 	for _, c := range pol.CIDRs {
 		name := c.Prefix.String()

@@ -40,6 +40,9 @@ type DiffRow struct {
 	To      string `json:"to"`      // "" when removed
 	Gain    string `json:"gain"`    // what the change lets the agent do, where there are words for it, else ""
 	Side    string `json:"side"`    // "working" (Key and Line in the working tree's file) or "base"
+	// Warning says what a reviewer should know of the row: why a risk is
+	// one (supply.go), or that a destination is a public suffix.
+	Warning string `json:"warning"` // "" for most rows
 	Origin
 }
 
@@ -88,7 +91,7 @@ func DiffSandboxes(base, head *Sandbox) []DiffRow {
 		for _, h := range head.Filesystem.Hidden {
 			rows = append(rows, DiffRow{Kind: Widens, Aspect: GainReach, What: "hidden", Subject: h.Path, To: h.Effect, Side: "working", Origin: withLine(h.Origin, head)})
 		}
-		return rows
+		return markSuffixes(rows)
 	}
 	old, cur := index(facts(base)), index(facts(head))
 	for _, f := range facts(head) {
@@ -108,6 +111,7 @@ func DiffSandboxes(base, head *Sandbox) []DiffRow {
 		}
 	}
 	rows = append(rows, hiddenRows(base, head)...)
+	rows = append(markSuffixes(markRisks(rows)), supplyRows(base, head)...)
 	slices.SortStableFunc(rows, compareRows)
 	return rows
 }
@@ -190,7 +194,7 @@ func withLine(o Origin, s *Sandbox) Origin {
 	return o
 }
 
-var kindOrder = map[string]int{Widens: 0, Narrows: 1, Changes: 2, Pinned: 3}
+var kindOrder = map[string]int{Risk: -1, Widens: 0, Narrows: 1, Changes: 2, Pinned: 3}
 
 func compareRows(a, b DiffRow) int {
 	return cmp.Or(cmp.Compare(kindOrder[a.Kind], kindOrder[b.Kind]), cmp.Compare(a.Line, b.Line),

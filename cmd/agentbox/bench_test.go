@@ -111,7 +111,7 @@ func diffRepo(b *testing.B, src string) string {
 	yaml, _ := os.ReadFile(filepath.Join(dir, "agentbox.yaml"))
 	writeFile(b, filepath.Join(dir, "agentbox.yaml"), []byte(strings.Replace(string(yaml), "    - docs.acme.test\n", "    - docs.acme.test\n    - status.acme.test\n", 1)))
 	lock, _ := os.ReadFile(filepath.Join(dir, "agentbox.lock"))
-	writeFile(b, filepath.Join(dir, "agentbox.lock"), []byte(strings.Replace(string(lock), "2.0.14", "2.0.15", 1)))
+	writeFile(b, filepath.Join(dir, "agentbox.lock"), []byte(strings.ReplaceAll(string(lock), "2.0.14", "2.0.15")))
 	git(b, dir, "commit", "-qam", "two")
 	return dir
 }

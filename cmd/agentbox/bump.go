@@ -14,11 +14,12 @@ import (
 )
 
 type bumpOptions struct {
-	dir   string
-	check bool
-	json  bool
-	deps  deps
-	prog  *progress.Progress
+	dir    string
+	check  bool
+	accept []string
+	json   bool
+	deps   deps
+	prog   *progress.Progress
 }
 
 func newBumpCmd(dir *string, d deps, prog *progress.Progress, stdout, stderr io.Writer) *cobra.Command {
@@ -48,7 +49,13 @@ stdout gets a table of what changed (--json: every reference, for bots);
 stderr gets progress lines when it is a terminal (not with --quiet): one
 per image reference, and the steps of the npm tree and of Debian's packages.
 With --check nothing is written and the exit code is 3 when something
-would change.`,
+would change.
+
+A package of the agent CLI's tree whose tarball changed under a version
+agentbox.lock already pins (another integrity: npm's registry never
+republishes a version, so a registry, mirror or cache serves other code)
+fails the bump, naming both integrities, unless --accept-changed-tarball
+NAME@VERSION names it; agentbox diff then shows it as a risk.`,
 		Example: `  agentbox bump
   agentbox bump --check          # in CI: exit 3 when a digest, the CLI's tree or a Debian package moved
   agentbox bump --json > bump.json`,
@@ -60,6 +67,7 @@ would change.`,
 	}
 	c.Flags().BoolVar(&o.check, "check", false, "resolve and report, write nothing; exit 3 when something would change")
 	c.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
+	c.Flags().StringArrayVar(&o.accept, "accept-changed-tarball", nil, "record NAME@VERSION although the registry's tarball for it changed since agentbox.lock pinned it (another integrity under the same version); repeatable")
 	return c
 }
 
@@ -70,7 +78,7 @@ func (o *bumpOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	reg := o.deps.resolver(ctx, us)
 	deps := bump.Options{Resolver: reg, OS: reg, NPM: o.deps.npm(o.dir, us),
-		Debian: o.deps.debian(us), Now: o.deps.now}
+		Debian: o.deps.debian(us), Now: o.deps.now, AcceptChangedTarball: o.accept}
 	if o.prog.On() {
 		deps.Progress = func(ref images.Ref, digest string, err error) {
 			if err != nil {

@@ -18,7 +18,7 @@ import (
 // docs/review.md).
 type diffReport struct {
 	Base    string           `json:"base"`
-	Summary map[string]int   `json:"summary"` // widens, narrows, changes, pins
+	Summary map[string]int   `json:"summary"` // risks, widens, narrows, changes, pins
 	Rows    []review.DiffRow `json:"rows"`
 }
 
@@ -29,15 +29,20 @@ func newDiffCmd(dir *string, stdout io.Writer) *cobra.Command {
 		Short: "Show how the sandbox changed since a git revision",
 		Long: `Compare the sandbox at git revision BASE (default: the merge base with the
 upstream branch, or HEAD) with the working tree's agentbox.yaml and
-agentbox.lock. Each change is one row: widens (the agent can do more),
-narrows, changes (neither) or pin (a digest or version moved, its tag
-unchanged), classified by what the agent gains (reach, time, resources,
-secrets, code that runs, trust of the build's inputs), with the
+agentbox.lock. Each change is one row: risk (the supply chain weakens: a
+package new to the agent CLI's tree, moved in it, downgraded, or whose
+tarball changed under its version; a Debian package or the agent CLI
+downgraded, the Debian snapshot moved back, an image moved to another
+repository), widens (the agent can do more), narrows, changes (neither) or
+pin (a digest or version moved forward, its tag unchanged), classified by
+what the agent gains (reach, time, resources, secrets, code that runs,
+trust of the build's inputs), with the
 agentbox.yaml key and line that caused it. BASE is read
 from git's object database; nothing is checked out. A BASE without agentbox.yaml counts as
 no sandbox: everything widens.
 
-Exit codes: 0, 1 (error), 2 (usage), 3 (--fail-on widen and something widens).`,
+Exit codes: 0, 1 (error), 2 (usage), 3 (--fail-on widen and something widens
+or is a risk).`,
 		Example: `  agentbox diff
   agentbox diff origin/main --format markdown
   agentbox diff HEAD~1 --fail-on widen
@@ -62,14 +67,14 @@ Exit codes: 0, 1 (error), 2 (usage), 3 (--fail-on widen and something widens).`,
 			if err := report(stdout, "diff", format, r); err != nil {
 				return err
 			}
-			if failOn != "" && r.Summary[review.Widens] > 0 {
+			if failOn != "" && r.Summary["widens"]+r.Summary["risks"] > 0 {
 				return &exitErr{code: exitDrift}
 			}
 			return nil
 		},
 	}
 	formatFlags(c, &format)
-	c.Flags().StringVar(&failOn, "fail-on", "", `"widen": exit 3 when anything widens`)
+	c.Flags().StringVar(&failOn, "fail-on", "", `"widen": exit 3 when anything widens or is a risk`)
 	_ = c.RegisterFlagCompletionFunc("fail-on", completeFrom([]string{"widen"}))
 	return c
 }
@@ -98,11 +103,14 @@ func sandboxDiff(c *cobra.Command, dir, base string) (*diffReport, error) {
 		}
 	}
 	rows := review.DiffSandboxes(old, head)
-	r := &diffReport{Base: base, Rows: rows, Summary: map[string]int{"widens": 0, "narrows": 0, "changes": 0, "pins": 0}}
+	r := &diffReport{Base: base, Rows: rows, Summary: map[string]int{"risks": 0, "widens": 0, "narrows": 0, "changes": 0, "pins": 0}}
 	for _, row := range rows {
 		key := row.Kind
-		if key == review.Pinned {
+		switch key {
+		case review.Pinned:
 			key = "pins"
+		case review.Risk:
+			key = "risks"
 		}
 		r.Summary[key]++
 	}
@@ -126,7 +134,7 @@ func summary(r *diffReport) string {
 		return "no change to the sandbox"
 	}
 	var parts []string
-	for _, k := range []string{"widens", "narrows", "changes", "pins"} {
+	for _, k := range []string{"risks", "widens", "narrows", "changes", "pins"} {
 		if n := r.Summary[k]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", k, n))
 		}

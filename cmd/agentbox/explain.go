@@ -32,6 +32,7 @@ var reportTemplates = template.Must(template.New("").Option("missingkey=error").
 	"port":    portCell,
 	"esc":     esc,
 	"gains":   gains,
+	"md":      review.MarkdownCode,
 }).ParseFS(reportFS, "tmpl/*.tmpl"))
 
 func newExplainCmd(dir *string, stdout io.Writer) *cobra.Command {
@@ -110,18 +111,19 @@ func portList(ports []uint16) string {
 	return strings.Join(s, ", ")
 }
 
-var digestRe = regexp.MustCompile(`(sha256:[0-9a-f]{12})[0-9a-f]{52}`)
+var digestRe = regexp.MustCompile(`(sha256:[0-9a-f]{12})[0-9a-f]{52}|(sha(?:1|256|384|512)-[0-9A-Za-z+/]{12})[0-9A-Za-z+/]+=*`)
 
-// change is a diff row's from and to, digests shortened to 12 digits. A
+// change is a diff row's from and to, digests and integrities shortened to
+// 12 digits. A
 // pin shows the image or package once, then the two digests or versions.
 func change(r review.DiffRow) string {
-	from, to := digestRe.ReplaceAllString(r.From, "$1…"), digestRe.ReplaceAllString(r.To, "$1…")
+	from, to := digestRe.ReplaceAllString(r.From, "$1$2…"), digestRe.ReplaceAllString(r.To, "$1$2…")
 	switch {
 	case r.From == "":
 		return "added: " + to
 	case r.To == "":
 		return "removed: " + from
-	case r.Kind == review.Pinned:
+	case r.Kind == review.Pinned || r.Kind == review.Risk && samePackage(from, to):
 		i, j := strings.LastIndex(from, "@"), strings.LastIndex(to, "@")
 		return fmt.Sprintf("%s %s -> %s", from[:i], from[i+1:], to[j+1:])
 	}
@@ -132,6 +134,13 @@ func change(r review.DiffRow) string {
 // the agent gains.
 func gains(rows []review.DiffRow) bool {
 	return slices.ContainsFunc(rows, func(r review.DiffRow) bool { return r.Gain != "" && r.Kind != review.Narrows })
+}
+
+// samePackage reports whether two "name@version" values name one package
+// (or image, or Debian package) at two versions.
+func samePackage(from, to string) bool {
+	i, j := strings.LastIndex(from, "@"), strings.LastIndex(to, "@")
+	return i > 0 && j > 0 && from[:i] == to[:j]
 }
 
 // explain compiles the sandbox as far as its plan and describes it: the

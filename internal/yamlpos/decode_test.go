@@ -38,8 +38,14 @@ func TestDecodeErrors(t *testing.T) {
 		{"name: \"a\x00b\"\n", "f.yaml:1:9: a NUL byte; the file must be text"},
 		{"name: a\x07\n", `f.yaml:1:8: control character U+0007 is not allowed in YAML; in a double-quoted string, write it as the escape "\x07"`},
 		{"name: \"\u00e9\ufffe\"\n", "f.yaml:1:9: character U+FFFE is not allowed in YAML"},
-		{"name: a\rtags: [\x01]\n", "f.yaml:2:8: control character U+0001"},     // a lone CR breaks the line, as in YAML
-		{"name: a\u2028tags: [\x01]\n", "f.yaml:2:8: control character U+0001"}, // so does U+2028 LINE SEPARATOR
+		// A line break that YAML takes and git does not is refused, at the
+		// line and column git would show: a reviewer would read one line
+		// where agentbox reads two.
+		{"name: a\rtags: [\x01]\n", "f.yaml:1:8: a carriage return (U+000D) without a line feed after it: YAML ends a line there and git does not"},
+		{"name: a\u2028tags: [\x01]\n", "f.yaml:1:8: line separator U+2028: YAML ends a line there and git does not"},
+		{"name: a\n# note\u0085tags: [x]\n", "f.yaml:2:7: next line U+0085: YAML ends a line there and git does not"},
+		{"name: \"a\u2029b\"\n", `f.yaml:1:9: paragraph separator U+2029: YAML ends a line there and git does not; end lines with LF (or CR LF); in a double-quoted string, write it as the escape "\u2029"`},
+		{"name: a\r\n\u00e9: \u2028\n", "f.yaml:2:4: line separator U+2028"},
 		{"name: a\r\ntags: [\x7f]\n", "f.yaml:2:8: control character U+007F"},
 		{"\xff\xfen\x00a\x00m\x00e\x00", "f.yaml:1:1: the file is UTF-16"},
 		{"name: \u00e9\tx\n", "f.yaml:1:8: tab character"},

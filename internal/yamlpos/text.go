@@ -7,9 +7,11 @@ import (
 )
 
 // walk calls fn with every character of data, its byte offset and its
-// position, counted as the YAML parser counts them: a line ends at LF, CR,
-// CR LF, U+0085, U+2028 or U+2029; a column is a character, and a byte that
-// is not UTF-8 counts as one. fn returns false to stop.
+// position, counted as git counts lines: a line ends at LF (CR LF too); a
+// column is a character, and a byte that is not UTF-8 counts as one. The
+// line breaks that YAML takes and git does not (a lone CR, U+0085, U+2028,
+// U+2029) are refused by scanText before the parser runs, so the parser's
+// positions agree with these. fn returns false to stop.
 func walk(data []byte, fn func(off int, r rune, size int, pos Pos) bool) Pos {
 	pos := Pos{1, 1}
 	for off := 0; off < len(data); {
@@ -18,12 +20,9 @@ func walk(data []byte, fn func(off int, r rune, size int, pos Pos) bool) Pos {
 			return pos
 		}
 		off += size
-		switch {
-		case r == '\r' && off < len(data) && data[off] == '\n':
-			pos.Col++ // CR LF: the LF ends the line
-		case r == '\n' || r == '\r' || r == 0x85 || r == 0x2028 || r == 0x2029:
+		if r == '\n' {
 			pos = Pos{pos.Line + 1, 1}
-		default:
+		} else {
 			pos.Col++
 		}
 	}
@@ -61,7 +60,11 @@ func (d *Decoder) scanText(data []byte) bool {
 		if pos.Line == line {
 			return true // this line is reported already
 		}
-		if msg := badChar(r, size, data[off]); msg != "" {
+		msg := badChar(r, size, data[off])
+		if r == '\r' && (off+1 == len(data) || data[off+1] != '\n') {
+			msg = "a carriage return (U+000D) without a line feed after it" + yamlBreak + `; in a double-quoted string, write it as the escape "\r"`
+		}
+		if msg != "" {
 			d.errs.Add(pos, "", "%s", msg)
 			found, line = true, pos.Line
 		}
@@ -69,6 +72,11 @@ func (d *Decoder) scanText(data []byte) bool {
 	})
 	return found
 }
+
+// yamlBreak says why a line break that YAML takes and git does not is
+// refused: a reviewer reading the diff would see one line where agentbox
+// reads two, and a key could hide behind a comment.
+const yamlBreak = ": YAML ends a line there and git does not; end lines with LF (or CR LF)"
 
 // badChar says what is wrong with character r (size bytes, the first of
 // which is b) in agentbox.yaml, or "" if nothing is.
@@ -80,8 +88,11 @@ func badChar(r rune, size int, b byte) string {
 		return "a NUL byte; the file must be text"
 	case r == '\t':
 		return "tab character; indent with spaces (tabs are not allowed anywhere in the file)"
-	case r == '\n' || r == '\r' || r == 0x85:
-		return ""
+	case r == '\n' || r == '\r':
+		return "" // a lone CR: scanText
+	case r == 0x85 || r == 0x2028 || r == 0x2029:
+		name := map[rune]string{0x85: "next line", 0x2028: "line separator", 0x2029: "paragraph separator"}[r]
+		return fmt.Sprintf(`%s %U%s; in a double-quoted string, write it as the escape "\u%04x"`, name, r, yamlBreak, r)
 	case r < 0x20 || r >= 0x7f && r < 0xa0:
 		return fmt.Sprintf(`control character %U is not allowed in YAML; in a double-quoted string, write it as the escape "\x%02x"`, r, r)
 	case r >= 0xd800 && r < 0xe000 || r == 0xfffe || r == 0xffff:
