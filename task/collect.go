@@ -1,15 +1,13 @@
-package main
+package task
 
 // The collection of a task's branch from its clone: a script that runs in
-// a container of its own (collectCommand) or in a cluster task's collect
+// a container of its own (collectArgs) or in a cluster task's collect
 // container, and runs nothing of the clone's.
 
 import (
 	"cmp"
-	"context"
 	_ "embed"
 	"fmt"
-	"os/exec"
 	"strconv"
 
 	"github.com/agentbox-dev/agentbox/config"
@@ -20,37 +18,37 @@ import (
 //go:embed collect.sh
 var collectScript string
 
-// bundleScript, run by sh with the task's name as $1, writes the status of
+// BundleScript, run by sh with the task's name as $1, writes the status of
 // the clone at workspace on stderr, line by line, then a bundle of the
 // task's branch (renamed TASK, so that fetch's prefix makes it
 // agentbox/TASK) on stdout (collect.sh).
-func bundleScript(workspace string) string {
+func BundleScript(workspace string) string {
 	return "ws=" + shquote.Word(workspace) + "\n" + collectScript
 }
 
 // collectPids bounds the processes of the collect container.
 const collectPids = 64
 
-// collectCommand is the container that runs bundleScript on a local task's
-// workspace volume: locked down as the agent's container is (no
-// capabilities, no new privileges, the agent's uid, its memory and CPU
-// limits or less), with no network and a read-only root.
-func collectCommand(ctx context.Context, p *prepared) *exec.Cmd {
-	profile := cmp.Or(p.rec.Profile, config.ProfileBalanced)
-	vol := generator.Volume(p.rec.Project, profile, generator.WorkspaceVolume)
-	mem, pids, cpus := p.cfg.Memory, p.cfg.Pids, p.cfg.CPUs
-	if prof, ok := p.cfg.Profile(profile); ok {
+// collectArgs are the arguments of docker run of the container that runs
+// BundleScript on a local task's workspace volume: locked down as the
+// agent's container is (no capabilities, no new privileges, the agent's
+// uid, its memory and CPU limits or less), with no network and a
+// read-only root.
+func collectArgs(cfg *config.Config, rec *Record) []string {
+	profile := cmp.Or(rec.Profile, config.ProfileBalanced)
+	vol := generator.Volume(rec.Project, profile, generator.WorkspaceVolume)
+	mem, pids, cpus := cfg.Memory, cfg.Pids, cfg.CPUs
+	if prof, ok := cfg.Profile(profile); ok {
 		mem, pids, cpus = prof.Memory, prof.Pids, prof.CPUs
 	}
 	mem = cmp.Or(mem, config.DefaultMemory)
-	args := []string{"run", "--rm", "--network", "none", "--user", fmt.Sprintf("%d:%d", p.cfg.UID, p.cfg.GID),
+	return []string{"--rm", "--network", "none", "--user", fmt.Sprintf("%d:%d", cfg.UID, cfg.GID),
 		"--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--read-only",
 		"--tmpfs", "/tmp:rw,nosuid,nodev,noexec,size=256m",
 		"--pids-limit", strconv.Itoa(min(collectPids, max(pids, 1))),
 		"--memory", mem, "--memory-swap", mem,
 		"--cpus", strconv.FormatFloat(collectCPUs(cpus), 'f', -1, 64),
-		"-v", vol + ":/workspace:ro", "--entrypoint", "sh", p.cfg.Name + "-agent", "-c", bundleScript("/workspace"), "sh", p.rec.Name}
-	return exec.CommandContext(ctx, p.docker, args...)
+		"-v", vol + ":/workspace:ro", "--entrypoint", "sh", cfg.Name + "-agent", "-c", BundleScript("/workspace"), "sh", rec.Name}
 }
 
 // collectCPUs is the collect container's CPU limit: the agent's, at most one.

@@ -1,4 +1,4 @@
-package main
+package task
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/sandbox"
-	"github.com/agentbox-dev/agentbox/task"
 )
 
 // TestComposeBackendLive: what ps shows of a task the record says runs,
@@ -25,7 +24,7 @@ func TestComposeBackendLive(t *testing.T) {
 		state string
 		code  *int
 	}{
-		{"running", "true 0 running 0001-01-01T00:00:00Z", task.StateRunning, nil},
+		{"running", "true 0 running 0001-01-01T00:00:00Z", StateRunning, nil},
 		{"ended", "false 7 exited 2026-11-27T06:00:00Z", "ended (agentbox stop t1 collects it)", ptr(7)},
 		{"gone", "", "gone", nil},
 	} {
@@ -36,9 +35,9 @@ func TestComposeBackendLive(t *testing.T) {
 				answers[inspect+"ag1"] = tc.agent + "\n"
 			}
 			f := &sandbox.FakeRunner{T: t, Answers: answers}
-			rec := &task.Record{Name: "t1", Project: "acme-task-t1", State: task.StateRunning, Deadline: time.Now().Add(time.Hour)}
-			b := &composeBackend{p: &prepared{rec: rec}, docker: sandbox.Docker{Path: "docker", Runner: f}}
-			state, code := task.Live(context.Background(), rec, b)
+			rec := &Record{Name: "t1", Project: "acme-task-t1", State: StateRunning, Deadline: time.Now().Add(time.Hour)}
+			b := &Compose{P: &Prepared{Rec: rec, Docker: sandbox.Docker{Path: "docker", Runner: f}}}
+			state, code := Live(context.Background(), rec, b)
 			if state != tc.state || (code == nil) != (tc.code == nil) || (code != nil && *code != *tc.code) {
 				t.Errorf("Live = %q, %v; want %q, %v (docker ran %s)", state, code, tc.state, tc.code, strings.Join(f.Ran, "; "))
 			}
