@@ -2,10 +2,12 @@ package task
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/sandbox"
 )
 
@@ -46,3 +48,59 @@ func TestComposeBackendLive(t *testing.T) {
 }
 
 func ptr(n int) *int { return &n }
+
+// TestComposeCollect: Collect stops, in one docker stop, the containers
+// Agent saw running, reads the refusals from egress's log, and under a
+// locked profile brings no branch back (the clone is read-only): no
+// collect container runs.
+func TestComposeCollect(t *testing.T) {
+	const (
+		ps      = "ps -aq --no-trunc --filter label=com.docker.compose.project=acme-task-t1 --filter label=com.docker.compose.service="
+		inspect = "inspect --format {{.State.Running}} {{.State.ExitCode}} {{.State.Status}} {{.State.FinishedAt}} "
+	)
+	f := &sandbox.FakeRunner{T: t, Answers: map[string]any{
+		ps + "egress": "eg1\n", inspect + "eg1": "true 0 running 0001-01-01T00:00:00Z\n",
+		ps + "agent": "ag1\n", inspect + "ag1": "true 0 running 0001-01-01T00:00:00Z\n",
+		"stop --time 1 ag1 eg1": "",
+		"logs --timestamps eg1": "dnsmasq[9]: config evil.example is NXDOMAIN\nagentbox-egress: rejected packets: dns=1 other=0\n",
+	}}
+	cfg := &config.Config{Name: "acme", Profiles: []config.Profile{{Name: "locked", Locked: true}}}
+	rec := &Record{Name: "t1", Project: "acme-task-t1", Branch: "agentbox/t1", Profile: "locked", State: StateRunning}
+	b := &Compose{P: &Prepared{Rec: rec, Cfg: cfg, Docker: sandbox.Docker{Path: "docker", Runner: f}}}
+	if ag, err := b.Agent(t.Context()); err != nil || ag == nil || !ag.Running {
+		t.Fatalf("Agent = %+v, %v; want running", ag, err)
+	}
+	sum := NewSummary(rec, false, false, ptr(0))
+	b.Collect(t.Context(), sum, false)
+	if !slices.Contains(f.Ran, "stop --time 1 ag1 eg1") {
+		t.Errorf("docker ran %q; want one stop of both containers", f.Ran)
+	}
+	if len(sum.RefusedNames) != 1 || sum.RefusedNames[0].Name != "evil.example" || sum.RejectedPackets["dns"] != 1 {
+		t.Errorf("refused %+v, packets %v", sum.RefusedNames, sum.RejectedPackets)
+	}
+	if !strings.HasPrefix(sum.BranchStatus, "none: profile locked keeps the clone read-only") {
+		t.Errorf("branch status %q", sum.BranchStatus)
+	}
+}
+
+// TestComposeRemove: rm takes the task's project down with its volumes,
+// and removes the volumes left in the project that its file does not
+// name.
+func TestComposeRemove(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	const compose = "compose -f /p/.agentbox/docker-compose.yml -f /s/t1/compose.yml -p acme-task-t1 "
+	f := &sandbox.FakeRunner{T: t, Answers: map[string]any{
+		compose + "down --volumes --remove-orphans --timeout 1":                    "",
+		"volume ls --quiet --filter label=com.docker.compose.project=acme-task-t1": "acme-task-t1_old\n",
+		"volume rm acme-task-t1_old":                                               "",
+	}}
+	rec := &Record{Name: "t1", Project: "acme-task-t1", State: StateExited, Ended: time.Now()}
+	p := &Prepared{Rec: rec, Docker: sandbox.Docker{Path: "docker", Runner: f},
+		Compose: strings.Fields("docker " + compose)}
+	if err := (&Compose{P: p}).Remove(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Ran) != 3 {
+		t.Errorf("docker ran %q", f.Ran)
+	}
+}
