@@ -28,8 +28,6 @@ type Compose struct {
 	P      *Prepared
 	Prog   *progress.Progress // hears of an image build; nil: silent
 	Stderr io.Writer          // hears of a stop
-	// LogArgs are the flags of docker logs that show what Logs asks.
-	LogArgs func(Logs) []string
 	// agent and egress are the containers as Agent last saw them.
 	agent, egress *sandbox.ContainerState
 }
@@ -229,7 +227,7 @@ func (b *Compose) Logs(ctx context.Context, l Logs, stdout, stderr io.Writer) er
 	if err != nil || ag == nil {
 		return fmt.Errorf("task %s has no container left (removed?)", b.P.Rec.Name)
 	}
-	return b.P.Docker.ContainerLogs(ctx, ag.ID, b.LogArgs(l), stdout, stderr)
+	return b.P.Docker.ContainerLogs(ctx, ag.ID, l.DockerArgs(), stdout, stderr)
 }
 
 // Remove removes the task's containers, network and volumes; a direct

@@ -130,9 +130,9 @@ func (o *runOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 // project here (prog hears of an image build).
 func backend(p *task.Prepared, prog *progress.Progress, stderr io.Writer) task.Backend {
 	if p.Rec.On == task.OnKubernetes {
-		return kube.New(p, stderr, kubeLogArgs)
+		return kube.New(p, stderr)
 	}
-	return &task.Compose{P: p, Prog: prog, Stderr: stderr, LogArgs: dockerLogArgs}
+	return &task.Compose{P: p, Prog: prog, Stderr: stderr}
 }
 
 // prepare checks the flags and the sandbox, then has the task prepared

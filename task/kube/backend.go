@@ -18,16 +18,14 @@ import (
 type Backend struct {
 	P      *task.Prepared
 	K      Kubectl
-	Stderr io.Writer // hears where the task runs, and of a stop
-	// LogArgs are the flags of kubectl logs that show what Logs asks.
-	LogArgs func(task.Logs) []string
-	pod     *corev1.Pod // as Agent last saw it
+	Stderr io.Writer   // hears where the task runs, and of a stop
+	pod    *corev1.Pod // as Agent last saw it
 }
 
 // New is the backend of the prepared task p, on the cluster its record
 // names.
-func New(p *task.Prepared, stderr io.Writer, logArgs func(task.Logs) []string) *Backend {
-	return &Backend{P: p, Stderr: stderr, LogArgs: logArgs,
+func New(p *task.Prepared, stderr io.Writer) *Backend {
+	return &Backend{P: p, Stderr: stderr,
 		K: Kubectl{Path: p.Kubectl, Context: p.Rec.KubeContext, Namespace: p.Rec.KubeNamespace}}
 }
 
@@ -94,7 +92,7 @@ func (b *Backend) Collect(ctx context.Context, sum *task.Summary, timedOut bool)
 
 // Logs writes the agent container's output.
 func (b *Backend) Logs(ctx context.Context, l task.Logs, stdout, stderr io.Writer) error {
-	return b.K.Stream(ctx, stdout, stderr, append([]string{"logs", b.P.Rec.Pod, "-c", "agent"}, b.LogArgs(l)...)...)
+	return b.K.Stream(ctx, stdout, stderr, append([]string{"logs", b.P.Rec.Pod, "-c", "agent"}, l.KubectlArgs()...)...)
 }
 
 // Remove deletes the task's Job (its Pod and Secret go with it).

@@ -39,7 +39,7 @@ func newBackend(t *testing.T, answers map[string]any) (*Backend, *sandbox.FakeRu
 	f := &sandbox.FakeRunner{T: t, Answers: answers}
 	rec := &task.Record{Name: "t1", Job: "acme-task-t1", Pod: "pod1", Branch: "agentbox/t1", On: task.OnKubernetes,
 		KubeContext: "c1", KubeNamespace: "ns"}
-	b := New(&task.Prepared{Rec: rec, Cfg: &config.Config{Name: "acme", Workspace: "/workspace"}, Kubectl: "kubectl"}, nil, nil)
+	b := New(&task.Prepared{Rec: rec, Cfg: &config.Config{Name: "acme", Workspace: "/workspace"}, Kubectl: "kubectl"}, nil)
 	b.K.Runner = &lockedRunner{r: f}
 	return b, f
 }
