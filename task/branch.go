@@ -1,16 +1,19 @@
 package task
 
-// How a task's branch comes back: through agentbox fetch's checks into the
-// host repository, with its commits and diffstat for the summary, and the
-// firewall's refusals from the egress log.
+// How a task's branch comes back: bundled by collect.sh in a container that
+// runs nothing of the clone's, then through agentbox fetch's checks into
+// the host repository, with its commits and diffstat for the summary; and
+// the firewall's refusals from the egress log.
 
 import (
 	"cmp"
 	"context"
+	_ "embed"
 	"fmt"
 	"io"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/config"
@@ -19,12 +22,13 @@ import (
 	"github.com/agentbox-dev/agentbox/internal/denials"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
 	"github.com/agentbox-dev/agentbox/internal/iolimit"
+	"github.com/agentbox-dev/agentbox/internal/shquote"
 	"github.com/agentbox-dev/agentbox/sandbox"
 )
 
 // EgressRefusals reads the egress log: each name the filter answered with
-// NXDOMAIN (as logged: the command that prints it escapes it), but the entrypoint's own probe,
-// each destination of the firewall's records, and its reject counters at
+// NXDOMAIN (as logged: the command that prints it escapes it), but the
+// entrypoint's own probe, each destination of the firewall's records, and its reject counters at
 // its exit.
 func EgressRefusals(log io.Reader, cidrs []netip.Prefix) ([]NameCount, []AddrCount, map[string]int, error) {
 	rep, err := denials.Parse(log, denials.Ignore(firewall.ProbeName), denials.Packets(firewall.LogPrefix, firewall.LogReasons),
@@ -127,4 +131,52 @@ func branchStatus(b gitgate.Branch) string {
 func readOnly(p *Prepared) []string {
 	prof, _ := p.Cfg.Profile(cmp.Or(p.Rec.Profile, config.ProfileBalanced))
 	return p.Cfg.ReadOnlyPaths(prof)
+}
+
+// The collection of a task's branch from its clone: a script that runs in
+// a container of its own (collectArgs) or in a cluster task's collect
+// container, and runs nothing of the clone's.
+
+//go:embed collect.sh
+var collectScript string
+
+// BundleScript, run by sh with the task's name as $1, writes the status of
+// the clone at workspace on stderr, line by line, then a bundle of the
+// task's branch (renamed TASK, so that fetch's prefix makes it
+// agentbox/TASK) on stdout (collect.sh).
+func BundleScript(workspace string) string {
+	return "ws=" + shquote.Word(workspace) + "\n" + collectScript
+}
+
+// collectPids bounds the processes of the collect container.
+const collectPids = 64
+
+// collectArgs are the arguments of docker run of the container that runs
+// BundleScript on a local task's workspace volume: locked down as the
+// agent's container is (no capabilities, no new privileges, the agent's
+// uid, its memory and CPU limits or less), with no network and a
+// read-only root.
+func collectArgs(cfg *config.Config, rec *Record) []string {
+	profile := cmp.Or(rec.Profile, config.ProfileBalanced)
+	vol := generator.Volume(rec.Project, profile, generator.WorkspaceVolume)
+	mem, pids, cpus := cfg.Memory, cfg.Pids, cfg.CPUs
+	if prof, ok := cfg.Profile(profile); ok {
+		mem, pids, cpus = prof.Memory, prof.Pids, prof.CPUs
+	}
+	mem = cmp.Or(mem, config.DefaultMemory)
+	return []string{"--rm", "--network", "none", "--user", fmt.Sprintf("%d:%d", cfg.UID, cfg.GID),
+		"--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--read-only",
+		"--tmpfs", "/tmp:rw,nosuid,nodev,noexec,size=256m",
+		"--pids-limit", strconv.Itoa(min(collectPids, max(pids, 1))),
+		"--memory", mem, "--memory-swap", mem,
+		"--cpus", strconv.FormatFloat(collectCPUs(cpus), 'f', -1, 64),
+		"-v", vol + ":/workspace:ro", "--entrypoint", "sh", cfg.Name + "-agent", "-c", BundleScript("/workspace"), "sh", rec.Name}
+}
+
+// collectCPUs is the collect container's CPU limit: the agent's, at most one.
+func collectCPUs(agent float64) float64 {
+	if agent > 0 && agent < 1 {
+		return agent
+	}
+	return 1
 }
