@@ -2,8 +2,11 @@ package task
 
 import (
 	"context"
+	"errors"
+	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -102,5 +105,58 @@ func TestComposeRemove(t *testing.T) {
 	}
 	if len(f.Ran) != 3 {
 		t.Errorf("docker ran %q", f.Ran)
+	}
+}
+
+// lockedRunner runs one command at a time: Follow waits and reads the
+// logs at once, and the fake keeps its record unlocked.
+type lockedRunner struct {
+	mu sync.Mutex
+	r  sandbox.Runner
+}
+
+func (l *lockedRunner) Run(ctx context.Context, c sandbox.Cmd) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Run(ctx, c)
+}
+
+// TestComposeFollow: the agent's output reaches the writers until it
+// exits; not stopped.
+func TestComposeFollow(t *testing.T) {
+	f := &sandbox.FakeRunner{T: t, Answers: map[string]any{"logs --follow ag1": "hello\n", "wait ag1": "0\n"}}
+	rec := &Record{Name: "t1", Project: "acme-task-t1"}
+	b := &Compose{P: &Prepared{Rec: rec, Docker: sandbox.Docker{Path: "docker", Runner: &lockedRunner{r: f}}},
+		agent: &sandbox.ContainerState{ID: "ag1", Running: true}}
+	var out strings.Builder
+	if stopped := b.Follow(t.Context(), &out, &out); stopped || out.String() != "hello\n" {
+		t.Errorf("Follow = %v, output %q; want not stopped, hello", stopped, out.String())
+	}
+}
+
+// TestComposeStartFails: a task whose project does not start is taken
+// down, and its directory removed; the error says why.
+func TestComposeStartFails(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // no settings: no CA
+	project, tdir := t.TempDir(), t.TempDir()
+	const compose = "compose -f a.yml -f b.yml -p acme-task-t1 "
+	later := time.Now().Add(time.Hour).UTC().Format(time.RFC3339Nano)
+	f := &sandbox.FakeRunner{T: t, Answers: map[string]any{
+		"image inspect --format {{.Created}} acme-egress": later + "\n",
+		"image inspect --format {{.Created}} acme-agent":  later + "\n",
+		compose + "up --detach --no-build":                errors.New("exit status 1"),
+		compose + "down --volumes --timeout 1":            "",
+	}}
+	p := &Prepared{Rec: &Record{Name: "t1", Project: "acme-task-t1", Dir: project}, Cfg: &config.Config{Name: "acme"}, Dir: tdir,
+		Docker: sandbox.Docker{Path: "docker", Runner: f}, Compose: strings.Fields("docker " + compose)}
+	err := (&Compose{P: p}).Start(t.Context())
+	if err == nil || !strings.HasPrefix(err.Error(), "starting task t1: ") {
+		t.Errorf("Start: %v", err)
+	}
+	if _, serr := os.Stat(tdir); serr == nil {
+		t.Error("the task's directory is left")
+	}
+	if f.Ran[len(f.Ran)-1] != compose+"down --volumes --timeout 1" {
+		t.Errorf("docker ran %q; want the project taken down last", f.Ran)
 	}
 }
