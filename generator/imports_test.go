@@ -28,6 +28,7 @@ func TestImportDirection(t *testing.T) {
 	forbidden := map[string][]string{
 		"cmd/*":              {"internal/testing/"},
 		"task":               append([]string{"cmd/", "internal/testing/"}, views...),
+		"task/*":             append([]string{"cmd/", "internal/testing/"}, views...),
 		"sandbox":            append([]string{"cmd/", "task", "internal/testing/"}, views...),
 		"review":             append([]string{"cmd/", "bump", "internal/testing/"}, runtime...),
 		"bump":               append([]string{"cmd/", "review", "internal/testing/"}, runtime...),

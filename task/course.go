@@ -53,6 +53,36 @@ type Logs struct {
 	Since  time.Time
 }
 
+// DockerArgs are the flags of docker logs and docker compose logs.
+func (l Logs) DockerArgs() []string {
+	var a []string
+	if l.Follow {
+		a = append(a, "--follow")
+	}
+	if l.Tail != "" {
+		a = append(a, "--tail", l.Tail)
+	}
+	if !l.Since.IsZero() {
+		a = append(a, "--since", l.Since.UTC().Format(time.RFC3339Nano))
+	}
+	return a
+}
+
+// KubectlArgs are the flags of kubectl logs.
+func (l Logs) KubectlArgs() []string {
+	var a []string
+	if l.Follow {
+		a = append(a, "--follow")
+	}
+	if l.Tail != "" {
+		a = append(a, "--tail="+l.Tail)
+	}
+	if !l.Since.IsZero() {
+		a = append(a, "--since-time="+l.Since.UTC().Format(time.RFC3339))
+	}
+	return a
+}
+
 // collectTimeout bounds collecting a task that run followed, after a
 // Ctrl-C too.
 const collectTimeout = 5 * time.Minute

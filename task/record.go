@@ -1,7 +1,13 @@
-// Package task owns a task of agentbox run: its record on the host, its
-// summary, and its course (start, follow, finish, collect) over a Backend,
-// the place it runs (Docker Compose on this machine, or a Kubernetes Job).
-// It prints nothing: the commands print the summary it returns.
+// Package task owns a task of agentbox run: its preparation (the clone,
+// the compose override, the record on the host), its summary, and its
+// course (start, follow, finish, collect) over a Backend, the place it
+// runs: Docker Compose on this machine (Compose, with the direct workspace
+// of package task/direct as a variant of its mounts and collect), or a
+// Kubernetes Job (package task/kube). The branch comes back through
+// internal/gitgate (CollectFrom). Docker runs through package sandbox.
+// It prints nothing of its own: the commands print the summary it
+// returns; a backend writes its progress lines (a build, a stop) to the
+// writers it is given.
 package task
 
 import (

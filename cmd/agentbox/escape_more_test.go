@@ -82,7 +82,7 @@ func TestBlockedEscapesNames(t *testing.T) {
 // TestRunSummaryEscapesNames: the refused names of run's summary go
 // through termsafe.
 func TestRunSummaryEscapesNames(t *testing.T) {
-	names, addrs, _, err := egressRefusals(strings.NewReader(hostileLog()), nil)
+	names, addrs, _, err := task.EgressRefusals(strings.NewReader(hostileLog()), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

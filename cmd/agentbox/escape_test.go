@@ -7,6 +7,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -129,11 +130,15 @@ func TestFetchEscapesFsckError(t *testing.T) {
 // TestTaskSummaryEscapes: what a task's clone reports (its uncommitted
 // files, git's complaints) reaches run's summary escaped, in text and JSON.
 func TestTaskSummaryEscapes(t *testing.T) {
-	p := &prepared{rec: &task.Record{Name: "t1", Branch: "agentbox/t1"}, cfg: &config.Config{}}
-	sum := task.NewSummary(p.rec, false, false, new(int))
+	p := &task.Prepared{Rec: &task.Record{Name: "t1", Branch: "agentbox/t1"}, Cfg: &config.Config{}}
+	sum := task.NewSummary(p.Rec, false, false, new(int))
 	script := `printf 'status ?? f\233[2J\n' >&2; printf 'status ?? g\302\2332J\342\200\256\n' >&2; ` +
 		`printf 'fatal: \302\233bad \033]52;c;aGk=\007\n' >&2; exit 1`
-	collectFrom(t.Context(), p, sum, exec.Command("sh", "-c", script))
+	task.CollectFrom(t.Context(), p, sum, func(ctx context.Context, stdout, stderr io.Writer) error {
+		cmd := exec.CommandContext(ctx, "sh", "-c", script)
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		return cmd.Run()
+	})
 	if len(sum.Uncommitted) != 2 || !strings.HasPrefix(sum.BranchStatus, "not collected") {
 		t.Fatalf("collected %q, status %q", sum.Uncommitted, sum.BranchStatus)
 	}
@@ -170,9 +175,10 @@ func TestDirectSummaryEscapes(t *testing.T) {
 	writeFile(t, filepath.Join(evil, "HEAD"), []byte("ref: refs/heads/main\n"))
 	taskDir := t.TempDir()
 	writeFile(t, filepath.Join(taskDir, "direct.json"), []byte(`{"git_dirs":[]}`))
-	p := &prepared{rec: &task.Record{Name: "t1", Dir: repo, Workspace: task.WorkspaceDirect}, cfg: &config.Config{}, dir: taskDir}
-	sum := task.NewSummary(p.rec, false, false, new(int))
-	collectDirect(context.Background(), p, sum)
+	p := &task.Prepared{Rec: &task.Record{Name: "t1", Dir: repo, Workspace: task.WorkspaceDirect}, Cfg: &config.Config{}, Dir: taskDir}
+	sum := task.NewSummary(p.Rec, false, false, new(int))
+	// No container seen: the collect stops nothing and runs no docker.
+	(&task.Compose{P: p}).Collect(context.Background(), sum, false)
 	if len(sum.Quarantined) != 1 || len(sum.Uncommitted) == 0 {
 		t.Fatalf("quarantined %q, uncommitted %q, status %q", sum.Quarantined, sum.Uncommitted, sum.BranchStatus)
 	}

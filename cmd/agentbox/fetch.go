@@ -16,9 +16,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// maxBundle bounds a task's bundle too (taskend.go).
-const maxBundle = gitgate.MaxBundle
-
 // bundleSource writes a git bundle of the agent's branches to w and returns
 // the project's configuration. composeBundle is the real one (realDeps).
 type bundleSource func(ctx context.Context, dir string, w io.Writer) (*config.Config, error)

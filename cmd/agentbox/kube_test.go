@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
-	corev1 "k8s.io/api/core/v1"
 )
 
 // TestKubeJob: the task's Job is the generated template (in memory, as
@@ -84,22 +83,3 @@ func TestKubeJob(t *testing.T) {
 }
 
 func deadlineString(t time.Time) string { return strconv.FormatInt(t.Unix(), 10) }
-
-// TestKubeJobName: a Job name is a label value, 63 characters at most.
-func TestKubeJobName(t *testing.T) {
-	if n, err := kubeJobName("acme", "fix-1"); err != nil || n != "acme-task-fix-1" {
-		t.Errorf("%q %v", n, err)
-	}
-	if _, err := kubeJobName(strings.Repeat("a", 20), strings.Repeat("b", 40)); err == nil {
-		t.Error("a 66-character Job name was accepted")
-	}
-}
-
-// TestPodProblem says what a Pod waits for.
-func TestPodProblem(t *testing.T) {
-	pod := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{
-		{Name: "egress", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "not found"}}}}}}
-	if got := podProblem(pod); got != "container egress: ErrImagePull not found" {
-		t.Errorf("podProblem = %q", got)
-	}
-}

@@ -144,11 +144,11 @@ func TestProgressRunBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &prepared{rec: &task.Record{Dir: dir}, cfg: c.Config, docker: docker,
-		main: sandbox.ProjectArgv(docker, dir, c.Config, c.Config.DefaultProfile)}
+	p := &task.Prepared{Rec: &task.Record{Dir: dir}, Cfg: c.Config, Docker: sandbox.Docker{Path: docker},
+		Main: sandbox.ProjectArgv(docker, dir, c.Config, c.Config.DefaultProfile)}
 	quiet := false
 	term := newFakeTerminal(t)
-	if err := ensureImages(t.Context(), p, progress.New(term.term, &quiet), term.term); err != nil {
+	if err := (&task.Compose{P: p, Prog: progress.New(term.term, &quiet), Stderr: term.term}).EnsureImages(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	checkProgress(t, "run on a terminal", term.output(), []string{
@@ -156,7 +156,7 @@ func TestProgressRunBuild(t *testing.T) {
 		`agentbox: the images are built ` + took,
 	})
 	var stderr bytes.Buffer
-	if err := ensureImages(t.Context(), p, progress.New(&stderr, &quiet), &stderr); err != nil {
+	if err := (&task.Compose{P: p, Prog: progress.New(&stderr, &quiet), Stderr: &stderr}).EnsureImages(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	checkQuiet(t, "run without a terminal", stderr.String())

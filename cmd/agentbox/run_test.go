@@ -78,7 +78,7 @@ agentbox-egress: rejected packets: dns=1 other=0
 agentbox-egress: rejected packets: dns=2 other=3 special=0
 ` + pktRecord("unlisted", "198.51.100.7", 6, 443) + "\n" + pktRecord("unlisted", "198.51.100.7", 6, 443) + "\n" +
 		pktRecord("icmp", "2001:db8::1", 58, 0) + "\n"
-	names, addrs, packets, err := egressRefusals(strings.NewReader(log), nil)
+	names, addrs, packets, err := task.EgressRefusals(strings.NewReader(log), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,25 +214,11 @@ func TestReportRefusedBranch(t *testing.T) {
 	}
 }
 
-// TestTaskBranchStatusEmpty: a task branch with no commit beyond the task's
-// base says so, rather than "new", which reads as work that arrived.
+// TestTaskBranchStatusEmpty: the summary of a task branch with no commit
+// beyond the task's base says so (task.BranchEmpty).
 func TestTaskBranchStatusEmpty(t *testing.T) {
-	for _, tc := range []struct {
-		b    gitgate.Branch
-		want string
-	}{
-		{gitgate.Branch{Status: gitgate.StatusNew, Commits: 0}, "empty: no new commit"},
-		{gitgate.Branch{Status: gitgate.StatusUpdated, Commits: 0}, "empty: no new commit"},
-		{gitgate.Branch{Status: gitgate.StatusNew, Commits: 2}, "new"},
-		{gitgate.Branch{Status: gitgate.StatusUnchanged, Commits: 0}, "unchanged"},
-		{gitgate.Branch{Status: gitgate.StatusRefused, Commits: 1}, "refused"},
-	} {
-		if got := taskBranchStatus(tc.b); got != tc.want {
-			t.Errorf("%+v: %q, want %q", tc.b, got, tc.want)
-		}
-	}
 	var b strings.Builder
-	printSummary(&b, &task.Summary{Task: "fix-1", State: task.StateExited, Branch: "refs/heads/agentbox/fix-1", BranchStatus: taskBranchStatus(gitgate.Branch{Status: gitgate.StatusNew})})
+	printSummary(&b, &task.Summary{Task: "fix-1", State: task.StateExited, Branch: "refs/heads/agentbox/fix-1", BranchStatus: task.BranchEmpty})
 	if !strings.Contains(b.String(), "branch   refs/heads/agentbox/fix-1: empty: no new commit\n") {
 		t.Errorf("the summary:\n%s", b.String())
 	}

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
@@ -248,36 +247,6 @@ func parseTail(s string) (string, error) {
 	return strconv.Itoa(n), nil
 }
 
-// dockerLogArgs are the flags of docker logs and docker compose logs.
-func dockerLogArgs(l task.Logs) []string {
-	var a []string
-	if l.Follow {
-		a = append(a, "--follow")
-	}
-	if l.Tail != "" {
-		a = append(a, "--tail", l.Tail)
-	}
-	if !l.Since.IsZero() {
-		a = append(a, "--since", l.Since.UTC().Format(time.RFC3339Nano))
-	}
-	return a
-}
-
-// kubeLogArgs are the flags of kubectl logs.
-func kubeLogArgs(l task.Logs) []string {
-	var a []string
-	if l.Follow {
-		a = append(a, "--follow")
-	}
-	if l.Tail != "" {
-		a = append(a, "--tail="+l.Tail)
-	}
-	if !l.Since.IsZero() {
-		a = append(a, "--since-time="+l.Since.UTC().Format(time.RFC3339))
-	}
-	return a
-}
-
 func newLogsCmd(dir *string, d deps, stdout, stderr io.Writer) *cobra.Command {
 	o := &sandboxOptions{}
 	var follow, raw bool
@@ -315,7 +284,7 @@ contain escape sequences the agent wrote, which your terminal acts on.`,
 			}
 			stdout, stderr, flush := agentOutput(stdout, stderr, raw)
 			defer flush()
-			argv := append([]string{"logs"}, dockerLogArgs(l)...)
+			argv := append([]string{"logs"}, l.DockerArgs()...)
 			if len(args) == 1 {
 				if !slices.Contains(services, args[0]) {
 					if isTask(*dir, args[0]) {

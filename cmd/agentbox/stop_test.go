@@ -22,7 +22,7 @@ func TestStopExitCode(t *testing.T) {
 	}{
 		{"stopped", task.Summary{Task: "fix-1", State: task.StateStopped, ExitCode: task.ExitStopped, BranchStatus: "new"}, exitOK},
 		{"had ended on its own, failing", task.Summary{Task: "fix-1", State: task.StateExited, ExitCode: 2, BranchStatus: "new"}, exitOK},
-		{"timed out", task.Summary{Task: "fix-1", State: task.StateTimedOut, ExitCode: task.ExitTimedOut, BranchStatus: branchEmpty}, exitOK},
+		{"timed out", task.Summary{Task: "fix-1", State: task.StateTimedOut, ExitCode: task.ExitTimedOut, BranchStatus: task.BranchEmpty}, exitOK},
 		{"branch refused", task.Summary{Task: "fix-1", State: task.StateStopped, ExitCode: task.ExitStopped, BranchStatus: "refused"}, task.ExitBranchRefused},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,13 +7,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"text/tabwriter"
 	"time"
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
 	"github.com/spf13/cobra"
 )
@@ -47,27 +46,6 @@ func loadTasks(ctx context.Context, dir string) (*taskOptions, []*task.Record, e
 	return o, recs, err
 }
 
-// prepared rebuilds run's view of a recorded task.
-func (o *taskOptions) prepared(rec *task.Record) (*prepared, error) {
-	dir, err := task.Dir(o.cfg.Name, rec.Name)
-	if err != nil {
-		return nil, err
-	}
-	if rec.On == task.OnKubernetes {
-		k, err := checkKubectl()
-		if err != nil {
-			return nil, err
-		}
-		return &prepared{rec: rec, cfg: o.cfg, dir: dir,
-			kube: kubeTarget{kubectl: k, context: rec.KubeContext, namespace: rec.KubeNamespace}}, nil
-	}
-	if o.dockerErr != nil {
-		return nil, o.dockerErr
-	}
-	return &prepared{rec: rec, cfg: o.cfg, docker: o.docker, dir: dir,
-		compose: taskCompose(o.docker, o.dir, o.cfg, rec, dir)}, nil
-}
-
 // psRow is one task in agentbox ps --json.
 type psRow struct {
 	Task     string    `json:"task"`
@@ -81,13 +59,13 @@ type psRow struct {
 	Profile  string    `json:"profile"`
 }
 
-// backend is the backend of a recorded task.
-func (o *taskOptions) backend(rec *task.Record, stderr io.Writer) (task.Backend, *prepared, error) {
-	p, err := o.prepared(rec)
+// backend is the backend of a recorded task (task.Reopen).
+func (o *taskOptions) backend(rec *task.Record, stderr io.Writer) (task.Backend, *task.Prepared, error) {
+	p, err := task.Reopen(o.cfg, o.dir, rec, sandbox.Docker{Path: o.docker}, o.dockerErr)
 	if err != nil {
 		return nil, nil, err
 	}
-	return p.backend(nil, stderr), p, nil
+	return backend(p, nil, stderr), p, nil
 }
 
 // liveState is a recorded task's state as its backend sees it now
@@ -244,10 +222,7 @@ func removeTask(ctx context.Context, o *taskOptions, rec *task.Record) error {
 	if err != nil {
 		return err
 	}
-	if err := b.Remove(ctx); err != nil {
-		return err
-	}
-	return os.RemoveAll(filepath.Clean(p.dir))
+	return task.Remove(ctx, b, p)
 }
 
 func newRmCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {

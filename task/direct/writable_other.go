@@ -1,6 +1,6 @@
 //go:build unix && !linux && !darwin
 
-package main
+package direct
 
 // accessACL is not read here.
 func accessACL(string) ([]aclEntry, error) { return nil, nil }

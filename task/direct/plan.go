@@ -1,8 +1,9 @@
-package main
-
-// agentbox run --workspace direct: the task works on the project directory
-// itself rather than in its own clone. What keeps its writes from running
-// code on the host:
+// Package direct is the direct workspace of a task (agentbox run
+// --workspace direct): the task works on the project directory itself
+// rather than in its own clone. It plans the task's mounts (Plan) and, when
+// the task ends, disarms what the agent made (Disarm); the Compose backend
+// of package task mounts and collects it. What keeps the agent's writes
+// from running code on the host:
 //
 //   - .git is mounted read-only (and, being a mount point, cannot be renamed
 //     or replaced), so are every git directory already in the work tree
@@ -21,9 +22,10 @@ package main
 //     directory, or a directory with HEAD beside objects and refs or a
 //     commondir), told from the user's by identity, is disarmed before
 //     agentbox's or the user's git looks at the work tree, and every link it
-//     made out of the project is removed (direct_disarm.go).
+//     made out of the project is removed (disarm.go).
 //
 // What it cannot do: disarm such a directory while the task still runs.
+package direct
 
 import (
 	"encoding/json"
@@ -43,17 +45,17 @@ import (
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
 )
 
-// quarantineSuffix is appended to the HEAD (or .git file) of a git
+// QuarantineSuffix is appended to the HEAD (or .git file) of a git
 // directory the agent made in a direct task's work tree.
-const quarantineSuffix = ".agentbox-quarantine"
+const QuarantineSuffix = ".agentbox-quarantine"
 
 // maxDirectMounts bounds the mounts of a direct task: each existing git
 // directory and each hidden match is one.
 const maxDirectMounts = 500
 
-// directState is what a direct task remembers between its start and its
+// State is what a direct task remembers between its start and its
 // collection (direct.json in its directory).
-type directState struct {
+type State struct {
 	// GitDirs are the git directories the work tree held at the start,
 	// with their identity: they are the user's, not the agent's, wherever
 	// the agent moved them.
@@ -78,33 +80,48 @@ type pathID struct {
 	fileID
 }
 
-// directPlan is a direct task's mounts and what its collection needs.
-type directPlan struct {
-	binds []generator.Bind
-	state directState
+// Plan is a direct task's mounts and what its collection needs.
+type Plan struct {
+	// Binds are the task's mounts: the project at the workspace first,
+	// then its .git.
+	Binds []generator.Bind
+	State State
 }
 
-// write makes the placeholders' sources and direct.json in the task's
+// Write makes the placeholders' sources and direct.json in the task's
 // directory.
-func (d *directPlan) write(taskDir string) error {
+func (d *Plan) Write(taskDir string) error {
 	if err := os.Mkdir(filepath.Join(taskDir, "empty"), 0o555); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(taskDir, "empty-file"), nil, 0o444); err != nil {
 		return err
 	}
-	data, err := json.Marshal(d.state)
+	data, err := json.Marshal(d.State)
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(taskDir, "direct.json"), data, 0o600)
 }
 
-// planDirect checks that the project can be worked on directly and plans
+// ReadState reads the State that Write left in the task's directory.
+func ReadState(taskDir string) (*State, error) {
+	var st State
+	data, err := os.ReadFile(filepath.Join(taskDir, "direct.json"))
+	if err == nil {
+		err = json.Unmarshal(data, &st)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// NewPlan checks that the project can be worked on directly and plans
 // the task's binds, whose placeholders will be in taskDir. It writes
 // nothing.
-func planDirect(cfg *config.Config, project, taskDir string) (*directPlan, error) {
-	top, err := realDir(project)
+func NewPlan(cfg *config.Config, project, taskDir string) (*Plan, error) {
+	top, err := RealDir(project)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +142,7 @@ func planDirect(cfg *config.Config, project, taskDir string) (*directPlan, error
 		// As for the clone: remote URLs with tokens and the like stay on
 		// the host.
 		{Source: filepath.Join(top, filepath.FromSlash(generator.GitConfigMask)), Target: ws + "/.git/config", ReadOnly: true}}
-	st := directState{GitDirs: scan.gitDirs, Links: scan.links}
+	st := State{GitDirs: scan.gitDirs, Links: scan.links}
 	for _, d := range scan.gitDirs {
 		binds = append(binds, generator.Bind{Source: filepath.Join(top, filepath.FromSlash(d.Path)), Target: path.Join(ws, d.Path), ReadOnly: true})
 	}
@@ -145,7 +162,7 @@ func planDirect(cfg *config.Config, project, taskDir string) (*directPlan, error
 	if len(binds) > maxDirectMounts {
 		return nil, fmt.Errorf("--workspace direct would need %d mounts (git directories, hidden files and the directories above them in the work tree); at most %d", len(binds), maxDirectMounts)
 	}
-	return &directPlan{binds, st}, nil
+	return &Plan{binds, st}, nil
 }
 
 // guardBinds are the read-only binds of the protected paths (and of the
@@ -338,6 +355,14 @@ func hiddenMatcher(patterns []string) func(rel string) bool {
 	}
 }
 
+// RemovePlaceholders removes the placeholders' mount points in the work
+// tree top that are still empty, deepest first.
+func (st *State) RemovePlaceholders(top string) {
+	for _, ph := range slices.Backward(st.Placeholders) {
+		_ = removeIfEmpty(filepath.Join(top, filepath.FromSlash(ph)))
+	}
+}
+
 // removeIfEmpty removes a placeholder's mount point: an empty directory or
 // an empty regular file.
 func removeIfEmpty(p string) error {
@@ -351,8 +376,8 @@ func removeIfEmpty(p string) error {
 	return nil
 }
 
-// realDir is dir absolute, with symlinks resolved.
-func realDir(dir string) (string, error) {
+// RealDir is dir absolute, with symlinks resolved.
+func RealDir(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", err

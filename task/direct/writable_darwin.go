@@ -1,4 +1,4 @@
-package main
+package direct
 
 // accessACL: macOS's ACLs are not POSIX ones; mappedOwnership holds there.
 func accessACL(string) ([]aclEntry, error) { return nil, nil }

@@ -1,4 +1,4 @@
-package main
+package direct
 
 import (
 	"os"
@@ -10,8 +10,8 @@ import (
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 	"github.com/agentbox-dev/agentbox/sandbox"
-	"github.com/agentbox-dev/agentbox/task"
 )
 
 // directProject is a work tree with a git database, a submodule's .git file,
@@ -50,7 +50,7 @@ func mustStat(t *testing.T, p string) os.FileInfo {
 func TestPlanDirect(t *testing.T) {
 	dir, cfg := directProject(t)
 	task := filepath.Join(t.TempDir(), "task")
-	plan, err := planDirect(cfg, dir, task)
+	plan, err := NewPlan(cfg, dir, task)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestPlanDirect(t *testing.T) {
 		t.Error("planDirect wrote the task's directory")
 	}
 	got := map[string]generator.Bind{}
-	for _, b := range plan.binds {
+	for _, b := range plan.Binds {
 		if _, dup := got[b.Target]; dup {
 			t.Errorf("two binds at %s", b.Target)
 		}
@@ -97,10 +97,10 @@ func TestPlanDirect(t *testing.T) {
 			t.Errorf("unexpected bind at %s", target)
 		}
 	}
-	if !slices.Contains(plan.state.Placeholders, ".claude") || slices.Contains(plan.state.Placeholders, ".vscode") {
-		t.Errorf("placeholders %v", plan.state.Placeholders)
+	if !slices.Contains(plan.State.Placeholders, ".claude") || slices.Contains(plan.State.Placeholders, ".vscode") {
+		t.Errorf("placeholders %v", plan.State.Placeholders)
 	}
-	if got := gitDirPaths(plan.state.GitDirs); !slices.Equal(got, []string{"fixtures/bare", "vendor/sub/.git"}) {
+	if got := gitDirPaths(plan.State.GitDirs); !slices.Equal(got, []string{"fixtures/bare", "vendor/sub/.git"}) {
 		t.Errorf("git dirs %v", got)
 	}
 }
@@ -131,7 +131,7 @@ func TestPlanDirectRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, cfg := directProject(t)
 			tc.mangle(t, dir, cfg)
-			_, err := planDirect(cfg, dir, t.TempDir())
+			_, err := NewPlan(cfg, dir, t.TempDir())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want %q", err, tc.want)
 			}
@@ -144,7 +144,7 @@ func TestPlanDirectRefuses(t *testing.T) {
 // HEAD; the user's own are left alone.
 func TestDisarmGitDirs(t *testing.T) {
 	dir, cfg := directProject(t)
-	plan, err := planDirect(cfg, dir, t.TempDir())
+	plan, err := NewPlan(cfg, dir, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,23 +158,23 @@ func TestDisarmGitDirs(t *testing.T) {
 	} {
 		writeFile(t, filepath.Join(dir, p), []byte(c))
 	}
-	d, err := disarmTree(dir, &plan.state)
+	d, err := Disarm(dir, &plan.State)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := d.gitDirs
+	got := d.GitDirs
 	slices.Sort(got)
 	if want := []string{"docs/pager", "evil/.git", "evil/.git/inner", "lib/.git"}; !slices.Equal(got, want) {
 		t.Errorf("disarmed %v, want %v", got, want)
 	}
-	for _, p := range []string{"evil/.git/HEAD" + quarantineSuffix, "evil/.git/inner/HEAD" + quarantineSuffix,
-		"docs/pager/HEAD" + quarantineSuffix, "lib/.git" + quarantineSuffix, "fixtures/bare/HEAD", "vendor/sub/.git"} {
+	for _, p := range []string{"evil/.git/HEAD" + QuarantineSuffix, "evil/.git/inner/HEAD" + QuarantineSuffix,
+		"docs/pager/HEAD" + QuarantineSuffix, "lib/.git" + QuarantineSuffix, "fixtures/bare/HEAD", "vendor/sub/.git"} {
 		if _, err := os.Lstat(filepath.Join(dir, p)); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}
 	}
-	if again, err := scanWorkTree(dir, nil); err != nil || !slices.Equal(again.gitDirs, plan.state.GitDirs) {
-		t.Errorf("git directories after disarming: %v (%v), want only the user's %v", again, err, plan.state.GitDirs)
+	if again, err := scanWorkTree(dir, nil); err != nil || !slices.Equal(again.gitDirs, plan.State.GitDirs) {
+		t.Errorf("git directories after disarming: %v (%v), want only the user's %v", again, err, plan.State.GitDirs)
 	}
 }
 
@@ -195,7 +195,7 @@ func TestHiddenMatcher(t *testing.T) {
 // user's, moved, is left alone.
 func TestDisarmRenamed(t *testing.T) {
 	dir, cfg := directProject(t)
-	plan, err := planDirect(cfg, dir, t.TempDir())
+	plan, err := NewPlan(cfg, dir, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,16 +211,16 @@ func TestDisarmRenamed(t *testing.T) {
 	} {
 		writeFile(t, filepath.Join(dir, p), []byte(c))
 	}
-	d, err := disarmTree(dir, &plan.state)
+	d, err := Disarm(dir, &plan.State)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := d.gitDirs
+	got := d.GitDirs
 	slices.Sort(got)
 	if want := []string{"fixtures/bare", "vendor/sub/.git"}; !slices.Equal(got, want) {
 		t.Errorf("disarmed %v, want %v", got, want)
 	}
-	for _, p := range []string{"vendor/sub/.git/HEAD" + quarantineSuffix, "fixtures/bare/HEAD" + quarantineSuffix,
+	for _, p := range []string{"vendor/sub/.git/HEAD" + QuarantineSuffix, "fixtures/bare/HEAD" + QuarantineSuffix,
 		"vendor/sub.moved/.git", "fixtures.moved/bare/HEAD"} {
 		if _, err := os.Lstat(filepath.Join(dir, p)); err != nil {
 			t.Errorf("%s: %v", p, err)
@@ -259,20 +259,20 @@ func mkdirDeep(t *testing.T, top, rel string, files map[string]string) {
 // as any other.
 func TestDisarmDeep(t *testing.T) {
 	dir, cfg := directProject(t)
-	plan, err := planDirect(cfg, dir, t.TempDir())
+	plan, err := NewPlan(cfg, dir, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	rel := deepPath()
 	mkdirDeep(t, dir, rel, map[string]string{"HEAD": "ref: refs/heads/main\n", "objects/a": "", "refs/a": "",
 		"config": "[core]\n\tfsmonitor = touch /tmp/pwned\n"})
-	d, err := disarmTree(dir, &plan.state)
-	if err != nil || !slices.Equal(d.gitDirs, []string{rel}) {
-		t.Fatalf("disarmed %d paths (%v), want the deep one", len(d.gitDirs), err)
+	d, err := Disarm(dir, &plan.State)
+	if err != nil || !slices.Equal(d.GitDirs, []string{rel}) {
+		t.Fatalf("disarmed %d paths (%v), want the deep one", len(d.GitDirs), err)
 	}
 	r, _ := os.OpenRoot(dir)
 	defer r.Close()
-	if _, err := r.Lstat(rel + "/HEAD" + quarantineSuffix); err != nil {
+	if _, err := r.Lstat(rel + "/HEAD" + QuarantineSuffix); err != nil {
 		t.Error(err)
 	}
 }
@@ -296,7 +296,7 @@ func TestDisarmLinks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	plan, err := planDirect(cfg, dir, t.TempDir())
+	plan, err := NewPlan(cfg, dir, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,15 +312,15 @@ func TestDisarmLinks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d, err := disarmTree(dir, &plan.state)
+	d, err := Disarm(dir, &plan.State)
 	if err != nil {
 		t.Fatal(err)
 	}
-	slices.Sort(d.links)
+	slices.Sort(d.Links)
 	want := []string{"deep/loop -> loop", "layer -> /var/lib/docker/overlay2/x/diff/tmp/evil", "lib/.git -> /var/lib/docker/evil.git",
 		"src/up -> ../../outside", "src/via -> ../user-out/.."}
-	if !slices.Equal(d.links, want) {
-		t.Errorf("removed links %q, want %q", d.links, want)
+	if !slices.Equal(d.Links, want) {
+		t.Errorf("removed links %q, want %q", d.Links, want)
 	}
 	for _, l := range []string{"user-out", "user-in", "src/in", "src/dangling"} {
 		if _, err := os.Lstat(filepath.Join(dir, l)); err != nil {
@@ -331,32 +331,6 @@ func TestDisarmLinks(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(dir, l)); err == nil {
 			t.Errorf("%s is left", l)
 		}
-	}
-}
-
-// TestCollectDirectFailsClosed: when the work tree cannot be disarmed, no
-// git runs in it and the task fails, whatever its agent's exit.
-func TestCollectDirectFailsClosed(t *testing.T) {
-	gitHome(t)
-	dir, cfg := directProject(t)
-	tdir := t.TempDir()
-	plan, err := planDirect(cfg, dir, tdir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := plan.write(tdir); err != nil {
-		t.Fatal(err)
-	}
-	// A git directory whose HEAD cannot be renamed: a directory of that
-	// name is in the way.
-	for p, c := range map[string]string{"evil/HEAD": "x\n", "evil/objects/a": "", "evil/refs/a": "",
-		"evil/HEAD" + quarantineSuffix + "/keep": ""} {
-		writeFile(t, filepath.Join(dir, p), []byte(c))
-	}
-	sum := &task.Summary{State: task.StateExited, ExitCode: 0}
-	collectDirect(t.Context(), &prepared{dir: tdir, rec: &task.Record{Dir: dir}}, sum)
-	if sum.ExitCode == 0 || !strings.HasPrefix(sum.BranchStatus, "not disarmed: ") || len(sum.Uncommitted) > 0 {
-		t.Errorf("exit %d, status %q, uncommitted %v; want a failure before any git", sum.ExitCode, sum.BranchStatus, sum.Uncommitted)
 	}
 }
 
@@ -371,12 +345,12 @@ func TestPlanDirectHooksPath(t *testing.T) {
 		t.Run(tc.hooks, func(t *testing.T) {
 			dir, cfg := directProject(t)
 			writeFile(t, filepath.Join(dir, ".git", "config"), []byte("[core]\n\thooksPath = "+tc.hooks+"\n"))
-			plan, err := planDirect(cfg, dir, filepath.Join(t.TempDir(), "task"))
+			plan, err := NewPlan(cfg, dir, filepath.Join(t.TempDir(), "task"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			var got []string
-			for _, b := range plan.binds {
+			for _, b := range plan.Binds {
 				if strings.Contains(b.Target, "hooks") || b.Target == "/workspace/tools" {
 					got = append(got, b.Target)
 				}
@@ -386,4 +360,25 @@ func TestPlanDirectHooksPath(t *testing.T) {
 			}
 		})
 	}
+}
+
+func writeFile(t testing.TB, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gitHome gives git a home of the test's own.
+func gitHome(t testing.TB) {
+	t.Helper()
+	testenv.RequireProgram(t, "git")
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, "gitconfig"), []byte("[user]\n\tname = T\n\temail = t@example.invalid\n[init]\n\tdefaultBranch = main\n"))
+	t.Setenv("HOME", home)
+	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(home, "gitconfig"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 }

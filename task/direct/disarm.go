@@ -1,4 +1,4 @@
-package main
+package direct
 
 // What a direct task's collection does to the work tree before any git
 // looks at it: every git directory the agent made is disarmed and every
@@ -9,18 +9,13 @@ package main
 // it; and when it fails, nothing else runs.
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
-
-	"github.com/agentbox-dev/agentbox/task"
 )
 
 // treeScan is what scanWorkTree finds in the work tree.
@@ -66,20 +61,20 @@ func isGitDir(e *treeEntry) bool {
 	return e.isDir() && e.has("HEAD") && (e.has("commondir") || e.has("objects") && e.has("refs"))
 }
 
-// disarmed is what disarmTree did.
-type disarmed struct {
-	gitDirs []string // quarantined: their HEAD (or the .git file) renamed
-	links   []string // removed, as "PATH -> TARGET"
+// Disarmed is what Disarm did.
+type Disarmed struct {
+	GitDirs []string // quarantined: their HEAD (or the .git file) renamed
+	Links   []string // removed, as "PATH -> TARGET"
 }
 
-// disarmTree renames the HEAD of every git directory in the work tree that
+// Disarm renames the HEAD of every git directory in the work tree that
 // is not one of the user's (st.GitDirs, by identity), and every .git file
 // or link that is not, so that no git takes them for a repository; it
 // walks into each one it disarms, for those nested inside. It removes every
 // link the agent made (not in st.Links) that leads out of the work tree.
 // An error means the tree is not known to be disarmed.
-func disarmTree(top string, st *directState) (disarmed, error) {
-	var out disarmed
+func Disarm(top string, st *State) (Disarmed, error) {
+	var out Disarmed
 	users, links := map[fileID]bool{}, map[fileID]bool{}
 	for _, g := range st.GitDirs {
 		users[g.fileID] = true
@@ -101,23 +96,23 @@ func disarmTree(top string, st *directState) (disarmed, error) {
 				if err := e.remove(); err != nil {
 					return false, fmt.Errorf("removing the link %s the agent made: %w", e.rel, err)
 				}
-				out.links = append(out.links, e.rel+" -> "+target)
+				out.Links = append(out.Links, e.rel+" -> "+target)
 				return false, nil
 			}
 		}
 		var err error
 		switch {
 		case e.name == ".git" && !e.isDir():
-			err = renameIn(e.dirfd, e.name, e.name+quarantineSuffix)
+			err = renameIn(e.dirfd, e.name, e.name+QuarantineSuffix)
 		case isGitDir(e):
-			err = renameIn(e.fd, "HEAD", "HEAD"+quarantineSuffix)
+			err = renameIn(e.fd, "HEAD", "HEAD"+QuarantineSuffix)
 		default:
 			return e.isDir(), nil
 		}
 		if err != nil {
 			return false, fmt.Errorf("disarming the git directory %s the agent made: %w", e.rel, err)
 		}
-		out.gitDirs = append(out.gitDirs, e.rel)
+		out.GitDirs = append(out.GitDirs, e.rel)
 		return e.isDir(), nil
 	})
 	return out, err
@@ -136,63 +131,4 @@ func linkLeaves(root *os.Root, e *treeEntry) (string, bool) {
 	}
 	_, err = root.Stat(e.rel)
 	return target, err != nil && !errors.Is(err, fs.ErrNotExist)
-}
-
-// failDirect records that a direct task's work tree is not known to be
-// disarmed: the task fails.
-func failDirect(sum *task.Summary, err error) {
-	sum.Branch = ""
-	sum.BranchStatus = "not disarmed: " + err.Error() + "; do not run git or your tools in the project before you checked it"
-	if sum.ExitCode == 0 {
-		sum.ExitCode = exitError
-	}
-}
-
-// collectDirect ends a direct task's hold on the project: it disarms what
-// the agent made (disarmTree), removes the placeholders that are still
-// empty, and lists the work tree's changes. When disarming fails, no git
-// runs and the task fails (failDirect). The task's containers have stopped.
-func collectDirect(ctx context.Context, p *prepared, sum *task.Summary) {
-	fail := func(err error) { failDirect(sum, err) }
-	var st directState
-	data, err := os.ReadFile(filepath.Join(p.dir, "direct.json"))
-	if err == nil {
-		err = json.Unmarshal(data, &st)
-	}
-	if err != nil {
-		fail(err)
-		return
-	}
-	top, err := realDir(p.rec.Dir)
-	if err != nil {
-		fail(err)
-		return
-	}
-	sum.Branch = ""
-	d, err := disarmTree(top, &st)
-	for _, q := range d.gitDirs {
-		sum.Quarantined = append(sum.Quarantined, q)
-	}
-	for _, l := range d.links {
-		sum.RemovedLinks = append(sum.RemovedLinks, l)
-	}
-	if err != nil {
-		fail(err)
-		return
-	}
-	for _, ph := range slices.Backward(st.Placeholders) {
-		_ = removeIfEmpty(filepath.Join(top, filepath.FromSlash(ph)))
-	}
-	sum.BranchStatus = "direct"
-	status, err := gitOut(ctx, top, "--no-optional-locks", "status", "--porcelain=v1", "--untracked-files=all")
-	if err != nil {
-		sum.BranchStatus = "not collected: " + err.Error()
-		return
-	}
-	for _, l := range strings.Split(status, "\n") {
-		if l != "" && len(sum.Uncommitted) < 200 {
-			sum.Uncommitted = append(sum.Uncommitted, l)
-		}
-	}
-	sum.Diffstat, _ = gitOut(ctx, top, "diff", "--no-ext-diff", "--no-textconv", "--stat=100", "HEAD", "--")
 }

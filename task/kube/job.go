@@ -1,22 +1,21 @@
-package main
-
-// agentbox run --on kubernetes: a task as a Job made from the generated
+// Package kube is the Kubernetes backend of a task (agentbox run --on
+// kubernetes): a task as a Job made from the generated
 // template (.agentbox/kubernetes/job.yaml). The Job's Pod is the sandbox:
 // egress as a native sidecar keeps the deadline, the agent container's
 // entrypoint clones the task's clone from a git bundle (in a ConfigMap, or
 // written with kubectl exec) and runs the command, and the collect container (another uid, the workspace
 // read-only) hands the task's branch back as a bundle, which the host takes
-// through agentbox fetch's checks, as for a local task.
+// through agentbox fetch's checks, as for a local task. kubectl runs
+// through a sandbox.Runner, so that tests fake it.
+package kube
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -31,53 +30,46 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// kubeTarget is kubectl on one context and namespace.
-type kubeTarget struct {
-	kubectl   string
-	context   string
-	namespace string
+// Kubectl is kubectl at Path on one context ("": kubectl's current one)
+// and namespace, run by Runner (nil: sandbox.Exec).
+type Kubectl struct {
+	Path      string
+	Context   string
+	Namespace string
+	Runner    sandbox.Runner
 }
 
-// checkKubectl finds kubectl.
-func checkKubectl() (string, error) {
-	k, err := exec.LookPath("kubectl")
-	if err != nil {
-		return "", errors.New("kubectl is not installed (or not on PATH): agentbox run --on kubernetes drives the cluster with it")
+func (k Kubectl) runner() sandbox.Runner {
+	if k.Runner == nil {
+		return sandbox.Exec{}
 	}
-	return k, nil
+	return k.Runner
 }
 
-func (k kubeTarget) command(ctx context.Context, args ...string) *exec.Cmd {
-	a := []string{}
-	if k.context != "" {
-		a = append(a, "--context", k.context)
+// argv is kubectl on the context and namespace with args.
+func (k Kubectl) argv(args ...string) []string {
+	a := []string{k.Path}
+	if k.Context != "" {
+		a = append(a, "--context", k.Context)
 	}
-	a = append(a, "--namespace", k.namespace)
-	return exec.CommandContext(ctx, k.kubectl, append(a, args...)...)
+	return append(append(a, "--namespace", k.Namespace), args...)
+}
+
+// Stream runs kubectl with args, its output to stdout and stderr.
+func (k Kubectl) Stream(ctx context.Context, stdout, stderr io.Writer, args ...string) error {
+	return k.runner().Run(ctx, sandbox.Cmd{Args: k.argv(args...), Stdout: stdout, Stderr: stderr})
 }
 
 // run runs kubectl with stdin and returns its stdout; an error carries the
 // first line of its stderr.
-func (k kubeTarget) run(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
-	cmd := k.command(ctx, args...)
-	cmd.Stdin = stdin
+func (k Kubectl) run(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
+	var out bytes.Buffer
 	var errb iolimit.Head
-	cmd.Stderr = &errb
-	out, err := cmd.Output()
+	err := k.runner().Run(ctx, sandbox.Cmd{Args: k.argv(args...), Stdin: stdin, Stdout: &out, Stderr: &errb})
 	if err != nil {
-		return out, fmt.Errorf("kubectl %s: %s", args[0], sandbox.FirstLine(errb.Bytes(), err))
+		return out.Bytes(), fmt.Errorf("kubectl %s: %s", args[0], sandbox.FirstLine(errb.Bytes(), err))
 	}
-	return out, nil
-}
-
-// kubeJobName is the Job of a task: NAME-task-TASK, which must be a
-// label value (its Pods carry it), at most 63 characters.
-func kubeJobName(project, task string) (string, error) {
-	n := generator.TaskProject(project, task)
-	if len(n) > 63 {
-		return "", usageErrorf("the task's Job name %s is longer than 63 characters; choose a shorter --name", n)
-	}
-	return n, nil
+	return out.Bytes(), nil
 }
 
 // kubeDigests resolves the images of the Job template to tag@digest: the
@@ -103,12 +95,12 @@ func kubeDigests(ctx context.Context, files map[string][]byte) (map[string]strin
 	return out, nil
 }
 
-// startKube creates the task's Job (and the Secret of run.env), and
+// start creates the task's Job (and the Secret of run.env), and
 // delivers the task's clone to its agent container.
-func startKube(ctx context.Context, p *prepared, stderr io.Writer) error {
-	codeMap, err := createKubeJob(ctx, p)
+func (b *Backend) start(ctx context.Context) error {
+	codeMap, err := b.createJob(ctx)
 	if err != nil {
-		return p.failKube(ctx, err)
+		return b.fail(ctx, err)
 	}
 	// With the clone in a ConfigMap the Pod needs only to be there; else
 	// the agent container must run to be handed the clone.
@@ -116,42 +108,42 @@ func startKube(ctx context.Context, p *prepared, stderr io.Writer) error {
 	if codeMap != "" {
 		ready = func(*corev1.Pod) bool { return true }
 	}
-	pod, err := waitPod(ctx, p, ready, 10*time.Minute)
+	pod, err := b.waitPod(ctx, ready, 10*time.Minute)
 	if err != nil {
-		return p.failKube(ctx, err)
+		return b.fail(ctx, err)
 	}
-	p.rec.Pod = pod.Name
-	if err := p.rec.Write(p.cfg.Name); err != nil {
-		return p.failKube(ctx, err)
+	b.P.Rec.Pod = pod.Name
+	if err := b.P.Rec.Write(b.P.Cfg.Name); err != nil {
+		return b.fail(ctx, err)
 	}
 	if codeMap == "" {
-		if err := deliverBundle(ctx, p, pod.Name); err != nil {
-			return p.failKube(ctx, err)
+		if err := b.deliverBundle(ctx, pod.Name); err != nil {
+			return b.fail(ctx, err)
 		}
 	}
-	fmt.Fprintf(stderr, "agentbox: task %s runs as Job %s (pod %s, namespace %s)\n", p.rec.Name, p.rec.Job, pod.Name, p.kube.namespace)
+	fmt.Fprintf(b.Stderr, "agentbox: task %s runs as Job %s (pod %s, namespace %s)\n", b.P.Rec.Name, b.P.Rec.Job, pod.Name, b.K.Namespace)
 	return nil
 }
 
-// createKubeJob creates the task's Job, the Secret of run.env and, for a
+// createJob creates the task's Job, the Secret of run.env and, for a
 // small clone, the ConfigMap that carries it (codeMap, owned by the Job).
-func createKubeJob(ctx context.Context, p *prepared) (codeMap string, err error) {
-	digests, err := kubeDigests(ctx, p.files)
+func (b *Backend) createJob(ctx context.Context) (codeMap string, err error) {
+	digests, err := kubeDigests(ctx, b.P.Files)
 	if err != nil {
 		return "", err
 	}
 	secret := ""
-	if len(p.cfg.TaskEnv()) > 0 {
-		secret = p.rec.Job + "-env"
+	if len(b.P.Cfg.TaskEnv()) > 0 {
+		secret = b.P.Rec.Job + "-env"
 	}
-	bundlePath := filepath.Join(p.dir, "task.bundle")
+	bundlePath := filepath.Join(b.P.Dir, "task.bundle")
 	if fi, err := os.Stat(bundlePath); err == nil && fi.Size() <= maxInlineBundle {
-		codeMap = p.rec.Job + "-code"
-		if err := createCodeMap(ctx, p, codeMap, bundlePath); err != nil {
+		codeMap = b.P.Rec.Job + "-code"
+		if err := b.createCodeMap(ctx, codeMap, bundlePath); err != nil {
 			return "", err
 		}
 	}
-	job, err := generator.TaskJob(p.cfg, p.files, p.task(), generator.KubeTask{Job: p.rec.Job, Digests: digests, Secret: secret, CodeMap: codeMap})
+	job, err := generator.TaskJob(b.P.Cfg, b.P.Files, b.P.Task(), generator.KubeTask{Job: b.P.Rec.Job, Digests: digests, Secret: secret, CodeMap: codeMap})
 	if err != nil {
 		return "", err
 	}
@@ -159,21 +151,21 @@ func createKubeJob(ctx context.Context, p *prepared) (codeMap string, err error)
 	if err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(p.dir, "job.json"), data, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(b.P.Dir, "job.json"), data, 0o600); err != nil {
 		return "", err
 	}
-	uid, err := p.kube.run(ctx, bytes.NewReader(data), "create", "-f", "-", "-o", "jsonpath={.metadata.uid}")
+	uid, err := b.K.run(ctx, bytes.NewReader(data), "create", "-f", "-", "-o", "jsonpath={.metadata.uid}")
 	if err != nil {
 		return "", fmt.Errorf("creating the task's Job: %w", err)
 	}
 	if secret != "" {
-		if err := createEnvSecret(ctx, p, secret, string(uid)); err != nil {
+		if err := b.createEnvSecret(ctx, secret, string(uid)); err != nil {
 			return "", err
 		}
 	}
 	if codeMap != "" {
-		owner := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"batch/v1","kind":"Job","name":%q,"uid":%q}]}}`, p.rec.Job, uid)
-		if _, err := p.kube.run(ctx, nil, "patch", "configmap", codeMap, "--type=merge", "-p", owner); err != nil {
+		owner := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"batch/v1","kind":"Job","name":%q,"uid":%q}]}}`, b.P.Rec.Job, uid)
+		if _, err := b.K.run(ctx, nil, "patch", "configmap", codeMap, "--type=merge", "-p", owner); err != nil {
 			return "", fmt.Errorf("making the Job own the clone's ConfigMap: %w", err)
 		}
 	}
@@ -182,14 +174,14 @@ func createKubeJob(ctx context.Context, p *prepared) (codeMap string, err error)
 
 // deliverBundle writes the task's clone (a bundle) into the running agent
 // container of pod, where its entrypoint waits for it.
-func deliverBundle(ctx context.Context, p *prepared, pod string) error {
-	bundle, err := os.Open(filepath.Join(p.dir, "task.bundle"))
+func (b *Backend) deliverBundle(ctx context.Context, pod string) error {
+	bundle, err := os.Open(filepath.Join(b.P.Dir, "task.bundle"))
 	if err != nil {
 		return err
 	}
 	defer bundle.Close()
 	script := `cat > "$0.tmp" && mv "$0.tmp" "$0" && : > "$0.done"`
-	if _, err := p.kube.run(ctx, bundle, "exec", "-i", pod, "-c", "agent", "--", "sh", "-c", script, generator.ReceiveBundle); err != nil {
+	if _, err := b.K.run(ctx, bundle, "exec", "-i", pod, "-c", "agent", "--", "sh", "-c", script, generator.ReceiveBundle); err != nil {
 		return fmt.Errorf("delivering the task's clone: %w", err)
 	}
 	return nil
@@ -202,7 +194,7 @@ const maxInlineBundle = 700 << 10
 
 // createCodeMap makes the ConfigMap that carries the task's clone, and the
 // file that tells the agent's entrypoint it is complete.
-func createCodeMap(ctx context.Context, p *prepared, name, bundlePath string) error {
+func (b *Backend) createCodeMap(ctx context.Context, name, bundlePath string) error {
 	data, err := os.ReadFile(bundlePath)
 	if err != nil {
 		return err
@@ -210,7 +202,7 @@ func createCodeMap(ctx context.Context, p *prepared, name, bundlePath string) er
 	base := filepath.Base(generator.ReceiveBundle)
 	cm := corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{generator.TaskLabel: p.rec.Name}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{generator.TaskLabel: b.P.Rec.Name}},
 		BinaryData: map[string][]byte{base: data},
 		Data:       map[string]string{base + ".done": ""},
 	}
@@ -218,7 +210,7 @@ func createCodeMap(ctx context.Context, p *prepared, name, bundlePath string) er
 	if err != nil {
 		return err
 	}
-	if _, err := p.kube.run(ctx, bytes.NewReader(j), "create", "-f", "-"); err != nil {
+	if _, err := b.K.run(ctx, bytes.NewReader(j), "create", "-f", "-"); err != nil {
 		return fmt.Errorf("creating the ConfigMap of the task's clone: %w", err)
 	}
 	return nil
@@ -227,18 +219,18 @@ func createCodeMap(ctx context.Context, p *prepared, name, bundlePath string) er
 // createEnvSecret makes the Secret that holds the values of secrets and
 // run.env (from the environment or the secrets file), owned by
 // the Job (so it goes with it).
-func createEnvSecret(ctx context.Context, p *prepared, name, jobUID string) error {
+func (b *Backend) createEnvSecret(ctx context.Context, name, jobUID string) error {
 	s := corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{generator.TaskLabel: p.rec.Name}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{generator.TaskLabel: b.P.Rec.Name}},
 		StringData: map[string]string{},
 	}
-	s.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: p.rec.Job, UID: types.UID(jobUID)}}
+	s.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: b.P.Rec.Job, UID: types.UID(jobUID)}}
 	env, err := sandbox.Environ("up") // the environment, and the secrets file
 	if err != nil {
 		return err
 	}
-	for _, n := range p.cfg.TaskEnv() {
+	for _, n := range b.P.Cfg.TaskEnv() {
 		for _, kv := range env {
 			if v, ok := strings.CutPrefix(kv, n+"="); ok {
 				s.StringData[n] = v
@@ -250,25 +242,25 @@ func createEnvSecret(ctx context.Context, p *prepared, name, jobUID string) erro
 	if err != nil {
 		return err
 	}
-	if _, err := p.kube.run(ctx, bytes.NewReader(data), "create", "-f", "-"); err != nil {
+	if _, err := b.K.run(ctx, bytes.NewReader(data), "create", "-f", "-"); err != nil {
 		return fmt.Errorf("creating the Secret of run.env: %w", err)
 	}
 	return nil
 }
 
-// failKube removes what startKube made and the task's directory.
-func (p *prepared) failKube(ctx context.Context, err error) error {
+// fail removes what start made and the task's directory.
+func (b *Backend) fail(ctx context.Context, err error) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	_, _ = p.kube.run(ctx, nil, "delete", "job", p.rec.Job, "--ignore-not-found", "--wait=false", "--cascade=background")
-	_, _ = p.kube.run(ctx, nil, "delete", "configmap", p.rec.Job+"-code", "--ignore-not-found", "--wait=false")
-	os.RemoveAll(p.dir)
+	_, _ = b.K.run(ctx, nil, "delete", "job", b.P.Rec.Job, "--ignore-not-found", "--wait=false", "--cascade=background")
+	_, _ = b.K.run(ctx, nil, "delete", "configmap", b.P.Rec.Job+"-code", "--ignore-not-found", "--wait=false")
+	os.RemoveAll(b.P.Dir)
 	return err
 }
 
 // getPod returns the Pod of the task's Job, nil when there is none yet.
-func getPod(ctx context.Context, p *prepared) (*corev1.Pod, error) {
-	out, err := p.kube.run(ctx, nil, "get", "pods", "-l", "batch.kubernetes.io/job-name="+p.rec.Job, "-o", "json")
+func (b *Backend) getPod(ctx context.Context) (*corev1.Pod, error) {
+	out, err := b.K.run(ctx, nil, "get", "pods", "-l", "batch.kubernetes.io/job-name="+b.P.Rec.Job, "-o", "json")
 	if err != nil {
 		return nil, err
 	}
@@ -284,10 +276,10 @@ func getPod(ctx context.Context, p *prepared) (*corev1.Pod, error) {
 
 // waitPod polls the task's Pod until ok says so, the Pod fails, or the
 // time is up.
-func waitPod(ctx context.Context, p *prepared, ok func(*corev1.Pod) bool, limit time.Duration) (*corev1.Pod, error) {
+func (b *Backend) waitPod(ctx context.Context, ok func(*corev1.Pod) bool, limit time.Duration) (*corev1.Pod, error) {
 	end := time.Now().Add(limit)
 	for {
-		pod, err := getPod(ctx, p)
+		pod, err := b.getPod(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -351,41 +343,44 @@ func agentEnded(pod *corev1.Pod) bool {
 	return s != nil && s.State.Terminated != nil
 }
 
-// followKube streams the agent's output until it ends; a canceled ctx
+// follow streams the agent's output until it ends; a canceled ctx
 // (Ctrl-C) stops the task. It reports whether it was stopped.
-func followKube(ctx context.Context, p *prepared, stdout, stderr io.Writer) bool {
-	if _, err := waitPod(ctx, p, agentStarted, 10*time.Minute); err != nil {
+func (b *Backend) follow(ctx context.Context, stdout, stderr io.Writer) bool {
+	if _, err := b.waitPod(ctx, agentStarted, 10*time.Minute); err != nil {
 		if ctx.Err() != nil {
-			stopKubeAgent(ctx, p)
+			b.stopAgent(ctx)
 			return true
 		}
 		fmt.Fprintf(stderr, "agentbox: %s\n", termsafe.Message(err.Error()))
 		return false
 	}
-	logs := p.kube.command(context.WithoutCancel(ctx), "logs", "--follow", p.rec.Pod, "-c", "agent")
-	logs.Stdout, logs.Stderr = stdout, stderr
-	_ = logs.Start()
-	_, err := waitPod(ctx, p, agentEnded, time.Until(p.rec.Deadline)+time.Minute)
+	lctx, stopLogs := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopLogs()
+	logsDone := make(chan struct{})
+	go func() {
+		defer close(logsDone)
+		_ = b.K.Stream(lctx, stdout, stderr, "logs", "--follow", b.P.Rec.Pod, "-c", "agent")
+	}()
+	_, err := b.waitPod(ctx, agentEnded, time.Until(b.P.Rec.Deadline)+time.Minute)
 	stopped := false
 	if err != nil && ctx.Err() != nil {
 		stopped = true
-		fmt.Fprintf(stderr, "agentbox: stopping task %s\n", p.rec.Name)
-		stopKubeAgent(ctx, p)
+		fmt.Fprintf(stderr, "agentbox: stopping task %s\n", b.P.Rec.Name)
+		b.stopAgent(ctx)
 	}
-	if logs.Process != nil {
-		wd := time.AfterFunc(2*time.Second, func() { _ = logs.Process.Kill() })
-		_ = logs.Wait()
-		wd.Stop()
-	}
+	// kubectl logs ends with the container; it has 2 s to deliver the rest.
+	wd := time.AfterFunc(2*time.Second, stopLogs)
+	<-logsDone
+	wd.Stop()
 	return stopped
 }
 
-// stopKubeAgent ends every process of the agent's uid in the Pod: from the
+// stopAgent ends every process of the agent's uid in the Pod: from the
 // agent container, as that uid, TERM and after a second KILL to all it may
 // signal (its own processes, whatever container they are in).
-func stopKubeAgent(ctx context.Context, p *prepared) {
+func (b *Backend) stopAgent(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	_, _ = p.kube.run(ctx, nil, "exec", p.rec.Pod, "-c", "agent", "--", "sh", "-c", "kill -TERM -1; sleep 1; kill -KILL -1")
-	_, _ = waitPod(ctx, p, agentEnded, 20*time.Second)
+	_, _ = b.K.run(ctx, nil, "exec", b.P.Rec.Pod, "-c", "agent", "--", "sh", "-c", "kill -TERM -1; sleep 1; kill -KILL -1")
+	_, _ = b.waitPod(ctx, agentEnded, 20*time.Second)
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package direct
 
 import (
 	"encoding/binary"
@@ -50,7 +50,7 @@ func TestDirectDecidesByWriting(t *testing.T) {
 			if tc.acl != nil {
 				setACL(t, dir, tc.acl)
 			}
-			_, err := planDirect(cfg, dir, t.TempDir())
+			_, err := NewPlan(cfg, dir, t.TempDir())
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("refused: %v", err)

@@ -1,4 +1,4 @@
-package main
+package task
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
-	"github.com/agentbox-dev/agentbox/task"
 )
 
 // armedClone is a task's clone that has a branch agentbox/t and arms every
@@ -93,7 +92,7 @@ func TestBundleScriptRunsNothing(t *testing.T) {
 	ws := armedClone(t, marks)
 	want := git(t, ws, "rev-parse", "agentbox/t")
 
-	cmd := exec.Command("sh", "-c", bundleScript(ws), "sh", "t")
+	cmd := exec.Command("sh", "-c", BundleScript(ws), "sh", "t")
 	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(),
 		"GIT_CONFIG_PARAMETERS='core.fsmonitor'='touch "+filepath.Join(marks, "env-parameters")+"'",
 		"GIT_EXTERNAL_DIFF=touch "+filepath.Join(marks, "env-external-diff"), "GIT_PAGER=touch "+filepath.Join(marks, "env-pager"),
@@ -146,8 +145,7 @@ func TestCollectCommand(t *testing.T) {
 		{"tight", config.Config{Name: "acme", UID: 1000, GID: 1000, Memory: "256m", Pids: 20, CPUs: 0.5}, "256m", "20", "0.5"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &prepared{docker: "docker", cfg: &tc.cfg, rec: &task.Record{Name: "t1", Project: "acme-task-t1"}}
-			args := strings.Join(collectCommand(t.Context(), p).Args, " ")
+			args := " run " + strings.Join(collectArgs(&tc.cfg, &Record{Name: "t1", Project: "acme-task-t1"}), " ")
 			for _, want := range []string{" run --rm ", " --network none ", " --user 1000:1000 ", " --cap-drop ALL ",
 				" --security-opt no-new-privileges ", " --read-only ", " --pids-limit " + tc.pids + " ",
 				" --memory " + tc.mem + " ", " --memory-swap " + tc.mem + " ", " --cpus " + tc.cpu + " ",
