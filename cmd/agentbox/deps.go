@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/audit"
 	"github.com/agentbox-dev/agentbox/bump"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/internal/debian"
@@ -83,8 +84,8 @@ func realDeps() deps {
 		egressLog: dockerEgressLog,
 		egress:    dockerEgress,
 		profile:   dockerProfile,
-		auditDir:  stateAuditDir,
-		user:      hostUser,
+		auditDir:  audit.StateDir,
+		user:      audit.HostUser,
 		up:        upSandbox,
 
 		containers: dockerContainers,

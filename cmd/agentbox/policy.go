@@ -15,17 +15,12 @@ import (
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/config"
+	"github.com/agentbox-dev/agentbox/egress"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/termsafe"
 	"github.com/agentbox-dev/agentbox/lockfile"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/spf13/cobra"
-)
-
-// Audit events of agentbox policy.
-const (
-	eventPolicyAdd    = "policy-add"
-	eventPolicyRemove = "policy-remove"
 )
 
 type policyOptions struct {
@@ -174,7 +169,7 @@ func (o *policyOptions) parse(args []string) ([]config.PolicyEntry, error) {
 	var ports []uint16
 	if o.ports != "" {
 		var err error
-		if ports, err = parsePorts(o.ports); err != nil {
+		if ports, err = egress.ParsePorts(o.ports); err != nil {
 			return nil, usageErrorf("invalid --ports %q: %v", o.ports, err)
 		}
 	}
@@ -247,25 +242,16 @@ func (o *policyOptions) edit(cfg *config.Config, profile string, entries []confi
 	return ed, err
 }
 
-// policyDest is e with ports as allow's destination.
-func policyDest(e config.PolicyEntry, ports []uint16) dest {
-	return dest{prefix: e.Prefix, name: e.Name, ports: ports}
-}
-
 // applyAdd adds the entries to the running egress's live sets, without an
 // end, and records them.
 func (o *policyOptions) applyAdd(ctx context.Context, d deps, ed *policyEdit, running string, stdout io.Writer) error {
+	p := egressProject(d, o.dir, ed.cfg)
 	for _, e := range ed.changed {
-		dst := policyDest(e, config.PolicyPorts(ed.cfg, running, e))
-		rec := newRecord(d, o.dir, ed.cfg.Name, "", eventPolicyAdd, dst)
-		err := audited(d, o.dir, ed.cfg.Name, &rec, func() error {
-			_, err := d.egress(ctx, o.dir, "", dst.command("grant"), dst.String(), portArg(dst.ports), "0")
-			return err
-		})
-		if err != nil {
+		dst := egress.PolicyDest(e, config.PolicyPorts(ed.cfg, running, e))
+		if err := p.AddLive(ctx, dst); err != nil {
 			return fmt.Errorf("applying %s to the running sandbox: %w (agentbox.yaml has it: agentbox up applies it, recreating the containers)", e, err)
 		}
-		fmt.Fprintf(stdout, "applied %s ports %s to the running sandbox (profile %s): nothing restarted\n", e, portArg(dst.ports), running)
+		fmt.Fprintf(stdout, "applied %s ports %s to the running sandbox (profile %s): nothing restarted\n", e, egress.PortArg(dst.Ports), running)
 	}
 	return sandbox.RecordLive(o.dir, ed.cfg.Name, ed.before)
 }
@@ -274,30 +260,22 @@ func (o *policyOptions) applyAdd(ctx context.Context, d deps, ed *policyEdit, ru
 // policy add put them there since it started (the egress lists them), else
 // by agentbox up.
 func (o *policyOptions) applyRemove(ctx context.Context, d deps, ed *policyEdit, running string, stdout, stderr io.Writer) error {
-	out, err := d.egress(ctx, o.dir, "", "policies")
+	p := egressProject(d, o.dir, ed.cfg)
+	live, err := p.Live(ctx)
 	if err != nil {
 		return fmt.Errorf("listing what the running sandbox was given live: %w (agentbox.yaml no longer has it: agentbox up applies that, recreating the containers)", err)
 	}
-	applied := map[string]bool{}
-	for _, line := range strings.Split(out, "\n") {
-		applied[strings.TrimSpace(line)] = true
-	}
 	var baked []string
 	for _, e := range ed.changed {
-		dst := policyDest(e, config.PolicyPorts(ed.cfg, running, e))
-		if !liveAll(applied, dst) {
+		dst := egress.PolicyDest(e, config.PolicyPorts(ed.cfg, running, e))
+		if !live.All(dst) {
 			baked = append(baked, e.String())
 			continue
 		}
-		rec := newRecord(d, o.dir, ed.cfg.Name, "", eventPolicyRemove, dst)
-		err := audited(d, o.dir, ed.cfg.Name, &rec, func() error {
-			_, err := d.egress(ctx, o.dir, "", dst.command("revoke"), dst.String(), portArg(dst.ports))
-			return err
-		})
-		if err != nil {
+		if err := p.RemoveLive(ctx, dst); err != nil {
 			return fmt.Errorf("removing %s from the running sandbox: %w (agentbox.yaml no longer has it: agentbox up applies that)", e, err)
 		}
-		fmt.Fprintf(stdout, "removed %s ports %s from the running sandbox: nothing restarted\n", e, portArg(dst.ports))
+		fmt.Fprintf(stdout, "removed %s ports %s from the running sandbox: nothing restarted\n", e, egress.PortArg(dst.Ports))
 	}
 	if len(baked) == 0 {
 		return sandbox.RecordLive(o.dir, ed.cfg.Name, ed.before)
@@ -308,15 +286,4 @@ func (o *policyOptions) applyRemove(ctx context.Context, d deps, ed *policyEdit,
 		return errors.New("agentbox up is not available here")
 	}
 	return d.up(ctx, o.dir, running, stdout, stderr)
-}
-
-// liveAll tells whether every port of d is in live (the egress's
-// "policies": DEST PORT lines).
-func liveAll(live map[string]bool, d dest) bool {
-	for _, p := range d.ports {
-		if !live[fmt.Sprintf("%s %d", d, p)] {
-			return false
-		}
-	}
-	return len(d.ports) > 0
 }
