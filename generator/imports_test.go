@@ -15,21 +15,22 @@ import (
 
 // TestImportDirection enforces the one direction of imports written in
 // ARCHITECTURE.md: cmd/agentbox -> (task, review, bump) -> generator ->
-// config -> (firewall, images, catalog), task -> sandbox, generator ->
-// lockfile -> images, generator -> templates, with internal/ helpers usable
-// by all and importing none of
-// them; catalog imports nothing from the project but internal/validate; and
+// config -> (firewall, images, catalog), task -> sandbox, egress ->
+// (sandbox, audit), generator -> lockfile -> images, generator -> templates,
+// with internal/ helpers usable by all and importing none of them; catalog imports nothing from the project but internal/validate; and
 // no code that ships imports internal/testing/, the test-only packages.
 func TestImportDirection(t *testing.T) {
 	const mod = "github.com/agentbox-dev/agentbox/"
-	domain := []string{"cmd/", "task", "sandbox", "review", "bump", "generator", "config", "firewall", "lockfile", "images", "catalog", "templates"}
-	runtime := []string{"task", "sandbox"}
+	domain := []string{"cmd/", "task", "sandbox", "egress", "audit", "review", "bump", "generator", "config", "firewall", "lockfile", "images", "catalog", "templates"}
+	runtime := []string{"task", "sandbox", "egress", "audit"}
 	views := []string{"review", "bump"}
 	forbidden := map[string][]string{
 		"cmd/*":              {"internal/testing/"},
 		"task":               append([]string{"cmd/", "internal/testing/"}, views...),
 		"task/*":             append([]string{"cmd/", "internal/testing/"}, views...),
-		"sandbox":            append([]string{"cmd/", "task", "internal/testing/"}, views...),
+		"sandbox":            append([]string{"cmd/", "task", "egress", "audit", "internal/testing/"}, views...),
+		"egress":             append([]string{"cmd/", "task", "internal/testing/"}, views...),
+		"audit":              append(domain, "internal/testing/"),
 		"review":             append([]string{"cmd/", "bump", "internal/testing/"}, runtime...),
 		"bump":               append([]string{"cmd/", "review", "internal/testing/"}, runtime...),
 		"generator":          append([]string{"cmd/", "review", "bump", "internal/testing/"}, runtime...),

@@ -4,29 +4,21 @@ package main
 // which the egress container's nftables sets expire by themselves.
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net/netip"
-	"os"
-	"os/exec"
-	"os/user"
-	"strconv"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/audit"
 	"github.com/agentbox-dev/agentbox/config"
+	"github.com/agentbox-dev/agentbox/egress"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/spf13/cobra"
 )
 
-// egressRunner runs the egress entrypoint (firewall.EntrypointPath) with
-// args in the egress container of the sandbox in dir, or of its task when
-// task is not empty, and returns what it printed. Its error is the
-// entrypoint's one-line message. dockerEgress is the real one (realDeps).
+// egressRunner is egress.Runner; dockerEgress is the real one (realDeps).
 type egressRunner func(ctx context.Context, dir, task string, args ...string) (string, error)
 
 type allowOptions struct {
@@ -86,15 +78,8 @@ no grant).`,
 	return c
 }
 
-// grantRequest is a grant that passed allow's usage checks.
-type grantRequest struct {
-	dest
-	d      time.Duration
-	reason string
-}
-
 // parse runs the checks of the command line: destination, --for, --reason.
-func (o *allowOptions) parse(dest string) (*grantRequest, error) {
+func (o *allowOptions) parse(dest string) (*egress.Request, error) {
 	if err := checkTask(o.task); err != nil {
 		return nil, err
 	}
@@ -109,127 +94,38 @@ func (o *allowOptions) parse(dest string) (*grantRequest, error) {
 	if err != nil {
 		return nil, usageErrorf("invalid --for: %v", err)
 	}
-	reason := clipReason(o.reason)
+	reason := audit.ClipReason(o.reason)
 	if reason == "" {
 		return nil, usageErrorf("--reason is required: say why the sandbox needs %s (it goes to the audit log)", dst)
 	}
-	return &grantRequest{dst, d, reason}, nil
-}
-
-// check applies agentbox.yaml's elevation section and the built-in
-// refusals to g.
-func (g *grantRequest) check(cfg *config.Config, p *config.Profile) error {
-	if !p.Elevate.Allowed {
-		if at := p.Elevate.AllowedPos; at.Line > 0 {
-			return fmt.Errorf("elevation is not allowed in profile %s (elevation.allowed is false at %s:%d:%d)", p.Name, config.ConfigFile, at.Line, at.Col)
-		}
-		return fmt.Errorf("elevation is not allowed in profile %s (a locked profile permits none unless its elevation.allowed says so)", p.Name)
-	}
-	cfg = elevationConfig(cfg, p)
-	if g.d > cfg.ElevationMax {
-		where := "(the default)"
-		if at := cfg.ElevationMaxPos; at.Line > 0 {
-			where = fmt.Sprintf("(at %s:%d:%d)", config.ConfigFile, at.Line, at.Col)
-		}
-		return fmt.Errorf("--for %s is over elevation.max_duration %s %s", config.FormatTaskDuration(g.d), config.FormatTaskDuration(cfg.ElevationMax), where)
-	}
-	refused := config.RefusedGrant
-	if g.name != "" {
-		refused = func(cfg *config.Config, _ netip.Prefix) error { return config.RefusedName(cfg, g.name) }
-	}
-	if err := refused(cfg, g.prefix); err != nil {
-		return fmt.Errorf("refusing to grant: %w", err)
-	}
-	return nil
+	return &egress.Request{Dest: dst, For: d, Reason: reason}, nil
 }
 
 func (o *allowOptions) grant(ctx context.Context, d deps, dest string, stdout io.Writer) error {
-	g, err := o.parse(dest)
+	r, err := o.parse(dest)
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(o.dir)
+	p, err := egressOf(d, o.dir)
 	if err != nil {
 		return err
 	}
-	rec := newRecord(d, o.dir, cfg.Name, o.task, eventGrant, g.dest)
-	expires := rec.Time.Add(g.d)
-	rec.Seconds, rec.Expires, rec.Reason = int64(g.d/time.Second), &expires, g.reason
-	seconds := strconv.FormatInt(rec.Seconds, 10)
-	// Every grant asked for is recorded, with why it was refused when it
-	// was: no sandbox, the profile's elevation, or the egress.
-	asked := false
-	err = audited(d, o.dir, cfg.Name, &rec, func() error {
-		name, err := d.profile(ctx, o.dir, o.task)
-		if err != nil {
-			return err
-		}
-		prof, err := sandbox.ProfileOf(cfg, name)
-		if err != nil {
-			return err
-		}
-		if err := g.check(cfg, prof); err != nil {
-			return err
-		}
-		asked = true
-		_, err = d.egress(ctx, o.dir, o.task, g.command("grant"), g.String(), portArg(g.ports), seconds)
-		return err
-	})
-	if err != nil && asked {
-		return fmt.Errorf("granting %s: %w", g, err)
-	} else if err != nil {
+	expires, err := p.Allow(ctx, o.task, *r)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "granted %s ports %s for %s, until %s\n", g, portArg(g.ports), config.FormatTaskDuration(g.d), expires.UTC().Format(time.RFC3339))
+	fmt.Fprintf(stdout, "granted %s ports %s for %s, until %s\n", r.Dest, egress.PortArg(r.Ports), config.FormatTaskDuration(r.For), expires.UTC().Format(time.RFC3339))
 	return nil
 }
 
-// elevationConfig is cfg with profile p's elevation limits.
-func elevationConfig(cfg *config.Config, p *config.Profile) *config.Config {
-	c := *cfg
-	c.ElevationAllowed, c.ElevationAllowedPos = p.Elevate.Allowed, p.Elevate.AllowedPos
-	c.ElevationMax, c.ElevationMaxPos = p.Elevate.Max, p.Elevate.MaxPos
-	c.ElevationNever, c.ElevationNeverPos = p.Elevate.Never, p.Elevate.NeverPos
-	c.ElevationNeverNames, c.ElevationNeverNamesPos = p.Elevate.NeverNames, p.Elevate.NeverNamesPos
-	return &c
-}
-
-// command is the egress's command for verb (grant, revoke) on d: the
-// "-name" one for a name.
-func (d dest) command(verb string) string {
-	if d.name != "" {
-		return verb + "-name"
-	}
-	return verb
-}
-
-// newRecord starts an audit record of event on dst.
-func newRecord(d deps, dir, name, task, event string, dst dest) auditRecord {
-	return auditRecord{Time: d.now().UTC(), Event: event, User: d.user(), Project: absDir(dir),
-		Sandbox: name, Task: task, Dest: dst.String(), Ports: dst.ports}
-}
-
-// audited opens the audit log, runs do, and records rec with do's result:
-// a log that cannot be written stops the change before it is made.
-func audited(d deps, dir, name string, rec *auditRecord, do func() error) error {
-	path, err := auditPath(d, dir, name)
+// parseDest reads allow's and revoke's DEST (egress.ParseDest); anything
+// malformed is a usage error.
+func parseDest(s string) (egress.Dest, error) {
+	d, err := egress.ParseDest(s)
 	if err != nil {
-		return err
+		return d, usageErrorf("%v", err)
 	}
-	f, err := openAudit(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	doErr := do()
-	rec.Result = resultOK
-	if doErr != nil {
-		rec.Result = doErr.Error()
-	}
-	if err := writeAudit(f, *rec); err != nil {
-		return errors.Join(doErr, err)
-	}
-	return doErr
+	return d, nil
 }
 
 func checkTask(task string) error {
@@ -239,44 +135,59 @@ func checkTask(task string) error {
 	return nil
 }
 
-// hostUser names the user running agentbox (realDeps).
-func hostUser() string {
-	if u, err := user.Current(); err == nil {
-		return u.Username
+// egressOf is the project in dir, its grants and the live changes of its
+// allowlist, reached through d.
+func egressOf(d deps, dir string) (*egress.Project, error) {
+	cfg, err := loadConfig(dir)
+	if err != nil {
+		return nil, err
 	}
-	return "uid " + strconv.Itoa(os.Getuid())
+	return egressProject(d, dir, cfg), nil
+}
+
+// egressProject is the project in dir, of agentbox.yaml cfg, reached
+// through d.
+func egressProject(d deps, dir string, cfg *config.Config) *egress.Project {
+	return &egress.Project{Dir: dir, Name: cfg.Name, Config: cfg, Egress: egress.Runner(d.egress), Profile: d.profile,
+		AuditDir: d.auditDir, User: d.user, Now: d.now}
 }
 
 // dockerEgress runs the egress entrypoint with docker compose exec (the
 // sandbox) or docker exec (a task's egress container).
 func dockerEgress(ctx context.Context, dir, task string, args ...string) (string, error) {
-	var argv []string
+	eg, err := egressContainer(ctx, dir, task, true)
+	if err != nil {
+		return "", err
+	}
+	return eg.Output(ctx, append([]string{firewall.EntrypointPath}, args...)...)
+}
+
+// dockerEgressLog opens the log of the sandbox's egress service or of the
+// task's egress container.
+func dockerEgressLog(ctx context.Context, dir, task string, since time.Time) (io.ReadCloser, error) {
+	eg, err := egressContainer(ctx, dir, task, false)
+	if err != nil {
+		return nil, err
+	}
+	return eg.Log(ctx, since)
+}
+
+// egressContainer is the egress container of the sandbox in dir (running:
+// it must run), or of its task when task is not empty.
+func egressContainer(ctx context.Context, dir, task string, running bool) (sandbox.Egress, error) {
 	if task == "" {
-		compose, _, err := (&sandboxOptions{dir: dir, running: true}).compose(ctx, false)
+		compose, _, err := (&sandboxOptions{dir: dir, running: running}).compose(ctx, false)
 		if err != nil {
-			return "", err
+			return sandbox.Egress{}, err
 		}
-		argv = append(compose, "exec", "-T", "egress")
-	} else {
-		o := &taskOptions{dir: dir}
-		if err := o.load(ctx); err != nil {
-			return "", err
-		}
-		eg, err := sandbox.Docker{Path: o.docker}.ServiceState(ctx, generator.TaskProject(o.cfg.Name, task), "egress")
-		if err != nil {
-			return "", err
-		}
-		if eg == nil {
-			return "", fmt.Errorf("task %s has no egress container (no such task, or removed: agentbox ps lists the tasks)", task)
-		}
-		argv = []string{o.docker, "exec", "-i", eg.ID}
+		return sandbox.ComposeEgress(compose), nil
 	}
-	argv = append(append(argv, firewall.EntrypointPath), args...)
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", errors.New(sandbox.FirstLine(stderr.Bytes(), err))
+	o := &taskOptions{dir: dir}
+	if err := o.load(ctx); err != nil {
+		return sandbox.Egress{}, err
 	}
-	return stdout.String(), nil
+	if o.dockerErr != nil {
+		return sandbox.Egress{}, o.dockerErr
+	}
+	return sandbox.Docker{Path: o.docker}.TaskEgress(ctx, generator.TaskProject(o.cfg.Name, task), task)
 }

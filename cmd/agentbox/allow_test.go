@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentbox-dev/agentbox/audit"
 )
 
 // fakeEgress answers agentbox-egress commands from a map keyed by the task
@@ -236,7 +238,7 @@ func TestAllowGrant(t *testing.T) {
 	}
 	r := recs[0]
 	reason := r["reason"].(string)
-	if len(reason) > maxReason || !strings.HasPrefix(reason, "staging API \x1b]0;owned\x07") {
+	if len(reason) > audit.MaxReason || !strings.HasPrefix(reason, "staging API \x1b]0;owned\x07") {
 		t.Errorf("reason %q (%d bytes)", reason, len(reason))
 	}
 	delete(r, "reason")
@@ -314,13 +316,13 @@ func TestAllowList(t *testing.T) {
 	})
 	exp := allowNow.Add(1795 * time.Second)
 	old := allowNow.Add(-time.Hour)
-	for _, r := range []auditRecord{
-		{Time: old, Event: eventGrant, Dest: "198.18.7.0/24", Ports: []uint16{443}, Expires: &old, Reason: "expired grant", Result: resultOK},
-		{Time: allowNow, Event: eventGrant, Dest: "198.18.7.0/24", Ports: []uint16{443, 8443}, Expires: &exp, Reason: "fixtures \x1b[31m", Result: resultOK},
-		{Time: allowNow, Event: eventGrant, Dest: "198.18.7.0/24", Ports: []uint16{443}, Expires: &exp, Reason: "refused", Result: "nft failed"},
-		{Time: allowNow, Task: "fix-1", Event: eventGrant, Dest: "198.18.13.5/32", Ports: []uint16{22}, Expires: &exp, Reason: "another task's", Result: resultOK},
+	for _, r := range []audit.Record{
+		{Time: old, Event: audit.Grant, Dest: "198.18.7.0/24", Ports: []uint16{443}, Expires: &old, Reason: "expired grant", Result: audit.OK},
+		{Time: allowNow, Event: audit.Grant, Dest: "198.18.7.0/24", Ports: []uint16{443, 8443}, Expires: &exp, Reason: "fixtures \x1b[31m", Result: audit.OK},
+		{Time: allowNow, Event: audit.Grant, Dest: "198.18.7.0/24", Ports: []uint16{443}, Expires: &exp, Reason: "refused", Result: "nft failed"},
+		{Time: allowNow, Task: "fix-1", Event: audit.Grant, Dest: "198.18.13.5/32", Ports: []uint16{22}, Expires: &exp, Reason: "another task's", Result: audit.OK},
 	} {
-		if err := appendAudit(log, r); err != nil {
+		if err := audit.Append(log, r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -382,11 +384,11 @@ func TestRevoke(t *testing.T) {
 func TestAudit(t *testing.T) {
 	dir, d, _, log := allowProject(t, "", nil)
 	exp := allowNow.Add(-90 * time.Minute)
-	for _, r := range []auditRecord{
-		{Time: allowNow.Add(-2 * time.Hour), Event: eventGrant, User: "alice", Sandbox: "demo", Dest: "198.18.7.0/24", Ports: []uint16{443}, Seconds: 1800, Expires: &exp, Reason: "old \x1b[2J", Result: resultOK},
-		{Time: allowNow.Add(-time.Minute), Event: eventRevoke, User: "bob", Sandbox: "demo", Task: "fix-1", Dest: "198.18.13.5/32", Ports: []uint16{22, 80}, Result: "no such grant"},
+	for _, r := range []audit.Record{
+		{Time: allowNow.Add(-2 * time.Hour), Event: audit.Grant, User: "alice", Sandbox: "demo", Dest: "198.18.7.0/24", Ports: []uint16{443}, Seconds: 1800, Expires: &exp, Reason: "old \x1b[2J", Result: audit.OK},
+		{Time: allowNow.Add(-time.Minute), Event: audit.Revoke, User: "bob", Sandbox: "demo", Task: "fix-1", Dest: "198.18.13.5/32", Ports: []uint16{22, 80}, Result: "no such grant"},
 	} {
-		if err := appendAudit(log, r); err != nil {
+		if err := audit.Append(log, r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -413,87 +415,6 @@ func TestAudit(t *testing.T) {
 	}
 }
 
-// TestAuditConcurrentAppends: records appended at once stay whole lines.
-func TestAuditConcurrentAppends(t *testing.T) {
-	log := filepath.Join(t.TempDir(), "audit", "demo.jsonl")
-	var wg sync.WaitGroup
-	for g := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range 100 {
-				r := auditRecord{Time: allowNow, Event: eventGrant, Dest: "198.18.7.0/24", Ports: []uint16{443},
-					Reason: fmt.Sprintf("writer %d record %d %s", g, i, strings.Repeat("x", 400)), Result: resultOK}
-				if err := appendAudit(log, r); err != nil {
-					t.Error(err)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	recs, err := readAudit(log, time.Time{})
-	if err != nil || len(recs) != 200 {
-		t.Fatalf("%d records: %v", len(recs), err)
-	}
-	seen := map[string]bool{}
-	for _, r := range recs {
-		seen[r.Reason] = true
-	}
-	if len(seen) != 200 {
-		t.Errorf("%d distinct records", len(seen))
-	}
-}
-
-// TestClipReason: a reason is kept as given (termsafe escapes it where it
-// is printed), trimmed and cut at 500 bytes without splitting a rune.
-func TestClipReason(t *testing.T) {
-	for in, want := range map[string]string{
-		"  fetch fixtures  ":           "fetch fixtures",
-		"a\x1b[2Jb\tc\nd":              "a\x1b[2Jb\tc\nd",
-		"bidi \u202e override":         "bidi \u202e override",
-		"bad \xff utf8":                "bad \xff utf8",
-		strings.Repeat("é", 251):       strings.Repeat("é", 250),
-		"a" + strings.Repeat("é", 250): "a" + strings.Repeat("é", 249),
-		strings.Repeat("a", 501):       strings.Repeat("a", 500),
-		strings.Repeat("\xff", 501):    strings.Repeat("\xff", 500),
-		strings.Repeat("a", 499) + "😀": strings.Repeat("a", 499),
-		"\x00":                         "\x00",
-		"":                             "",
-	} {
-		if got := clipReason(in); got != want {
-			t.Errorf("clipReason(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func TestParseDest(t *testing.T) {
-	for in, want := range map[string]string{
-		"198.18.13.5":             "198.18.13.5/32 [443]",
-		"198.18.7.0/24:80,443,80": "198.18.7.0/24 [80 443]",
-		"2001:2::/48":             "2001:2::/48 [443]",
-		"[2001:2::1]:22":          "2001:2::1/128 [22]",
-		"[2001:2::/48]":           "2001:2::/48 [443]",
-		"example.com":             "name example.com [443]",
-		"*.Example.com.:22,443":   "name example.com [22 443]",
-		"xn--bcher-kva.example":   "name xn--bcher-kva.example [443]",
-	} {
-		dst, err := parseDest(in)
-		got := fmt.Sprint(dst.prefix, " ", dst.ports)
-		if dst.name != "" {
-			got = fmt.Sprint("name ", dst.name, " ", dst.ports)
-		}
-		if err != nil || got != want || dst.String() != strings.Fields(strings.TrimPrefix(got, "name "))[0] {
-			t.Errorf("parseDest(%q) = %s, %v; want %s", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "[2001:2::1", "[2001:2::1]443", "198.18.13.5:", "198.18.13.5:https", "fe80::1%eth0", "::ffff:198.18.0.1",
-		"example", "example.com:", "example.com:443:80", "[example.com]:443", "exa mple.com", "bücher.example", "example.123", "*.*.example.com", "-a.example.com"} {
-		if _, err := parseDest(in); err == nil {
-			t.Errorf("parseDest(%q) passed", in)
-		}
-	}
-}
-
 // TestAllowAuditJSONShape checks allow --list --json and audit --json
 // against the shapes docs/profiles-and-elevation.md documents.
 func TestAllowAuditJSONShape(t *testing.T) {
@@ -503,11 +424,11 @@ func TestAllowAuditJSONShape(t *testing.T) {
 	}
 	dir, d, _, log := allowProject(t, "", map[string]fakeReply{": grants": {out: "198.18.7.0/24 443 1795\n"}})
 	exp := allowNow.Add(time.Hour)
-	for _, r := range []auditRecord{
-		{Time: allowNow, Event: eventGrant, User: "alice", Dest: "198.18.7.0/24", Ports: []uint16{443}, Seconds: 1800, Expires: &exp, Reason: "r", Result: resultOK},
-		{Time: allowNow, Event: eventRevoke, User: "alice", Task: "fix-1", Dest: "198.18.13.5/32", Ports: []uint16{22}, Result: resultOK},
+	for _, r := range []audit.Record{
+		{Time: allowNow, Event: audit.Grant, User: "alice", Dest: "198.18.7.0/24", Ports: []uint16{443}, Seconds: 1800, Expires: &exp, Reason: "r", Result: audit.OK},
+		{Time: allowNow, Event: audit.Revoke, User: "alice", Task: "fix-1", Dest: "198.18.13.5/32", Ports: []uint16{22}, Result: audit.OK},
 	} {
-		if err := appendAudit(log, r); err != nil {
+		if err := audit.Append(log, r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -529,20 +450,6 @@ func TestAllowAuditJSONShape(t *testing.T) {
 	}
 }
 
-// TestParseGrantsNames: the egress lists granted names as NAME PORT
-// SECONDS_LEFT, after the prefixes; anything else is refused.
-func TestParseGrantsNames(t *testing.T) {
-	rows, err := parseGrants("198.18.7.0/24 443 10\ndocs.example.com 8443 59\n", allowNow)
-	if err != nil || len(rows) != 2 || rows[1].Dest != "docs.example.com" || rows[1].Port != 8443 || rows[1].SecondsLeft != 59 {
-		t.Errorf("parseGrants: %v, %v", rows, err)
-	}
-	for _, bad := range []string{"docs.example.com\x1b 443 5\n", "docs.example.com 443\n", "-x.example 443 5\n"} {
-		if _, err := parseGrants(bad, allowNow); err == nil {
-			t.Errorf("parseGrants(%q) passed", bad)
-		}
-	}
-}
-
 // TestAuditExpiry: agentbox audit shows when each grant ended by itself:
 // an expire event at its expiry for the ports that no revoke ended and no
 // later grant renewed before it; none for a grant still in force or one
@@ -551,19 +458,19 @@ func TestAuditExpiry(t *testing.T) {
 	dir, d, _, log := allowProject(t, "", nil)
 	at := func(m int) time.Time { return allowNow.Add(time.Duration(m) * time.Minute) }
 	exp := func(m int) *time.Time { e := at(m); return &e }
-	for _, r := range []auditRecord{
+	for _, r := range []audit.Record{
 		// 443 and 8443 for 10m; 443 revoked at 5m: 8443 expires at 10m.
-		{Time: at(-60), Event: eventGrant, User: "alice", Dest: "198.18.7.0/24", Ports: []uint16{443, 8443}, Seconds: 600, Expires: exp(-50), Reason: "fixtures", Result: resultOK},
-		{Time: at(-55), Event: eventRevoke, User: "alice", Dest: "198.18.7.0/24", Ports: []uint16{443}, Result: resultOK},
+		{Time: at(-60), Event: audit.Grant, User: "alice", Dest: "198.18.7.0/24", Ports: []uint16{443, 8443}, Seconds: 600, Expires: exp(-50), Reason: "fixtures", Result: audit.OK},
+		{Time: at(-55), Event: audit.Revoke, User: "alice", Dest: "198.18.7.0/24", Ports: []uint16{443}, Result: audit.OK},
 		// Renewed before its expiry: only the renewal expires.
-		{Time: at(-40), Event: eventGrant, User: "bob", Task: "fix-1", Dest: "example.com", Ports: []uint16{443}, Seconds: 600, Expires: exp(-30), Reason: "docs", Result: resultOK},
-		{Time: at(-35), Event: eventGrant, User: "bob", Task: "fix-1", Dest: "example.com", Ports: []uint16{443}, Seconds: 600, Expires: exp(-25), Reason: "docs again", Result: resultOK},
+		{Time: at(-40), Event: audit.Grant, User: "bob", Task: "fix-1", Dest: "example.com", Ports: []uint16{443}, Seconds: 600, Expires: exp(-30), Reason: "docs", Result: audit.OK},
+		{Time: at(-35), Event: audit.Grant, User: "bob", Task: "fix-1", Dest: "example.com", Ports: []uint16{443}, Seconds: 600, Expires: exp(-25), Reason: "docs again", Result: audit.OK},
 		// Refused by the egress: nothing to expire.
-		{Time: at(-20), Event: eventGrant, User: "bob", Dest: "203.0.113.5/32", Ports: []uint16{22}, Seconds: 60, Expires: exp(-19), Reason: "ssh", Result: "nft failed"},
+		{Time: at(-20), Event: audit.Grant, User: "bob", Dest: "203.0.113.5/32", Ports: []uint16{22}, Seconds: 60, Expires: exp(-19), Reason: "ssh", Result: "nft failed"},
 		// Still in force.
-		{Time: at(-1), Event: eventGrant, User: "alice", Dest: "203.0.113.5/32", Ports: []uint16{22}, Seconds: 600, Expires: exp(9), Reason: "ssh", Result: resultOK},
+		{Time: at(-1), Event: audit.Grant, User: "alice", Dest: "203.0.113.5/32", Ports: []uint16{22}, Seconds: 600, Expires: exp(9), Reason: "ssh", Result: audit.OK},
 	} {
-		if err := appendAudit(log, r); err != nil {
+		if err := audit.Append(log, r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -598,7 +505,7 @@ func TestAllowListReasonLateGrant(t *testing.T) {
 	})
 	asked := allowNow.Add(-5 * time.Second) // allow recorded it then; the egress got it 4 s later
 	exp := asked.Add(time.Minute)
-	if err := appendAudit(log, auditRecord{Time: asked, Event: eventGrant, Dest: "granted.e2e.test", Ports: []uint16{80}, Expires: &exp, Reason: "late", Result: resultOK}); err != nil {
+	if err := audit.Append(log, audit.Record{Time: asked, Event: audit.Grant, Dest: "granted.e2e.test", Ports: []uint16{80}, Expires: &exp, Reason: "late", Result: audit.OK}); err != nil {
 		t.Fatal(err)
 	}
 	stdout, stderr, code := runDeps(t, d, "allow", "-C", dir, "--list")

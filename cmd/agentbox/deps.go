@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/audit"
 	"github.com/agentbox-dev/agentbox/bump"
 	"github.com/agentbox-dev/agentbox/internal/npm"
 	"github.com/agentbox-dev/agentbox/internal/settings"
@@ -71,8 +72,8 @@ func realDeps() deps {
 		egressLog: dockerEgressLog,
 		egress:    dockerEgress,
 		profile:   dockerProfile,
-		auditDir:  stateAuditDir,
-		user:      hostUser,
+		auditDir:  audit.StateDir,
+		user:      audit.HostUser,
 		up:        upSandbox,
 
 		containers: dockerContainers,

@@ -9,23 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/config"
+	"github.com/agentbox-dev/agentbox/egress"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/termsafe"
-	"github.com/agentbox-dev/agentbox/lockfile"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/spf13/cobra"
-)
-
-// Audit events of agentbox policy.
-const (
-	eventPolicyAdd    = "policy-add"
-	eventPolicyRemove = "policy-remove"
 )
 
 type policyOptions struct {
@@ -118,10 +109,8 @@ processes restart; its volumes, state and workspace, stay).`
 
 // policyEdit is what one run of policy add or remove did.
 type policyEdit struct {
-	cfg     *config.Config // agentbox.yaml after the edit
-	section []string       // the network section edited
-	changed []config.PolicyEntry
-	before  string // sandbox.FilesHash before the write ("" if unknown)
+	*generator.PolicyEdit
+	before string // sandbox.FilesHash before the write ("" if unknown)
 }
 
 func (o *policyOptions) run(ctx context.Context, d deps, args []string, stdout, stderr io.Writer) error {
@@ -149,7 +138,7 @@ func (o *policyOptions) run(ctx context.Context, d deps, args []string, stdout, 
 		profile = cfg.DefaultProfile
 	}
 	ed, err := o.edit(cfg, profile, entries, stdout, stderr)
-	if err != nil || len(ed.changed) == 0 {
+	if err != nil || len(ed.Changed) == 0 {
 		return err
 	}
 	switch {
@@ -159,7 +148,7 @@ func (o *policyOptions) run(ctx context.Context, d deps, args []string, stdout, 
 	case running == "":
 		fmt.Fprintf(stderr, "agentbox: not applied: %s; agentbox up starts the sandbox with it\n", termsafe.Message(fmt.Sprint(why)))
 		return nil
-	case !config.PolicyUses(ed.cfg, running, ed.section):
+	case !config.PolicyUses(ed.Config, running, ed.Section):
 		fmt.Fprintf(stderr, "agentbox: not applied: the running sandbox runs profile %s, whose allowlist this edit does not change\n", running)
 		return nil
 	}
@@ -174,7 +163,7 @@ func (o *policyOptions) parse(args []string) ([]config.PolicyEntry, error) {
 	var ports []uint16
 	if o.ports != "" {
 		var err error
-		if ports, err = parsePorts(o.ports); err != nil {
+		if ports, err = egress.ParsePorts(o.ports); err != nil {
 			return nil, usageErrorf("invalid --ports %q: %v", o.ports, err)
 		}
 	}
@@ -190,117 +179,56 @@ func (o *policyOptions) parse(args []string) ([]config.PolicyEntry, error) {
 }
 
 // edit edits agentbox.yaml, compiles it, and writes it with the files, all
-// or nothing.
+// or nothing (generator.EditPolicy).
 func (o *policyOptions) edit(cfg *config.Config, profile string, entries []config.PolicyEntry, stdout, stderr io.Writer) (*policyEdit, error) {
-	section, err := config.PolicySection(cfg, profile)
-	if err != nil {
-		return nil, err
+	before, _ := sandbox.FilesHash(o.dir)
+	ed, err := generator.EditPolicy(o.dir, cfg, profile, entries, o.remove)
+	for _, e := range ed.Already {
+		fmt.Fprintf(stderr, "agentbox: %s is in the allowlist already\n", e)
 	}
-	data, err := generator.ReadConfig(o.dir)
-	if err != nil {
-		return nil, err
-	}
-	ed := &policyEdit{section: section}
-	for _, e := range entries {
-		if o.remove {
-			var was config.PolicyEntry
-			if data, was, err = config.RemovePolicy(data, section, e); err != nil {
-				return nil, err
-			}
-			ed.changed = append(ed.changed, was)
-			continue
-		}
-		if err := config.PolicyRefused(cfg, profile, e); err != nil {
-			if e.Name == "" {
-				return nil, fmt.Errorf("refusing to add %s: %w (policy add adds none of these; network.cidrs may list one: write it there by hand)", e, err)
-			}
-			return nil, fmt.Errorf("refusing to add %s: %w", e, err)
-		}
-		out, err := config.AddPolicy(data, section, e)
-		if errors.Is(err, config.ErrPolicyUnchanged) {
-			fmt.Fprintf(stderr, "agentbox: %s is in the allowlist already\n", e)
-			continue
-		} else if err != nil {
-			return nil, err
-		}
-		data = out
-		ed.changed = append(ed.changed, e)
-	}
-	if len(ed.changed) == 0 {
-		return ed, nil
-	}
-	lock, err := os.ReadFile(filepath.Join(o.dir, lockfile.File))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	c, err := generator.Compile(o.dir, generator.CompileOptions{CheckMounts: true,
-		Source: &generator.Source{File: filepath.Join(o.dir, config.ConfigFile), Config: data, Lock: lock}})
-	if err != nil {
-		return nil, err
-	}
-	ed.cfg = c.Config
-	ed.before, _ = sandbox.FilesHash(o.dir)
-	changes, err := generator.WriteConfig(o.dir, data, c.Files)
-	for _, ch := range changes {
+	for _, ch := range ed.Files {
 		fmt.Fprintf(stdout, "%-6s %s\n", ch.Kind, esc(ch.Path)) // a stale file's name is the disk's
 	}
-	return ed, err
-}
-
-// policyDest is e with ports as allow's destination.
-func policyDest(e config.PolicyEntry, ports []uint16) dest {
-	return dest{prefix: e.Prefix, name: e.Name, ports: ports}
+	return &policyEdit{ed, before}, err
 }
 
 // applyAdd adds the entries to the running egress's live sets, without an
 // end, and records them.
 func (o *policyOptions) applyAdd(ctx context.Context, d deps, ed *policyEdit, running string, stdout io.Writer) error {
-	for _, e := range ed.changed {
-		dst := policyDest(e, config.PolicyPorts(ed.cfg, running, e))
-		rec := newRecord(d, o.dir, ed.cfg.Name, "", eventPolicyAdd, dst)
-		err := audited(d, o.dir, ed.cfg.Name, &rec, func() error {
-			_, err := d.egress(ctx, o.dir, "", dst.command("grant"), dst.String(), portArg(dst.ports), "0")
-			return err
-		})
-		if err != nil {
+	p := egressProject(d, o.dir, ed.Config)
+	for _, e := range ed.Changed {
+		dst := egress.PolicyDest(e, config.PolicyPorts(ed.Config, running, e))
+		if err := p.AddLive(ctx, dst); err != nil {
 			return fmt.Errorf("applying %s to the running sandbox: %w (agentbox.yaml has it: agentbox up applies it, recreating the containers)", e, err)
 		}
-		fmt.Fprintf(stdout, "applied %s ports %s to the running sandbox (profile %s): nothing restarted\n", e, portArg(dst.ports), running)
+		fmt.Fprintf(stdout, "applied %s ports %s to the running sandbox (profile %s): nothing restarted\n", e, egress.PortArg(dst.Ports), running)
 	}
-	return sandbox.RecordLive(o.dir, ed.cfg.Name, ed.before)
+	return sandbox.RecordLive(o.dir, ed.Config.Name, ed.before)
 }
 
 // applyRemove takes the entries out of the running sandbox: live when
 // policy add put them there since it started (the egress lists them), else
 // by agentbox up.
 func (o *policyOptions) applyRemove(ctx context.Context, d deps, ed *policyEdit, running string, stdout, stderr io.Writer) error {
-	out, err := d.egress(ctx, o.dir, "", "policies")
+	p := egressProject(d, o.dir, ed.Config)
+	live, err := p.Live(ctx)
 	if err != nil {
 		return fmt.Errorf("listing what the running sandbox was given live: %w (agentbox.yaml no longer has it: agentbox up applies that, recreating the containers)", err)
 	}
-	applied := map[string]bool{}
-	for _, line := range strings.Split(out, "\n") {
-		applied[strings.TrimSpace(line)] = true
-	}
 	var baked []string
-	for _, e := range ed.changed {
-		dst := policyDest(e, config.PolicyPorts(ed.cfg, running, e))
-		if !liveAll(applied, dst) {
+	for _, e := range ed.Changed {
+		dst := egress.PolicyDest(e, config.PolicyPorts(ed.Config, running, e))
+		if !live.All(dst) {
 			baked = append(baked, e.String())
 			continue
 		}
-		rec := newRecord(d, o.dir, ed.cfg.Name, "", eventPolicyRemove, dst)
-		err := audited(d, o.dir, ed.cfg.Name, &rec, func() error {
-			_, err := d.egress(ctx, o.dir, "", dst.command("revoke"), dst.String(), portArg(dst.ports))
-			return err
-		})
-		if err != nil {
+		if err := p.RemoveLive(ctx, dst); err != nil {
 			return fmt.Errorf("removing %s from the running sandbox: %w (agentbox.yaml no longer has it: agentbox up applies that)", e, err)
 		}
-		fmt.Fprintf(stdout, "removed %s ports %s from the running sandbox: nothing restarted\n", e, portArg(dst.ports))
+		fmt.Fprintf(stdout, "removed %s ports %s from the running sandbox: nothing restarted\n", e, egress.PortArg(dst.Ports))
 	}
 	if len(baked) == 0 {
-		return sandbox.RecordLive(o.dir, ed.cfg.Name, ed.before)
+		return sandbox.RecordLive(o.dir, ed.Config.Name, ed.before)
 	}
 	fmt.Fprintf(stderr, "agentbox: %s: in the running egress image, which cannot drop it live; restarting the sandbox (agentbox up --profile %s): the egress and agent containers are recreated and the agent's processes restart; its volumes (state, workspace) stay\n",
 		strings.Join(baked, ", "), running)
@@ -308,15 +236,4 @@ func (o *policyOptions) applyRemove(ctx context.Context, d deps, ed *policyEdit,
 		return errors.New("agentbox up is not available here")
 	}
 	return d.up(ctx, o.dir, running, stdout, stderr)
-}
-
-// liveAll tells whether every port of d is in live (the egress's
-// "policies": DEST PORT lines).
-func liveAll(live map[string]bool, d dest) bool {
-	for _, p := range d.ports {
-		if !live[fmt.Sprintf("%s %d", d, p)] {
-			return false
-		}
-	}
-	return len(d.ports) > 0
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/config"
+	"github.com/agentbox-dev/agentbox/egress"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
@@ -56,7 +57,7 @@ type statusView struct {
 // statusGrant is a grant in force, of the sandbox or of a task.
 type statusGrant struct {
 	Task string `json:"task,omitempty"`
-	grantRow
+	egress.Row
 }
 
 func newStatusCmd(dir *string, d deps, stdout io.Writer) *cobra.Command {

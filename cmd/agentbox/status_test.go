@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/audit"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
 )
@@ -110,8 +111,8 @@ func TestStatus(t *testing.T) {
 	})
 	exp := statusNow.Add(1500 * time.Second)
 	path, _ := auditPath(d, dir, "agentbox")
-	line, _ := json.Marshal(auditRecord{Time: statusNow.Add(-5 * time.Minute), Event: eventGrant, Sandbox: "agentbox",
-		Dest: "198.18.7.0/24", Ports: []uint16{443}, Expires: &exp, Reason: "fetch the fixtures", Result: resultOK})
+	line, _ := json.Marshal(audit.Record{Time: statusNow.Add(-5 * time.Minute), Event: audit.Grant, Sandbox: "agentbox",
+		Dest: "198.18.7.0/24", Ports: []uint16{443}, Expires: &exp, Reason: "fetch the fixtures", Result: audit.OK})
 	writeFile(t, path, append(line, '\n'))
 	addTask(t, &task.Record{Name: "fix-1", State: task.StateRunning, Branch: "agentbox/fix-1", Started: statusNow.Add(-10 * time.Minute),
 		Deadline: statusNow.Add(35 * time.Minute), Profile: "open"})
@@ -230,8 +231,8 @@ func TestStatusEscapes(t *testing.T) {
 	dir, d, rt := statusProject(t, map[string]fakeReply{": grants": {out: "198.18.7.0/24 443 600\n"}})
 	exp := statusNow.Add(600 * time.Second)
 	path, _ := auditPath(d, dir, "agentbox")
-	line, _ := json.Marshal(auditRecord{Time: statusNow, Event: eventGrant, Sandbox: "agentbox",
-		Dest: "198.18.7.0/24", Ports: []uint16{443}, Expires: &exp, Reason: "x\x1b]0;pwned\x07\u202e\u009b", Result: resultOK})
+	line, _ := json.Marshal(audit.Record{Time: statusNow, Event: audit.Grant, Sandbox: "agentbox",
+		Dest: "198.18.7.0/24", Ports: []uint16{443}, Expires: &exp, Reason: "x\x1b]0;pwned\x07\u202e\u009b", Result: audit.OK})
 	writeFile(t, path, append(line, '\n'))
 	rt.containers["agentbox"][0].Profile = "lo\x1b[2Jcked"
 	addTask(t, &task.Record{Name: "fix-1", State: task.StateRunning, Branch: "agentbox/\x1b[31mred", Started: statusNow})

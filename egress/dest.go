@@ -1,6 +1,4 @@
-package main
-
-// Destinations of agentbox allow and revoke.
+package egress
 
 import (
 	"fmt"
@@ -13,40 +11,54 @@ import (
 	"github.com/agentbox-dev/agentbox/config"
 )
 
-// maxGrantPorts is the most ports one grant may name (the egress's limit).
-const maxGrantPorts = 16
+// MaxPorts is the most ports one grant may name (the egress's limit).
+const MaxPorts = 16
 
 // nameLike matches what is written as a domain name rather than an
 // address: a letter or an underscore, and no ':' or '/'.
 var nameLike = regexp.MustCompile(`^[*A-Za-z0-9_.-]*[A-Za-z_][*A-Za-z0-9_.-]*$`)
 
-// dest is a destination of allow and revoke: an address range, or a name
-// (with the names below it), and TCP ports.
-type dest struct {
-	prefix netip.Prefix // when name is ""
-	name   string       // lower case, without "*." or a trailing dot
-	ports  []uint16
+// Dest is a destination of a grant or a revoke: an address range, or a
+// name (with the names below it), and TCP ports.
+type Dest struct {
+	Prefix netip.Prefix // when Name is ""
+	Name   string       // lower case, without "*." or a trailing dot
+	Ports  []uint16
 }
 
 // String is the destination as the egress and the audit log write it.
-func (d dest) String() string {
-	if d.name != "" {
-		return d.name
+func (d Dest) String() string {
+	if d.Name != "" {
+		return d.Name
 	}
-	return d.prefix.String()
+	return d.Prefix.String()
 }
 
-// parseDest reads DEST: HOST, HOST:PORT[,PORT] or [IPv6PREFIX]:PORT, where
+// command is the egress's command for verb (grant, revoke) on d: the
+// "-name" one for a name.
+func (d Dest) command(verb string) string {
+	if d.Name != "" {
+		return verb + "-name"
+	}
+	return verb
+}
+
+// PolicyDest is e with ports as a destination.
+func PolicyDest(e config.PolicyEntry, ports []uint16) Dest {
+	return Dest{Prefix: e.Prefix, Name: e.Name, Ports: ports}
+}
+
+// ParseDest reads DEST: HOST, HOST:PORT[,PORT] or [IPv6PREFIX]:PORT, where
 // HOST is an address, a CIDR or a domain name (example.com or
 // *.example.com, both the name and the names below it); the port is 443
-// when none is written. Anything malformed is a usage error.
-func parseDest(s string) (dest, error) {
+// when none is written.
+func ParseDest(s string) (Dest, error) {
 	host, ports, hasPorts := s, "", false
 	switch {
 	case strings.HasPrefix(s, "["):
 		end := strings.Index(s, "]")
 		if end < 0 || (end+1 < len(s) && s[end+1] != ':') {
-			return dest{}, badDest(s, "a [ without its ]:")
+			return Dest{}, badDest(s, "a [ without its ]:")
 		}
 		host = s[1:end]
 		if end+1 < len(s) {
@@ -55,19 +67,19 @@ func parseDest(s string) (dest, error) {
 	case strings.Count(s, ":") == 1:
 		host, ports, hasPorts = strings.Cut(s, ":")
 	}
-	var d dest
+	var d Dest
 	var err error
 	if nameLike.MatchString(host) && !strings.HasPrefix(s, "[") {
-		d.name, err = config.GrantName(host)
+		d.Name, err = config.GrantName(host)
 		if err != nil {
 			return d, badDest(s, err.Error())
 		}
-	} else if d.prefix, err = parseHost(host); err != nil {
+	} else if d.Prefix, err = parseHost(host); err != nil {
 		return d, err
 	}
-	d.ports = []uint16{config.HTTPSPort}
+	d.Ports = []uint16{config.HTTPSPort}
 	if hasPorts {
-		if d.ports, err = parsePorts(ports); err != nil {
+		if d.Ports, err = ParsePorts(ports); err != nil {
 			return d, badDest(s, err.Error())
 		}
 	}
@@ -96,8 +108,8 @@ func parseHost(s string) (netip.Prefix, error) {
 	return p, nil
 }
 
-// parsePorts reads PORT[,PORT]: sorted, without repeats.
-func parsePorts(s string) ([]uint16, error) {
+// ParsePorts reads PORT[,PORT]: sorted, without repeats.
+func ParsePorts(s string) ([]uint16, error) {
 	var out []uint16
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(f)
@@ -111,18 +123,18 @@ func parsePorts(s string) ([]uint16, error) {
 	}
 	slices.Sort(out)
 	out = slices.Compact(out)
-	if len(out) > maxGrantPorts {
-		return nil, fmt.Errorf("%d ports: a grant names at most %d", len(out), maxGrantPorts)
+	if len(out) > MaxPorts {
+		return nil, fmt.Errorf("%d ports: a grant names at most %d", len(out), MaxPorts)
 	}
 	return out, nil
 }
 
 func badDest(s, why string) error {
-	return usageErrorf("invalid destination %+q: %s (want ADDRESS, CIDR or NAME, then optionally :PORT[,PORT]; an IPv6 one with a port as [2001:2::/48]:443)", s, why)
+	return fmt.Errorf("invalid destination %+q: %s (want ADDRESS, CIDR or NAME, then optionally :PORT[,PORT]; an IPv6 one with a port as [2001:2::/48]:443)", s, why)
 }
 
-// portArg writes ports as the egress reads them: 443,8443.
-func portArg(ports []uint16) string {
+// PortArg writes ports as the egress reads them: 443,8443.
+func PortArg(ports []uint16) string {
 	s := make([]string, len(ports))
 	for i, p := range ports {
 		s[i] = strconv.Itoa(int(p))
