@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -50,23 +49,27 @@ func BaseImages(dir string) ([]string, error) {
 	return refs, nil
 }
 
+// PullBases pulls the base images of the project in dir that docker at
+// path does not have (Docker.PullBases).
+func PullBases(ctx context.Context, docker, dir string, stderr io.Writer) error {
+	return Docker{Path: docker}.PullBases(ctx, dir, stderr)
+}
+
 // PullBases pulls the base images of the project in dir that the daemon
 // does not have, saying so on stderr (docker pull's own progress goes
 // there too).
-func PullBases(ctx context.Context, docker, dir string, stderr io.Writer) error {
+func (d Docker) PullBases(ctx context.Context, dir string, stderr io.Writer) error {
 	refs, err := BaseImages(dir)
 	if err != nil {
 		return err
 	}
 	for _, ref := range refs {
-		if exec.CommandContext(ctx, docker, "image", "inspect", "--format", "{{.Id}}", ref).Run() == nil {
+		if _, err := d.output(ctx, "image", "inspect", "--format", "{{.Id}}", ref); err == nil {
 			continue
 		}
 		fmt.Fprintf(stderr, "agentbox: pulling the base image %s (through Docker's registry mirrors, if it has any)\n", ref)
-		cmd := exec.CommandContext(ctx, docker, "pull", ref)
 		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = io.Discard, &out
-		if err := cmd.Run(); err != nil {
+		if err := d.runner().Run(ctx, Cmd{Args: []string{d.Path, "pull", ref}, Stdout: io.Discard, Stderr: &out}); err != nil {
 			return fmt.Errorf("docker pull %s: %s", ref, FirstLine(out.Bytes(), err))
 		}
 	}

@@ -69,6 +69,14 @@ func (d Docker) output(ctx context.Context, args ...string) ([]byte, error) {
 	return out.Bytes(), err
 }
 
+// combined runs docker with args and returns its stdout and stderr
+// together.
+func (d Docker) combined(ctx context.Context, args ...string) ([]byte, error) {
+	var out bytes.Buffer
+	err := d.runner().Run(ctx, Cmd{Args: append([]string{d.Path}, args...), Stdout: &out, Stderr: &out})
+	return out.Bytes(), err
+}
+
 // Check checks that the docker CLI, compose v2 and the daemon are there,
 // and returns docker.
 func Check(ctx context.Context) (Docker, error) {

@@ -2,15 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"strings"
 
-	"github.com/agentbox-dev/agentbox/generator"
-	"github.com/agentbox-dev/agentbox/internal/settings"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/spf13/cobra"
 )
@@ -36,69 +30,9 @@ pushed reference with its digest.`,
 }
 
 func buildImages(ctx context.Context, dir string, push bool, stdout, stderr io.Writer) error {
-	c, err := generator.Compile(dir, generator.CompileOptions{})
-	if err != nil {
-		return err
-	}
-	if diff, err := generator.Diff(dir, c.Files); err != nil {
-		return err
-	} else if diff != "" {
-		return errors.New("the generated files are out of date (agentbox generate --check fails); run \"agentbox generate\" and review the diff first")
-	}
-	cfg := c.Config
-	if push && cfg.Kubernetes == nil {
-		return errors.New("agentbox.yaml has no kubernetes section: --push needs kubernetes.registry")
-	}
-	docker, err := checkDocker(ctx)
-	if err != nil {
-		return err
-	}
-	us, err := settings.LoadUser(os.Getenv) // once: the CA file and the build
-	if err != nil {
-		return err
-	}
-	if err := sandbox.WriteLocalCA(dir, us); err != nil {
-		return err
-	}
-	if err := sandbox.PullBases(ctx, docker, dir, stderr); err != nil {
-		return err
-	}
-	if err := execComposeOf(ctx, sandbox.ComposeWith(sandbox.ProjectArgv(docker, dir, cfg, cfg.DefaultProfile), us), nil, stderr, stderr, "build"); err != nil {
-		return fmt.Errorf("docker compose build: %w", err)
-	}
-	if !push {
-		return nil
-	}
-	tag := generator.ImageTag(c.Files)
-	for _, img := range []string{cfg.Name + "-egress", cfg.Name + "-agent"} {
-		repo := cfg.Kubernetes.Registry + "/" + img
-		ref, err := pushImage(ctx, docker, img, repo, tag, stderr)
-		if err != nil {
-			return err
-		}
+	refs, err := sandbox.Build(ctx, dir, push, stderr)
+	for _, ref := range refs {
 		fmt.Fprintln(stdout, ref)
 	}
-	return nil
-}
-
-// pushImage tags img as repo:tag, pushes it and returns repo:tag@digest.
-func pushImage(ctx context.Context, docker, img, repo, tag string, stderr io.Writer) (string, error) {
-	if out, err := exec.CommandContext(ctx, docker, "tag", img, repo+":"+tag).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("docker tag %s: %s", img, sandbox.FirstLine(out, err))
-	}
-	push := exec.CommandContext(ctx, docker, "push", repo+":"+tag)
-	push.Stdout, push.Stderr = stderr, stderr
-	if err := push.Run(); err != nil {
-		return "", fmt.Errorf("docker push %s:%s: %w", repo, tag, err)
-	}
-	out, err := exec.CommandContext(ctx, docker, "image", "inspect", "--format", "{{range .RepoDigests}}{{println .}}{{end}}", repo+":"+tag).Output()
-	if err != nil {
-		return "", fmt.Errorf("docker image inspect %s:%s: %w", repo, tag, err)
-	}
-	for _, l := range strings.Split(string(out), "\n") {
-		if d, ok := strings.CutPrefix(l, repo+"@"); ok {
-			return repo + ":" + tag + "@" + d, nil
-		}
-	}
-	return "", fmt.Errorf("docker has no digest of %s:%s after the push", repo, tag)
+	return sandboxErr(err)
 }

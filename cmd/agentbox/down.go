@@ -6,14 +6,10 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"slices"
 	"strings"
 
-	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
 	"github.com/spf13/cobra"
@@ -58,130 +54,26 @@ own volumes (agentbox rm and gc remove them).`,
 }
 
 func (o *downOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
-	argv, cfg, err := o.compose(ctx, false)
+	p, err := o.open(ctx, false)
 	if err != nil {
 		return err
 	}
-	docker := argv[0]
-	args := []string{"down", "--remove-orphans"}
-	if !o.volumes && !o.images {
-		return execCompose(ctx, argv, os.Stdin, stdout, stderr, args...)
-	}
-	if err := (sandbox.Docker{Path: docker}).CheckOwner(ctx, cfg.Name, o.dir); err != nil {
-		return err
-	}
-	tasks, err := task.List(cfg.Name)
-	if err != nil {
-		return err
-	}
-	if o.images && len(tasks) > 0 {
-		var names []string
-		for _, t := range tasks {
-			names = append(names, t.Name)
-		}
-		return fmt.Errorf("not removing anything: tasks %s use the sandbox's images (agentbox stop the running ones, then agentbox rm or gc)", strings.Join(names, ", "))
-	}
-	var before []string
-	if o.volumes {
-		if before, err = projectVolumes(ctx, docker, cfg.Name); err != nil {
+	r := sandbox.Removal{Volumes: o.volumes, Images: o.images}
+	if o.volumes || o.images {
+		tasks, err := task.List(p.Config.Name)
+		if err != nil {
 			return err
 		}
-		args = append(args, "--volumes")
-	}
-	if err := execCompose(ctx, argv, os.Stdin, stdout, stderr, args...); err != nil {
-		return err
-	}
-	var failed []string
-	if o.volumes {
-		failed = append(failed, removeVolumes(ctx, docker, cfg.Name, before, stderr)...)
-		if len(tasks) > 0 {
-			fmt.Fprintf(stderr, "agentbox: %d tasks keep their own volumes (agentbox rm TASK, or gc for the ended ones)\n", len(tasks))
+		for _, t := range tasks {
+			r.Tasks = append(r.Tasks, t.Name)
 		}
 	}
-	if o.images {
-		failed = append(failed, removeImages(ctx, docker, cfg, stderr)...)
+	failed, err := sandbox.Down(ctx, p, r, os.Stdin, stdout, stderr)
+	if err != nil {
+		return sandboxErr(err)
 	}
 	if len(failed) > 0 {
 		return &exitErr{exitError, errors.New(strings.Join(failed, "\n"))}
 	}
 	return nil
-}
-
-// projectVolumes are the volumes of compose project name, sorted.
-func projectVolumes(ctx context.Context, docker, name string) ([]string, error) {
-	out, err := exec.CommandContext(ctx, docker, "volume", "ls", "--quiet", "--filter", "label=com.docker.compose.project="+name).Output()
-	if err != nil {
-		return nil, fmt.Errorf("listing the volumes of compose project %q: %v", name, err)
-	}
-	vols := strings.Fields(string(out))
-	slices.Sort(vols)
-	return vols, nil
-}
-
-// removeVolumes removes the volumes of compose project name that docker
-// compose down left (before: those there before it), names each one gone
-// on w, and returns what could not be removed, with docker's reason.
-func removeVolumes(ctx context.Context, docker, name string, before []string, w io.Writer) []string {
-	left, err := projectVolumes(ctx, docker, name)
-	if err != nil {
-		return []string{err.Error()}
-	}
-	var failed []string
-	kept := map[string]bool{}
-	for _, v := range left {
-		if out, err := exec.CommandContext(ctx, docker, "volume", "rm", v).CombinedOutput(); err != nil {
-			kept[v] = true
-			failed = append(failed, fmt.Sprintf("volume %s not removed: %s", esc(v), esc(sandbox.FirstLine(out, err))))
-		}
-	}
-	removed := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(before), left...))))
-	for _, v := range removed {
-		if !kept[v] {
-			fmt.Fprintf(w, "agentbox: removed volume %s\n", esc(v))
-		}
-	}
-	if len(removed) == 0 {
-		fmt.Fprintf(w, "agentbox: the sandbox has no volumes\n")
-	}
-	return failed
-}
-
-// sandboxImages are the local tags of the sandbox's images: NAME-egress and
-// NAME-agent as compose built them, every other tag of those images, and
-// the tags of build --push (kubernetes.registry/NAME-egress:TAG).
-func sandboxImages(ctx context.Context, docker string, cfg *config.Config) []string {
-	var tags []string
-	for _, img := range []string{cfg.Name + "-egress", cfg.Name + "-agent"} {
-		if out, err := exec.CommandContext(ctx, docker, "image", "inspect", "--format", "{{range .RepoTags}}{{println .}}{{end}}", img).Output(); err == nil {
-			tags = append(tags, strings.Fields(string(out))...)
-		}
-		if cfg.Kubernetes != nil {
-			out, err := exec.CommandContext(ctx, docker, "image", "ls", "--format", "{{.Repository}}:{{.Tag}}", cfg.Kubernetes.Registry+"/"+img).Output()
-			if err == nil {
-				tags = append(tags, strings.Fields(string(out))...)
-			}
-		}
-	}
-	slices.Sort(tags)
-	return slices.Compact(tags)
-}
-
-// removeImages removes the sandbox's images (never forced), names each tag
-// removed on w, and returns what could not be removed, with docker's
-// reason.
-func removeImages(ctx context.Context, docker string, cfg *config.Config, w io.Writer) []string {
-	tags := sandboxImages(ctx, docker, cfg)
-	if len(tags) == 0 {
-		fmt.Fprintf(w, "agentbox: the sandbox has no images (%s-egress, %s-agent)\n", cfg.Name, cfg.Name)
-		return nil
-	}
-	var failed []string
-	for _, t := range tags {
-		if out, err := exec.CommandContext(ctx, docker, "rmi", t).CombinedOutput(); err != nil {
-			failed = append(failed, fmt.Sprintf("image %s not removed: %s", esc(t), esc(sandbox.FirstLine(out, err))))
-			continue
-		}
-		fmt.Fprintf(w, "agentbox: removed image %s\n", esc(t))
-	}
-	return failed
 }

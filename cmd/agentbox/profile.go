@@ -8,10 +8,8 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/agentbox-dev/agentbox/config"
-	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/sandbox"
 )
 
@@ -31,20 +29,5 @@ func checkProfile(cfg *config.Config, name string) (string, error) {
 // dockerProfile is deps.profile: the profile of the running sandbox (task
 // "") or of a task.
 func dockerProfile(ctx context.Context, dir, task string) (string, error) {
-	o := &taskOptions{dir: dir}
-	if err := o.load(ctx); err != nil {
-		return "", err
-	}
-	project := o.cfg.Name
-	if task != "" {
-		project = generator.TaskProject(o.cfg.Name, task)
-	}
-	p, err := sandbox.Docker{Path: o.docker}.LabelledProfile(ctx, project)
-	switch {
-	case err == nil && p == "" && task == "":
-		err = sandbox.ErrNoSandbox(project)
-	case err == nil && p == "":
-		err = fmt.Errorf("task %s has no egress container running (agentbox ps lists the tasks)", task)
-	}
-	return p, err
+	return sandbox.ProfileIn(ctx, dir, task)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"slices"
@@ -11,77 +10,60 @@ import (
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/config"
-	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/progress"
-	"github.com/agentbox-dev/agentbox/internal/settings"
-	"github.com/agentbox-dev/agentbox/internal/termsafe"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
 	"github.com/spf13/cobra"
 )
 
 // sandboxOptions are shared by up, down, shell and logs: thin wrappers over
-// `docker compose -f .agentbox/docker-compose.yml -p NAME`.
+// `docker compose -f .agentbox/docker-compose.yml -p NAME`
+// (sandbox.Want says what each field means).
 type sandboxOptions struct {
 	dir string
-	// choose says that the command chooses the profile (up): profile, or
-	// the default when it is empty. Otherwise compose sets profile to the
-	// one running.
+	// choose says that the command chooses the profile (up).
 	choose  bool
 	profile string
 	// stale says that the command says when the running sandbox predates
 	// the generated files (shell).
 	stale bool
 	// running says that the command needs the sandbox running (shell,
-	// verify, fetch, allow): without it, it says so and names agentbox up.
+	// verify, fetch, allow).
 	running bool
 }
 
-// compose checks that the generated files are current and that Docker,
-// compose v2 and the daemon are there, then returns the argv prefix of
-// docker compose and the project's configuration. The project comes first,
-// so that a mistake in agentbox.yaml is not hidden behind a missing daemon.
-// When the command creates or starts containers (starts: up, verify, and
-// any command added that runs one), it checks every mount source again
-// (generator.CheckMounts): a link can have changed since generate. down,
-// shell and logs pass false, so that the sandbox can always be stopped,
-// whatever the agent did to the project.
-func (o *sandboxOptions) compose(ctx context.Context, starts bool) ([]string, *config.Config, error) {
-	cfg, err := o.current(starts)
+// open opens the sandbox (sandbox.Open) and sets o.profile to its
+// profile; starts says that the command creates or starts containers.
+func (o *sandboxOptions) open(ctx context.Context, starts bool) (*sandbox.Project, error) {
+	p, err := sandbox.Open(ctx, sandbox.Want{Dir: o.dir, Choose: o.choose, Profile: o.profile, Running: o.running, Starts: starts})
 	if err != nil {
-		return nil, nil, err
+		return nil, sandboxErr(err)
 	}
-	if o.choose {
-		if o.profile, err = checkProfile(cfg, o.profile); err != nil {
-			return nil, nil, err
-		}
-	}
-	docker, err := checkDocker(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	if o.profile == "" {
-		if o.profile, err = (sandbox.Docker{Path: docker}).LabelledProfile(ctx, cfg.Name); err != nil {
-			return nil, nil, err
-		}
-		switch {
-		case o.profile == "" && o.running:
-			return nil, nil, sandbox.ErrNoSandbox(cfg.Name)
-		case o.profile == "":
-			o.profile = cfg.DefaultProfile
-		}
-	}
-	return sandbox.ProjectArgv(docker, o.dir, cfg, o.profile), cfg, nil
+	o.profile = p.Profile
+	return p, nil
 }
 
-// current compiles the sandbox and checks that the generated files on disk
-// are what it compiles to.
-func (o *sandboxOptions) current(starts bool) (*config.Config, error) {
-	c, err := sandbox.Compiled(o.dir, starts)
+// compose opens the sandbox and returns the argv prefix of docker compose
+// on it and the project's configuration.
+func (o *sandboxOptions) compose(ctx context.Context, starts bool) ([]string, *config.Config, error) {
+	p, err := o.open(ctx, starts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return c.Config, nil
+	return p.Compose.Argv, p.Config, nil
+}
+
+// sandboxErr is err with the exit code it carries: a profile that is not
+// the project's is a usage error (--profile), and compose's failure is
+// agentbox's error.
+func sandboxErr(err error) error {
+	if pe := (*sandbox.ProfileChoiceError)(nil); errors.As(err, &pe) {
+		return usageErrorf("--profile: %v", pe.Err)
+	}
+	if ee := (*sandbox.ExitError)(nil); errors.As(err, &ee) {
+		return &exitErr{exitError, err}
+	}
+	return err
 }
 
 // checkDocker checks that the docker CLI, compose v2 and the daemon are
@@ -94,36 +76,20 @@ func checkDocker(ctx context.Context) (string, error) {
 // execCompose runs docker compose (argv) with args, connected to the
 // terminal (sandbox.Compose.Run); its failure is agentbox's error.
 func execCompose(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, args ...string) error {
-	return execComposeOf(ctx, sandbox.ComposeOf(argv), stdin, stdout, stderr, args...)
-}
-
-// execComposeOf is execCompose of c (sandbox.ComposeWith the command's
-// settings).
-func execComposeOf(ctx context.Context, c sandbox.Compose, stdin io.Reader, stdout, stderr io.Writer, args ...string) error {
-	err := c.Run(ctx, stdin, stdout, stderr, args...)
-	if ee := (*sandbox.ExitError)(nil); errors.As(err, &ee) {
-		return &exitErr{exitError, err}
-	}
-	return err
-}
-
-// runCompose runs docker compose (argv) with args and stdin, and returns
-// its stdout (sandbox.Compose.Output).
-func runCompose(ctx context.Context, argv []string, stdin string, args ...string) ([]byte, error) {
-	return sandbox.ComposeOf(argv).Output(ctx, stdin, args...)
+	return sandboxErr(sandbox.ComposeOf(argv).Run(ctx, stdin, stdout, stderr, args...))
 }
 
 // run runs docker compose with args, connected to the terminal; starts says
-// whether that starts containers (compose).
+// whether that starts containers (sandbox.Want).
 func (o *sandboxOptions) run(ctx context.Context, starts bool, stdin io.Reader, stdout, stderr io.Writer, args ...string) error {
-	argv, cfg, err := o.compose(ctx, starts)
+	p, err := o.open(ctx, starts)
 	if err != nil {
 		return err
 	}
 	if o.stale {
-		sandbox.WarnStale(ctx, argv[0], o.dir, cfg.Name, stderr)
+		sandbox.WarnStale(ctx, p.Compose.Path, o.dir, p.Config.Name, stderr)
 	}
-	return execCompose(ctx, argv, stdin, stdout, stderr, args...)
+	return sandboxErr(p.Compose.Run(ctx, stdin, stdout, stderr, args...))
 }
 
 func newUpCmd(dir *string, prog *progress.Progress, stdout, stderr io.Writer) *cobra.Command {
@@ -162,48 +128,10 @@ func upSandbox(ctx context.Context, dir, profile string, stdout, stderr io.Write
 }
 
 // startSandbox builds and starts the sandbox in dir under profile (the
-// default when ""): agentbox up. prog hears of the build and the start.
+// default when ""): agentbox up (sandbox.Up). prog hears of the build and
+// the start.
 func startSandbox(ctx context.Context, dir, profile string, prog *progress.Progress, stdout, stderr io.Writer) error {
-	o := &sandboxOptions{dir: dir, choose: true, profile: profile}
-	if err := generator.CheckGitDatabase(o.dir); err != nil {
-		return err
-	}
-	argv, cfg, err := o.compose(ctx, true)
-	if err != nil {
-		return err
-	}
-	if err := (sandbox.Docker{Path: argv[0]}).CheckOwner(ctx, cfg.Name, o.dir); err != nil {
-		return err
-	}
-	us, err := settings.LoadUser(os.Getenv) // once: the CA file and every compose command
-	if err != nil {
-		return err
-	}
-	c := sandbox.ComposeWith(argv, us)
-	sandbox.WarnMissingSecrets(stderr, c.Env, cfg.Secrets)
-	if err := sandbox.WriteLocalCA(o.dir, us); err != nil {
-		return err
-	}
-	if err := sandbox.PullBases(ctx, argv[0], o.dir, stderr); err != nil {
-		return err
-	}
-	done := prog.Step("building the sandbox's images (the first build takes minutes)")
-	err = execComposeOf(ctx, c, os.Stdin, stdout, stderr, "build")
-	if done("the images are built", err); err != nil {
-		return err
-	}
-	done = prog.Step("starting the sandbox (profile " + o.profile + "; the agent starts once the firewall is up)")
-	err = execComposeOf(ctx, c, os.Stdin, stdout, stderr, "up", "-d", "--wait", "--remove-orphans")
-	if done("the sandbox is up (profile "+o.profile+")", err); err != nil {
-		return err
-	}
-	if err := c.FollowEgress(ctx, stderr); err != nil {
-		return err
-	}
-	if err := sandbox.RecordUp(ctx, argv[0], o.dir, cfg.Name); err != nil {
-		fmt.Fprintf(stderr, "agentbox: recording the files the sandbox started from (generate and shell will not say when it is older): %s\n", termsafe.Message(err.Error()))
-	}
-	return nil
+	return sandboxErr(sandbox.Up(ctx, sandbox.Want{Dir: dir, Profile: profile}, prog, os.Stdin, stdout, stderr))
 }
 
 func newShellCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {

@@ -30,53 +30,6 @@ esac
 	return docker, idFile
 }
 
-// TestStaleSandbox: after up recorded the files and the egress container,
-// a change to a generated file (not one under kubernetes/) makes the
-// running sandbox stale; another egress container (recreated by compose,
-// the Dev Container) is not judged.
-func TestStaleSandbox(t *testing.T) {
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	ctx := context.Background()
-	docker, idFile := fakeDockerPS(t)
-	dir := t.TempDir()
-	rules := filepath.Join(dir, ".agentbox", "egress", "rules.nft")
-	job := filepath.Join(dir, ".agentbox", "kubernetes", "job.yaml")
-	writeFile(t, rules, []byte("table inet agentbox {}\n"))
-	writeFile(t, job, []byte("kind: Job\n"))
-	writeFile(t, idFile, []byte("egress-1\n"))
-
-	if sandbox.Stale(ctx, docker, dir, "proj") {
-		t.Fatal("stale with no record of up")
-	}
-	if err := sandbox.RecordUp(ctx, docker, dir, "proj"); err != nil {
-		t.Fatal(err)
-	}
-	if sandbox.Stale(ctx, docker, dir, "proj") {
-		t.Error("stale right after up")
-	}
-	writeFile(t, job, []byte("kind: Job # changed\n"))
-	if sandbox.Stale(ctx, docker, dir, "proj") {
-		t.Error("a change under kubernetes/ made the sandbox stale")
-	}
-	writeFile(t, rules, []byte("table inet agentbox { } # changed\n"))
-	var b strings.Builder
-	sandbox.WarnStale(ctx, docker, dir, "proj", &b)
-	if b.String() != sandbox.StaleNote {
-		t.Errorf("after a change to the ruleset: %q, want the note", b.String())
-	}
-	if sandbox.Stale(ctx, docker, dir, "other") {
-		t.Error("another project is stale")
-	}
-	writeFile(t, idFile, []byte("egress-2\n"))
-	if sandbox.Stale(ctx, docker, dir, "proj") {
-		t.Error("a sandbox up did not start is judged")
-	}
-	writeFile(t, idFile, nil)
-	if sandbox.Stale(ctx, docker, dir, "proj") {
-		t.Error("no sandbox running, and judged stale")
-	}
-}
-
 // TestGenerateSaysSandboxIsStale: generate, having changed the files, says
 // that the sandbox agentbox up started from the old ones is older.
 func TestGenerateSaysSandboxIsStale(t *testing.T) {
@@ -88,7 +41,7 @@ func TestGenerateSaysSandboxIsStale(t *testing.T) {
 	if _, stderr, code := runIn(t, dir, "generate"); code != exitOK || strings.Contains(stderr, "running sandbox") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	cfg, err := loadConfig(dir)
+	cfg, err := sandbox.LoadConfig(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

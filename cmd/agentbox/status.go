@@ -7,15 +7,11 @@ package main
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"io"
-	"os/exec"
-	"strings"
 	"time"
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/egress"
-	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
 	"github.com/spf13/cobra"
@@ -23,14 +19,7 @@ import (
 
 // containerInfo is what status needs of one container of a compose
 // project (deps.containers).
-type containerInfo struct {
-	ID      string
-	Service string
-	Running bool
-	Status  string // docker's: running, exited, restarting...
-	Started time.Time
-	Profile string // the profile label; "" when it has none
-}
+type containerInfo = sandbox.Container
 
 // statusView is agentbox status's report (--json: this shape, in docs/cli.md).
 type statusView struct {
@@ -91,23 +80,20 @@ Docker cannot be asked.`,
 
 // sandboxStatus gathers the status of the sandbox in dir.
 func sandboxStatus(ctx context.Context, d deps, dir string) (*statusView, error) {
-	cfg, err := loadConfig(dir)
+	cfg, err := sandbox.LoadConfig(dir)
 	if err != nil {
 		return nil, err
 	}
 	v := &statusView{Sandbox: cfg.Name, Dir: absDir(dir), Grants: []statusGrant{}, Tasks: []psRow{}}
-	v.Files = filesState(dir)
+	v.Files = sandbox.FilesState(dir)
 	cs, err := d.containers(ctx, cfg.Name)
 	if err != nil {
 		return nil, err
 	}
-	egress := v.readContainers(cs)
+	st := sandbox.StateOf(cs)
+	v.Up, v.State, v.Profile, v.Since = st.Up, st.Words, st.Profile, st.Since
 	if v.Up {
-		if rec, _ := sandbox.ReadUpRecord(dir, cfg.Name); rec != nil && rec.Egress == egress {
-			sum, err := sandbox.FilesHash(dir)
-			matches := err == nil && sum == rec.Files
-			v.Matches = &matches
-		}
+		v.Matches = sandbox.Matches(dir, cfg.Name, st.Egress)
 		v.addGrants(ctx, d, dir, cfg.Name, "")
 	}
 	recs, err := task.List(cfg.Name)
@@ -125,59 +111,6 @@ func sandboxStatus(ctx context.Context, d deps, dir string) (*statusView, error)
 		}
 	}
 	return v, nil
-}
-
-// filesState says whether the generated files in dir are what
-// agentbox.yaml compiles to.
-func filesState(dir string) string {
-	c, err := generator.Compile(dir, generator.CompileOptions{})
-	if err != nil {
-		return "cannot tell: " + err.Error()
-	}
-	diff, err := generator.Diff(dir, c.Files)
-	switch {
-	case err != nil:
-		return "cannot tell: " + err.Error()
-	case diff != "":
-		return "out of date"
-	}
-	return "current"
-}
-
-// readContainers sets the sandbox's state from its containers and returns
-// the id of its egress container.
-func (v *statusView) readContainers(cs []containerInfo) (egress string) {
-	var states []string
-	up := 0
-	for _, c := range cs {
-		if c.Service != "egress" && c.Service != "agent" {
-			continue
-		}
-		states = append(states, c.Service+" "+c.Status)
-		if !c.Running {
-			continue
-		}
-		up++
-		if c.Started.After(v.Since) {
-			v.Since = c.Started
-		}
-		if c.Service == "egress" {
-			egress = c.ID
-			v.Profile = cmp.Or(c.Profile, config.ProfileBalanced)
-		}
-	}
-	switch {
-	case len(states) == 0:
-		v.State = "down"
-	case up == 2 && len(states) == 2:
-		v.Up, v.State = true, "up"
-	default:
-		v.State = strings.Join(states, ", ")
-	}
-	if !v.Up {
-		v.Since = time.Time{}
-	}
-	return egress
 }
 
 // addGrants adds the grants in force in the sandbox (task "") or a task;
@@ -232,45 +165,11 @@ func (v *statusView) text(now time.Time) statusText {
 // dockerContainers is deps.containers: the containers of compose project
 // name, as docker inspect sees them.
 func dockerContainers(ctx context.Context, name string) ([]containerInfo, error) {
-	docker, err := checkDocker(ctx)
+	d, err := sandbox.Check(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out, err := exec.CommandContext(ctx, docker, "ps", "-aq", "--no-trunc", "--filter", "label=com.docker.compose.project="+name).Output()
-	if err != nil {
-		return nil, fmt.Errorf("listing the containers of compose project %q: %v", name, err)
-	}
-	ids := strings.Fields(string(out))
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	format := `{{.Id}}	{{index .Config.Labels "com.docker.compose.service"}}	{{.State.Running}}	{{.State.Status}}	{{.State.StartedAt}}	{{index .Config.Labels "` + generator.ProfileLabel + `"}}`
-	out, err = exec.CommandContext(ctx, docker, append([]string{"inspect", "--format", format}, ids...)...).Output()
-	if err != nil {
-		return nil, fmt.Errorf("docker inspect: %v", err)
-	}
-	return parseContainers(string(out))
-}
-
-// parseContainers reads dockerContainers' docker inspect lines.
-func parseContainers(out string) ([]containerInfo, error) {
-	var cs []containerInfo
-	for _, line := range strings.Split(out, "\n") {
-		// Not trimmed: an empty label is an empty last field.
-		if line == "" {
-			continue
-		}
-		f := strings.Split(line, "\t")
-		if len(f) != 6 {
-			return nil, fmt.Errorf("docker inspect: unexpected line %q", line)
-		}
-		c := containerInfo{ID: f[0], Service: f[1], Running: f[2] == "true", Status: f[3], Profile: f[5]}
-		if t, err := time.Parse(time.RFC3339Nano, f[4]); err == nil {
-			c.Started = t
-		}
-		cs = append(cs, c)
-	}
-	return cs, nil
+	return d.Containers(ctx, name)
 }
 
 // dockerTaskState is deps.taskState: a recorded task's state now, as ps

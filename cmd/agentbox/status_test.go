@@ -277,23 +277,3 @@ func TestStatusJSONShapeDocumented(t *testing.T) {
 		t.Errorf("docs/cli.md's status JSON shape:\n%s\nthe output's:\n%s", strings.Join(want, "\n"), strings.Join(sortedKeys(got), "\n"))
 	}
 }
-
-// TestParseContainers: docker inspect's lines as dockerContainers asks
-// for them; a container without the profile label has none.
-func TestParseContainers(t *testing.T) {
-	t.Parallel()
-	cs, err := parseContainers("abc\tegress\ttrue\trunning\t2026-11-27T03:00:00.123456789Z\tlocked\ndef\tagent\tfalse\texited\t0001-01-01T00:00:00Z\t\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []containerInfo{
-		{ID: "abc", Service: "egress", Running: true, Status: "running", Started: time.Date(2026, 11, 27, 3, 0, 0, 123456789, time.UTC), Profile: "locked"},
-		{ID: "def", Service: "agent", Status: "exited", Started: time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)},
-	}
-	if !slices.EqualFunc(cs, want, func(a, b containerInfo) bool { return a == b }) {
-		t.Errorf("got %+v", cs)
-	}
-	if _, err := parseContainers("abc\tegress\n"); err == nil {
-		t.Error("a short line: no error")
-	}
-}

@@ -3,39 +3,15 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentbox-dev/agentbox/config"
-	"github.com/agentbox-dev/agentbox/internal/checks"
 	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
+	"github.com/agentbox-dev/agentbox/verify"
 )
-
-func TestParseProbes(t *testing.T) {
-	t.Parallel()
-	ps, err := parseProbes([]byte("PASS\tfiles\tdocker socket\tlook\tabsent\nFAIL\tnetwork\tIPv6\tconnect\tconnected\n\n"))
-	if err != nil || len(ps) != 2 || ps[1].Result != "FAIL" || ps[1].Happened != "connected" {
-		t.Fatalf("%+v %v", ps, err)
-	}
-	for _, bad := range []string{"PASS\tonly\tthree", "MAYBE\ta\tb\tc\td", "garbage"} {
-		if _, err := parseProbes([]byte(bad)); err == nil {
-			t.Errorf("parseProbes(%q) accepted", bad)
-		}
-	}
-}
-
-func TestVerifyScriptParses(t *testing.T) {
-	t.Parallel()
-	if err := checks.Shell([]byte(verifyScript), "verify.sh"); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestVerifyFlow runs verify against a fake docker whose `compose exec`
 // runs the probe script here, in a new network namespace that has only
@@ -140,36 +116,6 @@ exit 0
 // TestVerifyScriptReadsVerifyVars: verify.sh reads every variable of
 // verifyVars, a required one as ${NAME:?} and an optional one as ${NAME:-},
 // and no other AGENTBOX_VERIFY_ variable.
-func TestVerifyScriptReadsVerifyVars(t *testing.T) {
-	t.Parallel()
-	read := map[string]string{}
-	for _, m := range regexp.MustCompile(`\$\{(AGENTBOX_VERIFY_[A-Z0-9_]+)(:[?-])`).FindAllStringSubmatch(verifyScript, -1) {
-		if prev, ok := read[m[1]]; ok && prev != m[2] {
-			t.Errorf("verify.sh reads %s both as %s and %s", m[1], prev, m[2])
-		}
-		read[m[1]] = m[2]
-	}
-	if n := len(regexp.MustCompile(`AGENTBOX_VERIFY_[A-Z0-9_]+`).FindAllString(verifyScript, -1)); n != len(read) {
-		t.Errorf("verify.sh names AGENTBOX_VERIFY_ variables %d times, but reads %d once each as ${NAME:?} or ${NAME:-}", n, len(read))
-	}
-	for _, v := range verifyVars {
-		want := ":?"
-		if v.optional {
-			want = ":-"
-		}
-		switch got, ok := read[v.name]; {
-		case !ok:
-			t.Errorf("verify.sh does not read %s", v.name)
-		case got != want:
-			t.Errorf("verify.sh reads %s as ${%s%s}, want ${%s%s}", v.name, v.name, got, v.name, want)
-		}
-		delete(read, v.name)
-	}
-	for name := range read {
-		t.Errorf("verify.sh reads %s, which verifyVars does not list (agentbox never passes it)", name)
-	}
-}
-
 // TestVerifyNeedsEveryProbe: a docker that prints nothing (or a script that
 // stops early) is a failure naming what did not report, not "all 0 probes
 // passed".
@@ -191,53 +137,6 @@ func TestVerifyNeedsEveryProbe(t *testing.T) {
 	}
 }
 
-func TestCheckProbes(t *testing.T) {
-	t.Parallel()
-	cfg := &config.Config{}
-	bal := &config.Profile{Name: "balanced"}
-	row := func(area, name string) probe { return probe{"PASS", area, name, "tried", "happened"} }
-	var all []probe
-	for _, p := range probeTable {
-		if p.phase == "all" && (p.when == nil || p.when(cfg, bal)) {
-			all = append(all, row(p.area, p.name))
-		}
-	}
-	if len(all) < 10 {
-		t.Fatalf("only %d probes in phase all", len(all))
-	}
-	if err := checkProbes("all", cfg, bal, all); err != nil {
-		t.Errorf("every probe: %v", err)
-	}
-	for _, tt := range []struct {
-		name   string
-		probes []probe
-		want   string
-	}{
-		{"none", nil, "did not report"},
-		{"one missing", all[1:], "did not report 1 of"},
-		{"twice", append(all[:len(all):len(all)], all[0]), `"files/host paths" twice`},
-		{"unknown", append(all[:len(all):len(all)], row("files", "something new")), `unexpected probe "files/something new"`},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			if err := checkProbes("all", cfg, bal, tt.probes); err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("err = %v, want %q", err, tt.want)
-			}
-		})
-	}
-	// The state volume's probe is expected only when the agent has one.
-	check := []probe{row("persistence", "outside the workspace"), row("persistence", "workspace")}
-	if err := checkProbes("check", cfg, bal, check); err != nil {
-		t.Errorf("no state volume: %v", err)
-	}
-	cfg.Agent.StateDir = "/home/agent/.claude"
-	if err := checkProbes("check", cfg, bal, check); err == nil || !strings.Contains(err.Error(), "persistence/state volume") {
-		t.Errorf("state volume: err = %v", err)
-	}
-	if err := checkProbes("write", cfg, bal, nil); err != nil {
-		t.Errorf("write: %v", err)
-	}
-}
-
 // TestVerifyChecksLinksBeforeRecreating: verify recreates the agent
 // container after the probes ran, time enough for the agent to leave a
 // link; the mount sources are checked again right before.
@@ -249,9 +148,9 @@ func TestVerifyChecksLinksBeforeRecreating(t *testing.T) {
 	// The fake docker answers every probe, and during the "write" phase
 	// puts a link where .git was (the project changes while verify runs).
 	var rows strings.Builder
-	for _, p := range probeTable {
-		if p.phase == "all" && (p.when == nil || p.when(&config.Config{}, &config.Profile{Name: "balanced"})) {
-			fmt.Fprintf(&rows, "PASS\\t%s\\t%s\\tt\\th\\n", p.area, p.name)
+	for _, p := range verify.Table {
+		if p.Phase == "all" && p.Expected(&config.Config{}, &config.Profile{Name: "balanced"}) {
+			fmt.Fprintf(&rows, "PASS\\t%s\\t%s\\tt\\th\\n", p.Area, p.Name)
 		}
 	}
 	bin := t.TempDir()
@@ -288,181 +187,23 @@ exit 0
 // user whose process limit (RLIMIT_NPROC, standing in for the container's
 // pids limit) stops the spawn: the probe must report where fork failed
 // within seconds. bash retries a failed fork for 15 s.
-func TestVerifyPidsProbeIsQuick(t *testing.T) {
-	testenv.RequireRoot(t)
-	testenv.RequireProgram(t, "setpriv")
-	testenv.RequireProgram(t, "prlimit")
-	const limit = 48
-	start := time.Now()
-	cmd := exec.Command("prlimit", "--nproc="+strconv.Itoa(limit), "--",
-		"setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "--",
-		"bash", "-s", "--", "privileges")
-	cmd.Env = append(os.Environ(), "AGENTBOX_VERIFY_WORKSPACE=/nonexistent", "AGENTBOX_VERIFY_UNLISTED_NAME=x.invalid",
-		"AGENTBOX_VERIFY_UNLISTED_ADDRESS=127.0.0.1:1", "AGENTBOX_VERIFY_RESOLVER=127.0.0.1", "AGENTBOX_VERIFY_IPV6_ADDRESS=[::1]:1",
-		"AGENTBOX_VERIFY_METADATA_ADDRESS=127.0.0.1:2", "AGENTBOX_VERIFY_MEMORY_BYTES=1048576",
-		"AGENTBOX_VERIFY_PIDS="+strconv.Itoa(limit-16), "AGENTBOX_VERIFY_ORIGIN=/nonexistent", "AGENTBOX_VERIFY_NETWORK=allowlist")
-	cmd.Stdin = strings.NewReader(verifyScript)
-	out, err := cmd.CombinedOutput()
-	took := time.Since(start)
-	if err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	if !regexp.MustCompile(`PASS\tprivileges\tpids limit\t[^\t]*\tstopped at [0-9]+`).Match(out) {
-		t.Fatalf("the pids probe did not stop at the limit:\n%s", out)
-	}
-	if took > 5*time.Second {
-		t.Errorf("the privileges probes took %v; want seconds at most:\n%s", took, out)
-	}
-}
-
 // TestVerifyLockedProbes runs the files and network probes of a locked
 // profile as an unprivileged user on this host: the workspace (root's) is
 // refused, the output directory written, the root file system is not
 // read-only here (so that probe fails), and under network mode none a name
 // that resolves is a failure.
-func TestVerifyLockedProbes(t *testing.T) {
-	testenv.RequireRoot(t)
-	testenv.RequireProgram(t, "setpriv")
-	// Not t.TempDir: its parent is root's alone (0700).
-	dir := func(mode os.FileMode) string {
-		d, err := os.MkdirTemp("", "agentbox-verify-locked-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.RemoveAll(d) })
-		os.Chmod(d, mode)
-		return d
-	}
-	ws, out, home := dir(0o755), dir(0o777), dir(0o755)
-	run := func(phase string, env ...string) string {
-		cmd := exec.Command("setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "--", "bash", "-s", "--", phase)
-		cmd.Env = append(os.Environ(), append([]string{"HOME=" + home, "AGENTBOX_VERIFY_WORKSPACE=" + ws,
-			"AGENTBOX_VERIFY_UNLISTED_ADDRESS=127.0.0.1:1", "AGENTBOX_VERIFY_RESOLVER=127.0.0.1", "AGENTBOX_VERIFY_IPV6_ADDRESS=[::1]:1",
-			"AGENTBOX_VERIFY_METADATA_ADDRESS=127.0.0.1:2", "AGENTBOX_VERIFY_MEMORY_BYTES=1048576", "AGENTBOX_VERIFY_PIDS=64",
-			"AGENTBOX_VERIFY_ORIGIN=/nonexistent", "AGENTBOX_VERIFY_OUTPUT=" + out}, env...)...)
-		cmd.Stdin = strings.NewReader(verifyScript)
-		b, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%v: %s", err, b)
-		}
-		return string(b)
-	}
-	files := run("files", "AGENTBOX_VERIFY_NETWORK=none", "AGENTBOX_VERIFY_UNLISTED_NAME=x.invalid")
-	for _, want := range []string{"PASS\tfiles\tread-only workspace", "FAIL\tfiles\tread-only root", "PASS\tfiles\twritable output"} {
-		if !strings.Contains(files, want) {
-			t.Errorf("files lack %q:\n%s", want, files)
-		}
-	}
-	if strings.Contains(files, "read-only git database") {
-		t.Errorf("a locked profile has no git database to probe:\n%s", files)
-	}
-	for _, tc := range []struct{ mode, name, want string }{
-		{"none", "x.invalid", "PASS\tnetwork\tno name resolves"},
-		{"none", "localhost", "FAIL\tnetwork\tno name resolves"},
-		{"open", "localhost", "PASS\tnetwork\tevery name resolves"},
-		{"open", "x.invalid", "FAIL\tnetwork\tevery name resolves"},
-	} {
-		got := run("network", "AGENTBOX_VERIFY_NETWORK="+tc.mode, "AGENTBOX_VERIFY_UNLISTED_NAME="+tc.name)
-		if !strings.Contains(got, tc.want) {
-			t.Errorf("%s %s: want %q:\n%s", tc.mode, tc.name, tc.want, got)
-		}
-	}
-}
-
 // TestVerifyMemoryProbePast2GiB runs the memory probe on this host in a
 // memory cgroup of its own whose limit is above 2 GiB: one read(2) returns
 // at most 2 GiB, so a probe that allocates with a single read stays under
 // such a limit (the default memory: 4g among them) and reports a failure
 // where the limit holds. It allocates about 2.6 GiB for a second.
-func TestVerifyMemoryProbePast2GiB(t *testing.T) {
-	testenv.RequireRoot(t)
-	if testing.Short() {
-		t.Skip("allocates 2.6 GiB")
-	}
-	const limit = 2<<30 + 512<<20
-	cg := memoryCgroup(t, limit)
-	cmd := exec.Command("bash", "-c", `echo $$ > "$1/cgroup.procs" && exec bash -s -- resources`, "_", cg)
-	cmd.Env = append(os.Environ(), "AGENTBOX_VERIFY_WORKSPACE=/nonexistent", "AGENTBOX_VERIFY_UNLISTED_NAME=x.invalid",
-		"AGENTBOX_VERIFY_UNLISTED_ADDRESS=127.0.0.1:1", "AGENTBOX_VERIFY_RESOLVER=127.0.0.1", "AGENTBOX_VERIFY_IPV6_ADDRESS=[::1]:1",
-		"AGENTBOX_VERIFY_METADATA_ADDRESS=127.0.0.1:2", "AGENTBOX_VERIFY_MEMORY_BYTES="+strconv.Itoa(limit),
-		"AGENTBOX_VERIFY_PIDS=64", "AGENTBOX_VERIFY_ORIGIN=/nonexistent", "AGENTBOX_VERIFY_NETWORK=allowlist")
-	cmd.Stdin = strings.NewReader(verifyScript)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	if !strings.Contains(string(out), "PASS\tresources\tmemory limit\tallocate 2624 MiB\tkilled") {
-		t.Fatalf("the memory probe did not go past a limit of 2.5 GiB:\n%s", out)
-	}
-}
-
 // memoryCgroup makes a memory cgroup (v1 or v2) limited to limit bytes,
 // removed at the end of the test, or skips the test where there is none.
-func memoryCgroup(t *testing.T, limit int) string {
-	t.Helper()
-	var parent, file string
-	if _, err := os.Stat("/sys/fs/cgroup/memory/memory.limit_in_bytes"); err == nil {
-		parent, file = "/sys/fs/cgroup/memory", "memory.limit_in_bytes" // v1
-	} else if b, err := os.ReadFile("/sys/fs/cgroup/cgroup.subtree_control"); err == nil && strings.Contains(string(b), "memory") {
-		parent, file = "/sys/fs/cgroup", "memory.max" // v2
-	} else {
-		t.Skip("no memory cgroup controller here")
-	}
-	dir := filepath.Join(parent, fmt.Sprintf("agentbox-verify-test-%d", os.Getpid()))
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Skipf("cannot make a memory cgroup: %v", err)
-	}
-	t.Cleanup(func() { os.Remove(dir) })
-	if err := os.WriteFile(filepath.Join(dir, file), []byte(strconv.Itoa(limit)), 0o644); err != nil {
-		t.Fatalf("limiting cgroup %s: %v", dir, err)
-	}
-	return dir
-}
-
 // TestVerifyOfflineSaysNoNetwork runs the network probes in a network
 // namespace with loopback alone, as on a machine offline: a name that does
 // not resolve for want of an upstream, and an address with no route, read
 // "no network/upstream", never "refused" (bash's own words for a name it
 // cannot resolve are "Invalid argument").
-func TestVerifyOfflineSaysNoNetwork(t *testing.T) {
-	testenv.RequireRoot(t)
-	testenv.RequireProgram(t, "unshare")
-	testenv.RequireProgram(t, "ip")
-	run := func(mode string) string {
-		cmd := exec.Command("unshare", "--net", "bash", "-c", `ip link set lo up && exec bash -s -- network`)
-		cmd.Env = append(os.Environ(), "AGENTBOX_VERIFY_WORKSPACE=/nonexistent", "AGENTBOX_VERIFY_UNLISTED_NAME=unlisted.agentbox.test",
-			"AGENTBOX_VERIFY_ALLOWED=allowed.agentbox.test:443", "AGENTBOX_VERIFY_UNLISTED_ADDRESS=198.18.0.1:443",
-			"AGENTBOX_VERIFY_RESOLVER=127.0.0.1", "AGENTBOX_VERIFY_IPV6_ADDRESS=[2001:db8::1]:443",
-			"AGENTBOX_VERIFY_METADATA_ADDRESS=127.0.0.1:2", "AGENTBOX_VERIFY_MEMORY_BYTES=1048576", "AGENTBOX_VERIFY_PIDS=64",
-			"AGENTBOX_VERIFY_ORIGIN=/nonexistent", "AGENTBOX_VERIFY_NETWORK="+mode)
-		cmd.Stdin = strings.NewReader(verifyScript)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%v: %s", err, out)
-		}
-		return string(out)
-	}
-	rows := map[string]string{}
-	for _, mode := range []string{"allowlist", "open"} {
-		for _, line := range strings.Split(strings.TrimSpace(run(mode)), "\n") {
-			if f := strings.Split(line, "\t"); len(f) == 5 {
-				rows[mode+" "+f[2]] = f[0] + " " + f[4]
-			}
-		}
-	}
-	for _, want := range []struct{ probe, result string }{
-		{"allowlist allowed name", "FAIL no network/upstream: allowed.agentbox.test does not resolve (the resolver: connection refused)"},
-		{"allowlist unlisted address", "PASS no network/upstream: Network is unreachable in "},
-		{"allowlist IPv6", "PASS no network/upstream: Network is unreachable"},
-		{"open every name resolves", "FAIL no network/upstream: unlisted.agentbox.test does not resolve (the resolver: connection refused)"},
-		{"open public address", "FAIL no network/upstream: Network is unreachable"},
-	} {
-		if got := rows[want.probe]; !strings.HasPrefix(got, want.result) {
-			t.Errorf("%s: got %q, want %q", want.probe, got, want.result)
-		}
-	}
-}
-
 // TestVerifyHelpListsDefaultTargets: verify --help names every default
 // target of the network probes, from the constants the probes use.
 func TestVerifyHelpListsDefaultTargets(t *testing.T) {

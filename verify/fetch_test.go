@@ -1,4 +1,4 @@
-package main
+package verify
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/config"
+	"github.com/agentbox-dev/agentbox/sandbox"
 )
 
 // fakeExec is a docker whose `compose ... exec -T agent CMD...` runs CMD
@@ -50,7 +51,7 @@ func TestFetchProbe(t *testing.T) {
 
 	t.Run("refused", func(t *testing.T) {
 		ws := agentClone(t)
-		p := fetchProbe(ctx, fakeExec(t, ""), &config.Config{Workspace: ws})
+		p := FetchProbe(ctx, sandbox.ComposeOf(fakeExec(t, "")), &config.Config{Workspace: ws})
 		if p.Result != "PASS" || !strings.Contains(p.Happened, ".vscode/tasks.json") || !strings.Contains(p.Happened, "lib") {
 			t.Fatalf("%+v", p)
 		}
@@ -61,7 +62,7 @@ func TestFetchProbe(t *testing.T) {
 	})
 	t.Run("writable .vscode: the gitlink is still refused", func(t *testing.T) {
 		ws := agentClone(t)
-		p := fetchProbe(ctx, fakeExec(t, ""), &config.Config{Workspace: ws, Writable: []string{".vscode"}})
+		p := FetchProbe(ctx, sandbox.ComposeOf(fakeExec(t, "")), &config.Config{Workspace: ws, Writable: []string{".vscode"}})
 		if p.Result != "PASS" || strings.Contains(p.Happened, ".vscode") || !strings.Contains(p.Happened, "lib") {
 			t.Fatalf("%+v", p)
 		}
@@ -71,13 +72,13 @@ func TestFetchProbe(t *testing.T) {
 		// and the probe must say so.
 		ws := agentClone(t)
 		clean := `cd "$5" && git update-ref refs/heads/` + fetchProbeBranch + ` HEAD && git bundle create - refs/heads/` + fetchProbeBranch
-		p := fetchProbe(ctx, fakeExec(t, clean), &config.Config{Workspace: ws})
+		p := FetchProbe(ctx, sandbox.ComposeOf(fakeExec(t, clean)), &config.Config{Workspace: ws})
 		if p.Result != "FAIL" || !strings.Contains(p.Happened, "accepted") {
 			t.Fatalf("%+v", p)
 		}
 	})
 	t.Run("no clone", func(t *testing.T) {
-		p := fetchProbe(ctx, fakeExec(t, ""), &config.Config{Workspace: t.TempDir()})
+		p := FetchProbe(ctx, sandbox.ComposeOf(fakeExec(t, "")), &config.Config{Workspace: t.TempDir()})
 		if p.Result != "FAIL" {
 			t.Fatalf("%+v", p)
 		}

@@ -1,4 +1,4 @@
-package main
+package sandbox
 
 import (
 	"os"
@@ -10,15 +10,36 @@ import (
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/settings"
 	"github.com/agentbox-dev/agentbox/internal/testing/testca"
-	"github.com/agentbox-dev/agentbox/sandbox"
 )
+
+// generated is a copy of the golden case name with its generated files
+// written, as agentbox generate leaves it.
+func generated(t *testing.T, name string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"agentbox.yaml", "agentbox.lock"} {
+		data, err := os.ReadFile(filepath.Join("..", "testdata", "golden", name, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, f), data)
+	}
+	c, err := generator.Compile(dir, generator.CompileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := generator.Write(dir, c.Files); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
 
 // The settings' certificates reach the build context as
 // .agentbox/local/ca.pem, which generate --check leaves alone; written
 // only when they change, removed when the settings name none, never
 // through a link.
 func TestWriteLocalCA(t *testing.T) {
-	dir := project(t, "agent-claude")
+	dir := generated(t, "agent-claude")
 	config := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", config)
 	for _, k := range []string{"AGENTBOX_CA_CERTIFICATES", "AGENTBOX_DEBIAN_ARCHIVE", "NPM_CONFIG_REGISTRY"} {
@@ -33,14 +54,14 @@ func TestWriteLocalCA(t *testing.T) {
 	writeFile(t, filepath.Join(config, "agentbox", "settings.yaml"), []byte("ca_certificates: ["+caFile+"]\n"))
 	local := filepath.Join(dir, filepath.FromSlash(generator.LocalCA))
 
-	if err := sandbox.WriteLocalCA(dir, userSettings(t)); err != nil {
+	if err := WriteLocalCA(dir, userSettings(t)); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(local); string(got) != string(ca.PEM) {
 		t.Fatalf("%s: %q, want the settings' certificate", generator.LocalCA, got)
 	}
-	if stdout, stderr, code := runIn(t, dir, "generate", "--check"); code != exitOK {
-		t.Errorf("generate --check with %s: exit %d\n%s%s", generator.LocalCA, code, stdout, stderr)
+	if _, err := Compiled(dir, false); err != nil {
+		t.Errorf("generate --check with %s: %v", generator.LocalCA, err)
 	}
 	// Unchanged certificates: the file is not written again (a task's
 	// images are rebuilt when a file of .agentbox/ is newer than they are).
@@ -48,7 +69,7 @@ func TestWriteLocalCA(t *testing.T) {
 	if err := os.Chtimes(local, old, old); err != nil {
 		t.Fatal(err)
 	}
-	if err := sandbox.WriteLocalCA(dir, userSettings(t)); err != nil {
+	if err := WriteLocalCA(dir, userSettings(t)); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(local); err != nil || !fi.ModTime().Equal(old) {
@@ -56,7 +77,7 @@ func TestWriteLocalCA(t *testing.T) {
 	}
 	// No certificates in the settings: the file goes.
 	writeFile(t, filepath.Join(config, "agentbox", "settings.yaml"), []byte("{}\n"))
-	if err := sandbox.WriteLocalCA(dir, userSettings(t)); err != nil {
+	if err := WriteLocalCA(dir, userSettings(t)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(local); !os.IsNotExist(err) {
@@ -69,8 +90,8 @@ func TestWriteLocalCA(t *testing.T) {
 	if err := os.Symlink(target, local); err != nil {
 		t.Fatal(err)
 	}
-	if err := sandbox.WriteLocalCA(dir, userSettings(t)); err == nil || !strings.Contains(err.Error(), "symbolic link") {
-		t.Errorf("sandbox.WriteLocalCA through a link: %v, want a refusal", err)
+	if err := WriteLocalCA(dir, userSettings(t)); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("WriteLocalCA through a link: %v, want a refusal", err)
 	}
 	if got, _ := os.ReadFile(target); string(got) != "untouched\n" {
 		t.Errorf("the link's target was written: %q", got)

@@ -1,4 +1,4 @@
-package main
+package verify
 
 import (
 	"bytes"
@@ -34,19 +34,19 @@ trap 'git update-ref -d "$b"' EXIT
 git bundle create - "$b"
 `
 
-// fetchProbe checks, from the host, the gate that keeps the agent's writes
+// FetchProbe checks, from the host, the gate that keeps the agent's writes
 // off the host: a commit made in the sandbox that plants a .vscode task and
 // a gitlink must be refused by agentbox fetch's rules, applied with this
 // project's policy to a scratch repository (the project's own refs are not
 // touched).
-func fetchProbe(ctx context.Context, argv []string, cfg *config.Config) probe {
+func FetchProbe(ctx context.Context, c sandbox.Compose, cfg *config.Config) Probe {
 	const tried = "bring back a commit of .vscode/tasks.json and a gitlink made in the sandbox"
-	p := probe{Area: "files", Probe: "protected paths", Tried: tried}
-	fail := func(format string, args ...any) probe {
+	p := Probe{Area: "files", Probe: "protected paths", Tried: tried}
+	fail := func(format string, args ...any) Probe {
 		p.Result, p.Happened = "FAIL", fmt.Sprintf(format, args...)
 		return p
 	}
-	bundle, err := runCompose(ctx, argv, "", "exec", "-T", "agent", "bash", "-c", fetchProbeScript, "probe", cfg.Workspace)
+	bundle, err := c.Output(ctx, "", "exec", "-T", "agent", "bash", "-c", fetchProbeScript, "probe", cfg.Workspace)
 	if err != nil {
 		return fail("could not make the commit in the sandbox: %v", err)
 	}
