@@ -74,6 +74,9 @@ func TestCompose(t *testing.T) {
 		{"short bind syntax", "services:\n  a:\n    image: x\n    volumes: [\"./nope:/w:ro\"]\n", ""},
 		{"unknown key", strings.Replace(goodCompose, "    init: true\n    user:", "    init: true\n    frobnicate: 1\n    user:", 1), "services.agent.frobnicate"},
 		{"wrong type", strings.Replace(goodCompose, "pids_limit: 512", "pids_limit: [512]", 1), "pids_limit"},
+		// Without the interpolation's casts, a number written as a string
+		// still loads, as compose loads it.
+		{"number as a string", strings.Replace(goodCompose, "pids_limit: 512", `pids_limit: "512"`, 1), ""},
 		{"network_mode to missing service", strings.Replace(goodCompose, "service:egress", "service:missing", 1), `undefined service "missing"`},
 		{"network_mode to missing service, no depends_on", "services:\n  a:\n    image: x\n    network_mode: service:missing\n", `undefined service "missing"`},
 		{"service behind a profile is checked too", "services:\n  a:\n    image: x\n    profiles: [debug]\n    network_mode: service:missing\n", `undefined service "missing"`},
