@@ -47,14 +47,14 @@ func checkTarballs(old *lockfile.Lock, tree *npm.Tree, accept []string, res *Res
 	pinned := map[string]string{} // name@version -> integrity
 	for _, t := range old.NPM {
 		for p, e := range t.Packages {
-			pinned[entryID(p, e)] = e.Integrity
+			pinned[e.ID(p)] = e.Integrity
 		}
 	}
 	seen := map[string]bool{}
 	err := &ChangedTarballError{}
 	for _, p := range slices.Sorted(maps.Keys(tree.Packages)) {
 		e := tree.Packages[p]
-		id := entryID(p, e)
+		id := e.ID(p)
 		was, ok := pinned[id]
 		if !ok || was == e.Integrity || seen[id] {
 			continue
@@ -70,13 +70,4 @@ func checkTarballs(old *lockfile.Lock, tree *npm.Tree, accept []string, res *Res
 		return err
 	}
 	return nil
-}
-
-// entryID is a tree entry's real name and version, "name@1.2.3".
-func entryID(path string, e npm.Entry) string {
-	name := e.Name
-	if name == "" {
-		name = path[strings.LastIndex(path, "node_modules/")+len("node_modules/"):]
-	}
-	return name + "@" + e.Version
 }

@@ -149,7 +149,7 @@ func supplyRows(base, head *Sandbox) []DiffRow {
 	gone := map[string]string{} // name@version -> a path only base has
 	for _, p := range slices.Sorted(maps.Keys(old)) {
 		if _, ok := cur[p]; !ok {
-			gone[id(p, old[p])] = p
+			gone[old[p].ID(p)] = p
 		}
 	}
 	var rows []DiffRow
@@ -158,40 +158,30 @@ func supplyRows(base, head *Sandbox) []DiffRow {
 		a, had := old[p]
 		switch {
 		case !had:
-			if from, ok := gone[id(p, b)]; ok {
-				delete(gone, id(p, b))
-				rows = append(rows, row(Risk, p, id(p, b)+" at "+strings.TrimPrefix(from, "node_modules/"), id(p, b), warnMoved))
+			if from, ok := gone[b.ID(p)]; ok {
+				delete(gone, b.ID(p))
+				rows = append(rows, row(Risk, p, b.ID(p)+" at "+strings.TrimPrefix(from, "node_modules/"), b.ID(p), warnMoved))
 				continue
 			}
 			w := warnAdded
 			if b.HasInstallScript {
 				w = warnAddedRun
 			}
-			rows = append(rows, row(Risk, p, "", id(p, b), w))
+			rows = append(rows, row(Risk, p, "", b.ID(p), w))
 		case a.Name != b.Name:
-			rows = append(rows, row(Risk, p, id(p, a), id(p, b), warnAlias))
-		case id(p, a) != id(p, b) && lowerNPM(a.Version, b.Version):
-			rows = append(rows, row(Risk, p, id(p, a), id(p, b), warnDowngrade))
-		case id(p, a) == id(p, b) && a.Integrity != b.Integrity:
-			rows = append(rows, row(Risk, p, id(p, a)+" "+a.Integrity, id(p, b)+" "+b.Integrity, warnTarball))
+			rows = append(rows, row(Risk, p, a.ID(p), b.ID(p), warnAlias))
+		case a.ID(p) != b.ID(p) && lowerNPM(a.Version, b.Version):
+			rows = append(rows, row(Risk, p, a.ID(p), b.ID(p), warnDowngrade))
+		case a.ID(p) == b.ID(p) && a.Integrity != b.Integrity:
+			rows = append(rows, row(Risk, p, a.ID(p)+" "+a.Integrity, b.ID(p)+" "+b.Integrity, warnTarball))
 		case b.HasInstallScript && !a.HasInstallScript:
-			rows = append(rows, row(Risk, p, id(p, a), id(p, b), warnScript))
-		case id(p, a) != id(p, b) && p != self:
-			rows = append(rows, row(Pinned, p, id(p, a), id(p, b), ""))
+			rows = append(rows, row(Risk, p, a.ID(p), b.ID(p), warnScript))
+		case a.ID(p) != b.ID(p) && p != self:
+			rows = append(rows, row(Pinned, p, a.ID(p), b.ID(p), ""))
 		}
 	}
 	for _, p := range slices.Sorted(maps.Values(gone)) {
-		rows = append(rows, row(Pinned, p, id(p, old[p]), "", ""))
+		rows = append(rows, row(Pinned, p, old[p].ID(p), "", ""))
 	}
 	return rows
-}
-
-// id is a tree entry's package and version, "name@1.2.3": its real name
-// where the path names an alias.
-func id(path string, e npm.Entry) string {
-	name := e.Name
-	if name == "" {
-		name = path[strings.LastIndex(path, "node_modules/")+len("node_modules/"):]
-	}
-	return name + "@" + e.Version
 }

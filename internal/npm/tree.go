@@ -486,3 +486,13 @@ func without(m map[string]string, drop map[string]bool) map[string]string {
 	}
 	return nonEmpty(out)
 }
+
+// ID is the package and version of the tree's entry at path,
+// "name@1.2.3": its real name where the path names an alias.
+func (e Entry) ID(path string) string {
+	name := e.Name
+	if name == "" {
+		name = path[strings.LastIndex(path, "node_modules/")+len("node_modules/"):]
+	}
+	return name + "@" + e.Version
+}
