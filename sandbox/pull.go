@@ -49,12 +49,6 @@ func BaseImages(dir string) ([]string, error) {
 	return refs, nil
 }
 
-// PullBases pulls the base images of the project in dir that docker at
-// path does not have (Docker.PullBases).
-func PullBases(ctx context.Context, docker, dir string, stderr io.Writer) error {
-	return Docker{Path: docker}.PullBases(ctx, dir, stderr)
-}
-
 // PullBases pulls the base images of the project in dir that the daemon
 // does not have, saying so on stderr (docker pull's own progress goes
 // there too).

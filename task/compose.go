@@ -98,7 +98,7 @@ func (b *Compose) EnsureImages(ctx context.Context) error {
 		if err == nil && !created.Before(newest) {
 			continue
 		}
-		if err := sandbox.PullBases(ctx, p.Docker.Path, p.Rec.Dir, b.Stderr); err != nil {
+		if err := p.Docker.PullBases(ctx, p.Rec.Dir, b.Stderr); err != nil {
 			return err
 		}
 		done := b.Prog.Step("building the sandbox's images (the first build takes minutes)")
