@@ -72,6 +72,26 @@ func TestCluster(t *testing.T) {
 	t.Run("deadline", func(t *testing.T) { checkDeadline(t, c, ns) })
 	t.Run("strict validation", func(t *testing.T) { checkStrict(t, c, ns) })
 	t.Run("trust-registry", func(t *testing.T) { checkTrusted(t, c, ns, reg, id) })
+	t.Run("no image collection", func(t *testing.T) { checkNoImageGC(t, c) })
+}
+
+// checkNoImageGC: the kubelet, as it runs (its configz), never collects
+// images. With its default (above 85 % of the disk) it deleted the pause
+// image on a CI machine whose disk the e2e's Docker images had filled, and
+// no pod of the e2e started again: the sandbox image cannot be pulled here.
+func checkNoImageGC(t *testing.T, c *cluster) {
+	out := c.mustKubectl("get", "--raw", "/api/v1/nodes/agentbox-k8s/proxy/configz")
+	var cz struct {
+		Config struct {
+			High *int `json:"imageGCHighThresholdPercent"`
+		} `json:"kubeletconfig"`
+	}
+	if err := json.Unmarshal([]byte(out), &cz); err != nil || cz.Config.High == nil {
+		t.Fatalf("the kubelet's configz: %v\n%s", err, tail(out, 20))
+	}
+	if *cz.Config.High != 100 {
+		t.Errorf("the kubelet collects images above %d %% of the disk; it must never (100)", *cz.Config.High)
+	}
 }
 
 // waitJob waits for a Job condition; on timeout it fails with what the

@@ -235,6 +235,10 @@ EOF
 	mv "$KUBECONFIG_FILE.tmp" "$KUBECONFIG_FILE"
 }
 
+# write_kubelet_config: the kubelet never collects images. Its default
+# collects above 85 % of the disk, and a test machine's disk fills with the
+# tests' Docker images: it then deleted the pause image, which containerd
+# 1.6 does not pin and cannot pull here, and no pod started again.
 write_kubelet_config() {
 	cat >"$STATE/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
@@ -248,6 +252,8 @@ authorization: {mode: AlwaysAllow}
 readOnlyPort: 0
 podLogsDir: $STATE/podlogs
 evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%, nodefs.inodesFree: 1%}
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
 EOF
 }
 
