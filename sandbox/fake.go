@@ -14,7 +14,8 @@ type FakeRunner struct {
 		Helper()
 		Fatalf(format string, args ...any)
 	}
-	// Answers maps a command line to its stdout, or to an error.
+	// Answers maps a command line to its stdout, or to an error, or to a
+	// func() string called for each run (an answer that changes).
 	Answers map[string]any
 	// Ran are the command lines run, in order.
 	Ran []string
@@ -36,9 +37,14 @@ func (f *FakeRunner) Run(_ context.Context, c Cmd) error {
 			_, _ = io.WriteString(c.Stdout, a)
 		}
 		return nil
+	case func() string:
+		if c.Stdout != nil {
+			_, _ = io.WriteString(c.Stdout, a())
+		}
+		return nil
 	case error:
 		return a
 	}
-	f.T.Fatalf("fake docker: the answer to %q is neither a string nor an error", line)
+	f.T.Fatalf("fake docker: the answer to %q is neither a string, a func() string nor an error", line)
 	return nil
 }

@@ -18,8 +18,10 @@ import (
 type Backend struct {
 	P      *task.Prepared
 	K      Kubectl
-	Stderr io.Writer   // hears where the task runs, and of a stop
+	Stderr io.Writer   // hears where the task runs, what holds its pod up, and of a stop
 	pod    *corev1.Pod // as Agent last saw it
+	// stuckLimit: a Pod in trouble this long fails the wait (0: stuckLimit).
+	stuckLimit time.Duration
 }
 
 // New is the backend of the prepared task p, on the cluster its record

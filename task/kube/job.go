@@ -102,11 +102,12 @@ func (b *Backend) start(ctx context.Context) error {
 	if err != nil {
 		return b.fail(ctx, err)
 	}
-	// With the clone in a ConfigMap the Pod needs only to be there; else
-	// the agent container must run to be handed the clone.
+	// With the clone in a ConfigMap the agent need only have started; else
+	// it must run to be handed the clone. A Pod that cannot start fails the
+	// run here, its Job removed.
 	ready := func(s *corev1.Pod) bool { return containerRunning(s.Status.ContainerStatuses, "agent") }
 	if codeMap != "" {
-		ready = func(*corev1.Pod) bool { return true }
+		ready = agentStarted
 	}
 	pod, err := b.waitPod(ctx, ready, 10*time.Minute)
 	if err != nil {
@@ -272,49 +273,6 @@ func (b *Backend) getPod(ctx context.Context) (*corev1.Pod, error) {
 		return nil, nil
 	}
 	return &list.Items[0], nil
-}
-
-// waitPod polls the task's Pod until ok says so, the Pod fails, or the
-// time is up.
-func (b *Backend) waitPod(ctx context.Context, ok func(*corev1.Pod) bool, limit time.Duration) (*corev1.Pod, error) {
-	end := time.Now().Add(limit)
-	for {
-		pod, err := b.getPod(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if pod != nil && ok(pod) {
-			return pod, nil
-		}
-		if pod != nil && (pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded) {
-			return pod, fmt.Errorf("the task's pod %s ended (%s): %s", pod.Name, pod.Status.Phase, podProblem(pod))
-		}
-		if time.Now().After(end) {
-			why := "no pod"
-			if pod != nil {
-				why = podProblem(pod)
-			}
-			return pod, fmt.Errorf("the task's pod did not get there within %s: %s", limit, why)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// podProblem says what a Pod waits for or why it failed.
-func podProblem(pod *corev1.Pod) string {
-	for _, cs := range append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
-		if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "PodInitializing" {
-			return fmt.Sprintf("container %s: %s %s", cs.Name, w.Reason, w.Message)
-		}
-		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
-			return fmt.Sprintf("container %s exited %d (%s)", cs.Name, t.ExitCode, t.Reason)
-		}
-	}
-	return fmt.Sprintf("phase %s %s", pod.Status.Phase, pod.Status.Message)
 }
 
 func containerStatus(ss []corev1.ContainerStatus, name string) *corev1.ContainerStatus {
