@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
@@ -79,7 +80,37 @@ func requireCluster(e *env) string {
 		e.must(runOpt{}, "ip", "addr", "add", kubeGateway+"/24", "dev", kubeBridge)
 		e.must(runOpt{}, "ip", "link", "set", kubeBridge, "up")
 	}
-	return strings.TrimSpace(e.must(runOpt{dir: e.root}, "bash", "scripts/k8s/cluster.sh", "kubeconfig").stdout)
+	kubeconfig := strings.TrimSpace(e.must(runOpt{dir: e.root}, "bash", "scripts/k8s/cluster.sh", "kubeconfig").stdout)
+	e.t.Cleanup(func() {
+		if e.t.Failed() {
+			kubeDiagnose(e, kubeconfig)
+		}
+	})
+	return kubeconfig
+}
+
+// kubeDiagnose logs what the cluster says after a test of it failed: its
+// pods and events, the node, and the tails of the kubelet's and
+// containerd's logs. CI shows what a failing test said and no more; a
+// cluster that could not start a pod once told nothing of why.
+func kubeDiagnose(e *env, kubeconfig string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	show := func(name string, args ...string) {
+		out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
+		e.t.Logf("the cluster after the failure: %s %s (%v):\n%s", name, strings.Join(args, " "), err, tail(string(out), 25))
+	}
+	k := func(args ...string) { show("kubectl", append([]string{"--kubeconfig", kubeconfig}, args...)...) }
+	k("get", "pods", "--all-namespaces", "-o", "wide")
+	k("get", "events", "--all-namespaces", "--sort-by=.lastTimestamp")
+	k("get", "node", "-o", `jsonpath={range .items[*].status.conditions[*]}{.type}={.status} {.message}{"\n"}{end}`)
+	out, _ := exec.CommandContext(ctx, "bash", filepath.Join(e.root, "scripts/k8s/cluster.sh"), "env").Output()
+	for _, l := range strings.Split(string(out), "\n") {
+		if state, ok := strings.CutPrefix(l, "STATE="); ok {
+			show("grep", "-E", "^[EW][0-9]{4}", filepath.Join(state, "logs", "kubelet.log"))
+			show("grep", "-E", "level=(error|warning)", filepath.Join(state, "logs", "containerd.log"))
+		}
+	}
 }
 
 // testKubernetes: agentbox run --on kubernetes runs tasks as Jobs on a real

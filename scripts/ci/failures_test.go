@@ -11,7 +11,8 @@ import (
 
 // The output of a real `go test -v` run whose failing subtest ran commands
 // and logged between its errors: failures.sh prints that subtest's errors
-// and notes, not its commands, timings or the passing subtest's lines.
+// and notes with their further lines (the stderr of a failed command), not
+// its commands and their output, timings or the passing subtest's lines.
 func TestFailuresDigest(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, s string) {
@@ -27,9 +28,10 @@ import "testing"
 func TestAll(t *testing.T) {
 	t.Run("Good", func(t *testing.T) { t.Logf("a note of the good one") })
 	t.Run("Bad", func(t *testing.T) {
-		t.Logf("$ docker ps  [exit 0, 0.1 s]")
+		t.Logf("$ docker ps  [exit 0, 0.1 s]\nCONTAINER ID   IMAGE")
 		t.Logf("e2e timing: something                 1.0 s")
 		t.Errorf("the summary: %s", "wrong")
+		t.Errorf("agentbox run: exit 1\n--- stderr:\nagentbox: the pod cannot start")
 		t.Logf("a note after the error")
 	})
 	t.Logf("the parent's closing line")
@@ -49,12 +51,13 @@ func TestAll(t *testing.T) {
 		t.Fatalf("failures.sh: %v\n%s", err, digest)
 	}
 	got := string(digest)
-	for _, want := range []string{"(2 failing)", "--- TestAll/Bad:", "the summary: wrong", "a note after the error"} {
+	for _, want := range []string{"(2 failing)", "--- TestAll/Bad:", "the summary: wrong", "a note after the error",
+		"agentbox: the pod cannot start"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the digest lacks %q:\n%s\nof:\n%s", want, got, out)
 		}
 	}
-	for _, not := range []string{"docker ps", "e2e timing", "the good one", "--- TestAll/Good"} {
+	for _, not := range []string{"docker ps", "CONTAINER ID", "e2e timing", "the good one", "--- TestAll/Good"} {
 		if strings.Contains(got, not) {
 			t.Errorf("the digest holds %q:\n%s", not, got)
 		}
