@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentbox-dev/agentbox/internal/checkmemo"
 	"github.com/agentbox-dev/agentbox/internal/checks"
 )
 
@@ -18,8 +19,9 @@ import (
 // check runs every generated file through the parser of its ecosystem,
 // the files side by side (one at a time per CPU: the compose loader and the
 // shell parser are the bulk of generate's time), and reports the error of
-// the first file in path order, as a run one by one would.
-func check(files map[string][]byte, dir, name string) error {
+// the first file in path order, as a run one by one would. A file memo
+// (if any) saw pass is not checked again; one that passes is told to it.
+func check(files map[string][]byte, dir, name string, memo CheckMemo) error {
 	abs, err := filepath.Abs(filepath.Join(dir, OutDir))
 	if err != nil {
 		return err
@@ -33,7 +35,17 @@ func check(files map[string][]byte, dir, name string) error {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			errs[i] = checkFile(path, files[path], abs, name)
+			if memo == nil {
+				errs[i] = checkFile(path, files[path], abs, name)
+				return
+			}
+			key := checkmemo.Key(files[path], path, abs, name)
+			if memo.Passed(key) {
+				return
+			}
+			if errs[i] = checkFile(path, files[path], abs, name); errs[i] == nil {
+				memo.Pass(key)
+			}
 		}()
 	}
 	wg.Wait()

@@ -45,6 +45,16 @@ type CompileOptions struct {
 	Config *config.Config
 	// Lock, when not nil, replaces agentbox.lock (bump's new lock).
 	Lock *lockfile.Lock
+	// Memo, when not nil, remembers the files that passed the check
+	// stage; a file it knows is not parsed again.
+	Memo CheckMemo
+}
+
+// CheckMemo remembers checks that passed, by a key that names everything
+// a check reads (checkmemo.Memo keeps them on disk, per binary).
+type CheckMemo interface {
+	Passed(key string) bool
+	Pass(key string)
 }
 
 // Source is an agentbox.yaml and an agentbox.lock held in memory.
@@ -107,7 +117,7 @@ func compileUntil(dir string, o CompileOptions) (*Compiled, error) {
 	if err != nil {
 		return nil, fmt.Errorf("internal error (please report it): %w", err)
 	}
-	if err := check(files, dir, c.plan.Name); err != nil {
+	if err := check(files, dir, c.plan.Name, o.Memo); err != nil {
 		return nil, fmt.Errorf("internal error: a generated file failed its check (please report it): %w", err)
 	}
 	c.Files = files

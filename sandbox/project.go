@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/checkmemo"
 	"github.com/agentbox-dev/agentbox/internal/settings"
 )
 
@@ -16,7 +17,7 @@ import (
 // checked again (generator.CheckMounts), as a link can have changed since
 // generate.
 func Compiled(dir string, starts bool) (*generator.Compiled, error) {
-	c, err := generator.Compile(dir, generator.CompileOptions{CheckMounts: starts})
+	c, err := generator.Compile(dir, generator.CompileOptions{CheckMounts: starts, Memo: checkmemo.Open()})
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/checkmemo"
 	"github.com/agentbox-dev/agentbox/internal/termsafe"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/spf13/cobra"
@@ -56,7 +57,7 @@ agentbox.yaml, the workflow or .gitattributes in GitHub's diff.`,
 }
 
 func (o *generateOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
-	c, err := generator.Compile(o.dir, generator.CompileOptions{CheckMounts: true})
+	c, err := generator.Compile(o.dir, generator.CompileOptions{CheckMounts: true, Memo: checkmemo.Open()})
 	if err != nil {
 		return err
 	}

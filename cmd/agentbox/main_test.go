@@ -19,19 +19,24 @@ func TestMain(m *testing.M) {
 	if os.Getenv("AGENTBOX_TEST_MAIN") == "1" {
 		main()
 	}
-	// agentbox's state (up's records, tasks) in a directory of the tests'
-	// own unless a test names one.
-	if os.Getenv("XDG_STATE_HOME") == "" {
-		d, err := os.MkdirTemp("", "agentbox-test-state-")
-		if err != nil {
-			panic(err)
+	// agentbox's state (up's records, tasks) and cache (the check memo) in
+	// directories of the tests' own unless a test names them.
+	var made []string
+	for _, v := range []string{"XDG_STATE_HOME", "XDG_CACHE_HOME"} {
+		if os.Getenv(v) == "" {
+			d, err := os.MkdirTemp("", "agentbox-test-"+strings.ToLower(v)+"-")
+			if err != nil {
+				panic(err)
+			}
+			os.Setenv(v, d)
+			made = append(made, d)
 		}
-		os.Setenv("XDG_STATE_HOME", d)
-		code := m.Run()
-		os.RemoveAll(d)
-		os.Exit(code)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	for _, d := range made {
+		os.RemoveAll(d)
+	}
+	os.Exit(code)
 }
 
 // TestInterruptCancelsBump: Ctrl-C (SIGINT) while bump waits on a
