@@ -3,6 +3,7 @@ package lockfile
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -369,3 +370,29 @@ func flowEntry(e npm.Entry) string {
 // <archive>/debian-security/<timestamp>/. AGENTBOX_DEBIAN_ARCHIVE names a
 // copy with the same layout, for bump and for builds.
 const DebianArchive = "https://snapshot.debian.org/archive"
+
+// Keys are the paths of every key agentbox.lock can hold, from its wire
+// format: "a.b" a key below another, "*" any name (an image, a release, an
+// architecture, a package). The review declares each (review.LockKeys).
+func Keys() []string {
+	var out []string
+	var walk func(path string, t reflect.Type)
+	walk = func(path string, t reflect.Type) {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		switch {
+		case t.Kind() == reflect.Struct:
+			for f := range t.Fields() {
+				name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+				walk(strings.TrimPrefix(path+"."+name, "."), f.Type)
+			}
+		case t.Kind() == reflect.Map && (t.Elem().Kind() == reflect.Struct || t.Elem().Kind() == reflect.Map):
+			walk(path+".*", t.Elem())
+		default:
+			out = append(out, path)
+		}
+	}
+	walk("", reflect.TypeFor[lockFile]())
+	return out
+}

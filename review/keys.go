@@ -84,3 +84,34 @@ var Keys = map[string]KeyRole{
 	"kubernetes.registry":                {Part: "kubernetes.registry"},
 	"kubernetes.ttl_after_finished":      {Reason: "how long a finished task's Job and its logs stay in the cluster: the task has ended by then"},
 }
+
+// LockKeys is every key of agentbox.lock (lockfile.Keys' paths), as Keys
+// is of agentbox.yaml: the part of the Sandbox that shows it, or why it
+// changes nothing the agent can do. TestLockKeysDescribed fails on a key
+// missing here.
+var LockKeys = map[string]KeyRole{
+	"version":                      {Reason: "the lock format's version: agentbox reads both and pins the same from each"},
+	"images":                       {Part: "pins"},
+	"debian.snapshot":              {Part: "pins"},
+	"debian.security_snapshot":     {Part: "pins"},
+	"debian.releases":              {Part: "pins"},
+	"debian.packages.*.*.packages": {Part: "pins"},
+	"debian.packages.*.*.closure":  {Reason: "bump's record of the whole dependency closure it resolved, for its own report: no generated file uses it; the snapshots and the packages' versions decide what is installed"},
+	"npm.*.version":                {Part: "pins"},
+	// An npm package of the agent CLI's tree: each field goes into the
+	// image's package-lock.json, so the tree's pin (its digest) moves with
+	// any; supplyRows names the package for the ones that matter.
+	"npm.*.packages.*.name":                  {Part: "pins"},
+	"npm.*.packages.*.version":               {Part: "pins"},
+	"npm.*.packages.*.integrity":             {Part: "pins"},
+	"npm.*.packages.*.optional":              {Part: "pins"},
+	"npm.*.packages.*.install_script":        {Part: "pins"},
+	"npm.*.packages.*.dependencies":          {Part: "pins"},
+	"npm.*.packages.*.optional_dependencies": {Part: "pins"},
+	"npm.*.packages.*.peer_dependencies":     {Part: "pins"},
+	"npm.*.packages.*.optional_peers":        {Part: "pins"},
+	"npm.*.packages.*.bin":                   {Part: "pins"},
+	"npm.*.packages.*.os":                    {Part: "pins"},
+	"npm.*.packages.*.cpu":                   {Part: "pins"},
+	"npm.*.packages.*.libc":                  {Part: "pins"},
+}
