@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	_ "github.com/agentbox-dev/agentbox/internal/gctune" // before the rest initialises
 )
 
 func main() {
