@@ -1,10 +1,12 @@
-// Package task owns a task of agentbox run: its preparation (the clone,
-// the compose override, the record on the host), its summary, and its
-// course (start, follow, finish, collect) over a Backend, the place it
+// Package task owns a task of agentbox run: run's flags checked against
+// the sandbox (Flags), its preparation (the clone, the compose override,
+// the record on the host), its summary, and its course (start, follow, finish, collect) over a Backend, the place it
 // runs: Docker Compose on this machine (Compose, with the direct workspace
 // of package task/direct as a variant of its mounts and collect), or a
-// Kubernetes Job (package task/kube). The branch comes back through
-// internal/gitgate (CollectFrom). Docker runs through package sandbox.
+// Kubernetes Job (package task/kube, whose New its caller passes in:
+// BackendOf). A Project is a sandbox's recorded tasks as ps, logs, stop,
+// rm and gc find them: each one's backend and live state. The branch
+// comes back through internal/gitgate (CollectFrom). Docker runs through package sandbox.
 // It prints nothing of its own: the commands print the summary it
 // returns; a backend writes its progress lines (a build, a stop) to the
 // writers it is given.

@@ -182,12 +182,12 @@ func egressContainer(ctx context.Context, dir, task string, running bool) (sandb
 		}
 		return sandbox.ComposeEgress(compose), nil
 	}
-	o := &taskOptions{dir: dir}
-	if err := o.load(ctx); err != nil {
+	p, err := openTasks(ctx, dir)
+	if err != nil {
 		return sandbox.Egress{}, err
 	}
-	if o.dockerErr != nil {
-		return sandbox.Egress{}, o.dockerErr
+	if p.DockerErr != nil {
+		return sandbox.Egress{}, p.DockerErr
 	}
-	return sandbox.Docker{Path: o.docker}.TaskEgress(ctx, generator.TaskProject(o.cfg.Name, task), task)
+	return p.Docker.TaskEgress(ctx, generator.TaskProject(p.Config.Name, task), task)
 }

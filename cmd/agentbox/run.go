@@ -2,17 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"time"
 
-	"github.com/agentbox-dev/agentbox/config"
-	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/progress"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
@@ -20,22 +14,13 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// runOptions are run's flags: the task's (task.Flags) and how run shows it.
 type runOptions struct {
-	dir       string
-	name      string
-	timeout   string
-	ref       string
-	profile   string
-	detach    bool
-	json      bool
-	raw       bool // the agent's output unescaped
-	workspace string
-	refSet    bool // --ref was given
-	on        string
-	context   string
-	namespace string
-	argv      []string
-	prog      *progress.Progress
+	task.Flags
+	detach bool
+	json   bool
+	raw    bool // the agent's output unescaped
+	prog   *progress.Progress
 }
 
 func newRunCmd(dir *string, prog *progress.Progress, stdout, stderr io.Writer) *cobra.Command {
@@ -76,33 +61,33 @@ branch (the summary says why); 1 when agentbox could not run it; 2 for usage.`,
 		Args:        cobra.MinimumNArgs(1),
 		Annotations: map[string]string{takesCommand: "CMD"},
 		RunE: func(c *cobra.Command, args []string) error {
-			o.dir, o.argv = *dir, args
-			o.refSet = c.Flags().Changed("ref")
+			o.Dir, o.Argv = *dir, args
+			o.RefSet = c.Flags().Changed("ref")
 			return o.run(c.Context(), stdout, stderr)
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.name, "name", "", "the task's name (lower-case letters, digits and -); default: t-<time>-<random>")
-	f.StringVar(&o.timeout, "timeout", "", "the task's deadline from now, e.g. 30m or 1h30m (default: run.timeout; at most run.max_timeout)")
-	f.StringVar(&o.ref, "ref", "HEAD", "the commit the task's branch starts from")
-	f.StringVar(&o.profile, "profile", "", profileFlagUsage)
+	f.StringVar(&o.Name, "name", "", "the task's name (lower-case letters, digits and -); default: t-<time>-<random>")
+	f.StringVar(&o.Timeout, "timeout", "", "the task's deadline from now, e.g. 30m or 1h30m (default: run.timeout; at most run.max_timeout)")
+	f.StringVar(&o.Ref, "ref", "HEAD", "the commit the task's branch starts from")
+	f.StringVar(&o.Profile, "profile", "", profileFlagUsage)
 	_ = c.RegisterFlagCompletionFunc("profile", completeProfiles(dir))
 	f.BoolVar(&o.detach, "detach", false, "start the task and return; agentbox ps, logs and stop follow it")
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON on stdout")
 	f.BoolVar(&o.raw, "raw", false, rawFlagUsage)
-	f.StringVar(&o.on, "on", "docker", "where the task runs: docker (this machine) or kubernetes (a Job on the cluster of agentbox.yaml's kubernetes section)")
-	f.StringVar(&o.context, "context", "", "with --on kubernetes: the kubeconfig context (default: kubectl's current one)")
-	f.StringVar(&o.namespace, "namespace", "", "with --on kubernetes: the namespace (default: kubernetes.namespace)")
-	f.StringVar(&o.workspace, "workspace", task.WorkspaceClone, "clone: the task works in its own clone at --ref; direct: on the project directory itself, its .git and protected paths read-only")
+	f.StringVar(&o.On, "on", "docker", "where the task runs: docker (this machine) or kubernetes (a Job on the cluster of agentbox.yaml's kubernetes section)")
+	f.StringVar(&o.Context, "context", "", "with --on kubernetes: the kubeconfig context (default: kubectl's current one)")
+	f.StringVar(&o.Namespace, "namespace", "", "with --on kubernetes: the namespace (default: kubernetes.namespace)")
+	f.StringVar(&o.Workspace, "workspace", task.WorkspaceClone, "clone: the task works in its own clone at --ref; direct: on the project directory itself, its .git and protected paths read-only")
 	return c
 }
 
 func (o *runOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
-	p, err := o.prepare(ctx)
+	p, err := o.Prepare(ctx)
 	if err != nil {
-		return err
+		return taskErr(err)
 	}
-	c := &task.Course{Sandbox: p.Cfg.Name, Rec: p.Rec, Backend: backend(p, o.prog, stderr),
+	c := &task.Course{Sandbox: p.Cfg.Name, Rec: p.Rec, Backend: task.BackendOf(p, kubeBackend, o.prog, stderr),
 		Times: task.Times{Prepared: time.Now()}}
 	sandbox.WarnMissingSecrets(stderr, sandbox.Environ, p.Cfg.TaskEnv())
 	if p.LoginNote != "" {
@@ -126,109 +111,15 @@ func (o *runOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	return reportTask(sum, o.json, stdout, stderr)
 }
 
-// backend is a task's backend: its Job on a cluster, or its compose
-// project here (prog hears of an image build).
-func backend(p *task.Prepared, prog *progress.Progress, stderr io.Writer) task.Backend {
-	if p.Rec.On == task.OnKubernetes {
-		return kube.New(p, stderr)
-	}
-	return &task.Compose{P: p, Prog: prog, Stderr: stderr}
-}
+// kubeBackend is the Kubernetes backend of a task (task/kube), as task
+// makes it.
+func kubeBackend(p *task.Prepared, stderr io.Writer) task.Backend { return kube.New(p, stderr) }
 
-// prepare checks the flags and the sandbox, then has the task prepared
-// (task.Prepare); nothing runs yet.
-func (o *runOptions) prepare(ctx context.Context) (*task.Prepared, error) {
-	// Everything about the input first: a bad flag is reported before
-	// Docker is asked anything.
-	if err := o.checkFlags(); err != nil {
-		return nil, err
+// taskErr gives a task.UsageError, a wrong flag or argument, the usage
+// exit code.
+func taskErr(err error) error {
+	if ue := (*task.UsageError)(nil); errors.As(err, &ue) {
+		return &exitErr{exitUsage, err}
 	}
-	c, timeout, profile, err := o.config()
-	if err != nil {
-		return nil, err
-	}
-	return task.Prepare(ctx, c, task.Options{Dir: o.dir, Name: o.name, Ref: o.ref, Argv: o.argv, Profile: profile,
-		Timeout: timeout, Workspace: o.workspace, On: o.on, Context: o.context, Namespace: o.namespace})
-}
-
-// checkFlags checks the task's name (choosing one when there is none)
-// and the flags that go together.
-func (o *runOptions) checkFlags() error {
-	if o.name == "" {
-		o.name = defaultTaskName()
-	}
-	if !generator.TaskName.MatchString(o.name) || slices.Contains(services, o.name) {
-		return usageErrorf("invalid task name %q: want lower-case letters, digits and -, starting with a letter or digit, at most 40, and not egress or agent", o.name)
-	}
-	switch {
-	case o.workspace != task.WorkspaceClone && o.workspace != task.WorkspaceDirect:
-		return usageErrorf("invalid --workspace %q: want clone or direct", o.workspace)
-	case o.workspace == task.WorkspaceDirect && o.refSet:
-		return usageErrorf("--ref names the commit a task's clone starts from; --workspace direct works on the working tree as it is")
-	case o.on != "docker" && o.on != task.OnKubernetes:
-		return usageErrorf("invalid --on %q: want docker or kubernetes", o.on)
-	case o.on != task.OnKubernetes && (o.context != "" || o.namespace != ""):
-		return usageErrorf("--context and --namespace go with --on kubernetes")
-	case o.on == task.OnKubernetes && o.workspace == task.WorkspaceDirect:
-		return usageErrorf("--workspace direct runs on this machine's project directory, not on a cluster")
-	case o.namespace != "" && !config.KubeNamespace.MatchString(o.namespace):
-		return usageErrorf("invalid --namespace %q", o.namespace)
-	case strings.HasPrefix(o.context, "-") || strings.ContainsAny(o.context, "\x00\n"):
-		return usageErrorf("invalid --context %q", o.context)
-	case o.ref == "" || strings.HasPrefix(o.ref, "-") || strings.ContainsAny(o.ref, "\x00\n"):
-		return usageErrorf("invalid --ref %q", o.ref)
-	}
-	return nil
-}
-
-// config compiles the sandbox (its generated files current) and checks
-// the flags against it: the task's timeout and profile.
-func (o *runOptions) config() (*generator.Compiled, time.Duration, string, error) {
-	c, err := sandbox.Compiled(o.dir, true)
-	if err != nil {
-		return nil, 0, "", err
-	}
-	cfg := c.Config
-	timeout, err := taskTimeout(cfg, o.timeout)
-	if err != nil {
-		return nil, 0, "", err
-	}
-	if o.on == task.OnKubernetes && cfg.Kubernetes == nil {
-		return nil, 0, "", errors.New("agentbox.yaml has no kubernetes section: --on kubernetes needs its namespace and registry")
-	}
-	profile, err := checkProfile(cfg, o.profile)
-	if err != nil {
-		return nil, 0, "", err
-	}
-	if prof, _ := cfg.Profile(profile); o.workspace == task.WorkspaceDirect && prof.Locked {
-		return nil, 0, "", usageErrorf("--workspace direct writes the project directory; profile %s keeps it read-only", profile)
-	}
-	if o.on == task.OnKubernetes && profile != cfg.DefaultProfile {
-		return nil, 0, "", usageErrorf("--on kubernetes runs the default profile (%s) only", cfg.DefaultProfile)
-	}
-	if _, err := task.JobName(cfg.Name, o.name); o.on == task.OnKubernetes && err != nil {
-		return nil, 0, "", &exitErr{exitUsage, err}
-	}
-	return c, timeout, profile, nil
-}
-
-// taskTimeout is --timeout, or run.timeout, checked against run.max_timeout.
-func taskTimeout(cfg *config.Config, flag string) (time.Duration, error) {
-	if flag == "" {
-		return cfg.RunTimeout, nil
-	}
-	d, err := config.ParseTaskDuration(flag)
-	if err != nil {
-		return 0, usageErrorf("--timeout %q: %v", flag, err)
-	}
-	if d > cfg.RunMaxTimeout {
-		return 0, usageErrorf("--timeout %s is over run.max_timeout (%s in agentbox.yaml)", flag, cfg.RunMaxTimeout)
-	}
-	return d, nil
-}
-
-func defaultTaskName() string {
-	b := make([]byte, 2)
-	_, _ = rand.Read(b)
-	return "t-" + time.Now().UTC().Format("0102-150405") + "-" + hex.EncodeToString(b)
+	return err
 }

@@ -215,7 +215,7 @@ contain escape sequences the agent wrote, which your terminal acts on.`,
 			argv := append([]string{"logs"}, l.DockerArgs()...)
 			if len(args) == 1 {
 				if !slices.Contains(services, args[0]) {
-					if isTask(*dir, args[0]) {
+					if task.IsTask(*dir, args[0]) {
 						return taskLogs(c.Context(), *dir, args[0], l, stdout, stderr)
 					}
 					return usageErrorf("unknown service %q, and no task of that name; valid services are \"egress\" and \"agent\" (agentbox ps lists the tasks)", args[0])

@@ -5,7 +5,6 @@ package main
 // the tasks that run.
 
 import (
-	"cmp"
 	"context"
 	"io"
 	"time"
@@ -40,7 +39,7 @@ type statusView struct {
 	Matches     *bool         `json:"running_matches_files"`
 	Grants      []statusGrant `json:"grants"`
 	GrantErrors []string      `json:"grant_errors,omitempty"`
-	Tasks       []psRow       `json:"tasks"` // those not collected yet: running, or ended awaiting agentbox stop
+	Tasks       []task.Entry  `json:"tasks"` // those not collected yet: running, or ended awaiting agentbox stop
 }
 
 // statusGrant is a grant in force, of the sandbox or of a task.
@@ -84,7 +83,7 @@ func sandboxStatus(ctx context.Context, d deps, dir string) (*statusView, error)
 	if err != nil {
 		return nil, err
 	}
-	v := &statusView{Sandbox: cfg.Name, Dir: absDir(dir), Grants: []statusGrant{}, Tasks: []psRow{}}
+	v := &statusView{Sandbox: cfg.Name, Dir: absDir(dir), Grants: []statusGrant{}, Tasks: []task.Entry{}}
 	v.Files = sandbox.FilesState(dir)
 	cs, err := d.containers(ctx, cfg.Name)
 	if err != nil {
@@ -105,7 +104,7 @@ func sandboxStatus(ctx context.Context, d deps, dir string) (*statusView, error)
 			continue
 		}
 		state, exit := d.taskState(ctx, dir, r)
-		v.Tasks = append(v.Tasks, psRow{r.Name, state, r.Started, r.Deadline, r.Ended, exit, taskBranch(r), r.Command, cmp.Or(r.Profile, config.ProfileBalanced)})
+		v.Tasks = append(v.Tasks, task.NewEntry(r, state, exit))
 		if state == task.StateRunning {
 			v.addGrants(ctx, d, dir, cfg.Name, r.Name)
 		}
@@ -139,7 +138,7 @@ type statusText struct {
 }
 
 type statusTaskText struct {
-	psRow
+	task.Entry
 	Left string
 }
 
@@ -175,9 +174,9 @@ func dockerContainers(ctx context.Context, name string) ([]containerInfo, error)
 // dockerTaskState is deps.taskState: a recorded task's state now, as ps
 // shows it.
 func dockerTaskState(ctx context.Context, dir string, rec *task.Record) (string, *int) {
-	o := &taskOptions{dir: dir}
-	if err := o.load(ctx); err != nil {
+	p, err := openTasks(ctx, dir)
+	if err != nil {
 		return "unknown (" + err.Error() + ")", nil
 	}
-	return o.liveState(ctx, rec)
+	return p.Live(ctx, rec)
 }

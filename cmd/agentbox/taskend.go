@@ -15,21 +15,22 @@ import (
 // reportTask prints the summary (on stdout with --json) and returns the exit
 // code run must give.
 func reportTask(sum *task.Summary, asJSON bool, stdout, stderr io.Writer) error {
-	if err := printTask(sum, asJSON, stdout, stderr); err != nil {
-		return err
-	}
-	if code := sum.RunExit(); code != 0 {
-		return &exitErr{code, nil}
-	}
-	return nil
+	return reportSummary(sum, sum.RunExit(), asJSON, stdout, stderr)
 }
 
-// printTask prints the summary: as JSON on stdout, or as text on stderr.
-func printTask(sum *task.Summary, asJSON bool, stdout, stderr io.Writer) error {
+// reportSummary prints the summary, as JSON on stdout or as text on stderr, and
+// returns the exit code the command must give.
+func reportSummary(sum *task.Summary, code int, asJSON bool, stdout, stderr io.Writer) error {
 	if asJSON {
-		return writeJSON(stdout, sum)
+		if err := writeJSON(stdout, sum); err != nil {
+			return err
+		}
+	} else {
+		printSummary(stderr, sum)
 	}
-	printSummary(stderr, sum)
+	if code != 0 {
+		return &exitErr{code, nil}
+	}
 	return nil
 }
 
