@@ -24,9 +24,10 @@ const (
 //go:embed templates/*.tmpl
 var templateFS embed.FS
 
-// views are the templates NAME.FORMAT.tmpl of the views. Every value of
-// agentbox.yaml, git or the registries goes through esc (text) or md
-// (Markdown).
+// views are the templates NAME.FORMAT.tmpl of the views. In Markdown every
+// foreign value goes through md (MarkdownCode); in text, those that no
+// grammar of agentbox.yaml bounds (diff's base, subjects and changes, an
+// environment value) go through esc (termsafe.String).
 var views = template.Must(template.New("").Option("missingkey=error").Funcs(template.FuncMap{
 	"join":    strings.Join,
 	"ports":   portList,

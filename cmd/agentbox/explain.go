@@ -17,7 +17,7 @@ import (
 var reportFS embed.FS
 
 // formats are the values of --format of explain and diff.
-var formats = []string{"text", "markdown", "json"}
+var formats = []string{review.Text, review.Markdown, "json"}
 
 var reportTemplates = template.Must(template.New("").Option("missingkey=error").Funcs(template.FuncMap{
 	"join":  strings.Join,
