@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/agentbox-dev/agentbox/bump"
@@ -85,7 +84,7 @@ func (o *bumpOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 				o.prog.Printf("  %s: failed", ref)
 				return
 			}
-			o.prog.Printf("  %s -> %s", ref.Tagged(), shortDigest(digest))
+			o.prog.Printf("  %s -> %s", ref.Tagged(), bump.ShortDigest(digest))
 		}
 		deps.Step = o.prog.Step
 	}
@@ -135,7 +134,7 @@ func printBumpTable(w io.Writer, res *bump.Result) {
 			fmt.Fprintln(tw, "IMAGE\tOLD\tNEW")
 			header = true
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Reference, orNone(shortDigest(c.Old)), shortDigest(c.New))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Reference, orNone(bump.ShortDigest(c.Old)), bump.ShortDigest(c.New))
 	}
 	header = false
 	for _, c := range res.Packages {
@@ -146,7 +145,7 @@ func printBumpTable(w io.Writer, res *bump.Result) {
 			fmt.Fprintln(tw, "PACKAGE\tOLD\tNEW")
 			header = true
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s (%s)\n", c.Package, orNone(c.Old), c.New, treeNote(c))
+		fmt.Fprintf(tw, "%s\t%s\t%s (%s)\n", c.Package, orNone(c.Old), c.New, c.TreeNote())
 	}
 	header = false
 	for _, c := range res.Debian {
@@ -157,29 +156,10 @@ func printBumpTable(w io.Writer, res *bump.Result) {
 			fmt.Fprintf(tw, "DEBIAN (snapshot %s)\tOLD\tNEW\n", res.Snapshot)
 			header = true
 		}
-		old, cur := c.Old, c.New
-		if c.Package == bump.ClosureRow {
-			old, cur = shortDigest(old), shortDigest(cur)
-		}
+		old, cur := c.Short()
 		fmt.Fprintf(tw, "%s/%s %s\t%s\t%s\n", c.Release, c.Arch, c.Package, orNone(old), orNone(cur))
 	}
 	tw.Flush()
-}
-
-// treeNote says how much of a CLI's dependency tree changed.
-func treeNote(c bump.PackageChange) string {
-	if c.TreeChanged == 0 {
-		return fmt.Sprintf("tree of %d packages unchanged", c.TreeSize)
-	}
-	return fmt.Sprintf("%d of %d packages of its tree changed", c.TreeChanged, c.TreeSize)
-}
-
-// shortDigest abbreviates a digest to its first 12 hex digits, as docker does.
-func shortDigest(d string) string {
-	if hex, ok := strings.CutPrefix(d, "sha256:"); ok && len(hex) > 12 {
-		return "sha256:" + hex[:12]
-	}
-	return d
 }
 
 func orNone(s string) string {

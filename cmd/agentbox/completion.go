@@ -36,24 +36,13 @@ func profileNames(dir string) []string {
 }
 
 // taskNames are the names of the recorded tasks of the sandbox in dir
-// (running: those whose record says running), sorted.
+// (running: those whose record says running), sorted (task.Names).
 func taskNames(dir string, running bool) []string {
 	cfg := projectConfig(dir)
 	if cfg == nil {
 		return nil
 	}
-	recs, err := task.List(cfg.Name)
-	if err != nil {
-		return nil
-	}
-	var names []string
-	for _, r := range recs {
-		if generator.TaskName.MatchString(r.Name) && (!running || r.State == task.StateRunning) {
-			names = append(names, r.Name)
-		}
-	}
-	slices.Sort(names)
-	return names
+	return task.Names(cfg.Name, running)
 }
 
 // withPrefix are the values that start with prefix.

@@ -1,26 +1,11 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"path/filepath"
-	"strings"
 
-	"github.com/agentbox-dev/agentbox/config"
-	"github.com/agentbox-dev/agentbox/generator"
-	"github.com/agentbox-dev/agentbox/internal/gitgate"
-	"github.com/agentbox-dev/agentbox/lockfile"
 	"github.com/agentbox-dev/agentbox/review"
 	"github.com/spf13/cobra"
 )
-
-// diffReport is the output of agentbox diff (its JSON form as documented in
-// docs/review.md).
-type diffReport struct {
-	Base    string           `json:"base"`
-	Summary map[string]int   `json:"summary"` // risks, widens, narrows, changes, pins
-	Rows    []review.DiffRow `json:"rows"`
-}
 
 func newDiffCmd(dir *string, stdout io.Writer) *cobra.Command {
 	var format, failOn string
@@ -60,11 +45,11 @@ or is a risk).`,
 			if len(args) == 1 {
 				base = args[0]
 			}
-			r, err := sandboxDiff(c, *dir, base)
+			r, err := review.DiffAt(c.Context(), *dir, base)
 			if err != nil {
 				return err
 			}
-			if err := report(stdout, "diff", format, r); err != nil {
+			if err := reviewReport(stdout, format, r); err != nil {
 				return err
 			}
 			if failOn != "" && r.Summary["widens"]+r.Summary["risks"] > 0 {
@@ -77,67 +62,4 @@ or is a risk).`,
 	c.Flags().StringVar(&failOn, "fail-on", "", `"widen": exit 3 when anything widens or is a risk`)
 	_ = c.RegisterFlagCompletionFunc("fail-on", completeFrom([]string{"widen"}))
 	return c
-}
-
-// sandboxDiff compiles the sandbox at base and in the working tree and
-// compares them.
-func sandboxDiff(c *cobra.Command, dir, base string) (*diffReport, error) {
-	head, err := explain(dir, nil)
-	if err != nil {
-		return nil, err
-	}
-	files := make([][]byte, 2)
-	if base == "" {
-		base = gitgate.DefaultBase(c.Context(), dir)
-	}
-	if base == "" {
-		base = "(no commit yet)" // a base without a sandbox: everything is added
-	} else if files, err = gitgate.ReadAt(c.Context(), dir, base, config.ConfigFile, lockfile.File); err != nil {
-		return nil, err
-	}
-	var old *review.Sandbox
-	if files[0] != nil {
-		name := fmt.Sprintf("%s:%s", base, filepath.ToSlash(filepath.Join(dir, config.ConfigFile)))
-		if old, err = explain(".", &generator.Source{File: name, Config: files[0], Lock: files[1]}); err != nil {
-			return nil, fmt.Errorf("agentbox.yaml at %s does not load: %s", base, firstErrorLine(err))
-		}
-	}
-	rows := review.DiffSandboxes(old, head)
-	r := &diffReport{Base: base, Rows: rows, Summary: map[string]int{"risks": 0, "widens": 0, "narrows": 0, "changes": 0, "pins": 0}}
-	for _, row := range rows {
-		key := row.Kind
-		switch key {
-		case review.Pinned:
-			key = "pins"
-		case review.Risk:
-			key = "risks"
-		}
-		r.Summary[key]++
-	}
-	if rows == nil {
-		r.Rows = []review.DiffRow{}
-	}
-	return r, nil
-}
-
-func firstErrorLine(err error) string {
-	line, rest, _ := strings.Cut(strings.TrimSpace(err.Error()), "\n")
-	if rest != "" {
-		return line + fmt.Sprintf(" (and %d more)", strings.Count(rest, "\n")+1)
-	}
-	return line
-}
-
-// summary is "widens 2, narrows 1, pins 3".
-func summary(r *diffReport) string {
-	if len(r.Rows) == 0 {
-		return "no change to the sandbox"
-	}
-	var parts []string
-	for _, k := range []string{"risks", "widens", "narrows", "changes", "pins"} {
-		if n := r.Summary[k]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", k, n))
-		}
-	}
-	return strings.Join(parts, ", ")
 }

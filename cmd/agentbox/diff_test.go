@@ -123,7 +123,7 @@ func TestDiffTwoCommits(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("diff %v: exit %d: %s", args, code, stderr)
 		}
-		var r diffReport
+		var r review.Diff
 		if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 			t.Fatalf("diff %v: %v\n%s", args, err, stdout)
 		}
@@ -202,7 +202,7 @@ func TestDiffNoCommitYet(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var r diffReport
+	var r review.Diff
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 		t.Fatal(err)
 	}

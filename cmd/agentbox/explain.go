@@ -2,16 +2,13 @@ package main
 
 import (
 	"embed"
-	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"text/template"
 
-	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/review"
 	"github.com/spf13/cobra"
 )
@@ -20,19 +17,14 @@ import (
 var reportFS embed.FS
 
 // formats are the values of --format of explain and diff.
-var formats = []string{"text", "markdown", "json"}
+var formats = []string{review.Text, review.Markdown, "json"}
 
 var reportTemplates = template.Must(template.New("").Option("missingkey=error").Funcs(template.FuncMap{
-	"join":    strings.Join,
-	"ports":   portList,
-	"summary": summary,
-	"change":  change,
-	"negated": func(p string) bool { return strings.HasPrefix(p, "!") },
-	"when":    when,
-	"port":    portCell,
-	"esc":     esc,
-	"gains":   gains,
-	"md":      review.MarkdownCode,
+	"join":  strings.Join,
+	"ports": portList,
+	"when":  when,
+	"port":  portCell,
+	"esc":   esc,
 }).ParseFS(reportFS, "tmpl/*.tmpl"))
 
 func newExplainCmd(dir *string, stdout io.Writer) *cobra.Command {
@@ -56,11 +48,11 @@ image and version. It reads the same compiled model that generate renders.`,
 			if err != nil {
 				return err
 			}
-			s, err := explain(*dir, nil)
+			s, err := review.ExplainDir(*dir)
 			if err != nil {
 				return err
 			}
-			return report(stdout, "explain", format, s)
+			return reviewReport(stdout, format, s)
 		},
 	}
 	formatFlags(c, &format)
@@ -103,52 +95,19 @@ func report(w io.Writer, name, format string, v any) error {
 	return reportTemplates.ExecuteTemplate(w, name+"."+format+".tmpl", v)
 }
 
+// reviewReport writes a review view (explain's, diff's) as JSON or as
+// review renders it.
+func reviewReport(w io.Writer, format string, v interface{ Render(io.Writer, string) error }) error {
+	if format == "json" {
+		return writeJSON(w, v)
+	}
+	return v.Render(w, format)
+}
+
 func portList(ports []uint16) string {
 	s := make([]string, len(ports))
 	for i, p := range ports {
 		s[i] = strconv.Itoa(int(p))
 	}
 	return strings.Join(s, ", ")
-}
-
-var digestRe = regexp.MustCompile(`(sha256:[0-9a-f]{12})[0-9a-f]{52}|(sha(?:1|256|384|512)-[0-9A-Za-z+/]{12})[0-9A-Za-z+/]+=*`)
-
-// change is a diff row's from and to, digests and integrities shortened to
-// 12 digits. A
-// pin shows the image or package once, then the two digests or versions.
-func change(r review.DiffRow) string {
-	from, to := digestRe.ReplaceAllString(r.From, "$1$2…"), digestRe.ReplaceAllString(r.To, "$1$2…")
-	switch {
-	case r.From == "":
-		return "added: " + to
-	case r.To == "":
-		return "removed: " + from
-	case r.Kind == review.Pinned || r.Kind == review.Risk && samePackage(from, to):
-		i, j := strings.LastIndex(from, "@"), strings.LastIndex(to, "@")
-		return fmt.Sprintf("%s %s -> %s", from[:i], from[i+1:], to[j+1:])
-	}
-	return fmt.Sprintf("%s -> %s", from, to)
-}
-
-// gains reports whether a row that is not narrowing has words for what
-// the agent gains.
-func gains(rows []review.DiffRow) bool {
-	return slices.ContainsFunc(rows, func(r review.DiffRow) bool { return r.Gain != "" && r.Kind != review.Narrows })
-}
-
-// samePackage reports whether two "name@version" values name one package
-// (or image, or Debian package) at two versions.
-func samePackage(from, to string) bool {
-	i, j := strings.LastIndex(from, "@"), strings.LastIndex(to, "@")
-	return i > 0 && j > 0 && from[:i] == to[:j]
-}
-
-// explain compiles the sandbox as far as its plan and describes it: the
-// project in dir, or src when not nil (diff's base, read from git).
-func explain(dir string, src *generator.Source) (*review.Sandbox, error) {
-	c, err := generator.Compile(dir, generator.CompileOptions{Until: generator.Planned, Source: src})
-	if err != nil {
-		return nil, err
-	}
-	return review.Explain(c)
 }

@@ -2,22 +2,15 @@ package main
 
 import (
 	"bytes"
-	stdhtml "html"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/agentbox-dev/agentbox/internal/termsafe"
-	"github.com/agentbox-dev/agentbox/review"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 )
-
-// hostile is text that breaks Markdown that prints it raw: a code span's
-// end, a table cell's end, a line break, HTML, a link and a mention.
-const mdHostile = "x`|<img src=x>\n| widens | [l](http://e.example) @octocat"
 
 // checkMarkdown renders md as GitHub-flavoured Markdown and checks that no
 // value turned into HTML, a link or an extra table row or cell.
@@ -37,27 +30,6 @@ func checkMarkdown(t *testing.T, md string, rows int) string {
 		t.Errorf("%d table rows, want %d:\n%s\nfrom\n%s", strings.Count(html, "<tr>")-1, rows, html, md)
 	}
 	return html
-}
-
-// TestDiffMarkdownEscapes: diff's Markdown shows a crafted revision name,
-// subject, change and key as code, each on its row and in its cell.
-func TestDiffMarkdownEscapes(t *testing.T) {
-	r := &diffReport{Base: mdHostile, Summary: map[string]int{"widens": 1}, Rows: []review.DiffRow{{
-		Kind: review.Widens, What: "hidden", Subject: mdHostile, From: mdHostile, To: "y", Side: "working",
-		Origin: review.Origin{Key: "workspace.hidden[0]`|", Line: 3}}}}
-	var b bytes.Buffer
-	if err := report(&b, "diff", "markdown", r); err != nil {
-		t.Fatal(err)
-	}
-	html := checkMarkdown(t, b.String(), 1)
-	if n := regexp.MustCompile(`<td>`).FindAllStringIndex(html, -1); len(n) != 6 {
-		t.Errorf("%d cells, want 6:\n%s", len(n), html)
-	}
-	para, _, _ := strings.Cut(html, "\n")
-	text := stdhtml.UnescapeString(regexp.MustCompile(`<[^>]*>`).ReplaceAllString(para, ""))
-	if want := "agentbox diff against " + termsafe.String(mdHostile) + ": widens 1"; text != want {
-		t.Errorf("the summary reads\n%s\nwant\n%s", text, want)
-	}
 }
 
 // TestExplainMarkdownEscapes: explain's Markdown shows the paths and

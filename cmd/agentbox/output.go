@@ -15,7 +15,9 @@ package main
 //
 //   - the report templates (tmpl/) escape such fields with esc: names and
 //     whys of the egress log (blocked), reasons, results and users of the
-//     audit log (audit, allow --list), diff's base and subjects;
+//     audit log (audit, allow --list); review's templates (explain, diff)
+//     escape diff's base and subjects with termsafe.String, or
+//     review.MarkdownCode in Markdown;
 //   - generate --check prints the diff of the files on disk through
 //     termsafe.Message (lines and backslashes kept).
 //
