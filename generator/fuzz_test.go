@@ -56,7 +56,7 @@ func FuzzLoad(f *testing.F) {
 		if err != nil {
 			t.Fatalf("accepted config does not render: %v\n%s", err, data)
 		}
-		if err := check(files, dir, p.Name); err != nil {
+		if err := check(files, dir, p.Name, nil); err != nil {
 			t.Fatalf("accepted config renders files that fail their checks: %v\n%s", err, data)
 		}
 	})

@@ -30,7 +30,7 @@ func TestAtLimitsGenerates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := check(files, dir, p.Name); err != nil {
+	if err := check(files, dir, p.Name, nil); err != nil {
 		t.Fatal(err)
 	}
 }
