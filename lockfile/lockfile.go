@@ -34,7 +34,12 @@ type Lock struct {
 	NPM           map[string]*npm.Tree // npm package -> its tree (Packages nil in a version 1 lock)
 	Debian        *Debian              // nil in a version 1 lock
 	keys          map[string]string    // Ref.Key() -> digest
+	pos           yamlpos.Positions    // where each key is written; nil for a lock not parsed
 }
+
+// Positions are where each key of the parsed lock is written (paths as
+// yamlpos.Join makes them); nil for a lock made in memory.
+func (l *Lock) Positions() yamlpos.Positions { return l.pos }
 
 // Debian pins the Debian packages of the images.
 type Debian struct {
@@ -139,6 +144,7 @@ func Parse(file string, data []byte) (*Lock, error) {
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
+	l.pos = pos
 	return l, nil
 }
 

@@ -47,6 +47,7 @@ type Sandbox struct {
 	DevContainer DevContainerView `json:"devcontainer"`
 	Kubernetes   *KubernetesView  `json:"kubernetes"` // null without the kubernetes section
 	lines        map[string]int   // key path -> line, for DiffSandboxes
+	lockLines    map[string]int   // agentbox.lock's key path -> line
 	npmTree      *npm.Tree        // the agent CLI's tree, for supplyRows
 	nameOrigin   Origin
 	// profileOrigin is where profile (the default) is written.
@@ -76,6 +77,7 @@ type Destination struct {
 // Origin is the agentbox.yaml key that causes a fact and where it is written
 // (Line 0: a default that no key selects).
 type Origin struct {
+	File string `json:"file,omitempty"` // "": agentbox.yaml; else agentbox.lock
 	Key  string `json:"key"`
 	Line int    `json:"line"`
 }
@@ -130,6 +132,9 @@ type Pin struct {
 	Tag    string `json:"tag"`    // image tag, Debian release, or ""
 	Digest string `json:"digest"` // image digest, version, the tree's digest or the snapshot's timestamp
 	Origin
+	// LockKey is the key of agentbox.lock that pins it: diff cites it
+	// where the pin moved and the choice in agentbox.yaml did not.
+	LockKey string `json:"lock_key,omitempty"`
 }
 
 // agentUser is the agent image's user (agent.Dockerfile.tmpl).
@@ -151,7 +156,7 @@ func Explain(c *generator.Compiled) (*Sandbox, error) {
 	if p == nil {
 		return nil, errors.New("internal error: explaining a sandbox that was not planned")
 	}
-	o := origins{cfg: c.Config, pos: c.Positions()}
+	o := origins{cfg: c.Config, pos: c.Positions(), lock: c.Lock}
 	return &Sandbox{
 		Name:           p.Name,
 		Agent:          p.Agent.Name,
@@ -169,6 +174,7 @@ func Explain(c *generator.Compiled) (*Sandbox, error) {
 		DevContainer:   o.devcontainer(p),
 		Kubernetes:     o.kubernetes(),
 		lines:          lines(c.Positions()),
+		lockLines:      lockLines(c.Lock),
 		nameOrigin:     o.at("name"),
 		profileOrigin:  o.at("profile"),
 		npmTree:        p.NPMTree,
@@ -215,8 +221,30 @@ func cmpOrigin(os ...Origin) Origin {
 
 // origins finds the agentbox.yaml key behind each fact.
 type origins struct {
-	cfg *config.Config
-	pos yamlpos.Positions
+	cfg  *config.Config
+	pos  yamlpos.Positions
+	lock *lockfile.Lock // nil: no lock
+}
+
+// lockLines are the lines of agentbox.lock's keys; nil without a lock.
+func lockLines(l *lockfile.Lock) map[string]int {
+	if l == nil {
+		return nil
+	}
+	return lines(l.Positions())
+}
+
+// imageLockKey is the key of agentbox.lock that pins image r ("": none).
+func (o origins) imageLockKey(r images.Ref) string {
+	if o.lock == nil {
+		return ""
+	}
+	for k := range o.lock.Images {
+		if kr, err := images.ParseRef(k); err == nil && kr.Key() == r.Key() {
+			return yamlpos.Join("images", k)
+		}
+	}
+	return ""
 }
 
 func lines(pos yamlpos.Positions) map[string]int {
@@ -362,11 +390,12 @@ func (o origins) pins(p *generator.Plan) []Pin {
 		if s.Path == "" {
 			orig = Origin{Key: "egress.image"}
 		}
-		return Pin{Kind: "image", What: what, Name: r.Repo, Tag: r.Tag, Digest: r.Digest, Origin: orig}
+		return Pin{Kind: "image", What: what, Name: r.Repo, Tag: r.Tag, Digest: r.Digest, Origin: orig, LockKey: o.imageLockKey(r)}
 	}
 	pins := []Pin{pin("agent image", p.AgentImage, specs[0]), pin("egress image", p.EgressImage, specs[1])}
 	if pkg := p.Agent.Package; pkg != "" {
-		pins = append(pins, Pin{Kind: "package", What: "agent CLI", Name: pkg, Digest: p.AgentVersion, Origin: o.at("agent")})
+		pins = append(pins, Pin{Kind: "package", What: "agent CLI", Name: pkg, Digest: p.AgentVersion, Origin: o.at("agent"),
+			LockKey: yamlpos.Join(yamlpos.Join("npm", pkg), "version")})
 	}
 	if t := p.NPMTree; t != nil {
 		sum := sha256.Sum256(t.PackageLock(""))
@@ -375,7 +404,7 @@ func (o origins) pins(p *generator.Plan) []Pin {
 			n = "1 package"
 		}
 		pins = append(pins, Pin{Kind: "tree", What: "agent CLI tree", Name: t.Name,
-			Digest: "sha256:" + hex.EncodeToString(sum[:]) + " (" + n + ")", Origin: o.at("agent")})
+			Digest: "sha256:" + hex.EncodeToString(sum[:]) + " (" + n + ")", Origin: o.at("agent"), LockKey: treeLockKey(t.Name)})
 	}
 	return append(pins, o.debianPins(p)...)
 }
@@ -387,8 +416,8 @@ func (o origins) debianPins(p *generator.Plan) []Pin {
 		return nil
 	}
 	pins := []Pin{
-		{Kind: "snapshot", What: "Debian snapshot", Name: "debian", Digest: p.AgentApt.Snapshot},
-		{Kind: "snapshot", What: "Debian security snapshot", Name: "debian-security", Digest: p.AgentApt.SecuritySnapshot},
+		{Kind: "snapshot", What: "Debian snapshot", Name: "debian", Digest: p.AgentApt.Snapshot, LockKey: "debian.snapshot"},
+		{Kind: "snapshot", What: "Debian security snapshot", Name: "debian-security", Digest: p.AgentApt.SecuritySnapshot, LockKey: "debian.security_snapshot"},
 	}
 	userKeys := map[string]string{}
 	for i, pkg := range o.cfg.Packages {
@@ -416,8 +445,13 @@ func (o origins) debianPins(p *generator.Plan) []Pin {
 					v += " (" + arch + ": " + w + ")"
 				}
 			}
-			pins = append(pins, Pin{Kind: "debian", What: "Debian package", Name: name, Tag: ap.Release, Digest: v, Origin: o.at(userKeys[name])})
+			key := yamlpos.Join(yamlpos.Join(yamlpos.Join(yamlpos.Join("debian.packages", ap.Release), lockfile.Architectures[0]), "packages"), name)
+			pins = append(pins, Pin{Kind: "debian", What: "Debian package", Name: name, Tag: ap.Release, Digest: v, Origin: o.at(userKeys[name]), LockKey: key})
 		}
 	}
 	return pins
 }
+
+// treeLockKey is the key of agentbox.lock that holds the tree of npm
+// package name.
+func treeLockKey(name string) string { return yamlpos.Join(yamlpos.Join("npm", name), "packages") }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/config"
+	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
 // The kinds of a DiffRow.
@@ -67,6 +68,7 @@ const (
 type fact struct {
 	what, subject, value string
 	origin               Origin
+	lockKey              string // a pin's key in agentbox.lock
 	aspect               string
 	rule                 rule
 	num                  float64 // limit: the amount, higher admits more
@@ -144,6 +146,12 @@ func appendKind(rows []DiffRow, kind string, to, from fact, base, head *Sandbox)
 			orig = o
 		}
 	}
+	if o, removed, ok := lockOrigin(kind, f, to.what == "", base, head); ok {
+		orig = o
+		if removed {
+			side = "base"
+		}
+	}
 	gain := to.gain
 	if kind == Narrows {
 		gain = "" // the words say what a variable can do: the side that has it
@@ -197,7 +205,7 @@ func withLine(o Origin, s *Sandbox) Origin {
 var kindOrder = map[string]int{Risk: -1, Widens: 0, Narrows: 1, Changes: 2, Pinned: 3}
 
 func compareRows(a, b DiffRow) int {
-	return cmp.Or(cmp.Compare(kindOrder[a.Kind], kindOrder[b.Kind]), cmp.Compare(a.Line, b.Line),
+	return cmp.Or(cmp.Compare(kindOrder[a.Kind], kindOrder[b.Kind]), cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line),
 		strings.Compare(a.What, b.What), strings.Compare(a.Subject, b.Subject))
 }
 
@@ -237,7 +245,7 @@ func pinFacts(s *Sandbox, add func(fact)) {
 		case "debian":
 			subject = p.Tag + " " + p.Name
 		}
-		add(fact{what: what, subject: subject, value: v, origin: p.Origin, aspect: GainTrust, rule: pinned})
+		add(fact{what: what, subject: subject, value: v, origin: p.Origin, lockKey: p.LockKey, aspect: GainTrust, rule: pinned})
 	}
 }
 
@@ -368,4 +376,26 @@ func covered(subject string, s *Sandbox) bool {
 
 func hasPort(ports []uint16, port string) bool {
 	return slices.ContainsFunc(ports, func(p uint16) bool { return fmt.Sprint(p) == port })
+}
+
+// lockOrigin cites agentbox.lock for a pin that moved while its choice in
+// agentbox.yaml did not (the same image, package or snapshot at another
+// digest or version: kind Pinned, which a downgrade turns into a risk
+// later), or that agentbox.yaml does not name: the lock's line is where
+// the change is, and the line a pull request shows.
+//
+// A removed pin cites the base's lock (removed).
+func lockOrigin(kind string, f fact, removed bool, base, head *Sandbox) (o Origin, _ bool, ok bool) {
+	if f.rule != pinned || f.lockKey == "" || kind != Pinned && withLine(f.origin, head).Line != 0 {
+		return Origin{}, false, false
+	}
+	s := head
+	if removed {
+		s = base
+	}
+	line := s.lockLines[f.lockKey]
+	if line == 0 {
+		return Origin{}, false, false
+	}
+	return Origin{File: lockfile.File, Key: f.lockKey, Line: line}, removed, true
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/internal/debian"
 	"github.com/agentbox-dev/agentbox/internal/npm"
+	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 	"github.com/agentbox-dev/agentbox/lockfile"
 )
 
@@ -140,9 +141,21 @@ func supplyRows(base, head *Sandbox) []DiffRow {
 	}
 	old, cur := base.npmTree.Packages, head.npmTree.Packages
 	self := "node_modules/" + head.npmTree.Name
+	// Each row cites the package's entry in agentbox.lock (the base's, for
+	// one removed), else the tree's origin.
 	row := func(kind, path, from, to, warn string) DiffRow {
-		return DiffRow{Kind: kind, Aspect: GainCode, What: "npm package", Subject: strings.TrimPrefix(path, "node_modules/"),
+		r := DiffRow{Kind: kind, Aspect: GainCode, What: "npm package", Subject: strings.TrimPrefix(path, "node_modules/"),
 			From: from, To: to, Side: "working", Warning: warn, Origin: orig}
+		key, s := yamlpos.Join(treeLockKey(head.npmTree.Name), path), head
+		if to == "" {
+			s, r.Side = base, "base"
+		}
+		if line := s.lockLines[key]; line != 0 {
+			r.Origin = Origin{File: lockfile.File, Key: key, Line: line}
+		} else {
+			r.Side = "working"
+		}
+		return r
 	}
 	// moved: a package at a path only head has, at its version at a path
 	// only base has.

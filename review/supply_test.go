@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
 
 // integrity is a well-formed sha512 integrity made of one repeated letter.
@@ -94,9 +96,20 @@ func TestDiffNPMTree(t *testing.T) {
 			}
 			rows := DiffSandboxes(base, head)
 			wantKinds(t, rowKinds(t, rows), tc.want)
+			// Each package's row cites its entry in agentbox.lock: the
+			// line a pull request shows (the base's, for one removed).
 			for _, r := range rows {
-				if r.What == "npm package" && (r.Key != "agent" || r.Line != 1) {
-					t.Errorf("%+v: want the cause agent at line 1", r)
+				if r.What != "npm package" {
+					continue
+				}
+				lock, s := tc.head, head
+				if r.To == "" {
+					lock, s = tc.base, base
+				}
+				key := yamlpos.Join(treeLockKey("@anthropic-ai/claude-code"), "node_modules/"+r.Subject)
+				if r.File != "agentbox.lock" || r.Key != key || r.Line != s.lockLines[key] ||
+					!strings.Contains(strings.Split(lock, "\n")[r.Line-1], `"node_modules/`+r.Subject+`"`) {
+					t.Errorf("%+v: want the package's line in agentbox.lock", r)
 				}
 			}
 			if slices.ContainsFunc(rows, func(r DiffRow) bool { return r.Kind == Risk }) && rows[0].Kind != Risk {
