@@ -83,19 +83,7 @@ var keyEdits = map[string]string{
 // in), a key declared as granting nothing must give no widens or narrows
 // row. So no key of agentbox.yaml is left unclassified.
 func TestEveryKeyClassified(t *testing.T) {
-	dir := filepath.Join("testdata", "every-key")
-	src, err := os.ReadFile(filepath.Join(dir, "agentbox.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lock, err := os.ReadFile(filepath.Join(dir, "agentbox.lock"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, err := explainSource(string(src), string(lock))
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, lock, base := everyKey(t)
 	for _, key := range schemaKeys(t) {
 		t.Run(key, func(t *testing.T) {
 			value, ok := keyEdits[key]
@@ -134,6 +122,24 @@ func TestEveryKeyClassified(t *testing.T) {
 			t.Errorf("%s: %s gives no row citing it:\n%s", concrete, value, rowLines(rows))
 		})
 	}
+}
+
+// everyKey is testdata/every-key, the project that writes every key of
+// agentbox.yaml and agentbox.lock: both files, and the sandbox they make.
+func everyKey(t *testing.T) (src, lock []byte, base *Sandbox) {
+	t.Helper()
+	dir := filepath.Join("testdata", "every-key")
+	src, err := os.ReadFile(filepath.Join(dir, "agentbox.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lock, err = os.ReadFile(filepath.Join(dir, "agentbox.lock")); err != nil {
+		t.Fatal(err)
+	}
+	if base, err = explainSource(string(src), string(lock)); err != nil {
+		t.Fatal(err)
+	}
+	return src, lock, base
 }
 
 var indexRe = regexp.MustCompile(`\[[^\]]*\]`)

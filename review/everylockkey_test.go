@@ -1,8 +1,6 @@
 package review
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -67,19 +65,7 @@ var lockNoEdit = map[string]string{
 // (the reviewer sees the pin move), a key declared as granting nothing
 // gives none.
 func TestEveryLockKeyClassified(t *testing.T) {
-	dir := filepath.Join("testdata", "every-key")
-	src, err := os.ReadFile(filepath.Join(dir, "agentbox.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lock, err := os.ReadFile(filepath.Join(dir, "agentbox.lock"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, err := explainSource(string(src), string(lock))
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, lock, base := everyKey(t)
 	for _, key := range lockfile.Keys() {
 		t.Run(key, func(t *testing.T) {
 			edit, ok := lockEdits[key]
