@@ -89,8 +89,11 @@ func (c *checker) image(w *wireFile, cfg *Config) {
 		cfg.PackagesPos = append(cfg.PackagesPos, c.pos[fmt.Sprintf("image.packages[%d]", i)])
 	}
 	cfg.UID = c.id("image.user.uid", w.Image.User.UID, DefaultUID)
-	if cfg.UID == firewall.DNSUID {
+	switch cfg.UID {
+	case firewall.DNSUID:
 		c.failf("image.user.uid", "uid %d is reserved for the filter resolver, whose traffic the firewall exempts", cfg.UID)
+	case firewall.GatewayUID:
+		c.failf("image.user.uid", "uid %d is reserved for the gateway, whose traffic the firewall exempts", cfg.UID)
 	}
 	cfg.GID = c.id("image.user.gid", w.Image.User.GID, cfg.UID)
 }

@@ -239,6 +239,15 @@ func TestResolverUIDIsReserved(t *testing.T) {
 	}
 }
 
+// The gateway's uid is reserved too: the ruleset exempts its traffic as
+// it does the resolver's, so an agent running as it would pass unfiltered.
+func TestGatewayUIDIsReserved(t *testing.T) {
+	_, err := loadString(t, "image: {user: {uid: 5354}}\n")
+	if err == nil || !strings.Contains(err.Error(), "agentbox.yaml:1:21: image.user.uid: uid 5354 is reserved for the gateway") {
+		t.Errorf("err = %v", err)
+	}
+}
+
 func TestVerifySection(t *testing.T) {
 	_, err := loadString(t, `verify:
   allowed: "example.com"
