@@ -36,7 +36,9 @@ func newProject(t *testing.T) (*Project, *Fake) {
 // OnKubernetes (else on this machine), started at the n-th minute.
 func addTask(t *testing.T, name, on, state string, n int) *Record {
 	t.Helper()
-	started := time.Date(2026, 11, 27, 12, n, 0, 0, time.UTC)
+	// Started n minutes past half an hour ago: a running task's deadline
+	// (an hour on) is half an hour ahead whenever the test runs.
+	started := time.Now().Add(-30 * time.Minute).Truncate(time.Minute).Add(time.Duration(n) * time.Minute)
 	rec := &Record{Name: name, On: on, Branch: "agentbox/" + name, Command: []string{"make", "test"},
 		Started: started, Deadline: started.Add(time.Hour), State: state, Workspace: WorkspaceClone}
 	if state != StateRunning {
