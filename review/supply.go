@@ -141,21 +141,9 @@ func supplyRows(base, head *Sandbox) []DiffRow {
 	}
 	old, cur := base.npmTree.Packages, head.npmTree.Packages
 	self := "node_modules/" + head.npmTree.Name
-	// Each row cites the package's entry in agentbox.lock (the base's, for
-	// one removed), else the tree's origin.
 	row := func(kind, path, from, to, warn string) DiffRow {
-		r := DiffRow{Kind: kind, Aspect: GainCode, What: "npm package", Subject: strings.TrimPrefix(path, "node_modules/"),
-			From: from, To: to, Side: "working", Warning: warn, Origin: orig}
-		key, s := yamlpos.Join(treeLockKey(head.npmTree.Name), path), head
-		if to == "" {
-			s, r.Side = base, "base"
-		}
-		if line := s.lockLines[key]; line != 0 {
-			r.Origin = Origin{File: lockfile.File, Key: key, Line: line}
-		} else {
-			r.Side = "working"
-		}
-		return r
+		return packageRow(DiffRow{Kind: kind, Aspect: GainCode, What: "npm package", Subject: strings.TrimPrefix(path, "node_modules/"),
+			From: from, To: to, Side: "working", Warning: warn, Origin: orig}, path, base, head)
 	}
 	// moved: a package at a path only head has, at its version at a path
 	// only base has.
@@ -197,4 +185,18 @@ func supplyRows(base, head *Sandbox) []DiffRow {
 		rows = append(rows, row(Pinned, p, old[p].ID(p), "", ""))
 	}
 	return rows
+}
+
+// packageRow cites the entry of the tree's package at path in
+// agentbox.lock (the base's, for a package removed), where the row cited
+// the tree's origin.
+func packageRow(r DiffRow, path string, base, head *Sandbox) DiffRow {
+	key, s, side := yamlpos.Join(treeLockKey(head.npmTree.Name), path), head, "working"
+	if r.To == "" {
+		s, side = base, "base"
+	}
+	if line := s.lockLines[key]; line != 0 {
+		r.Origin, r.Side = Origin{File: lockfile.File, Key: key, Line: line}, side
+	}
+	return r
 }
