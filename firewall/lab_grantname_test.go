@@ -86,8 +86,10 @@ func TestLabGrantName(t *testing.T) {
 		t.Fatalf("granted.test does not resolve during its grant")
 	}
 	l.connects(unlistedV4, 443)
-	if took := time.Since(start); took > time.Second {
-		t.Errorf("from grant-name to the first connection: %v, want under 1 s", took)
+	// At once: nothing waits for a periodic reload (BenchmarkLabGrantName
+	// measures how long it takes; a bound here only catches a wait).
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("from grant-name to the first connection: %v, want well under 3 s", took)
 	}
 	if !l.resolvesTo("sub.granted.test", unlistedV4) {
 		t.Errorf("sub.granted.test does not resolve during the grant of granted.test")
