@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/internal/testing/gittest"
+
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
 )
@@ -23,16 +25,16 @@ import (
 func armedClone(t *testing.T, marks string) string {
 	t.Helper()
 	ws := filepath.Join(t.TempDir(), "workspace")
-	git(t, ".", "init", "-q", ws)
-	commitAll(t, ws, map[string]string{"a.txt": "a\n", "b.bin": "b\n"})
-	git(t, ws, "checkout", "-q", "-b", "agentbox/t")
-	commitAll(t, ws, map[string]string{"c.txt": "c\n"})
+	gittest.Git(t, ".", "init", "-q", ws)
+	gittest.CommitAll(t, ws, map[string]string{"a.txt": "a\n", "b.bin": "b\n"})
+	gittest.Git(t, ws, "checkout", "-q", "-b", "agentbox/t")
+	gittest.CommitAll(t, ws, map[string]string{"c.txt": "c\n"})
 
 	sub := filepath.Join(ws, "sub")
-	git(t, ".", "init", "-q", sub)
-	commitAll(t, sub, map[string]string{"s.txt": "s\n"})
-	git(t, ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", "./sub", "sub")
-	git(t, ws, "commit", "-qm", "sub")
+	gittest.Git(t, ".", "init", "-q", sub)
+	gittest.CommitAll(t, sub, map[string]string{"s.txt": "s\n"})
+	gittest.Git(t, ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", "./sub", "sub")
+	gittest.Git(t, ws, "commit", "-qm", "sub")
 
 	run := func(what string) string { return "touch " + filepath.Join(marks, what) }
 	armConfig := func(repo, prefix string) {
@@ -50,15 +52,15 @@ func armedClone(t *testing.T, marks string) string {
 			"diff.ignoreSubmodules": "none", "include.path": filepath.Join(repo, "included"),
 			"includeIf.gitdir:/.path": filepath.Join(repo, "included"),
 		} {
-			git(t, repo, "config", k, v)
+			gittest.Git(t, repo, "config", k, v)
 		}
-		writeFile(t, filepath.Join(repo, "included"), []byte("[core]\n\tfsmonitor = "+run(prefix+"included")+"\n"))
-		writeFile(t, filepath.Join(repo, "info", "attributes"), []byte("* filter=x diff=x merge=x\n"))
+		gittest.WriteFile(t, filepath.Join(repo, "included"), []byte("[core]\n\tfsmonitor = "+run(prefix+"included")+"\n"))
+		gittest.WriteFile(t, filepath.Join(repo, "info", "attributes"), []byte("* filter=x diff=x merge=x\n"))
 		for _, dir := range []string{"hooks", "myhooks"} {
 			for _, h := range []string{"post-checkout", "reference-transaction", "post-index-change", "pre-auto-gc",
 				"post-rewrite", "pre-push", "post-update", "update", "push-to-checkout", "fsmonitor-watchman"} {
 				p := filepath.Join(repo, dir, h)
-				writeFile(t, p, []byte("#!/bin/sh\n"+run(prefix+dir+"-"+h)+"\n"))
+				gittest.WriteFile(t, p, []byte("#!/bin/sh\n"+run(prefix+dir+"-"+h)+"\n"))
 				if err := os.Chmod(p, 0o755); err != nil {
 					t.Fatal(err)
 				}
@@ -66,12 +68,12 @@ func armedClone(t *testing.T, marks string) string {
 		}
 	}
 	armConfig(filepath.Join(ws, ".git"), "")
-	armConfig(git(t, sub, "rev-parse", "--absolute-git-dir"), "sub-")
+	armConfig(gittest.Git(t, sub, "rev-parse", "--absolute-git-dir"), "sub-")
 	// The tree's own attributes, uncommitted (the agent's too), and a
 	// changed file in the submodule.
-	writeFile(t, filepath.Join(ws, ".gitattributes"), []byte("* filter=y diff=x\n*.bin filter=lfs\n"))
-	writeFile(t, filepath.Join(ws, "sub", "s.txt"), []byte("changed\n"))
-	writeFile(t, filepath.Join(ws, "left.txt"), []byte("left\n"))
+	gittest.WriteFile(t, filepath.Join(ws, ".gitattributes"), []byte("* filter=y diff=x\n*.bin filter=lfs\n"))
+	gittest.WriteFile(t, filepath.Join(ws, "sub", "s.txt"), []byte("changed\n"))
+	gittest.WriteFile(t, filepath.Join(ws, "left.txt"), []byte("left\n"))
 	// The same content, another mtime: status must read it again.
 	for _, f := range []string{"a.txt", "b.bin", "sub/s.txt"} {
 		old := mustStat(t, filepath.Join(ws, f)).ModTime().Add(-time.Hour)
@@ -87,10 +89,10 @@ func armedClone(t *testing.T, marks string) string {
 // script runs here as in the collect container, with a hostile GIT_*
 // environment besides).
 func TestBundleScriptRunsNothing(t *testing.T) {
-	gitHome(t)
+	gittest.Home(t)
 	marks := t.TempDir()
 	ws := armedClone(t, marks)
-	want := git(t, ws, "rev-parse", "agentbox/t")
+	want := gittest.Git(t, ws, "rev-parse", "agentbox/t")
 
 	cmd := exec.Command("sh", "-c", BundleScript(ws), "sh", "t")
 	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(),
@@ -119,14 +121,14 @@ func TestBundleScriptRunsNothing(t *testing.T) {
 	}
 	// The bundle holds the branch, named t.
 	bundle := filepath.Join(t.TempDir(), "b.bundle")
-	writeFile(t, bundle, stdout.Bytes())
-	if heads := git(t, ws, "bundle", "list-heads", bundle); heads != want+" refs/heads/t" {
+	gittest.WriteFile(t, bundle, stdout.Bytes())
+	if heads := gittest.Git(t, ws, "bundle", "list-heads", bundle); heads != want+" refs/heads/t" {
 		t.Errorf("the bundle's heads: %q, want %s refs/heads/t", heads, want)
 	}
 	host := filepath.Join(t.TempDir(), "host")
-	git(t, ".", "init", "-q", "--bare", host)
-	git(t, host, "fetch", "-q", bundle, "t:t")
-	if got := git(t, host, "rev-parse", "t"); got != want {
+	gittest.Git(t, ".", "init", "-q", "--bare", host)
+	gittest.Git(t, host, "fetch", "-q", bundle, "t:t")
+	if got := gittest.Git(t, host, "rev-parse", "t"); got != want {
 		t.Errorf("fetched %s, want %s", got, want)
 	}
 }

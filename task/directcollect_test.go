@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbox-dev/agentbox/internal/testing/gittest"
+
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task/direct"
@@ -14,10 +16,10 @@ import (
 // TestCollectDirectFailsClosed: when the work tree cannot be disarmed, no
 // git runs in it and the task fails, whatever its agent's exit.
 func TestCollectDirectFailsClosed(t *testing.T) {
-	gitHome(t)
+	gittest.Home(t)
 	dir := t.TempDir()
-	git(t, dir, "init", "-q")
-	commitAll(t, dir, map[string]string{"src/main.go": "package main\n"})
+	gittest.Git(t, dir, "init", "-q")
+	gittest.CommitAll(t, dir, map[string]string{"src/main.go": "package main\n"})
 	uid, _ := sandbox.OwnerUID(mustStat(t, dir))
 	cfg := &config.Config{UID: uid, Workspace: "/workspace"}
 	tdir := t.TempDir()
@@ -32,7 +34,7 @@ func TestCollectDirectFailsClosed(t *testing.T) {
 	// name is in the way.
 	for p, c := range map[string]string{"evil/HEAD": "x\n", "evil/objects/a": "", "evil/refs/a": "",
 		"evil/HEAD" + direct.QuarantineSuffix + "/keep": ""} {
-		writeFile(t, filepath.Join(dir, p), []byte(c))
+		gittest.WriteFile(t, filepath.Join(dir, p), []byte(c))
 	}
 	sum := &Summary{State: StateExited, ExitCode: 0}
 	collectDirect(t.Context(), &Prepared{Dir: tdir, Rec: &Record{Dir: dir}}, sum)
@@ -45,10 +47,10 @@ func TestCollectDirectFailsClosed(t *testing.T) {
 // agent made, removes the placeholders left empty, and lists the project's
 // changes; the summary has no branch.
 func TestCollectDirect(t *testing.T) {
-	gitHome(t)
+	gittest.Home(t)
 	dir := t.TempDir()
-	git(t, dir, "init", "-q")
-	commitAll(t, dir, map[string]string{"src/main.go": "package main\n"})
+	gittest.Git(t, dir, "init", "-q")
+	gittest.CommitAll(t, dir, map[string]string{"src/main.go": "package main\n"})
 	uid, _ := sandbox.OwnerUID(mustStat(t, dir))
 	cfg := &config.Config{UID: uid, Workspace: "/workspace"}
 	tdir := t.TempDir()
@@ -68,8 +70,8 @@ func TestCollectDirect(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	writeFile(t, filepath.Join(dir, "src/main.go"), []byte("package main // changed\n"))
-	writeFile(t, filepath.Join(dir, "evil/.git"), []byte("gitdir: /tmp/x\n"))
+	gittest.WriteFile(t, filepath.Join(dir, "src/main.go"), []byte("package main // changed\n"))
+	gittest.WriteFile(t, filepath.Join(dir, "evil/.git"), []byte("gitdir: /tmp/x\n"))
 	sum := &Summary{State: StateExited, Branch: "refs/heads/x"}
 	collectDirect(t.Context(), &Prepared{Dir: tdir, Rec: &Record{Dir: dir}}, sum)
 	if sum.BranchStatus != WorkspaceDirect || sum.Branch != "" || sum.ExitCode != 0 {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/internal/testing/gittest"
+
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
 )
@@ -27,19 +29,19 @@ func TestJobName(t *testing.T) {
 // project's repository is not touched. A second task of that name, or a
 // branch of its name, is refused before anything is made.
 func TestPrepareOnCluster(t *testing.T) {
-	gitHome(t)
+	gittest.Home(t)
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	bin := t.TempDir()
-	writeFile(t, filepath.Join(bin, "kubectl"), []byte("#!/bin/sh\nexit 1\n"))
+	gittest.WriteFile(t, filepath.Join(bin, "kubectl"), []byte("#!/bin/sh\nexit 1\n"))
 	if err := os.Chmod(filepath.Join(bin, "kubectl"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	dir := t.TempDir()
-	git(t, dir, "init", "-q")
-	commitAll(t, dir, map[string]string{"a.txt": "a\n"})
-	base := git(t, dir, "rev-parse", "HEAD")
-	commitAll(t, dir, map[string]string{"b.txt": "b\n"})
+	gittest.Git(t, dir, "init", "-q")
+	gittest.CommitAll(t, dir, map[string]string{"a.txt": "a\n"})
+	base := gittest.Git(t, dir, "rev-parse", "HEAD")
+	gittest.CommitAll(t, dir, map[string]string{"b.txt": "b\n"})
 	c := &generator.Compiled{Config: &config.Config{Name: "acme", Kubernetes: &config.Kubernetes{Namespace: "agents"}}}
 	o := Options{Dir: dir, Name: "t1", Ref: "HEAD~1", Argv: []string{"true"}, Timeout: time.Minute, Workspace: WorkspaceClone, On: OnKubernetes}
 	p, err := Prepare(t.Context(), c, o)
@@ -50,20 +52,20 @@ func TestPrepareOnCluster(t *testing.T) {
 		p.Kubectl != filepath.Join(bin, "kubectl") || p.Rec.Deadline.Before(p.Rec.Started.Add(time.Minute)) {
 		t.Errorf("prepared %+v, kubectl %s", p.Rec, p.Kubectl)
 	}
-	heads := git(t, dir, "bundle", "list-heads", filepath.Join(p.Dir, "task.bundle"))
+	heads := gittest.Git(t, dir, "bundle", "list-heads", filepath.Join(p.Dir, "task.bundle"))
 	if want := base + " HEAD\n" + base + " refs/heads/agentbox/t1"; heads != want {
 		t.Errorf("the bundle's heads:\n%s\nwant\n%s", heads, want)
 	}
 	if r, err := Read("acme", "t1"); err != nil || r.Job != p.Rec.Job {
 		t.Errorf("record %+v, %v", r, err)
 	}
-	if out := git(t, dir, "branch", "--list", "agentbox/*"); out != "" {
+	if out := gittest.Git(t, dir, "branch", "--list", "agentbox/*"); out != "" {
 		t.Errorf("the project has branches %q", out)
 	}
 	if _, err := Prepare(t.Context(), c, o); err == nil || !strings.Contains(err.Error(), "task t1 exists") {
 		t.Errorf("a second t1: %v", err)
 	}
-	git(t, dir, "branch", "agentbox/t2")
+	gittest.Git(t, dir, "branch", "agentbox/t2")
 	o.Name = "t2"
 	if _, err := Prepare(t.Context(), c, o); err == nil || !strings.Contains(err.Error(), "branch agentbox/t2 exists") {
 		t.Errorf("t2 whose branch exists: %v", err)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/internal/testing/gittest"
+
 	"github.com/agentbox-dev/agentbox/config"
 )
 
@@ -20,7 +22,7 @@ func newProject(t *testing.T) (*Project, *Fake) {
 	t.Helper()
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	bin := t.TempDir()
-	writeFile(t, filepath.Join(bin, "kubectl"), []byte("#!/bin/sh\nexit 1\n"))
+	gittest.WriteFile(t, filepath.Join(bin, "kubectl"), []byte("#!/bin/sh\nexit 1\n"))
 	if err := os.Chmod(filepath.Join(bin, "kubectl"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +173,7 @@ func TestProjectLogs(t *testing.T) {
 func TestIsTask(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, config.ConfigFile), []byte("name: acme\nagent: claude\n"))
+	gittest.WriteFile(t, filepath.Join(dir, config.ConfigFile), []byte("name: acme\nagent: claude\n"))
 	addTask(t, "k1", OnKubernetes, StateExited, 1)
 	for name, want := range map[string]bool{"k1": true, "k2": false, "../acme/k1": false, "egress": false} {
 		if got := IsTask(dir, name); got != want {

@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbox-dev/agentbox/internal/testing/gittest"
+
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
-	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 	"github.com/agentbox-dev/agentbox/sandbox"
 )
 
@@ -26,7 +27,7 @@ func directProject(t *testing.T) (string, *config.Config) {
 		"fixtures/bare/refs/a": "", ".vscode/settings.json": "{}\n", "secrets/key": "k\n",
 		"conf/ro/settings": "x\n",
 	} {
-		writeFile(t, filepath.Join(dir, p), []byte(c))
+		gittest.WriteFile(t, filepath.Join(dir, p), []byte(c))
 	}
 	uid, _ := sandbox.OwnerUID(mustStat(t, dir))
 	cfg := &config.Config{UID: uid, Workspace: "/workspace", Hidden: append(slices.Clone(config.DefaultHidden), "secrets"),
@@ -115,7 +116,7 @@ func TestPlanDirectRefuses(t *testing.T) {
 		{"no git directory", func(t *testing.T, dir string, _ *config.Config) { os.RemoveAll(filepath.Join(dir, ".git")) }, "top of a git repository"},
 		{".git is a file", func(t *testing.T, dir string, _ *config.Config) {
 			os.RemoveAll(filepath.Join(dir, ".git"))
-			writeFile(t, filepath.Join(dir, ".git"), []byte("gitdir: /elsewhere\n"))
+			gittest.WriteFile(t, filepath.Join(dir, ".git"), []byte("gitdir: /elsewhere\n"))
 		}, "whose .git is a directory"},
 		{"not writable by the agent", func(t *testing.T, _ string, cfg *config.Config) { cfg.UID++ }, "does not let the agent"},
 		{"protected symlink", func(t *testing.T, dir string, _ *config.Config) {
@@ -156,7 +157,7 @@ func TestDisarmGitDirs(t *testing.T) {
 		"lib/.git":            "gitdir: ../evil/.git\n",
 		"src/refs/not-a-repo": "", "src/objects/x": "",
 	} {
-		writeFile(t, filepath.Join(dir, p), []byte(c))
+		gittest.WriteFile(t, filepath.Join(dir, p), []byte(c))
 	}
 	d, err := Disarm(dir, &plan.State)
 	if err != nil {
@@ -209,7 +210,7 @@ func TestDisarmRenamed(t *testing.T) {
 		"vendor/sub/.git/config": "[core]\n\tfsmonitor = touch /tmp/pwned\n",
 		"fixtures/bare/HEAD":     "x\n", "fixtures/bare/objects/a": "", "fixtures/bare/refs/a": "",
 	} {
-		writeFile(t, filepath.Join(dir, p), []byte(c))
+		gittest.WriteFile(t, filepath.Join(dir, p), []byte(c))
 	}
 	d, err := Disarm(dir, &plan.State)
 	if err != nil {
@@ -338,13 +339,13 @@ func TestDisarmLinks(t *testing.T) {
 // names inside the work tree is read-only as a protected path is (git runs
 // its programs on the host); one outside the work tree is not mounted.
 func TestPlanDirectHooksPath(t *testing.T) {
-	gitHome(t)
+	gittest.Home(t)
 	for _, tc := range []struct{ hooks, target string }{
 		{".githooks", "/workspace/.githooks"}, {"tools/hooks", "/workspace/tools"}, {"/elsewhere/hooks", ""},
 	} {
 		t.Run(tc.hooks, func(t *testing.T) {
 			dir, cfg := directProject(t)
-			writeFile(t, filepath.Join(dir, ".git", "config"), []byte("[core]\n\thooksPath = "+tc.hooks+"\n"))
+			gittest.WriteFile(t, filepath.Join(dir, ".git", "config"), []byte("[core]\n\thooksPath = "+tc.hooks+"\n"))
 			plan, err := NewPlan(cfg, dir, filepath.Join(t.TempDir(), "task"))
 			if err != nil {
 				t.Fatal(err)
@@ -360,25 +361,4 @@ func TestPlanDirectHooksPath(t *testing.T) {
 			}
 		})
 	}
-}
-
-func writeFile(t testing.TB, path string, data []byte) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// gitHome gives git a home of the test's own.
-func gitHome(t testing.TB) {
-	t.Helper()
-	testenv.RequireProgram(t, "git")
-	home := t.TempDir()
-	writeFile(t, filepath.Join(home, "gitconfig"), []byte("[user]\n\tname = T\n\temail = t@example.invalid\n[init]\n\tdefaultBranch = main\n"))
-	t.Setenv("HOME", home)
-	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(home, "gitconfig"))
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 }
