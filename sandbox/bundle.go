@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
 	"github.com/agentbox-dev/agentbox/internal/iolimit"
 )
@@ -37,4 +38,31 @@ func (c Compose) Bundle(ctx context.Context, workspace string, w io.Writer) erro
 			FirstLine(errb.Bytes(), err))
 	}
 	return nil
+}
+
+// BundleBranches writes a git bundle of the agent's branches in the running
+// sandbox of the project in dir to w (Compose.Bundle), and returns the
+// configuration fetch checks them against (FetchConfig).
+func BundleBranches(ctx context.Context, dir string, w io.Writer) (*config.Config, error) {
+	p, err := Open(ctx, Want{Dir: dir, Running: true})
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Compose.Bundle(ctx, p.Config.Workspace, w); err != nil {
+		return nil, err
+	}
+	return p.FetchConfig(), nil
+}
+
+// FetchConfig is the project's configuration as fetch applies it to the
+// agent's branches: the running profile's workspace.readonly joins the
+// top-level one.
+func (p *Project) FetchConfig() *config.Config {
+	prof, ok := p.Config.Profile(p.Profile)
+	if !ok {
+		return p.Config
+	}
+	c := *p.Config
+	c.ReadOnly = p.Config.ReadOnlyPaths(prof)
+	return &c
 }

@@ -68,7 +68,7 @@ func realDeps() deps {
 		},
 		debian:    func(s settings.Settings) bump.DebianArchive { return bump.NewDebianArchive(s) },
 		now:       time.Now,
-		bundle:    composeBundle,
+		bundle:    sandbox.BundleBranches,
 		egressLog: dockerEgressLog,
 		egress:    dockerEgress,
 		profile:   dockerProfile,

@@ -13,6 +13,7 @@ import (
 	"github.com/agentbox-dev/agentbox/images/imagestest"
 	"github.com/agentbox-dev/agentbox/internal/npm"
 	"github.com/agentbox-dev/agentbox/internal/settings"
+	"github.com/agentbox-dev/agentbox/sandbox"
 )
 
 // testDeps are the collaborators of a test that names none: registries that
@@ -26,7 +27,7 @@ func testDeps() deps {
 		npm:      func(string, settings.Settings) npm.Source { return imagestest.NPM{} },
 		debian:   func(settings.Settings) bump.DebianArchive { return &imagestest.Debian{} },
 		now:      time.Now,
-		bundle:   composeBundle,
+		bundle:   sandbox.BundleBranches,
 	}
 }
 

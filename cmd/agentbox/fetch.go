@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -12,33 +11,13 @@ import (
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/internal/gitgate"
-	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/spf13/cobra"
 )
 
 // bundleSource writes a git bundle of the agent's branches to w and returns
-// the project's configuration. composeBundle is the real one (realDeps).
+// the project's configuration; sandbox.BundleBranches is the real one
+// (realDeps).
 type bundleSource func(ctx context.Context, dir string, w io.Writer) (*config.Config, error)
-
-// composeBundle makes the bundle in the agent container of the running
-// sandbox (sandbox.Compose.Bundle); the running profile's
-// workspace.readonly joins the top-level one.
-func composeBundle(ctx context.Context, dir string, w io.Writer) (*config.Config, error) {
-	o := &sandboxOptions{dir: dir, running: true}
-	argv, cfg, err := o.compose(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	if prof, ok := cfg.Profile(o.profile); ok {
-		c := *cfg
-		c.ReadOnly = cfg.ReadOnlyPaths(prof)
-		cfg = &c
-	}
-	if err := sandbox.ComposeOf(argv).Bundle(ctx, cfg.Workspace, w); err != nil {
-		return nil, err
-	}
-	return cfg, nil
-}
 
 type fetchOptions struct {
 	dir    string
@@ -79,7 +58,7 @@ A branch is refused too when git's fsck refuses one of its objects, when
 its name is longer than ` + strconv.Itoa(gitgate.DefaultLimits.NameBytes) + ` bytes, not printable or not a valid branch name
 (the reason names it by its place in git for-each-ref refs/heads/ of the
 agent's clone; its "ref" is empty), and when it is over a limit:
-` + limitsText(gitgate.DefaultLimits) + `.
+` + wrap(gitgate.DefaultLimits.String(), 72) + `.
 The other branches are still written.
 
 stdout: a table, one row per branch (and one per reason), or with --json:
@@ -147,14 +126,10 @@ func (o *fetchOptions) run(ctx context.Context, stdout, stderr io.Writer) error 
 }
 
 func printFetchJSON(w io.Writer, res *gitgate.Result) error {
-	branches := slices.Clone(res.Branches)
-	for i := range branches {
-		branches[i].Status = gitgate.Shown(branches[i])
-	}
 	return writeJSON(w, struct {
 		Branches []gitgate.Branch `json:"branches"`
 		Refused  int              `json:"refused"`
-	}{branches, res.Refused()})
+	}{res.ShownBranches(), res.Refused()})
 }
 
 // printFetchTable prints a row per branch and a row per reason below it.
@@ -179,22 +154,12 @@ func printFetchTable(w io.Writer, res *gitgate.Result) {
 	tw.Flush()
 }
 
-// limitsText says what a branch may bring, wrapped for --help.
-func limitsText(l gitgate.Limits) string {
-	size := func(n int64) string {
-		if n >= 1<<30 && n%(1<<30) == 0 {
-			return fmt.Sprintf("%d GiB", n>>30)
-		}
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	text := fmt.Sprintf("%d new objects, %s for one object once inflated, %s for all of "+
-		"them, a path of %d components or %d bytes, %d entries in a tree, a checkout of one of "+
-		"its trees of %d files or %s", l.Objects, size(l.ObjectSize), size(l.TotalSize),
-		l.Depth, l.PathBytes, l.TreeEntries, l.CheckoutFiles, size(l.CheckoutSize))
+// wrap breaks text into lines of at most width bytes, between words.
+func wrap(text string, width int) string {
 	var lines []string
 	line := ""
 	for _, w := range strings.Fields(text) {
-		if line != "" && len(line)+1+len(w) > 72 {
+		if line != "" && len(line)+1+len(w) > width {
 			lines, line = append(lines, line), ""
 		}
 		if line != "" {
@@ -206,18 +171,9 @@ func limitsText(l gitgate.Limits) string {
 }
 
 // reasonText is why fetch's checks refused a branch, as fetch's table and
-// run's summary print it: [COMMIT ][PATH: ]WHY, escaped (the path is the
-// agent's).
-func reasonText(r gitgate.Reason) string {
-	s := r.Why
-	if r.Path != "" {
-		s = r.Path + ": " + s
-	}
-	if r.Commit != "" {
-		s = short(r.Commit) + " " + s
-	}
-	return esc(s)
-}
+// run's summary print it (gitgate.Reason.String), escaped: the path is the
+// agent's.
+func reasonText(r gitgate.Reason) string { return esc(r.String()) }
 
 // shortName cuts a branch name longer than 100 bytes (the gate refuses
 // those over 250, and a reason says which branch it is).
@@ -231,5 +187,3 @@ func shortName(s string) string {
 	}
 	return s[:cut] + "..."
 }
-
-func short(id string) string { return id[:min(12, len(id))] }
