@@ -76,7 +76,7 @@ func realDeps() deps {
 		user:      audit.HostUser,
 		up:        upSandbox,
 
-		containers: dockerContainers,
+		containers: sandbox.ContainersOf,
 		taskState:  dockerTaskState,
 	}
 }

@@ -20,23 +20,10 @@ import (
 // project (deps.containers).
 type containerInfo = sandbox.Container
 
-// statusView is agentbox status's report (--json: this shape, in docs/cli.md).
+// statusView is agentbox status's report (--json: this shape, in
+// docs/cli.md): the sandbox's status, its grants and its tasks.
 type statusView struct {
-	Sandbox string `json:"sandbox"` // the compose project
-	Dir     string `json:"dir"`
-	Up      bool   `json:"up"` // egress and agent both run
-	// State is "up", "down" (no container), or each service's docker
-	// state when only some run.
-	State   string    `json:"state"`
-	Profile string    `json:"profile,omitempty"`
-	Since   time.Time `json:"since,omitzero"` // when the later of egress and agent started
-	// Files is "current" when the generated files are what agentbox.yaml
-	// compiles to, "out of date", or why it cannot tell.
-	Files string `json:"generated_files"`
-	// Matches says whether the running sandbox was started (by agentbox
-	// up) from the generated files as they are now; null when it cannot
-	// tell (not up, started otherwise, or recreated since).
-	Matches     *bool         `json:"running_matches_files"`
+	*sandbox.Status
 	Grants      []statusGrant `json:"grants"`
 	GrantErrors []string      `json:"grant_errors,omitempty"`
 	Tasks       []task.Entry  `json:"tasks"` // those not collected yet: running, or ended awaiting agentbox stop
@@ -79,23 +66,15 @@ Docker cannot be asked.`,
 
 // sandboxStatus gathers the status of the sandbox in dir.
 func sandboxStatus(ctx context.Context, d deps, dir string) (*statusView, error) {
-	cfg, err := sandbox.LoadConfig(dir)
+	st, err := sandbox.StatusOf(ctx, dir, d.containers)
 	if err != nil {
 		return nil, err
 	}
-	v := &statusView{Sandbox: cfg.Name, Dir: absDir(dir), Grants: []statusGrant{}, Tasks: []task.Entry{}}
-	v.Files = sandbox.FilesState(dir)
-	cs, err := d.containers(ctx, cfg.Name)
-	if err != nil {
-		return nil, err
-	}
-	st := sandbox.StateOf(cs)
-	v.Up, v.State, v.Profile, v.Since = st.Up, st.Words, st.Profile, st.Since
+	v := &statusView{Status: st, Grants: []statusGrant{}, Tasks: []task.Entry{}}
 	if v.Up {
-		v.Matches = sandbox.Matches(dir, cfg.Name, st.Egress)
-		v.addGrants(ctx, d, dir, cfg.Name, "")
+		v.addGrants(ctx, d, dir, v.Sandbox, "")
 	}
-	recs, err := task.List(cfg.Name)
+	recs, err := task.List(v.Sandbox)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +85,7 @@ func sandboxStatus(ctx context.Context, d deps, dir string) (*statusView, error)
 		state, exit := d.taskState(ctx, dir, r)
 		v.Tasks = append(v.Tasks, task.NewEntry(r, state, exit))
 		if state == task.StateRunning {
-			v.addGrants(ctx, d, dir, cfg.Name, r.Name)
+			v.addGrants(ctx, d, dir, v.Sandbox, r.Name)
 		}
 	}
 	return v, nil
@@ -159,16 +138,6 @@ func (v *statusView) text(now time.Time) statusText {
 		t.Tasks = append(t.Tasks, statusTaskText{r, left})
 	}
 	return t
-}
-
-// dockerContainers is deps.containers: the containers of compose project
-// name, as docker inspect sees them.
-func dockerContainers(ctx context.Context, name string) ([]containerInfo, error) {
-	d, err := sandbox.Check(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return d.Containers(ctx, name)
 }
 
 // dockerTaskState is deps.taskState: a recorded task's state now, as ps
