@@ -176,11 +176,11 @@ func dockerEgressLog(ctx context.Context, dir, task string, since time.Time) (io
 // it must run), or of its task when task is not empty.
 func egressContainer(ctx context.Context, dir, task string, running bool) (sandbox.Egress, error) {
 	if task == "" {
-		compose, _, err := (&sandboxOptions{dir: dir, running: running}).compose(ctx, false)
+		p, err := openSandbox(ctx, sandbox.Want{Dir: dir, Running: running})
 		if err != nil {
 			return sandbox.Egress{}, err
 		}
-		return sandbox.ComposeEgress(compose), nil
+		return sandbox.ComposeEgress(p.Compose.Argv), nil
 	}
 	p, err := openTasks(ctx, dir)
 	if err != nil {

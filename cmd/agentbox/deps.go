@@ -71,7 +71,7 @@ func realDeps() deps {
 		bundle:    sandbox.BundleBranches,
 		egressLog: dockerEgressLog,
 		egress:    dockerEgress,
-		profile:   dockerProfile,
+		profile:   sandbox.ProfileIn,
 		auditDir:  audit.StateDir,
 		user:      audit.HostUser,
 		up:        upSandbox,

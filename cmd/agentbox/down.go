@@ -16,7 +16,7 @@ import (
 )
 
 type downOptions struct {
-	sandboxOptions
+	dir             string
 	volumes, images bool
 }
 
@@ -54,7 +54,7 @@ own volumes (agentbox rm and gc remove them).`,
 }
 
 func (o *downOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
-	p, err := o.open(ctx, false)
+	p, err := openSandbox(ctx, sandbox.Want{Dir: o.dir})
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,6 @@ package main
 // environment, and nothing it can write is read when a sandbox starts.
 
 import (
-	"context"
-
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/sandbox"
 )
@@ -24,10 +22,4 @@ func checkProfile(cfg *config.Config, name string) (string, error) {
 		return "", usageErrorf("--profile: %v", err)
 	}
 	return p, nil
-}
-
-// dockerProfile is deps.profile: the profile of the running sandbox (task
-// "") or of a task.
-func dockerProfile(ctx context.Context, dir, task string) (string, error) {
-	return sandbox.ProfileIn(ctx, dir, task)
 }

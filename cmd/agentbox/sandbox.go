@@ -1,5 +1,9 @@
 package main
 
+// agentbox up, shell and logs: thin wrappers over `docker compose -f
+// .agentbox/docker-compose.yml -p NAME` on the sandbox that a sandbox.Want
+// names (sandbox.Open, sandbox.Up).
+
 import (
 	"context"
 	"errors"
@@ -9,48 +13,17 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/internal/progress"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
 	"github.com/spf13/cobra"
 )
 
-// sandboxOptions are shared by up, down, shell and logs: thin wrappers over
-// `docker compose -f .agentbox/docker-compose.yml -p NAME`
-// (sandbox.Want says what each field means).
-type sandboxOptions struct {
-	dir string
-	// choose says that the command chooses the profile (up).
-	choose  bool
-	profile string
-	// stale says that the command says when the running sandbox predates
-	// the generated files (shell).
-	stale bool
-	// running says that the command needs the sandbox running (shell,
-	// verify, fetch, allow).
-	running bool
-}
-
-// open opens the sandbox (sandbox.Open) and sets o.profile to its
-// profile; starts says that the command creates or starts containers.
-func (o *sandboxOptions) open(ctx context.Context, starts bool) (*sandbox.Project, error) {
-	p, err := sandbox.Open(ctx, sandbox.Want{Dir: o.dir, Choose: o.choose, Profile: o.profile, Running: o.running, Starts: starts})
-	if err != nil {
-		return nil, sandboxErr(err)
-	}
-	o.profile = p.Profile
-	return p, nil
-}
-
-// compose opens the sandbox and returns the argv prefix of docker compose
-// on it and the project's configuration.
-func (o *sandboxOptions) compose(ctx context.Context, starts bool) ([]string, *config.Config, error) {
-	p, err := o.open(ctx, starts)
-	if err != nil {
-		return nil, nil, err
-	}
-	return p.Compose.Argv, p.Config, nil
+// openSandbox opens the sandbox that w names (sandbox.Open); its error
+// carries its exit code (sandboxErr).
+func openSandbox(ctx context.Context, w sandbox.Want) (*sandbox.Project, error) {
+	p, err := sandbox.Open(ctx, w)
+	return p, sandboxErr(err)
 }
 
 // sandboxErr is err with the exit code it carries: a profile that is not
@@ -73,27 +46,22 @@ func checkDocker(ctx context.Context) (string, error) {
 	return d.Path, err
 }
 
-// execCompose runs docker compose (argv) with args, connected to the
-// terminal (sandbox.Compose.Run); its failure is agentbox's error.
-func execCompose(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, args ...string) error {
-	return sandboxErr(sandbox.ComposeOf(argv).Run(ctx, stdin, stdout, stderr, args...))
-}
-
-// run runs docker compose with args, connected to the terminal; starts says
-// whether that starts containers (sandbox.Want).
-func (o *sandboxOptions) run(ctx context.Context, starts bool, stdin io.Reader, stdout, stderr io.Writer, args ...string) error {
-	p, err := o.open(ctx, starts)
+// runCompose runs docker compose with args on the sandbox that w names,
+// connected to the terminal; stale says first when the running sandbox
+// predates the generated files (shell).
+func runCompose(ctx context.Context, w sandbox.Want, stale bool, stdout, stderr io.Writer, args ...string) error {
+	p, err := openSandbox(ctx, w)
 	if err != nil {
 		return err
 	}
-	if o.stale {
-		sandbox.WarnStale(ctx, p.Compose.Path, o.dir, p.Config.Name, stderr)
+	if stale {
+		sandbox.WarnStale(ctx, p.Compose.Path, w.Dir, p.Config.Name, stderr)
 	}
-	return sandboxErr(p.Compose.Run(ctx, stdin, stdout, stderr, args...))
+	return sandboxErr(p.Compose.Run(ctx, os.Stdin, stdout, stderr, args...))
 }
 
 func newUpCmd(dir *string, prog *progress.Progress, stdout, stderr io.Writer) *cobra.Command {
-	o := &sandboxOptions{}
+	var profile string
 	c := &cobra.Command{
 		Use:   "up",
 		Short: "Build and start the sandbox, and wait until it is healthy",
@@ -112,10 +80,10 @@ generate).`,
   agentbox up -C path/to/project`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return startSandbox(c.Context(), *dir, o.profile, prog, stdout, stderr)
+			return sandboxErr(sandbox.Up(c.Context(), sandbox.Want{Dir: *dir, Profile: profile}, prog, os.Stdin, stdout, stderr))
 		},
 	}
-	c.Flags().StringVar(&o.profile, "profile", "", profileFlagUsage)
+	c.Flags().StringVar(&profile, "profile", "", profileFlagUsage)
 	_ = c.RegisterFlagCompletionFunc("profile", completeProfiles(dir))
 	return c
 }
@@ -124,18 +92,10 @@ generate).`,
 // default when ""), with no progress lines: agentbox policy remove's
 // restart, which says it restarts.
 func upSandbox(ctx context.Context, dir, profile string, stdout, stderr io.Writer) error {
-	return startSandbox(ctx, dir, profile, nil, stdout, stderr)
-}
-
-// startSandbox builds and starts the sandbox in dir under profile (the
-// default when ""): agentbox up (sandbox.Up). prog hears of the build and
-// the start.
-func startSandbox(ctx context.Context, dir, profile string, prog *progress.Progress, stdout, stderr io.Writer) error {
-	return sandboxErr(sandbox.Up(ctx, sandbox.Want{Dir: dir, Profile: profile}, prog, os.Stdin, stdout, stderr))
+	return sandboxErr(sandbox.Up(ctx, sandbox.Want{Dir: dir, Profile: profile}, (*progress.Progress)(nil), os.Stdin, stdout, stderr))
 }
 
 func newShellCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
-	o := &sandboxOptions{}
 	c := &cobra.Command{
 		Use:   "shell [-- CMD [ARG...]]",
 		Short: "Open a shell (or run a command) in the running agent container",
@@ -143,8 +103,6 @@ func newShellCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
   agentbox shell -- claude --version`,
 		Annotations: map[string]string{takesCommand: "CMD"},
 		RunE: func(c *cobra.Command, args []string) error {
-			o.dir = *dir
-			o.stale, o.running = true, true
 			argv := []string{"exec"}
 			if !progress.IsTerminal(os.Stdin) {
 				argv = append(argv, "-T")
@@ -153,7 +111,7 @@ func newShellCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 			if len(args) == 0 {
 				args = []string{"bash", "-l"}
 			}
-			return o.run(c.Context(), false, os.Stdin, stdout, stderr, append(argv, args...)...)
+			return runCompose(c.Context(), sandbox.Want{Dir: *dir, Running: true}, true, stdout, stderr, append(argv, args...)...)
 		},
 	}
 	return c
@@ -176,7 +134,6 @@ func parseTail(s string) (string, error) {
 }
 
 func newLogsCmd(dir *string, d deps, stdout, stderr io.Writer) *cobra.Command {
-	o := &sandboxOptions{}
 	var follow, raw bool
 	var tail, since string
 	c := &cobra.Command{
@@ -201,7 +158,6 @@ contain escape sequences the agent wrote, which your terminal acts on.`,
 			return withPrefix(append(slices.Clone(services), taskNames(*dir, false)...), prefix), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			o.dir = *dir
 			l := task.Logs{Follow: follow}
 			var err error
 			if l.Tail, err = parseTail(tail); err != nil {
@@ -222,7 +178,7 @@ contain escape sequences the agent wrote, which your terminal acts on.`,
 				}
 				argv = append(argv, args[0])
 			}
-			return o.run(c.Context(), false, os.Stdin, stdout, stderr, argv...)
+			return runCompose(c.Context(), sandbox.Want{Dir: *dir}, false, stdout, stderr, argv...)
 		},
 	}
 	c.Flags().BoolVarP(&follow, "follow", "f", false, "follow the log")

@@ -8,12 +8,13 @@ import (
 	"text/tabwriter"
 
 	"github.com/agentbox-dev/agentbox/config"
+	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/verify"
 	"github.com/spf13/cobra"
 )
 
 type verifyOptions struct {
-	sandboxOptions
+	dir  string
 	json bool
 }
 
@@ -66,7 +67,7 @@ agentbox blocked --suggest never proposes them.`,
   agentbox verify --json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			o.dir, o.running = *dir, true
+			o.dir = *dir
 			return o.run(c.Context(), stdout, stderr)
 		},
 	}
@@ -75,7 +76,7 @@ agentbox blocked --suggest never proposes them.`,
 }
 
 func (o *verifyOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
-	p, err := o.open(ctx, true) // verify recreates the agent container
+	p, err := openSandbox(ctx, sandbox.Want{Dir: o.dir, Running: true, Starts: true}) // verify recreates the agent container
 	if err != nil {
 		return err
 	}
