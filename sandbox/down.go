@@ -14,10 +14,11 @@ import (
 // Removal says what agentbox down removes besides the containers.
 type Removal struct {
 	Volumes, Images bool
-	// Tasks are the names of the sandbox's tasks that agentbox still
-	// records: they use its images (Images is refused while there are
-	// any), and keep their own volumes.
-	Tasks []string
+	// Tasks lists the names of the sandbox's tasks that agentbox still
+	// records (task.Names), asked only with Volumes or Images: they use its
+	// images (Images is refused while there are any), and keep their own
+	// volumes.
+	Tasks func(project string) ([]string, error)
 }
 
 // Down stops and removes the sandbox's containers (docker compose down
@@ -30,11 +31,15 @@ func Down(ctx context.Context, p *Project, r Removal, stdin io.Reader, stdout, s
 	if !r.Volumes && !r.Images {
 		return nil, c.Run(ctx, stdin, stdout, stderr, args...)
 	}
+	tasks, err := r.Tasks(name)
+	if err != nil {
+		return nil, err
+	}
 	if err := c.CheckOwner(ctx, name, p.Dir); err != nil {
 		return nil, err
 	}
-	if r.Images && len(r.Tasks) > 0 {
-		return nil, fmt.Errorf("not removing anything: tasks %s use the sandbox's images (agentbox stop the running ones, then agentbox rm or gc)", strings.Join(r.Tasks, ", "))
+	if r.Images && len(tasks) > 0 {
+		return nil, fmt.Errorf("not removing anything: tasks %s use the sandbox's images (agentbox stop the running ones, then agentbox rm or gc)", strings.Join(tasks, ", "))
 	}
 	var before []string
 	if r.Volumes {
@@ -48,8 +53,8 @@ func Down(ctx context.Context, p *Project, r Removal, stdin io.Reader, stdout, s
 	}
 	if r.Volumes {
 		failed = append(failed, c.removeVolumes(ctx, name, before, stderr)...)
-		if len(r.Tasks) > 0 {
-			fmt.Fprintf(stderr, "agentbox: %d tasks keep their own volumes (agentbox rm TASK, or gc for the ended ones)\n", len(r.Tasks))
+		if len(tasks) > 0 {
+			fmt.Fprintf(stderr, "agentbox: %d tasks keep their own volumes (agentbox rm TASK, or gc for the ended ones)\n", len(tasks))
 		}
 	}
 	if r.Images {

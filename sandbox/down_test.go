@@ -20,6 +20,16 @@ func downProject(t *testing.T, answers map[string]any) (*Project, *FakeRunner) {
 	return &Project{Dir: dir, Config: &config.Config{Name: "p"}, Profile: "balanced", Compose: c}, f
 }
 
+// tasksOf is a Removal.Tasks that lists names as the tasks of project p.
+func tasksOf(t *testing.T, names ...string) func(string) ([]string, error) {
+	return func(project string) ([]string, error) {
+		if project != "p" {
+			t.Errorf("the tasks of %q", project)
+		}
+		return names, nil
+	}
+}
+
 const ownerQuery = `ps -a --filter label=com.docker.compose.project=p --format {{.Label "com.docker.compose.project.working_dir"}}`
 
 // TestDownImages: down --images removes every tag of the two images, names
@@ -37,7 +47,7 @@ func TestDownImages(t *testing.T) {
 		"rmi p-egress:latest": "",
 	})
 	var stderr strings.Builder
-	failed, err := Down(context.Background(), p, Removal{Images: true}, nil, io.Discard, &stderr)
+	failed, err := Down(context.Background(), p, Removal{Images: true, Tasks: tasksOf(t)}, nil, io.Discard, &stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +59,7 @@ func TestDownImages(t *testing.T) {
 	}
 
 	p, f = downProject(t, map[string]any{ownerQuery: ""})
-	_, err = Down(context.Background(), p, Removal{Images: true, Tasks: []string{"t1", "t2"}}, nil, io.Discard, io.Discard)
+	_, err = Down(context.Background(), p, Removal{Images: true, Tasks: tasksOf(t, "t1", "t2")}, nil, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "not removing anything: tasks t1, t2 use the sandbox's images") {
 		t.Errorf("with tasks: %v", err)
 	}
@@ -62,7 +72,7 @@ func TestDownImages(t *testing.T) {
 func TestDownPlain(t *testing.T) {
 	t.Parallel()
 	p, f := downProject(t, map[string]any{"compose -f f.yml -p p down --remove-orphans": ""})
-	if failed, err := Down(context.Background(), p, Removal{Tasks: []string{"t1"}}, nil, io.Discard, io.Discard); err != nil || failed != nil {
+	if failed, err := Down(context.Background(), p, Removal{Tasks: func(string) ([]string, error) { t.Error("down alone asked for the tasks"); return nil, nil }}, nil, io.Discard, io.Discard); err != nil || failed != nil {
 		t.Fatal(failed, err)
 	}
 	if len(f.Ran) != 1 {

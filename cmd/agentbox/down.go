@@ -15,13 +15,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-type downOptions struct {
-	dir             string
-	volumes, images bool
-}
-
 func newDownCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
-	o := &downOptions{}
+	r := sandbox.Removal{Tasks: recordedTasks}
 	c := &cobra.Command{
 		Use:   "down [--volumes] [--images]",
 		Short: "Stop and remove the sandbox's containers (its volumes and images stay unless asked)",
@@ -44,29 +39,20 @@ own volumes (agentbox rm and gc remove them).`,
   agentbox down --volumes --images   # leave nothing of the sandbox behind`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			o.dir = *dir
-			return o.run(c.Context(), stdout, stderr)
+			return down(c.Context(), *dir, r, stdout, stderr)
 		},
 	}
-	c.Flags().BoolVar(&o.volumes, "volumes", false, "also remove the sandbox's volumes: the agent's clone and its state")
-	c.Flags().BoolVar(&o.images, "images", false, "also remove the sandbox's images (refused while it has tasks)")
+	c.Flags().BoolVar(&r.Volumes, "volumes", false, "also remove the sandbox's volumes: the agent's clone and its state")
+	c.Flags().BoolVar(&r.Images, "images", false, "also remove the sandbox's images (refused while it has tasks)")
 	return c
 }
 
-func (o *downOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
-	p, err := openSandbox(ctx, sandbox.Want{Dir: o.dir})
+// down stops and removes the sandbox in dir, and what r asks
+// (sandbox.Down); what docker could not remove fails it.
+func down(ctx context.Context, dir string, r sandbox.Removal, stdout, stderr io.Writer) error {
+	p, err := openSandbox(ctx, sandbox.Want{Dir: dir})
 	if err != nil {
 		return err
-	}
-	r := sandbox.Removal{Volumes: o.volumes, Images: o.images}
-	if o.volumes || o.images {
-		tasks, err := task.List(p.Config.Name)
-		if err != nil {
-			return err
-		}
-		for _, t := range tasks {
-			r.Tasks = append(r.Tasks, t.Name)
-		}
 	}
 	failed, err := sandbox.Down(ctx, p, r, os.Stdin, stdout, stderr)
 	if err != nil {
@@ -76,4 +62,15 @@ func (o *downOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return &exitErr{exitError, errors.New(strings.Join(failed, "\n"))}
 	}
 	return nil
+}
+
+// recordedTasks names the tasks of project that agentbox records
+// (sandbox.Removal.Tasks); an error fails down.
+func recordedTasks(project string) ([]string, error) {
+	recs, err := task.List(project)
+	names := make([]string, 0, len(recs))
+	for _, r := range recs {
+		names = append(names, r.Name)
+	}
+	return names, err
 }
