@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/sandbox"
@@ -89,17 +88,12 @@ func (o *verifyOptions) run(ctx context.Context, stdout, stderr io.Writer) error
 
 // report prints the probes, as a table or JSON, and fails when one did.
 func (o *verifyOptions) report(r verify.Report, stdout, stderr io.Writer) error {
+	format := "text"
 	if o.json {
-		if err := writeJSON(stdout, r); err != nil {
-			return err
-		}
-	} else {
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "RESULT\tAREA\tPROBE\tTRIED\tHAPPENED")
-		for _, p := range r.Probes {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Result, p.Area, p.Probe, esc(p.Tried), esc(p.Happened))
-		}
-		tw.Flush()
+		format = "json"
+	}
+	if err := report(stdout, "verify", format, r); err != nil {
+		return err
 	}
 	if failed := r.Failed(); failed > 0 {
 		return &exitErr{exitError, fmt.Errorf("agentbox: %d of %d probes failed", failed, len(r.Probes))}
