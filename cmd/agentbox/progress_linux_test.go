@@ -140,12 +140,12 @@ func TestProgressRunBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	docker, err := checkDocker(t.Context())
+	d, err := sandbox.Check(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &task.Prepared{Rec: &task.Record{Dir: dir}, Cfg: c.Config, Docker: sandbox.Docker{Path: docker},
-		Main: sandbox.ProjectArgv(docker, dir, c.Config, c.Config.DefaultProfile)}
+	p := &task.Prepared{Rec: &task.Record{Dir: dir}, Cfg: c.Config, Docker: d,
+		Main: sandbox.ProjectArgv(d.Path, dir, c.Config, c.Config.DefaultProfile)}
 	quiet := false
 	term := newFakeTerminal(t)
 	if err := (&task.Compose{P: p, Prog: progress.New(term.term, &quiet), Stderr: term.term}).EnsureImages(t.Context()); err != nil {

@@ -39,13 +39,6 @@ func sandboxErr(err error) error {
 	return err
 }
 
-// checkDocker checks that the docker CLI, compose v2 and the daemon are
-// there, and returns the path of docker.
-func checkDocker(ctx context.Context) (string, error) {
-	d, err := sandbox.Check(ctx)
-	return d.Path, err
-}
-
 // runCompose runs docker compose with args on the sandbox that w names,
 // connected to the terminal; stale says first when the running sandbox
 // predates the generated files (shell).
