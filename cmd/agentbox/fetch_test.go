@@ -11,40 +11,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbox-dev/agentbox/internal/testing/gittest"
+
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/internal/iolimit"
-	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 )
 
-// gitHome points HOME and git's global configuration at throwaway files.
-func gitHome(t testing.TB) {
-	t.Helper()
-	testenv.RequireProgram(t, "git")
-	home := t.TempDir()
-	writeFile(t, filepath.Join(home, "gitconfig"), []byte("[user]\n\tname = T\n\temail = t@example.invalid\n[init]\n\tdefaultBranch = main\n"))
-	t.Setenv("HOME", home)
-	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(home, "gitconfig"))
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-}
-
-func git(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// commitAll commits every file of repo, after writing files.
-func commitAll(t *testing.T, repo string, files map[string]string) {
-	t.Helper()
-	for p, c := range files {
-		writeFile(t, filepath.Join(repo, p), []byte(c))
-	}
-	git(t, repo, "add", "-A")
-	git(t, repo, "commit", "-qm", "commit")
-}
+// The git helpers of the tests, shared with task's (internal/testing/gittest).
+var (
+	gitHome   = gittest.Home
+	git       = gittest.Git
+	commitAll = gittest.CommitAll
+	writeFile = gittest.WriteFile
+)
 
 // agentRepo clones host and makes a branch per entry of branches (name ->
 // files), each started at main; it returns the clone and a bundle of it.

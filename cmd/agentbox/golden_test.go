@@ -151,16 +151,6 @@ func caseLines(t *testing.T, file string) []string {
 	return lines
 }
 
-func writeFile(t testing.TB, path string, data []byte) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // runIn runs the CLI in-process with dir as the working directory.
 func runIn(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
