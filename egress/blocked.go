@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"context"
 	"io"
 	"net"
 	"net/netip"
@@ -14,6 +15,11 @@ import (
 	"github.com/agentbox-dev/agentbox/internal/denials"
 	"github.com/agentbox-dev/agentbox/internal/shquote"
 )
+
+// LogSource opens the egress log (with Docker's timestamps) of the sandbox
+// in dir, or of its task when task is not empty, from since on when since
+// is not zero (sandbox.EgressLog is the real one).
+type LogSource func(ctx context.Context, dir, task string, since time.Time) (io.ReadCloser, error)
 
 // Blocked is what the sandbox refused, as agentbox blocked prints it
 // (--json: this shape, documented in docs/firewall.md). Names and whys hold

@@ -24,7 +24,7 @@ import (
 // Runner runs the egress entrypoint (firewall.EntrypointPath) with args in
 // the egress container of the sandbox in dir, or of its task when task is
 // not empty, and returns what it printed. Its error is the entrypoint's
-// one-line message.
+// one-line message. sandbox.RunEgress is the real one.
 type Runner func(ctx context.Context, dir, task string, args ...string) (string, error)
 
 // Project is a project's sandbox and tasks, whose egress containers take

@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/audit"
 	"github.com/agentbox-dev/agentbox/config"
-	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/spf13/cobra"
 )
 
@@ -49,7 +49,7 @@ func (o *auditOptions) run(d deps, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(o.dir)
+	cfg, err := sandbox.LoadConfig(o.dir)
 	if err != nil {
 		return err
 	}
@@ -57,16 +57,9 @@ func (o *auditOptions) run(d deps, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// The whole log: a grant before since may expire after it.
-	all, err := audit.Read(path, time.Time{})
+	recs, err := audit.ReadWithExpiries(path, since, now)
 	if err != nil {
 		return err
-	}
-	recs := []audit.Record{}
-	for _, r := range audit.WithExpiries(all, now) {
-		if !r.Time.Before(since) {
-			recs = append(recs, r)
-		}
 	}
 	if o.json {
 		return report(stdout, "audit", "json", recs)
@@ -87,13 +80,4 @@ func auditPath(d deps, project, name string) (string, error) {
 		return "", err
 	}
 	return audit.Path(dir, project, name)
-}
-
-// loadConfig loads agentbox.yaml of the project in dir, without the lock.
-func loadConfig(dir string) (*config.Config, error) {
-	c, err := generator.Compile(dir, generator.CompileOptions{Until: generator.Loaded})
-	if err != nil {
-		return nil, err
-	}
-	return c.Config, nil
 }

@@ -13,11 +13,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// egressLogSource opens the egress log (with Docker's timestamps) of the
-// sandbox in dir, or of its task when task is not empty, from since on
-// when since is not zero. dockerEgressLog is the real one (realDeps).
-type egressLogSource func(ctx context.Context, dir, task string, since time.Time) (io.ReadCloser, error)
-
 type blockedOptions struct {
 	dir, task, since string
 	json, suggest    bool
@@ -67,7 +62,7 @@ func (o *blockedOptions) run(ctx context.Context, d deps, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	cfg, _ := loadConfig(o.dir) // without it, only the resolver's answers tell a port from an address
+	cfg, _ := sandbox.LoadConfig(o.dir) // without it, only the resolver's answers tell a port from an address
 	if cfg != nil && o.task == "" {
 		sandbox.WarnStale(ctx, "", o.dir, cfg.Name, stderr)
 	}

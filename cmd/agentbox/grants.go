@@ -33,7 +33,7 @@ func (o *allowOptions) runList(ctx context.Context, d deps, stdout io.Writer) er
 // listGrants lists the grants in force in the sandbox (task "") or a task
 // of the sandbox name in dir (egress.Project.Grants).
 func listGrants(ctx context.Context, d deps, dir, name, task string) ([]egress.Row, error) {
-	p := &egress.Project{Dir: dir, Name: name, Egress: egress.Runner(d.egress), AuditDir: d.auditDir, Now: d.now}
+	p := &egress.Project{Dir: dir, Name: name, Egress: d.egress, AuditDir: d.auditDir, Now: d.now}
 	return p.Grants(ctx, task)
 }
 
@@ -71,9 +71,9 @@ func (o *revokeOptions) run(ctx context.Context, d deps, dest string, stdout io.
 	if err := checkTask(o.task); err != nil {
 		return err
 	}
-	dst, err := parseDest(dest)
+	dst, err := egress.ParseDest(dest)
 	if err != nil {
-		return err
+		return usageErrorf("%v", err)
 	}
 	p, err := egressOf(d, o.dir)
 	if err != nil {
