@@ -42,7 +42,7 @@ type Record struct {
 	Expires  *time.Time `json:"expires,omitempty"`          // grants only
 	Reason   string     `json:"reason,omitempty"`
 	Result   string     `json:"result"` // "ok", or the error
-	Duration string     `json:"-"`      // Seconds as 1h30m, for the table
+	Duration string     `json:"-"`      // Seconds as 1h30m, for the table (ReadWithExpiries)
 }
 
 // Events, and the result of a change that was made.
@@ -78,6 +78,15 @@ func Path(dir, project, name string) (string, error) {
 		return "", fmt.Errorf("the audit log %s would be inside the project %s, which the sandbox mounts: set XDG_STATE_HOME to a directory outside it", path, project)
 	}
 	return path, nil
+}
+
+// ProjectDir is the project directory dir as the audit log names it:
+// absolute, or as given when it cannot be made so.
+func ProjectDir(dir string) string {
+	if a, err := filepath.Abs(dir); err == nil {
+		return a
+	}
+	return dir
 }
 
 // inside says whether dir is project or below it, links resolved as far as

@@ -11,7 +11,6 @@ package egress
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -57,11 +56,7 @@ func (p *Project) AuditPath() (string, error) {
 // record starts an audit record of event on d in the sandbox (task "") or
 // a task.
 func (p *Project) record(task, event string, d Dest) audit.Record {
-	project := p.Dir
-	if a, err := filepath.Abs(p.Dir); err == nil {
-		project = a
-	}
-	return audit.Record{Time: p.Now().UTC(), Event: event, User: p.User(), Project: project,
+	return audit.Record{Time: p.Now().UTC(), Event: event, User: p.User(), Project: audit.ProjectDir(p.Dir),
 		Sandbox: p.Name, Task: task, Dest: d.String(), Ports: d.Ports}
 }
 

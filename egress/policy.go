@@ -24,6 +24,28 @@ type PolicyChange struct {
 	NoApply bool
 }
 
+// ParsePolicyEntries reads entries of an allowlist (config.ParsePolicyEntry)
+// on ports, written PORT[,PORT] as policy add's --ports takes them ("":
+// the list's own ports). Every error is a malformed entry or port.
+func ParsePolicyEntries(args []string, ports string) ([]config.PolicyEntry, error) {
+	var p []uint16
+	if ports != "" {
+		var err error
+		if p, err = ParsePorts(ports); err != nil {
+			return nil, fmt.Errorf("invalid --ports %q: %w", ports, err)
+		}
+	}
+	var out []config.PolicyEntry
+	for _, a := range args {
+		e, err := config.ParsePolicyEntry(a, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
 // Unapplied says why an edit that changed agentbox.yaml did not reach the
 // running sandbox.
 type Unapplied int

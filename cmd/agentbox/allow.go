@@ -100,13 +100,22 @@ func checkTask(task string) error {
 	return nil
 }
 
-// egressOf is the project in dir, its agentbox.yaml loaded, whose egress
-// containers and audit log are reached through d.
+// egressOf is the project in dir with its agentbox.yaml loaded
+// (egressProject).
 func egressOf(d deps, dir string) (*egress.Project, error) {
 	cfg, err := sandbox.LoadConfig(dir)
 	if err != nil {
 		return nil, err
 	}
-	return &egress.Project{Dir: dir, Name: cfg.Name, Config: cfg, Egress: d.egress, Profile: d.profile,
-		AuditDir: d.auditDir, User: d.user, Now: d.now}, nil
+	p := egressProject(d, dir, cfg.Name)
+	p.Config = cfg
+	return p, nil
+}
+
+// egressProject is the sandbox name of the project in dir, whose egress
+// containers and audit log are reached through d; without its
+// agentbox.yaml, it lists grants and finds its audit log.
+func egressProject(d deps, dir, name string) *egress.Project {
+	return &egress.Project{Dir: dir, Name: name, Egress: d.egress, Profile: d.profile,
+		AuditDir: d.auditDir, User: d.user, Now: d.now}
 }

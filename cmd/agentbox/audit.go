@@ -4,11 +4,8 @@ package main
 
 import (
 	"io"
-	"time"
 
 	"github.com/agentbox-dev/agentbox/audit"
-	"github.com/agentbox-dev/agentbox/config"
-	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/spf13/cobra"
 )
 
@@ -49,11 +46,11 @@ func (o *auditOptions) run(d deps, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := sandbox.LoadConfig(o.dir)
+	p, err := egressOf(d, o.dir)
 	if err != nil {
 		return err
 	}
-	path, err := auditPath(d, o.dir, cfg.Name)
+	path, err := p.AuditPath()
 	if err != nil {
 		return err
 	}
@@ -64,20 +61,5 @@ func (o *auditOptions) run(d deps, stdout io.Writer) error {
 	if o.json {
 		return report(stdout, "audit", "json", recs)
 	}
-	for i := range recs {
-		if recs[i].Seconds > 0 {
-			recs[i].Duration = config.FormatTaskDuration(time.Duration(recs[i].Seconds) * time.Second)
-		}
-	}
 	return report(stdout, "audit", "text", recs)
-}
-
-// auditPath is the audit log of the sandbox name of the project in
-// project (audit.Path in d's directory).
-func auditPath(d deps, project, name string) (string, error) {
-	dir, err := d.auditDir()
-	if err != nil {
-		return "", err
-	}
-	return audit.Path(dir, project, name)
 }

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strconv"
 	"time"
@@ -58,15 +59,10 @@ func (o *blockedOptions) run(ctx context.Context, d deps, stdout, stderr io.Writ
 	if err := checkTask(o.task); err != nil {
 		return err
 	}
-	log, err := d.egressLog(ctx, o.dir, o.task, since)
-	if err != nil {
-		return err
+	v, stale, err := egress.BlockedIn(ctx, d.egressLog, o.dir, o.task, since, o.suggest)
+	if stale {
+		fmt.Fprint(stderr, sandbox.StaleNote)
 	}
-	cfg, _ := sandbox.LoadConfig(o.dir) // without it, only the resolver's answers tell a port from an address
-	if cfg != nil && o.task == "" {
-		sandbox.WarnStale(ctx, "", o.dir, cfg.Name, stderr)
-	}
-	v, err := egress.ReadBlocked(log, cfg, since, o.suggest)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/agentbox-dev/agentbox/egress"
 	"github.com/spf13/cobra"
@@ -28,13 +27,6 @@ func (o *allowOptions) runList(ctx context.Context, d deps, stdout io.Writer) er
 		return report(stdout, "allow.list", "json", rows)
 	}
 	return report(stdout, "allow.list", "text", rows)
-}
-
-// listGrants lists the grants in force in the sandbox (task "") or a task
-// of the sandbox name in dir (egress.Project.Grants).
-func listGrants(ctx context.Context, d deps, dir, name, task string) ([]egress.Row, error) {
-	p := &egress.Project{Dir: dir, Name: name, Egress: d.egress, AuditDir: d.auditDir, Now: d.now}
-	return p.Grants(ctx, task)
 }
 
 type revokeOptions struct {
@@ -84,12 +76,4 @@ func (o *revokeOptions) run(ctx context.Context, d deps, dest string, stdout io.
 	}
 	fmt.Fprintf(stdout, "revoked %s ports %s\n", dst, egress.PortArg(dst.Ports))
 	return nil
-}
-
-// absDir is dir made absolute, as the audit log names the project.
-func absDir(dir string) string {
-	if a, err := filepath.Abs(dir); err == nil {
-		return a
-	}
-	return dir
 }

@@ -106,9 +106,9 @@ processes restart; its volumes, state and workspace, stay).`
 }
 
 func (o *policyOptions) run(ctx context.Context, d deps, args []string, stdout, stderr io.Writer) error {
-	entries, err := o.parse(args)
+	entries, err := egress.ParsePolicyEntries(args, o.ports)
 	if err != nil {
-		return err
+		return usageErrorf("%v", err)
 	}
 	p, err := egressOf(d, o.dir)
 	if err != nil {
@@ -128,26 +128,6 @@ func (o *policyOptions) run(ctx context.Context, d deps, args []string, stdout, 
 		return errors.New("agentbox up is not available here")
 	}
 	return d.up(ctx, o.dir, r.Running, stdout, stderr)
-}
-
-// parse reads the entries and --ports.
-func (o *policyOptions) parse(args []string) ([]config.PolicyEntry, error) {
-	var ports []uint16
-	if o.ports != "" {
-		var err error
-		if ports, err = egress.ParsePorts(o.ports); err != nil {
-			return nil, usageErrorf("invalid --ports %q: %v", o.ports, err)
-		}
-	}
-	var out []config.PolicyEntry
-	for _, a := range args {
-		e, err := config.ParsePolicyEntry(a, ports)
-		if err != nil {
-			return nil, usageErrorf("%v", err)
-		}
-		out = append(out, e)
-	}
-	return out, nil
 }
 
 // print says what the edit did: the entries there already, the files

@@ -9,6 +9,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/audit"
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/egress"
 	"github.com/agentbox-dev/agentbox/sandbox"
@@ -83,7 +84,7 @@ func sandboxStatus(ctx context.Context, d deps, dir string) (*statusView, error)
 	if err != nil {
 		return nil, err
 	}
-	v := &statusView{Sandbox: cfg.Name, Dir: absDir(dir), Grants: []statusGrant{}, Tasks: []task.Entry{}}
+	v := &statusView{Sandbox: cfg.Name, Dir: audit.ProjectDir(dir), Grants: []statusGrant{}, Tasks: []task.Entry{}}
 	v.Files = sandbox.FilesState(dir)
 	cs, err := d.containers(ctx, cfg.Name)
 	if err != nil {
@@ -115,7 +116,7 @@ func sandboxStatus(ctx context.Context, d deps, dir string) (*statusView, error)
 // addGrants adds the grants in force in the sandbox (task "") or a task;
 // a failure to list them is reported beside them.
 func (v *statusView) addGrants(ctx context.Context, d deps, dir, name, task string) {
-	rows, err := listGrants(ctx, d, dir, name, task)
+	rows, err := egressProject(d, dir, name).Grants(ctx, task)
 	if err != nil {
 		who := "the sandbox"
 		if task != "" {
