@@ -42,7 +42,7 @@ type Record struct {
 	Expires  *time.Time `json:"expires,omitempty"`          // grants only
 	Reason   string     `json:"reason,omitempty"`
 	Result   string     `json:"result"` // "ok", or the error
-	Duration string     `json:"-"`      // Seconds as 1h30m, for the table (ReadWithExpiries)
+	Duration string     `json:"-"`      // Seconds as 1h30m, for the table
 }
 
 // Events, and the result of a change that was made.

@@ -3,8 +3,6 @@ package audit
 import (
 	"slices"
 	"time"
-
-	"github.com/agentbox-dev/agentbox/config"
 )
 
 // grantKey is one granted port of a destination in the sandbox or a task:
@@ -61,9 +59,8 @@ func WithExpiries(recs []Record, now time.Time) []Record {
 
 // ReadWithExpiries reads the audit log at path with the expiries derived
 // at now (WithExpiries), and returns the records at or after since (an
-// empty list, not nil, when none is), each grant's Duration written:
-// agentbox audit. The whole log is read, as a grant before since may
-// expire after it.
+// empty list, not nil, when none is): agentbox audit. The whole log is
+// read, as a grant before since may expire after it.
 func ReadWithExpiries(path string, since, now time.Time) ([]Record, error) {
 	all, err := Read(path, time.Time{})
 	if err != nil {
@@ -71,9 +68,6 @@ func ReadWithExpiries(path string, since, now time.Time) ([]Record, error) {
 	}
 	recs := []Record{}
 	for _, r := range WithExpiries(all, now) {
-		if r.Seconds > 0 {
-			r.Duration = config.FormatTaskDuration(time.Duration(r.Seconds) * time.Second)
-		}
 		if !r.Time.Before(since) {
 			recs = append(recs, r)
 		}

@@ -53,6 +53,23 @@ func (p *Project) AuditPath() (string, error) {
 	return audit.Path(dir, p.Dir, p.Name)
 }
 
+// AuditLog is the project's audit log with the expiries derived now
+// (audit.ReadWithExpiries), from since on, each grant's Duration written:
+// what agentbox audit prints.
+func (p *Project) AuditLog(since time.Time) ([]audit.Record, error) {
+	path, err := p.AuditPath()
+	if err != nil {
+		return nil, err
+	}
+	recs, err := audit.ReadWithExpiries(path, since, p.Now())
+	for i := range recs {
+		if recs[i].Seconds > 0 {
+			recs[i].Duration = config.FormatTaskDuration(time.Duration(recs[i].Seconds) * time.Second)
+		}
+	}
+	return recs, err
+}
+
 // record starts an audit record of event on d in the sandbox (task "") or
 // a task.
 func (p *Project) record(task, event string, d Dest) audit.Record {

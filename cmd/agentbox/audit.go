@@ -5,7 +5,6 @@ package main
 import (
 	"io"
 
-	"github.com/agentbox-dev/agentbox/audit"
 	"github.com/spf13/cobra"
 )
 
@@ -41,8 +40,7 @@ host and mounted nowhere: the agent can neither write nor erase it.`,
 }
 
 func (o *auditOptions) run(d deps, stdout io.Writer) error {
-	now := d.now()
-	since, err := parseSince(o.since, now)
+	since, err := parseSince(o.since, d.now())
 	if err != nil {
 		return err
 	}
@@ -50,11 +48,7 @@ func (o *auditOptions) run(d deps, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	path, err := p.AuditPath()
-	if err != nil {
-		return err
-	}
-	recs, err := audit.ReadWithExpiries(path, since, now)
+	recs, err := p.AuditLog(since)
 	if err != nil {
 		return err
 	}

@@ -68,8 +68,8 @@ image, which bakes the new policy in. Each live change goes to the audit log.`,
   agentbox policy add '*.cdn.example.com' git.example.com --ports 443,8443
   agentbox policy add 198.18.7.0/24 --ports 5432 --no-apply`,
 		Args: func(c *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageErrorf("name what to add: agentbox policy add NAME... [--ports PORT[,PORT]]")
+			if len(args) == 0 { // name what to add: agentbox policy add NAME... [--ports PORT[,PORT]]
+				return usageErrorf("name what to %s: agentbox policy %s", c.Name(), c.Use)
 			}
 			return nil
 		},
@@ -90,12 +90,6 @@ the egress and recreates the sandbox, and says so first (the agent's
 processes restart; its volumes, state and workspace, stay).`
 		c.Example = `  agentbox policy remove docs.example.com
   agentbox policy remove '*.cdn.example.com' --no-apply`
-		c.Args = func(c *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageErrorf("name what to remove: agentbox policy remove NAME...")
-			}
-			return nil
-		}
 	} else {
 		c.Flags().StringVar(&o.ports, "ports", "", "TCP ports, such as 443 or 22,443 (default: network.ports, else 443)")
 	}
