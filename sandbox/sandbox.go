@@ -1,8 +1,9 @@
 // Package sandbox is the running sandbox: the docker CLI and docker
 // compose on the generated files. It is the one place that runs docker:
 // the daemon check, compose's argument lists and runs, the state of a
-// service's container, the egress container's restarts, and which
-// project owns a compose project name. Commands run through a Runner, so
+// service's container, the egress container's restarts, the egress
+// container of the sandbox or of a task (EgressIn: what allow, policy and
+// blocked change and read), and which project owns a compose project name. Commands run through a Runner, so
 // that tests replace docker with a fake.
 package sandbox
 
