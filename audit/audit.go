@@ -80,6 +80,15 @@ func Path(dir, project, name string) (string, error) {
 	return path, nil
 }
 
+// ProjectDir is the project directory dir as the audit log names it:
+// absolute, or as given when it cannot be made so.
+func ProjectDir(dir string) string {
+	if a, err := filepath.Abs(dir); err == nil {
+		return a
+	}
+	return dir
+}
+
 // inside says whether dir is project or below it, links resolved as far as
 // they exist.
 func inside(project, dir string) bool {

@@ -63,3 +63,29 @@ func TestClipReason(t *testing.T) {
 		}
 	}
 }
+
+// TestReadWithExpiries: a grant made before since whose expiry falls after
+// it shows its expire record; records before since do not show; a
+// missing log is an empty list.
+func TestReadWithExpiries(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "demo.jsonl")
+	if recs, err := ReadWithExpiries(log, time.Time{}, now); err != nil || recs == nil || len(recs) != 0 {
+		t.Fatalf("a missing log: %#v, %v", recs, err)
+	}
+	exp := now.Add(-30 * time.Minute)
+	for _, r := range []Record{
+		{Time: now.Add(-2 * time.Hour), Event: Revoke, Dest: "198.18.9.0/24", Ports: []uint16{443}, Result: OK},
+		{Time: now.Add(-time.Hour), Event: Grant, Dest: "198.18.7.0/24", Ports: []uint16{443}, Seconds: 1800, Expires: &exp, Result: OK},
+	} {
+		if err := Append(log, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := ReadWithExpiries(log, now.Add(-45*time.Minute), now)
+	if err != nil || len(recs) != 1 || recs[0].Event != Expire || !recs[0].Time.Equal(exp) {
+		t.Errorf("since 45m ago: %+v, %v", recs, err)
+	}
+	if recs, _ := ReadWithExpiries(log, time.Time{}, now); len(recs) != 3 {
+		t.Errorf("the whole log: %+v", recs)
+	}
+}

@@ -56,3 +56,21 @@ func WithExpiries(recs []Record, now time.Time) []Record {
 	slices.SortStableFunc(out, func(a, b Record) int { return a.Time.Compare(b.Time) })
 	return out
 }
+
+// ReadWithExpiries reads the audit log at path with the expiries derived
+// at now (WithExpiries), and returns the records at or after since (an
+// empty list, not nil, when none is): agentbox audit. The whole log is
+// read, as a grant before since may expire after it.
+func ReadWithExpiries(path string, since, now time.Time) ([]Record, error) {
+	all, err := Read(path, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	recs := []Record{}
+	for _, r := range WithExpiries(all, now) {
+		if !r.Time.Before(since) {
+			recs = append(recs, r)
+		}
+	}
+	return recs, nil
+}

@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"context"
 	"io"
 	"net"
 	"net/netip"
@@ -13,7 +14,13 @@ import (
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/denials"
 	"github.com/agentbox-dev/agentbox/internal/shquote"
+	"github.com/agentbox-dev/agentbox/sandbox"
 )
+
+// LogSource opens the egress log (with Docker's timestamps) of the sandbox
+// in dir, or of its task when task is not empty, from since on when since
+// is not zero (sandbox.EgressLog is the real one).
+type LogSource func(ctx context.Context, dir, task string, since time.Time) (io.ReadCloser, error)
 
 // Blocked is what the sandbox refused, as agentbox blocked prints it
 // (--json: this shape, documented in docs/firewall.md). Names and whys hold
@@ -69,6 +76,22 @@ type BlockedName struct {
 type BlockedSuggestion struct {
 	denials.Suggestion
 	Line string `json:"line"`
+}
+
+// BlockedIn is what the sandbox in dir (task "") or its task refused: its
+// egress log, opened by open from since on when since is not zero, read by
+// ReadBlocked with the project's agentbox.yaml when it loads. stale says
+// that the running sandbox predates the generated files (sandbox.Stale; a
+// task's is not judged), and holds also with an error.
+func BlockedIn(ctx context.Context, open LogSource, dir, task string, since time.Time, suggest bool) (v *Blocked, stale bool, err error) {
+	log, err := open(ctx, dir, task, since)
+	if err != nil {
+		return nil, false, err
+	}
+	cfg, _ := sandbox.LoadConfig(dir) // without it, only the resolver's answers tell a port from an address
+	stale = cfg != nil && task == "" && sandbox.Stale(ctx, "", dir, cfg.Name)
+	v, err = ReadBlocked(log, cfg, since, suggest)
+	return v, stale, err
 }
 
 // ReadBlocked reads the egress log (with Docker's timestamps), from since

@@ -11,7 +11,6 @@ package egress
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -24,7 +23,7 @@ import (
 // Runner runs the egress entrypoint (firewall.EntrypointPath) with args in
 // the egress container of the sandbox in dir, or of its task when task is
 // not empty, and returns what it printed. Its error is the entrypoint's
-// one-line message.
+// one-line message. sandbox.RunEgress is the real one.
 type Runner func(ctx context.Context, dir, task string, args ...string) (string, error)
 
 // Project is a project's sandbox and tasks, whose egress containers take
@@ -54,14 +53,27 @@ func (p *Project) AuditPath() (string, error) {
 	return audit.Path(dir, p.Dir, p.Name)
 }
 
+// AuditLog is the project's audit log with the expiries derived now
+// (audit.ReadWithExpiries), from since on, each grant's Duration written:
+// what agentbox audit prints.
+func (p *Project) AuditLog(since time.Time) ([]audit.Record, error) {
+	path, err := p.AuditPath()
+	if err != nil {
+		return nil, err
+	}
+	recs, err := audit.ReadWithExpiries(path, since, p.Now())
+	for i := range recs {
+		if recs[i].Seconds > 0 {
+			recs[i].Duration = config.FormatTaskDuration(time.Duration(recs[i].Seconds) * time.Second)
+		}
+	}
+	return recs, err
+}
+
 // record starts an audit record of event on d in the sandbox (task "") or
 // a task.
 func (p *Project) record(task, event string, d Dest) audit.Record {
-	project := p.Dir
-	if a, err := filepath.Abs(p.Dir); err == nil {
-		project = a
-	}
-	return audit.Record{Time: p.Now().UTC(), Event: event, User: p.User(), Project: project,
+	return audit.Record{Time: p.Now().UTC(), Event: event, User: p.User(), Project: audit.ProjectDir(p.Dir),
 		Sandbox: p.Name, Task: task, Dest: d.String(), Ports: d.Ports}
 }
 

@@ -127,3 +127,21 @@ func TestLive(t *testing.T) {
 		t.Error("Live.All")
 	}
 }
+
+// TestAuditLog: agentbox audit's records are the log's with the expiries
+// derived at the project's now, from since on.
+func TestAuditLog(t *testing.T) {
+	p, _, _ := project(t, "", map[string]error{": grant 198.18.7.0/24 443 600": nil})
+	d, _ := ParseDest("198.18.7.0/24")
+	if _, err := p.Allow(t.Context(), "", Request{Dest: d, For: 10 * time.Minute, Reason: "fixtures"}); err != nil {
+		t.Fatal(err)
+	}
+	p.Now = func() time.Time { return now.Add(time.Hour) }
+	recs, err := p.AuditLog(now.Add(time.Minute))
+	if err != nil || len(recs) != 1 || recs[0].Event != audit.Expire || !recs[0].Time.Equal(now.Add(10*time.Minute)) {
+		t.Errorf("%+v, %v", recs, err)
+	}
+	if recs, _ := p.AuditLog(time.Time{}); len(recs) != 2 || recs[0].Duration != "10m" {
+		t.Errorf("the whole log: %+v", recs)
+	}
+}

@@ -1,10 +1,12 @@
 package egress
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/audit"
 	"github.com/agentbox-dev/agentbox/config"
 )
 
@@ -14,6 +16,29 @@ type Request struct {
 	Dest
 	For    time.Duration
 	Reason string
+}
+
+// ParseRequest reads a grant asked for as agentbox allow's command line
+// writes it: the destination (ParseDest), how long (--for:
+// config.ParseTaskDuration) and why (--reason, as audit.ClipReason keeps
+// it; it must not be blank). Every error is a malformed request, named by
+// allow's flags; the limits of a profile are Check's.
+func ParseRequest(dest, duration, reason string) (Request, error) {
+	d, err := ParseDest(dest)
+	if err != nil {
+		return Request{}, err
+	}
+	if duration == "" {
+		return Request{}, errors.New("--for is required: how long the grant lasts, such as 30m or 1h")
+	}
+	r := Request{Dest: d, Reason: audit.ClipReason(reason)}
+	if r.For, err = config.ParseTaskDuration(duration); err != nil {
+		return Request{}, fmt.Errorf("invalid --for: %w", err)
+	}
+	if r.Reason == "" {
+		return Request{}, fmt.Errorf("--reason is required: say why the sandbox needs %s (it goes to the audit log)", d)
+	}
+	return r, nil
 }
 
 // Check applies profile p's elevation section of agentbox.yaml and the

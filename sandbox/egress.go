@@ -8,6 +8,9 @@ import (
 	"io"
 	"os/exec"
 	"time"
+
+	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/generator"
 )
 
 // Egress is the egress container of the sandbox or of a task, as docker
@@ -61,4 +64,49 @@ func (e Egress) Log(ctx context.Context, since time.Time) (io.ReadCloser, error)
 		argv = append(argv, "--since", since.UTC().Format(time.RFC3339Nano))
 	}
 	return StartLog(exec.CommandContext(ctx, argv[0], append(argv[1:], e.target)...))
+}
+
+// EgressIn is the egress container of the sandbox in dir (running: it
+// must run; Open), or of its task when task is not empty.
+func EgressIn(ctx context.Context, dir, task string, running bool) (Egress, error) {
+	if task == "" {
+		p, err := Open(ctx, Want{Dir: dir, Running: running})
+		if err != nil {
+			return Egress{}, err
+		}
+		return ComposeEgress(p.Compose.Argv), nil
+	}
+	cfg, err := LoadConfig(dir)
+	if err != nil {
+		return Egress{}, err
+	}
+	d, err := Check(ctx)
+	if err != nil {
+		return Egress{}, err
+	}
+	return d.TaskEgress(ctx, generator.TaskProject(cfg.Name, task), task)
+}
+
+// RunEgress runs the egress entrypoint (firewall.EntrypointPath) with args
+// in the running egress container of the sandbox in dir, or of its task
+// when task is not empty, and returns its stdout (Egress.Output): what
+// agentbox allow, revoke and policy change the egress through.
+func RunEgress(ctx context.Context, dir, task string, args ...string) (string, error) {
+	eg, err := EgressIn(ctx, dir, task, true)
+	if err != nil {
+		return "", err
+	}
+	return eg.Output(ctx, append([]string{firewall.EntrypointPath}, args...)...)
+}
+
+// EgressLog opens the log of the egress container of the sandbox in dir,
+// or of its task when task is not empty, from since on when since is not
+// zero (Egress.Log): what agentbox blocked reads. The sandbox need not
+// be running.
+func EgressLog(ctx context.Context, dir, task string, since time.Time) (io.ReadCloser, error) {
+	eg, err := EgressIn(ctx, dir, task, false)
+	if err != nil {
+		return nil, err
+	}
+	return eg.Log(ctx, since)
 }

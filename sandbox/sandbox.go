@@ -1,11 +1,12 @@
 // Package sandbox is the running sandbox: the docker CLI and docker
 // compose on the generated files. It is the one place that runs docker:
 // the daemon check, compose's argument lists and runs, the state of a
-// service's container, the egress container's restarts, which project
-// owns a compose project name, the sandbox's status (Status) and the
-// bundle of the agent's branches that fetch takes (BundleBranches).
-// Commands run through a Runner, so that tests replace docker with a
-// fake.
+// service's container, the egress container's restarts, the egress
+// container of the sandbox or of a task (EgressIn: what allow, policy and
+// blocked change and read), which project owns a compose project name,
+// the sandbox's status (Status) and the bundle of the agent's branches
+// that fetch takes (BundleBranches). Commands run through a Runner, so
+// that tests replace docker with a fake.
 package sandbox
 
 import (

@@ -1,7 +1,8 @@
 package main
 
 // agentbox allow and revoke: timed grants of an address, a CIDR or a name,
-// which the egress container's nftables sets expire by themselves.
+// which the egress container's nftables sets expire by themselves, and
+// allow --list, the grants in force.
 
 import (
 	"context"
@@ -9,17 +10,12 @@ import (
 	"io"
 	"time"
 
-	"github.com/agentbox-dev/agentbox/audit"
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/egress"
-	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/spf13/cobra"
 )
-
-// egressRunner is egress.Runner; dockerEgress is the real one (realDeps).
-type egressRunner func(ctx context.Context, dir, task string, args ...string) (string, error)
 
 type allowOptions struct {
 	dir, task, duration, reason string
@@ -78,39 +74,19 @@ no grant).`,
 	return c
 }
 
-// parse runs the checks of the command line: destination, --for, --reason.
-func (o *allowOptions) parse(dest string) (*egress.Request, error) {
-	if err := checkTask(o.task); err != nil {
-		return nil, err
-	}
-	dst, err := parseDest(dest)
-	if err != nil {
-		return nil, err
-	}
-	if o.duration == "" {
-		return nil, usageErrorf("--for is required: how long the grant lasts, such as 30m or 1h")
-	}
-	d, err := config.ParseTaskDuration(o.duration)
-	if err != nil {
-		return nil, usageErrorf("invalid --for: %v", err)
-	}
-	reason := audit.ClipReason(o.reason)
-	if reason == "" {
-		return nil, usageErrorf("--reason is required: say why the sandbox needs %s (it goes to the audit log)", dst)
-	}
-	return &egress.Request{Dest: dst, For: d, Reason: reason}, nil
-}
-
 func (o *allowOptions) grant(ctx context.Context, d deps, dest string, stdout io.Writer) error {
-	r, err := o.parse(dest)
-	if err != nil {
+	if err := checkTask(o.task); err != nil {
 		return err
+	}
+	r, err := egress.ParseRequest(dest, o.duration, o.reason)
+	if err != nil {
+		return usageErrorf("%v", err)
 	}
 	p, err := egressOf(d, o.dir)
 	if err != nil {
 		return err
 	}
-	expires, err := p.Allow(ctx, o.task, *r)
+	expires, err := p.Allow(ctx, o.task, r)
 	if err != nil {
 		return err
 	}
@@ -118,14 +94,71 @@ func (o *allowOptions) grant(ctx context.Context, d deps, dest string, stdout io
 	return nil
 }
 
-// parseDest reads allow's and revoke's DEST (egress.ParseDest); anything
-// malformed is a usage error.
-func parseDest(s string) (egress.Dest, error) {
-	d, err := egress.ParseDest(s)
-	if err != nil {
-		return d, usageErrorf("%v", err)
+func (o *allowOptions) runList(ctx context.Context, d deps, stdout io.Writer) error {
+	if err := checkTask(o.task); err != nil {
+		return err
 	}
-	return d, nil
+	p, err := egressOf(d, o.dir)
+	if err != nil {
+		return err
+	}
+	rows, err := p.Grants(ctx, o.task)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return report(stdout, "allow.list", "json", rows)
+	}
+	return report(stdout, "allow.list", "text", rows)
+}
+
+type revokeOptions struct {
+	dir, task string
+}
+
+func newRevokeCmd(dir *string, d deps, stdout io.Writer) *cobra.Command {
+	o := &revokeOptions{}
+	c := &cobra.Command{
+		Use:   "revoke DEST",
+		Short: "End a grant of agentbox allow before its time (logged)",
+		Long: `End a grant of agentbox allow now: DEST is written as for allow (the port is
+443 when none is written). The revoke goes to the audit log (agentbox audit).`,
+		Example: `  agentbox revoke 198.18.7.0/24
+  agentbox revoke docs.example.com
+  agentbox revoke 198.18.13.5:22 --task fix-123`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("name one destination: agentbox revoke DEST")
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			o.dir = *dir
+			return o.run(c.Context(), d, args[0], stdout)
+		},
+	}
+	c.Flags().StringVar(&o.task, "task", "", "a task of agentbox run instead of the sandbox")
+	_ = c.RegisterFlagCompletionFunc("task", completeTask(dir, false))
+	return c
+}
+
+func (o *revokeOptions) run(ctx context.Context, d deps, dest string, stdout io.Writer) error {
+	if err := checkTask(o.task); err != nil {
+		return err
+	}
+	dst, err := egress.ParseDest(dest)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	p, err := egressOf(d, o.dir)
+	if err != nil {
+		return err
+	}
+	if err := p.Revoke(ctx, o.task, dst); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "revoked %s ports %s\n", dst, egress.PortArg(dst.Ports))
+	return nil
 }
 
 func checkTask(task string) error {
@@ -135,59 +168,22 @@ func checkTask(task string) error {
 	return nil
 }
 
-// egressOf is the project in dir, its grants and the live changes of its
-// allowlist, reached through d.
+// egressOf is the project in dir with its agentbox.yaml loaded
+// (egressProject).
 func egressOf(d deps, dir string) (*egress.Project, error) {
-	cfg, err := loadConfig(dir)
+	cfg, err := sandbox.LoadConfig(dir)
 	if err != nil {
 		return nil, err
 	}
-	return egressProject(d, dir, cfg), nil
+	p := egressProject(d, dir, cfg.Name)
+	p.Config = cfg
+	return p, nil
 }
 
-// egressProject is the project in dir, of agentbox.yaml cfg, reached
-// through d.
-func egressProject(d deps, dir string, cfg *config.Config) *egress.Project {
-	return &egress.Project{Dir: dir, Name: cfg.Name, Config: cfg, Egress: egress.Runner(d.egress), Profile: d.profile,
+// egressProject is the sandbox name of the project in dir, whose egress
+// containers and audit log are reached through d; without its
+// agentbox.yaml, it lists grants and finds its audit log.
+func egressProject(d deps, dir, name string) *egress.Project {
+	return &egress.Project{Dir: dir, Name: name, Egress: d.egress, Profile: d.profile,
 		AuditDir: d.auditDir, User: d.user, Now: d.now}
-}
-
-// dockerEgress runs the egress entrypoint with docker compose exec (the
-// sandbox) or docker exec (a task's egress container).
-func dockerEgress(ctx context.Context, dir, task string, args ...string) (string, error) {
-	eg, err := egressContainer(ctx, dir, task, true)
-	if err != nil {
-		return "", err
-	}
-	return eg.Output(ctx, append([]string{firewall.EntrypointPath}, args...)...)
-}
-
-// dockerEgressLog opens the log of the sandbox's egress service or of the
-// task's egress container.
-func dockerEgressLog(ctx context.Context, dir, task string, since time.Time) (io.ReadCloser, error) {
-	eg, err := egressContainer(ctx, dir, task, false)
-	if err != nil {
-		return nil, err
-	}
-	return eg.Log(ctx, since)
-}
-
-// egressContainer is the egress container of the sandbox in dir (running:
-// it must run), or of its task when task is not empty.
-func egressContainer(ctx context.Context, dir, task string, running bool) (sandbox.Egress, error) {
-	if task == "" {
-		p, err := openSandbox(ctx, sandbox.Want{Dir: dir, Running: running})
-		if err != nil {
-			return sandbox.Egress{}, err
-		}
-		return sandbox.ComposeEgress(p.Compose.Argv), nil
-	}
-	p, err := openTasks(ctx, dir)
-	if err != nil {
-		return sandbox.Egress{}, err
-	}
-	if p.DockerErr != nil {
-		return sandbox.Egress{}, p.DockerErr
-	}
-	return p.Docker.TaskEgress(ctx, generator.TaskProject(p.Config.Name, task), task)
 }

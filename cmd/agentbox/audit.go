@@ -4,11 +4,7 @@ package main
 
 import (
 	"io"
-	"time"
 
-	"github.com/agentbox-dev/agentbox/audit"
-	"github.com/agentbox-dev/agentbox/config"
-	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/spf13/cobra"
 )
 
@@ -44,56 +40,20 @@ host and mounted nowhere: the agent can neither write nor erase it.`,
 }
 
 func (o *auditOptions) run(d deps, stdout io.Writer) error {
-	now := d.now()
-	since, err := parseSince(o.since, now)
+	since, err := parseSince(o.since, d.now())
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(o.dir)
+	p, err := egressOf(d, o.dir)
 	if err != nil {
 		return err
 	}
-	path, err := auditPath(d, o.dir, cfg.Name)
+	recs, err := p.AuditLog(since)
 	if err != nil {
 		return err
-	}
-	// The whole log: a grant before since may expire after it.
-	all, err := audit.Read(path, time.Time{})
-	if err != nil {
-		return err
-	}
-	recs := []audit.Record{}
-	for _, r := range audit.WithExpiries(all, now) {
-		if !r.Time.Before(since) {
-			recs = append(recs, r)
-		}
 	}
 	if o.json {
 		return report(stdout, "audit", "json", recs)
 	}
-	for i := range recs {
-		if recs[i].Seconds > 0 {
-			recs[i].Duration = config.FormatTaskDuration(time.Duration(recs[i].Seconds) * time.Second)
-		}
-	}
 	return report(stdout, "audit", "text", recs)
-}
-
-// auditPath is the audit log of the sandbox name of the project in
-// project (audit.Path in d's directory).
-func auditPath(d deps, project, name string) (string, error) {
-	dir, err := d.auditDir()
-	if err != nil {
-		return "", err
-	}
-	return audit.Path(dir, project, name)
-}
-
-// loadConfig loads agentbox.yaml of the project in dir, without the lock.
-func loadConfig(dir string) (*config.Config, error) {
-	c, err := generator.Compile(dir, generator.CompileOptions{Until: generator.Loaded})
-	if err != nil {
-		return nil, err
-	}
-	return c.Config, nil
 }

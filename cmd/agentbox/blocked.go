@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strconv"
 	"time"
@@ -12,11 +13,6 @@ import (
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/spf13/cobra"
 )
-
-// egressLogSource opens the egress log (with Docker's timestamps) of the
-// sandbox in dir, or of its task when task is not empty, from since on
-// when since is not zero. dockerEgressLog is the real one (realDeps).
-type egressLogSource func(ctx context.Context, dir, task string, since time.Time) (io.ReadCloser, error)
 
 type blockedOptions struct {
 	dir, task, since string
@@ -63,15 +59,10 @@ func (o *blockedOptions) run(ctx context.Context, d deps, stdout, stderr io.Writ
 	if err := checkTask(o.task); err != nil {
 		return err
 	}
-	log, err := d.egressLog(ctx, o.dir, o.task, since)
-	if err != nil {
-		return err
+	v, stale, err := egress.BlockedIn(ctx, d.egressLog, o.dir, o.task, since, o.suggest)
+	if stale {
+		fmt.Fprint(stderr, sandbox.StaleNote)
 	}
-	cfg, _ := loadConfig(o.dir) // without it, only the resolver's answers tell a port from an address
-	if cfg != nil && o.task == "" {
-		sandbox.WarnStale(ctx, "", o.dir, cfg.Name, stderr)
-	}
-	v, err := egress.ReadBlocked(log, cfg, since, o.suggest)
 	if err != nil {
 		return err
 	}

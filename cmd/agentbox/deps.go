@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/audit"
 	"github.com/agentbox-dev/agentbox/bump"
+	"github.com/agentbox-dev/agentbox/egress"
 	"github.com/agentbox-dev/agentbox/internal/npm"
 	"github.com/agentbox-dev/agentbox/internal/settings"
 	"github.com/agentbox-dev/agentbox/sandbox"
@@ -35,10 +36,10 @@ type deps struct {
 	// bundle writes a git bundle of the agent's branches (fetch).
 	bundle bundleSource
 	// egressLog opens the egress log of the sandbox or of a task (blocked).
-	egressLog egressLogSource
+	egressLog egress.LogSource
 	// egress runs agentbox-egress with args in the egress container of the
 	// sandbox or of a task, and returns its output (allow, revoke).
-	egress egressRunner
+	egress egress.Runner
 	// profile returns the profile that the sandbox (task "") or a task
 	// runs (allow).
 	profile func(ctx context.Context, dir, task string) (string, error)
@@ -69,8 +70,8 @@ func realDeps() deps {
 		debian:    func(s settings.Settings) bump.DebianArchive { return bump.NewDebianArchive(s) },
 		now:       time.Now,
 		bundle:    sandbox.BundleBranches,
-		egressLog: dockerEgressLog,
-		egress:    dockerEgress,
+		egressLog: sandbox.EgressLog,
+		egress:    sandbox.RunEgress,
 		profile:   sandbox.ProfileIn,
 		auditDir:  audit.StateDir,
 		user:      audit.HostUser,

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
 )
 
@@ -223,7 +224,7 @@ func TestLogsEscapes(t *testing.T) {
 	dir := project(t, "agent-claude")
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	logsDocker(t)
-	cfg, err := loadConfig(dir)
+	cfg, err := sandbox.LoadConfig(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

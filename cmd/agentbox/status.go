@@ -94,7 +94,7 @@ func sandboxStatus(ctx context.Context, d deps, dir string) (*statusView, error)
 // addGrants adds the grants in force in the sandbox (task "") or a task;
 // a failure to list them is reported beside them.
 func (v *statusView) addGrants(ctx context.Context, d deps, dir, name, task string) {
-	rows, err := listGrants(ctx, d, dir, name, task)
+	rows, err := egressProject(d, dir, name).Grants(ctx, task)
 	if err != nil {
 		who := "the sandbox"
 		if task != "" {

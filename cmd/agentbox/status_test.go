@@ -110,7 +110,7 @@ func TestStatus(t *testing.T) {
 		"fix-1: grants": {out: "198.18.9.9/32 22 60\n"},
 	})
 	exp := statusNow.Add(1500 * time.Second)
-	path, _ := auditPath(d, dir, "agentbox")
+	path, _ := egressProject(d, dir, "agentbox").AuditPath()
 	line, _ := json.Marshal(audit.Record{Time: statusNow.Add(-5 * time.Minute), Event: audit.Grant, Sandbox: "agentbox",
 		Dest: "198.18.7.0/24", Ports: []uint16{443}, Expires: &exp, Reason: "fetch the fixtures", Result: audit.OK})
 	writeFile(t, path, append(line, '\n'))
@@ -230,7 +230,7 @@ func TestStatusGrantsFail(t *testing.T) {
 func TestStatusEscapes(t *testing.T) {
 	dir, d, rt := statusProject(t, map[string]fakeReply{": grants": {out: "198.18.7.0/24 443 600\n"}})
 	exp := statusNow.Add(600 * time.Second)
-	path, _ := auditPath(d, dir, "agentbox")
+	path, _ := egressProject(d, dir, "agentbox").AuditPath()
 	line, _ := json.Marshal(audit.Record{Time: statusNow, Event: audit.Grant, Sandbox: "agentbox",
 		Dest: "198.18.7.0/24", Ports: []uint16{443}, Expires: &exp, Reason: "x\x1b]0;pwned\x07\u202e\u009b", Result: audit.OK})
 	writeFile(t, path, append(line, '\n'))
