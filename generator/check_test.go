@@ -3,6 +3,7 @@ package generator
 import (
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/internal/checkmemo"
@@ -32,11 +33,17 @@ func TestCheckReportsFirstFileInOrder(t *testing.T) {
 	}
 }
 
-// mapMemo is a CheckMemo in memory.
-type mapMemo map[string]bool
+// mapMemo is a CheckMemo in memory; the check stage calls it from a
+// goroutine per file.
+type mapMemo struct {
+	mu   sync.Mutex
+	keys map[string]bool
+}
 
-func (m mapMemo) Passed(key string) bool { return m[key] }
-func (m mapMemo) Pass(key string)        { m[key] = true }
+func newMapMemo() *mapMemo { return &mapMemo{keys: map[string]bool{}} }
+
+func (m *mapMemo) Passed(key string) bool { m.mu.Lock(); defer m.mu.Unlock(); return m.keys[key] }
+func (m *mapMemo) Pass(key string)        { m.mu.Lock(); defer m.mu.Unlock(); m.keys[key] = true }
 
 // A memo learns the files that pass, and only those, each under the key of
 // its bytes, path, directory and project; a file it knows is not checked
@@ -48,20 +55,20 @@ func TestCheckMemo(t *testing.T) {
 	good := []byte("# " + Header + "\necho ok\n")
 	bad := []byte("# " + Header + "\nif then fi\n")
 	a, b := OutDir+"/a.sh", OutDir+"/b.sh"
-	memo := mapMemo{}
+	memo := newMapMemo()
 	if err := check(map[string][]byte{a: good, b: bad}, dir, "demo", memo); err == nil {
 		t.Fatal("a broken file passed")
 	}
-	if want := checkmemo.Key(good, a, abs, "demo"); len(memo) != 1 || !memo[want] {
-		t.Fatalf("the memo learnt %v, want only the key of a.sh", memo)
+	if want := checkmemo.Key(good, a, abs, "demo"); len(memo.keys) != 1 || !memo.keys[want] {
+		t.Fatalf("the memo learnt %v, want only the key of a.sh", memo.keys)
 	}
 	for _, other := range []string{checkmemo.Key(good, b, abs, "demo"), checkmemo.Key(good, a, abs+"2", "demo"),
 		checkmemo.Key(good, a, abs, "demo2"), checkmemo.Key(bad, a, abs, "demo")} {
-		if memo[other] {
+		if memo.keys[other] {
 			t.Errorf("another check has the key of a.sh's")
 		}
 	}
-	memo[checkmemo.Key(bad, b, abs, "demo")] = true
+	memo.Pass(checkmemo.Key(bad, b, abs, "demo"))
 	if err := check(map[string][]byte{a: good, b: bad}, dir, "demo", memo); err != nil {
 		t.Errorf("a file the memo knows was checked again: %v", err)
 	}

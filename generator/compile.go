@@ -51,7 +51,8 @@ type CompileOptions struct {
 }
 
 // CheckMemo remembers checks that passed, by a key that names everything
-// a check reads (checkmemo.Memo keeps them on disk, per binary).
+// a check reads (checkmemo.Memo keeps them on disk, per binary). The check
+// stage calls it from several goroutines at once.
 type CheckMemo interface {
 	Passed(key string) bool
 	Pass(key string)
