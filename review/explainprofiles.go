@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
 
 // ProfileView is one profile (trust tier) in plain terms: what it admits
@@ -128,8 +129,9 @@ func profileFacts(s *Sandbox, add func(fact)) {
 			orig = p.ElevationLimits.AllowedOrigin
 		}
 		add(fact{what: "profile", subject: p.Name, value: profileTrust(p), origin: orig, aspect: GainReach, rule: trust})
-		for _, r := range p.ReadOnly {
-			add(fact{what: "readonly", subject: p.Name + " " + r, value: "refused by fetch", origin: p.Origin, aspect: GainReach, rule: refuses})
+		for i, r := range p.ReadOnly { // cited at its own entry, as written
+			at := Origin{Key: fmt.Sprintf("%s.workspace.readonly[%d]", yamlpos.Join("profiles", p.Name), i)}
+			add(fact{what: "readonly", subject: p.Name + " " + r, value: "refused by fetch", origin: at, aspect: GainReach, rule: refuses})
 		}
 		if p.From != p.Name { // a custom profile: its limits may be its own
 			lim := func(what, value string, num float64) {

@@ -130,3 +130,28 @@ func TestDiffProfiles(t *testing.T) {
 		})
 	}
 }
+
+// TestDiffProfileReadOnlyCitesEntry: a path a profile's workspace.readonly
+// gains or loses is cited at its own entry, as git numbers the line, not
+// at the profile's key.
+func TestDiffProfileReadOnlyCitesEntry(t *testing.T) {
+	base := "agent: none\nprofiles:\n  ci:\n    from: balanced\n    workspace:\n      readonly:\n        - deploy\n"
+	head := base + "        - secrets\n"
+	b, err := explainSource(base, testLock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := explainSource(head, testLock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		rows []DiffRow
+		side string
+	}{{DiffSandboxes(b, h), "working"}, {DiffSandboxes(h, b), "base"}} {
+		if len(c.rows) != 1 || c.rows[0].What != "readonly" || c.rows[0].Key != "profiles.ci.workspace.readonly[1]" ||
+			c.rows[0].Line != 8 || c.rows[0].Side != c.side {
+			t.Errorf("rows %+v, want the readonly entry profiles.ci.workspace.readonly[1] at line 8 of the %s side", c.rows, c.side)
+		}
+	}
+}
