@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
@@ -39,6 +40,11 @@ type ProfileView struct {
 	Compose      string            `json:"compose"` // its compose file
 	Origin
 	own bool // its network is its own (profiles.NAME.network), not the top-level one
+	// admitOrigins are where each of Admits is written (its entry in the
+	// profile's own network, a service, the agent), else the profile;
+	// admitDefault says which of them take the profile's network.ports.
+	admitOrigins []Origin
+	admitDefault []bool
 }
 
 // The filesystems of a profile, as ProfileView says them.
@@ -60,6 +66,7 @@ func (o origins) profiles(p *generator.Plan) []ProfileView {
 			v.Filesystem = fsLocked
 		}
 		path := "profiles." + pp.Name
+		v.admitOrigins, v.admitDefault = o.admitOrigins(pp.Policy, prof, yamlpos.Join("profiles", pp.Name))
 		if !prof.Explicit {
 			path = "elevation"
 		}
@@ -109,6 +116,85 @@ func admits(pol firewall.Policy) []string {
 	return out
 }
 
+// admitOrigins are where each destination admits(pol) lists is written
+// for a profile at path: the entry of its own network that names it (the
+// user's own entry first, as network's origins), a service, the agent or
+// the IDE; {} where none is (open's every address). dflt says which are
+// the user's entries without ports of their own.
+func (o origins) admitOrigins(pol firewall.Policy, prof config.Profile, path string) (out []Origin, dflt []bool) {
+	if pol.Mode == firewall.ModeOpen {
+		out = append(out, Origin{})
+	}
+	at := func(list string, i int) Origin {
+		if i < 0 {
+			return Origin{}
+		}
+		return o.at(fmt.Sprintf("%s.network.%s[%d]", path, list, i))
+	}
+	for _, d := range pol.Domains {
+		src := d.Sources[len(d.Sources)-1]
+		kind, arg, _ := strings.Cut(src, " ")
+		switch kind {
+		case "network.domains":
+			i := slices.IndexFunc(prof.Network.Domains, func(r config.DomainRule) bool { return r.Name == d.Name })
+			out = append(out, at("domains", i))
+			dflt = grow(dflt, len(out)-1, i >= 0 && prof.Network.Domains[i].Ports == nil)
+		case "service":
+			out = append(out, at("services", slices.Index(prof.Network.Services, arg)))
+		default:
+			out = append(out, o.source(src, d.Name))
+		}
+	}
+	for _, c := range pol.CIDRs {
+		i := slices.IndexFunc(prof.Network.CIDRs, func(r config.CIDRRule) bool { return r.Prefix == c.Prefix })
+		out = append(out, at("cidrs", i))
+		dflt = grow(dflt, len(out)-1, i >= 0 && prof.Network.CIDRs[i].Ports == nil)
+	}
+	for len(dflt) < len(out) {
+		dflt = append(dflt, false)
+	}
+	return out, dflt
+}
+
+// grow sets flags[i] to v, growing flags as needed.
+func grow(flags []bool, i int, v bool) []bool {
+	for len(flags) <= i {
+		flags = append(flags, false)
+	}
+	flags[i] = flags[i] || v
+	return flags
+}
+
+// profilePortsOrigin: a destination of a profile's own network that both
+// sides admit with the profile's network.ports (its ports changed with
+// them) is cited at the profile's network.ports.
+func profilePortsOrigin(subject, side string, base, head *Sandbox) (Origin, bool) {
+	prof, dest, _ := strings.Cut(subject, " ")
+	name, _, _ := strings.Cut(dest, ":")
+	for _, s := range []*Sandbox{base, head} {
+		if !takesPorts(s, prof, name) {
+			return Origin{}, false
+		}
+	}
+	s := head
+	if side == "base" {
+		s = base
+	}
+	o := withLine(Origin{Key: yamlpos.Join("profiles", prof) + ".network.ports"}, s)
+	return o, o.Line != 0
+}
+
+// takesPorts: profile prof of s admits name by an entry without ports.
+func takesPorts(s *Sandbox, prof, name string) bool {
+	p := profileNamed(s, prof)
+	for i, a := range p.Admits {
+		if n, _, _ := strings.Cut(a, ":"); n == name && i < len(p.admitDefault) && p.admitDefault[i] {
+			return true
+		}
+	}
+	return false
+}
+
 func joinPorts(ps []uint16) string {
 	s := make([]string, len(ps))
 	for i, p := range ps {
@@ -147,8 +233,12 @@ func profileFacts(s *Sandbox, add func(fact)) {
 		if !p.own {
 			continue
 		}
-		for _, a := range p.Admits {
-			add(fact{what: "profile destination", subject: p.Name + " " + a, value: "allowed", origin: p.Origin, aspect: GainReach, rule: grants})
+		for i, a := range p.Admits {
+			orig := p.Origin
+			if i < len(p.admitOrigins) && p.admitOrigins[i].Key != "" {
+				orig = p.admitOrigins[i]
+			}
+			add(fact{what: "profile destination", subject: p.Name + " " + a, value: "allowed", origin: orig, aspect: GainReach, rule: grants})
 		}
 	}
 	for _, p := range s.Profiles {

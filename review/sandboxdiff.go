@@ -146,6 +146,11 @@ func appendKind(rows []DiffRow, kind string, to, from fact, base, head *Sandbox)
 			orig = o
 		}
 	}
+	if f.what == "profile destination" {
+		if o, ok := profilePortsOrigin(f.subject, side, base, head); ok {
+			orig = o
+		}
+	}
 	if o, removed, ok := lockOrigin(kind, f, to.what == "", base, head); ok {
 		orig = o
 		if removed {

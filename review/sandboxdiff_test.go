@@ -3,6 +3,7 @@ package review
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -153,5 +154,40 @@ func TestDiffProfileReadOnlyCitesEntry(t *testing.T) {
 			c.rows[0].Line != 8 || c.rows[0].Side != c.side {
 			t.Errorf("rows %+v, want the readonly entry profiles.ci.workspace.readonly[1] at line 8 of the %s side", c.rows, c.side)
 		}
+	}
+}
+
+// TestDiffProfileDestinationCitesEntry: a destination a profile's own
+// network gains is cited at its entry (a domain, a CIDR, a service), as
+// git numbers the line, not at the profile's key.
+func TestDiffProfileDestinationCitesEntry(t *testing.T) {
+	base := "agent: none\nprofiles:\n  api:\n    from: locked\n    network:\n      domains: [a.example]\n"
+	for _, tc := range []struct {
+		name, head, key string
+		line            int
+	}{
+		{"domain", base + "      services: [github]\n", "profiles.api.network.services[0]", 7},
+		{"cidr", base + "      cidrs: [198.18.0.0/16]\n", "profiles.api.network.cidrs[0]", 7},
+		{"another domain", strings.Replace(base, "[a.example]", "\n        - a.example\n        - b.example", 1), "profiles.api.network.domains[1]", 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := explainSource(base, testLock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := explainSource(tc.head, testLock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows := DiffSandboxes(b, h)
+			if len(rows) == 0 {
+				t.Fatal("no rows")
+			}
+			for _, r := range rows {
+				if r.What == "profile destination" && (r.Key != tc.key || r.Line != tc.line) {
+					t.Errorf("%s: cites %s:%d, want %s:%d", r.Subject, r.Key, r.Line, tc.key, tc.line)
+				}
+			}
+		})
 	}
 }
