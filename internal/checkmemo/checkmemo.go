@@ -4,9 +4,10 @@
 // `generate --check` in a hook or CI, and every `up` or `run`, compile files
 // that have not changed most of the time.
 //
-// A memo belongs to one binary, told by its executable's path, size,
-// inode and change times: a rebuilt or reinstalled agentbox starts a new
-// one, so a stricter check is never skipped by an older one's word. An
+// A memo belongs to one binary, told by its executable's path, device,
+// inode, size and modification time: a rebuilt or reinstalled agentbox
+// starts a new one, so a stricter check is never skipped by an older
+// one's word. An
 // entry is an empty file named by the digest of what was checked; a
 // failure is never remembered. The memo trusts the cache directory as the
 // binary trusts its own installation: whoever can write either can change
@@ -54,8 +55,10 @@ func open(exe, root string) *Memo {
 	if !ok {
 		return nil
 	}
-	id := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d\x00%d\x00%d.%d\x00%d.%d",
-		exe, st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec))
+	// Dev and Ino are in every Unix's Stat_t (the times' field names are
+	// not: Mtim on Linux, Mtimespec on macOS).
+	id := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d\x00%d\x00%d",
+		exe, st.Dev, st.Ino, fi.Size(), fi.ModTime().UnixNano()))
 	return &Memo{dir: filepath.Join(root, hex.EncodeToString(id[:16]))}
 }
 
