@@ -7,11 +7,10 @@
 // A memo belongs to one binary, told by its executable's path, device,
 // inode, size and modification time: a rebuilt or reinstalled agentbox
 // starts a new one, so a stricter check is never skipped by an older
-// one's word. An
-// entry is an empty file named by the digest of what was checked; a
-// failure is never remembered. The memo trusts the cache directory as the
-// binary trusts its own installation: whoever can write either can change
-// what agentbox does.
+// one's word. An entry is an empty file named by the digest of what was
+// checked; a failure is never remembered. The memo trusts the cache
+// directory as the binary trusts its own installation: whoever can write
+// either can change what agentbox does.
 package checkmemo
 
 import (
