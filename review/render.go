@@ -30,7 +30,7 @@ var templateFS embed.FS
 // environment value) go through esc (termsafe.String).
 var views = template.Must(template.New("").Option("missingkey=error").Funcs(template.FuncMap{
 	"join":    strings.Join,
-	"ports":   portList,
+	"ports":   PortList,
 	"negated": func(p string) bool { return strings.HasPrefix(p, "!") },
 	"esc":     termsafe.String,
 	"md":      MarkdownCode,
@@ -62,8 +62,8 @@ func renderView(w io.Writer, name, format string, v any) error {
 	return views.ExecuteTemplate(w, name+"."+format+".tmpl", v)
 }
 
-// portList is ports as "22, 443".
-func portList(ports []uint16) string {
+// PortList is ports as "22, 443", as the reports write them.
+func PortList(ports []uint16) string {
 	s := make([]string, len(ports))
 	for i, p := range ports {
 		s[i] = strconv.Itoa(int(p))

@@ -4,7 +4,6 @@ import (
 	"embed"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"text/template"
@@ -21,7 +20,7 @@ var formats = []string{review.Text, review.Markdown, "json"}
 
 var reportTemplates = template.Must(template.New("").Option("missingkey=error").Funcs(template.FuncMap{
 	"join":  strings.Join,
-	"ports": portList,
+	"ports": review.PortList,
 	"when":  when,
 	"port":  portCell,
 	"esc":   esc,
@@ -102,12 +101,4 @@ func reviewReport(w io.Writer, format string, v interface{ Render(io.Writer, str
 		return writeJSON(w, v)
 	}
 	return v.Render(w, format)
-}
-
-func portList(ports []uint16) string {
-	s := make([]string, len(ports))
-	for i, p := range ports {
-		s[i] = strconv.Itoa(int(p))
-	}
-	return strings.Join(s, ", ")
 }
