@@ -122,14 +122,15 @@ func admits(pol firewall.Policy) []string {
 // the IDE; {} where none is (open's every address). dflt says which are
 // the user's entries without ports of their own.
 func (o origins) admitOrigins(pol firewall.Policy, prof config.Profile, path string) (out []Origin, dflt []bool) {
-	if pol.Mode == firewall.ModeOpen {
-		out = append(out, Origin{})
-	}
+	add := func(orig Origin, defaultPorts bool) { out, dflt = append(out, orig), append(dflt, defaultPorts) }
 	at := func(list string, i int) Origin {
 		if i < 0 {
 			return Origin{}
 		}
 		return o.at(fmt.Sprintf("%s.network.%s[%d]", path, list, i))
+	}
+	if pol.Mode == firewall.ModeOpen {
+		add(Origin{}, false)
 	}
 	for _, d := range pol.Domains {
 		src := d.Sources[len(d.Sources)-1]
@@ -137,32 +138,18 @@ func (o origins) admitOrigins(pol firewall.Policy, prof config.Profile, path str
 		switch kind {
 		case "network.domains":
 			i := slices.IndexFunc(prof.Network.Domains, func(r config.DomainRule) bool { return r.Name == d.Name })
-			out = append(out, at("domains", i))
-			dflt = grow(dflt, len(out)-1, i >= 0 && prof.Network.Domains[i].Ports == nil)
+			add(at("domains", i), i >= 0 && prof.Network.Domains[i].Ports == nil)
 		case "service":
-			out = append(out, at("services", slices.Index(prof.Network.Services, arg)))
+			add(at("services", slices.Index(prof.Network.Services, arg)), false)
 		default:
-			out = append(out, o.source(src, d.Name))
+			add(o.source(src, d.Name), false)
 		}
 	}
 	for _, c := range pol.CIDRs {
 		i := slices.IndexFunc(prof.Network.CIDRs, func(r config.CIDRRule) bool { return r.Prefix == c.Prefix })
-		out = append(out, at("cidrs", i))
-		dflt = grow(dflt, len(out)-1, i >= 0 && prof.Network.CIDRs[i].Ports == nil)
-	}
-	for len(dflt) < len(out) {
-		dflt = append(dflt, false)
+		add(at("cidrs", i), i >= 0 && prof.Network.CIDRs[i].Ports == nil)
 	}
 	return out, dflt
-}
-
-// grow sets flags[i] to v, growing flags as needed.
-func grow(flags []bool, i int, v bool) []bool {
-	for len(flags) <= i {
-		flags = append(flags, false)
-	}
-	flags[i] = flags[i] || v
-	return flags
 }
 
 // profilePortsOrigin: a destination of a profile's own network that both
