@@ -163,12 +163,7 @@ func profilePortsOrigin(subject, side string, base, head *Sandbox) (Origin, bool
 			return Origin{}, false
 		}
 	}
-	s := head
-	if side == "base" {
-		s = base
-	}
-	o := withLine(Origin{Key: yamlpos.Join("profiles", prof) + ".network.ports"}, s)
-	return o, o.Line != 0
+	return yamlAt(yamlpos.Join("profiles", prof)+".network.ports", side, base, head)
 }
 
 // takesPorts: profile prof of s admits name by an entry without ports.

@@ -151,11 +151,8 @@ func appendKind(rows []DiffRow, kind string, to, from fact, base, head *Sandbox)
 			orig = o
 		}
 	}
-	if o, removed, ok := lockOrigin(kind, f, to.what == "", base, head); ok {
-		orig = o
-		if removed {
-			side = "base"
-		}
+	if o, s, ok := lockOrigin(kind, f, to.what == "", base, head); ok {
+		orig, side = o, s
 	}
 	gain := to.gain
 	if kind == Narrows {
@@ -182,12 +179,7 @@ func portsOrigin(subject, side string, base, head *Sandbox) (Origin, bool) {
 	if !inBase || !inHead || !d.defaultPorts || !h.defaultPorts {
 		return Origin{}, false
 	}
-	s := head
-	if side == "base" {
-		s = base
-	}
-	o := withLine(Origin{Key: "network.ports"}, s)
-	return o, o.Line != 0
+	return yamlAt("network.ports", side, base, head)
 }
 
 func destination(s *Sandbox, name string) (Destination, bool) {
@@ -389,18 +381,37 @@ func hasPort(ports []uint16, port string) bool {
 // later), or that agentbox.yaml does not name: the lock's line is where
 // the change is, and the line a pull request shows.
 //
-// A removed pin cites the base's lock (removed).
-func lockOrigin(kind string, f fact, removed bool, base, head *Sandbox) (o Origin, _ bool, ok bool) {
+// A removed pin cites the base's lock (side "base").
+func lockOrigin(kind string, f fact, removed bool, base, head *Sandbox) (o Origin, side string, ok bool) {
 	if f.rule != pinned || f.lockKey == "" || kind != Pinned && withLine(f.origin, head).Line != 0 {
-		return Origin{}, false, false
+		return Origin{}, "", false
 	}
-	s := head
+	side = "working"
 	if removed {
-		s = base
+		side = "base"
 	}
-	line := s.lockLines[f.lockKey]
-	if line == 0 {
-		return Origin{}, false, false
+	o, ok = lockAt(f.lockKey, side, base, head)
+	return o, side, ok
+}
+
+// onSide is the sandbox of side: base's for "base", else head's.
+func onSide(side string, base, head *Sandbox) *Sandbox {
+	if side == "base" {
+		return base
 	}
-	return Origin{File: lockfile.File, Key: f.lockKey, Line: line}, removed, true
+	return head
+}
+
+// yamlAt is key of agentbox.yaml on side, with its line; ok when it is
+// written there.
+func yamlAt(key, side string, base, head *Sandbox) (Origin, bool) {
+	o := withLine(Origin{Key: key}, onSide(side, base, head))
+	return o, o.Line != 0
+}
+
+// lockAt is key of agentbox.lock on side, with its line; ok when it is
+// written there.
+func lockAt(key, side string, base, head *Sandbox) (Origin, bool) {
+	line := onSide(side, base, head).lockLines[key]
+	return Origin{File: lockfile.File, Key: key, Line: line}, line != 0
 }

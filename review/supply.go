@@ -191,12 +191,12 @@ func supplyRows(base, head *Sandbox) []DiffRow {
 // agentbox.lock (the base's, for a package removed), where the row cited
 // the tree's origin.
 func packageRow(r DiffRow, path string, base, head *Sandbox) DiffRow {
-	key, s, side := yamlpos.Join(treeLockKey(head.npmTree.Name), path), head, "working"
+	side := "working"
 	if r.To == "" {
-		s, side = base, "base"
+		side = "base"
 	}
-	if line := s.lockLines[key]; line != 0 {
-		r.Origin, r.Side = Origin{File: lockfile.File, Key: key, Line: line}, side
+	if o, ok := lockAt(yamlpos.Join(treeLockKey(head.npmTree.Name), path), side, base, head); ok {
+		r.Origin, r.Side = o, side
 	}
 	return r
 }
