@@ -8,31 +8,20 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
+	"github.com/agentbox-dev/agentbox/internal/testing/gittest"
 )
 
 // isolate points HOME and git's global configuration at throwaway files, so
 // that neither the user's configuration nor the system's changes a test.
 func isolate(t testing.TB) {
 	t.Helper()
-	testenv.RequireProgram(t, "git")
-	home := t.TempDir()
-	global := filepath.Join(home, "gitconfig")
-	writeTestFile(t, global, "[user]\n\tname = T\n\temail = t@example.invalid\n[init]\n\tdefaultBranch = main\n")
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", home)
-	t.Setenv("GIT_CONFIG_GLOBAL", global)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	gittest.Home(t)
+	t.Setenv("XDG_CONFIG_HOME", os.Getenv("HOME"))
 }
 
 func writeTestFile(t testing.TB, path, content string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	gittest.WriteFile(t, path, []byte(content))
 }
 
 // gitT runs git in dir and returns its trimmed stdout; a failure fails the
