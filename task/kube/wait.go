@@ -34,9 +34,9 @@ var (
 )
 
 // waitPod polls the task's Pod until ok says so, the Pod ends, it has been
-// in trouble for stuckLimit, or limit is up. Each new trouble is said on
-// b.Stderr as it is seen: the user learns at once why the task does not
-// start, where a wait of minutes said nothing.
+// in trouble for stuckLimit before its agent started, or limit is up.
+// Each new trouble is said on b.Stderr as it is seen: the user learns at
+// once why the task does not start, where a wait of minutes said nothing.
 func (b *Backend) waitPod(ctx context.Context, ok func(*corev1.Pod) bool, limit time.Duration) (*corev1.Pod, error) {
 	start := time.Now()
 	end := start.Add(limit)
@@ -58,7 +58,10 @@ func (b *Backend) waitPod(ctx context.Context, ok func(*corev1.Pod) bool, limit 
 			return pod, fmt.Errorf("the task's pod %s ended (%s): %s", pod.Name, pod.Status.Phase, podProblem(pod))
 		}
 		now := time.Now()
-		if pod != nil {
+		// Trouble is watched for until the agent has started: after, the
+		// wait is for its end, and a sidecar's restart or a warning event
+		// is no reason to stop waiting for it.
+		if pod != nil && !agentStarted(pod) {
 			// The events tell what the Pod's status does not (a sandbox
 			// that cannot be made, a volume that cannot be mounted); they
 			// are read once a second, after the first.

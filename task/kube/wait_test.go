@@ -160,3 +160,27 @@ func TestPodTrouble(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitPodAfterStart: once the agent has started, the wait for its end
+// is no wait for the Pod to start: a sidecar in trouble or a warning event
+// while the agent works does not end it early as a Pod that "cannot
+// start", and the events are not read.
+func TestWaitPodAfterStart(t *testing.T) {
+	p := pod(corev1.PodRunning, waiting("CrashLoopBackOff", "back-off 40s"), running)
+	data, _ := json.Marshal(corev1.PodList{Items: []corev1.Pod{*p}})
+	b, f := newBackend(t, map[string]any{getPods: string(data)})
+	var stderr bytes.Buffer
+	b.Stderr, b.stuckLimit = &stderr, 100*time.Millisecond
+	_, err := b.waitPod(t.Context(), agentEnded, 1500*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "did not get there within") {
+		t.Errorf("waitPod: %v, want the wait's own limit", err)
+	}
+	if stderr.Len() > 0 {
+		t.Errorf("stderr: %q", stderr.String())
+	}
+	for _, c := range f.Ran {
+		if strings.Contains(c, "get events") {
+			t.Errorf("kubectl ran %q while the agent worked", c)
+		}
+	}
+}
