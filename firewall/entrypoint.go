@@ -48,6 +48,7 @@ type entrypointView struct {
 // entrypointGateway is what the entrypoint needs of the gateway.
 type entrypointGateway struct {
 	Conf, Socket, GrantsDir, Pid string
+	Names, Map                   string // rules.nft's chain of granted names' redirects, and its map of listeners
 	Forever                      int64
 	Ports                        []int // the ports of allowed names, each with a grants map
 }
@@ -119,7 +120,8 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 			return nil, err
 		}
 		v.Gateway = &entrypointGateway{Conf: GatewayConfigPath, Socket: GatewaySocket,
-			GrantsDir: GatewayGrantsDir, Pid: gatewayPid, Forever: gatewayForever}
+			GrantsDir: GatewayGrantsDir, Pid: gatewayPid, Forever: gatewayForever,
+			Names: gatewayNames, Map: gatewayMap}
 		for _, g := range ports {
 			v.Gateway.Ports = append(v.Gateway.Ports, g.Port)
 		}

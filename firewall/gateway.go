@@ -45,6 +45,11 @@ const gatewayForever = 99999999999
 // listener.
 const gatewayMap = "gateway_ports"
 
+// gatewayNames is the ruleset's nat chain that sends the agent's
+// connections to the addresses of timed name grants to the gateway; the
+// entrypoint writes it with the slots.
+const gatewayNames = "gateway_names"
+
 // gatewayView is what templates/haproxy.cfg.tmpl sees.
 type gatewayView struct {
 	Header, FilterAddr, Socket string

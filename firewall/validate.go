@@ -30,8 +30,14 @@ func normalize(p Policy) (Policy, error) {
 		return Policy{}, err
 	}
 	return Policy{Mode: p.Mode, Domains: domains, CIDRs: cidrs, Never: never, NeverNames: neverNames,
-		// The gateway judges the names of allowed names' ports: none, no gateway.
-		Gateway: p.Gateway && p.Mode == ModeAllowlist && len(domains) > 0}, nil
+		Gateway: Policy{Mode: p.Mode, Domains: domains, Gateway: p.Gateway}.HasGateway()}, nil
+}
+
+// HasGateway says whether p, rendered, has a gateway: only when asked for,
+// in ModeAllowlist, with names to judge (the ports of allowed names; with
+// none, there is nothing for it to check).
+func (p Policy) HasGateway() bool {
+	return p.Gateway && p.Mode == ModeAllowlist && len(p.Domains) > 0
 }
 
 // checkDomains returns copies of the valid domains, with sorted ports and

@@ -34,6 +34,9 @@ func profilePolicy(cfg *config.Config, p *config.Profile) firewall.Policy {
 		pol = allowlist(cfg, p.Network, p.Catalog)
 	}
 	pol.Mode = p.Mode
+	// The gateway checks the name of every connection to an allowed name
+	// (docs/gateway.md); HasGateway says where there is one.
+	pol.Gateway = p.Mode == firewall.ModeAllowlist
 	if p.Mode == firewall.ModeOpen {
 		pol.Domains = nil
 	}

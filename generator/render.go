@@ -82,6 +82,7 @@ type view struct {
 	DnsmasqPath     string
 	EntrypointPath  string
 	UlogdPath       string
+	GatewayPath     string
 	HealthCommand   []string
 	OriginDir       string
 	WorkspaceEntry  string // where the image holds WorkspaceScript
@@ -274,6 +275,7 @@ func newView(p *Plan) view {
 		DnsmasqPath:     firewall.DnsmasqPath,
 		EntrypointPath:  firewall.EntrypointPath,
 		UlogdPath:       firewall.UlogdPath,
+		GatewayPath:     firewall.GatewayConfigPath,
 		HealthCommand:   firewall.HealthCommand,
 		OriginDir:       OriginDir,
 		WorkspaceEntry:  "/usr/local/bin/agentbox-workspace",

@@ -107,6 +107,19 @@ readonly -a NAMES=(
 # refuses before every grant.
 readonly -a NEVER_NAMES=()
 readonly NEVER_NAME_SETS='4#inet#agentbox#never_name_v4,6#inet#agentbox#never_name_v6' # nftset= sets of their addresses
+# The gateway (docs/gateway.md): HAProxy, from haproxy.cfg, which drops to
+# its own uid; rules.nft sends the agent's TCP on these ports to it. Its
+# runtime API (root's only) takes the timed name grants: one map of
+# ".NAME END" per port, END in Unix seconds, which HAProxy compares with
+# the clock at each connection.
+readonly GATEWAY_CONF=/etc/agentbox/haproxy.cfg
+readonly GATEWAY_SOCKET=/run/agentbox/gateway.sock
+readonly GATEWAY_GRANTS=/run/agentbox/gateway
+readonly GATEWAY_PID=/run/agentbox/gateway.pid
+readonly GATEWAY_FOREVER=99999999999 # the END of a grant until revoked
+readonly -a GATEWAY_PORTS=(443)
+readonly GATEWAY_NAMES=gateway_names # the chain of granted names' redirects
+readonly GATEWAY_MAP=gateway_ports     # the map from a port to its listener
 
 log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 
@@ -505,6 +518,85 @@ stop_logger() {
 }
 
 # ---------------------------------------------------------------------------
+# The gateway.
+
+# start_gateway starts HAProxy in the foreground as a child, with an empty
+# grants map per port, and waits up to 5 s for its runtime API, which it
+# opens after its listeners.
+start_gateway() {
+	local i port
+	gw_pid=""
+	mkdir -p "$GATEWAY_GRANTS"
+	for port in "${GATEWAY_PORTS[@]}"; do
+		: >"$GATEWAY_GRANTS/grants_$port.map"
+	done
+	rm -f "$GATEWAY_SOCKET"
+	# From /: HAProxy returns to its starting directory after reading its
+	# configuration, and fails if that is gone or hidden.
+	(cd / && exec haproxy -db -f "$GATEWAY_CONF" </dev/null) &
+	gw_pid=$!
+	echo "$gw_pid" >"$GATEWAY_PID"
+	for ((i = 0; i < 500; i++)); do
+		if ! alive "$gw_pid"; then
+			log "error: the gateway (haproxy) exited during start"
+			return 1
+		fi
+		if [[ -S $GATEWAY_SOCKET ]]; then
+			log "the gateway listens (haproxy, pid $gw_pid)"
+			return 0
+		fi
+		sleep 0.01
+	done
+	log "error: the gateway (haproxy) did not start within 5 s"
+	return 1
+}
+
+stop_gateway() {
+	if [[ -n ${gw_pid-} ]] && alive "$gw_pid"; then
+		kill -TERM "$gw_pid" 2>/dev/null || true
+		wait "$gw_pid" 2>/dev/null || true
+	fi
+	gw_pid=""
+}
+
+# gateway_cmd sends one command to HAProxy's runtime API and prints its
+# answer (perl of perl-base: bash has no Unix sockets).
+gateway_cmd() {
+	perl -MIO::Socket::UNIX -e '
+		my $s = IO::Socket::UNIX->new(Peer => $ARGV[0]) or die "connecting to $ARGV[0]: $!\n";
+		print $s "$ARGV[1]\n";
+		local $/;
+		my $answer = <$s>;
+		print $answer if defined $answer;' "$GATEWAY_SOCKET" "$1"
+}
+
+# gateway_grant NAME SECS: the gateway admits NAME on the granted ports it
+# listens on until SECS from now (0: until revoked); on other ports the
+# grant stays address-based. A grant made again replaces the entry.
+gateway_grant() {
+	local name=$1 end=$GATEWAY_FOREVER port answer
+	(($2)) && end=$((EPOCHSECONDS + $2))
+	for port in "${name_ports[@]}"; do
+		[[ " ${GATEWAY_PORTS[*]} " == *" $port "* ]] || continue
+		gateway_cmd "del map $GATEWAY_GRANTS/grants_$port.map .$name" >/dev/null 2>&1 || true
+		answer=$(gateway_cmd "add map $GATEWAY_GRANTS/grants_$port.map .$name $end") || answer="no answer"
+		if [[ -n ${answer//[[:space:]]/} ]]; then
+			log "error: the gateway refused the grant of $name on port $port: $answer"
+			return 1
+		fi
+	done
+}
+
+# gateway_revoke NAME: the gateway's entries for NAME on the revoked ports.
+gateway_revoke() {
+	local port
+	for port in "${name_ports[@]}"; do
+		[[ " ${GATEWAY_PORTS[*]} " == *" $port "* ]] || continue
+		gateway_cmd "del map $GATEWAY_GRANTS/grants_$port.map .$1" >/dev/null 2>&1 || true
+	done
+}
+
+# ---------------------------------------------------------------------------
 # Commands.
 
 # on_exit runs whenever run ends after taking the lock: fail closed.
@@ -516,6 +608,7 @@ on_exit() {
 	close_egress || status=1
 	stop_dnsmasq
 	stop_logger
+	stop_gateway
 	stop_keeper
 	print_counters
 	exit "$status"
@@ -875,6 +968,13 @@ name_chain() {
 	done < <(name_slots)
 	# A slot's mark left on a connection that none accepted: cleared.
 	echo "add rule $TABLE $NAME_CHAIN ct mark set ct mark & 0x000000ff"
+	# The agent's connections to a granted name's addresses, on a port with
+	# a listener, go to the gateway (a port without one: address-based).
+	echo "flush chain $TABLE $GATEWAY_NAMES"
+	while read -r k name; do
+		echo "add rule $TABLE $GATEWAY_NAMES ip daddr @gn_${k}_v4 meta l4proto tcp redirect to : tcp dport map @$GATEWAY_MAP comment \"$name\""
+		echo "add rule $TABLE $GATEWAY_NAMES ip6 daddr @gn_${k}_v6 meta l4proto tcp redirect to : tcp dport map @$GATEWAY_MAP comment \"$name\""
+	done < <(name_slots)
 }
 
 # new_slot creates a slot for name and prints it.
@@ -935,6 +1035,7 @@ GRANT
 		log "error: nftables refused the grant (is the firewall running?)"
 		exit 1
 	fi
+	gateway_grant "$name" "$secs" || exit 1
 	bump_req
 	flock -u 8
 	poke_keeper
@@ -962,6 +1063,7 @@ revoke_name() {
 		log "error: no grant of $1 $2"
 		exit 1
 	fi
+	gateway_revoke "$1"
 	bump_req
 	flock -u 8
 	poke_keeper
@@ -1412,6 +1514,7 @@ run() {
 
 	start_logger
 	start_dnsmasq
+	start_gateway || exit 1
 	never_dns || true # the keeper tries again at every look; granted names do not resolve meanwhile
 	start_keeper
 	: >"$READY"
@@ -1443,6 +1546,9 @@ health() {
 	read -r comm 2>/dev/null <"/proc/$pid/comm" || comm=""
 	[[ $comm == dnsmasq ]] && alive "$pid" || { echo "unhealthy: dnsmasq (pid $pid) is not running"; exit 1; }
 	nft list table "$TABLE_FAMILY" "$TABLE_NAME" >/dev/null 2>&1 || { echo "unhealthy: table $TABLE is not loaded"; exit 1; }
+	read -r pid 2>/dev/null <"$GATEWAY_PID" || { echo "unhealthy: cannot read $GATEWAY_PID"; exit 1; }
+	[[ $pid =~ ^[0-9]+$ ]] && read -r comm 2>/dev/null <"/proc/$pid/comm" || comm=""
+	[[ $comm == haproxy ]] && alive "$pid" || { echo "unhealthy: the gateway (haproxy) is not running"; exit 1; }
 }
 
 # Tests source this file to check the functions above; only a run executes.
