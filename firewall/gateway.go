@@ -31,6 +31,9 @@ const (
 	// GatewayHelloSeconds is how long the gateway waits for a complete
 	// ClientHello or HTTP request head.
 	GatewayHelloSeconds = 5
+	// GatewayLogPrefix begins each of the gateway's records on egress's
+	// stdout (docs/gateway.md).
+	GatewayLogPrefix = "agentbox-gateway:"
 )
 
 // gatewayPid is where the entrypoint writes HAProxy's pid, for the
@@ -47,9 +50,11 @@ const gatewayMap = "gateway_ports"
 
 // gatewayView is what templates/haproxy.cfg.tmpl sees.
 type gatewayView struct {
-	Header, FilterAddr, Socket string
-	UID, HelloSeconds          int
-	Ports                      []gatewayPort
+	Header, FilterAddr, Socket, LogPrefix string
+	UID, HelloSeconds, TimeoutMillis      int
+	LogLen, NameMax, LogBurst, LogPeriod  int
+	Why                                   gatewayWhys
+	Ports                                 []gatewayPort
 }
 
 // gatewayPort is one port of allowed names and its listener.
@@ -92,6 +97,15 @@ func renderGateway(p Policy) ([]byte, error) {
 		Socket:       GatewaySocket,
 		UID:          GatewayUID,
 		HelloSeconds: GatewayHelloSeconds,
-		Ports:        ports,
+		// The inspect delay has passed (its timer fires at the delay; the
+		// clock reads whole milliseconds).
+		TimeoutMillis: GatewayHelloSeconds*1000 - 10,
+		LogPrefix:     GatewayLogPrefix,
+		LogLen:        gatewayLogLen,
+		NameMax:       GatewayLogNameMax,
+		LogBurst:      GatewayLogBurst,
+		LogPeriod:     GatewayLogPeriod,
+		Why:           gatewayWhy,
+		Ports:         ports,
 	})
 }
