@@ -199,6 +199,12 @@ type parsed struct {
 // parseRecord reads the JSON object of one record (the text after the
 // prefix and its space).
 func parseRecord(body string) (parsed, error) {
+	// HAProxy writes printable ASCII only: json(ascii) escapes the rest.
+	for i := 0; i < len(body); i++ {
+		if body[i] < 0x20 || body[i] > 0x7e {
+			return parsed{}, fmt.Errorf("byte %#x in a record", body[i])
+		}
+	}
 	var w wire
 	dec := json.NewDecoder(strings.NewReader(body))
 	dec.DisallowUnknownFields()

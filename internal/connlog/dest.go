@@ -17,11 +17,12 @@ type Destination struct {
 	BytesDown   int64  `json:"bytes_down"`
 }
 
-// String is NAME:PORT ("-" for no name). Hostile: escape it to print it.
+// String is NAME:PORT ("(none)" for no name). Hostile: escape it to
+// print it.
 func (d Destination) String() string {
 	name := d.Name
 	if name == "" {
-		name = none
+		name = "(none)"
 	}
 	return net.JoinHostPort(name, strconv.Itoa(d.Port))
 }
