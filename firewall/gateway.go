@@ -31,9 +31,6 @@ const (
 	// GatewayHelloSeconds is how long the gateway waits for a complete
 	// ClientHello or HTTP request head.
 	GatewayHelloSeconds = 5
-	// GatewayLogPrefix begins each of the gateway's records on egress's
-	// stdout (docs/gateway.md).
-	GatewayLogPrefix = "agentbox-gateway:"
 )
 
 // gatewayPid is where the entrypoint writes HAProxy's pid, for the

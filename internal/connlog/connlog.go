@@ -1,6 +1,7 @@
-// Package connlog reads the gateway's records of connections from the
-// egress log: one line per connection HAProxy handled, firewall's
-// GatewayLogPrefix then a JSON object (docs/gateway.md, "The record").
+// Package connlog owns the gateway's record of each connection and reads
+// it from the egress log: one line per connection HAProxy handled, Prefix
+// then a JSON object (docs/gateway.md, "The record"); firewall renders
+// the record's format into haproxy.cfg from the constants here.
 // The name in a record is the agent's: hostile. HAProxy escapes it
 // (json(ascii)), and Parse takes a record only when it is one JSON object
 // with exactly the fields HAProxy writes, each valid; the rest count as
@@ -16,8 +17,24 @@ import (
 	"regexp"
 	"strings"
 	"time"
+)
 
-	"github.com/agentbox-dev/agentbox/firewall"
+// The record's facts that haproxy.cfg shares.
+const (
+	// Prefix begins each record on egress's stdout.
+	Prefix = "agentbox-gateway:"
+	// NameMax bytes of the name the agent sent are recorded; the record
+	// holds its whole length too.
+	NameMax = 255
+)
+
+// The whys of refused records, as the gateway's rules set them.
+const (
+	WhyName       = "name"       // the name is not allowed on the port
+	WhyNoName     = "no_name"    // a ClientHello without SNI, an HTTP request without Host
+	WhyProtocol   = "protocol"   // neither a ClientHello nor an HTTP request head
+	WhyTimeout    = "timeout"    // no complete ClientHello or request head within the inspect delay
+	WhyUnresolved = "unresolved" // the filter resolver gave no address for the name
 )
 
 // Bounds of Parse.
@@ -44,14 +61,14 @@ const (
 
 // Reasons are the reasons of records and what each means.
 var Reasons = map[string]string{
-	ReasonAllowed:                 "allowed",
-	ReasonUnreachable:             "upstream unreachable: the name's address did not accept the connection",
-	firewall.GatewayWhyName:       "name not allowed on this port",
-	firewall.GatewayWhyNoName:     "no name: a ClientHello without SNI or an HTTP request without Host",
-	firewall.GatewayWhyProtocol:   "neither a TLS ClientHello nor an HTTP request (or closed before one was complete)",
-	firewall.GatewayWhyTimeout:    fmt.Sprintf("no complete ClientHello or HTTP request within %d s", firewall.GatewayHelloSeconds),
-	firewall.GatewayWhyUnresolved: "the name did not resolve through the filter resolver",
-	ReasonOther:                   "closed by the gateway",
+	ReasonAllowed:     "allowed",
+	ReasonUnreachable: "upstream unreachable: the name's address did not accept the connection",
+	WhyName:           "name not allowed on this port",
+	WhyNoName:         "no name: a ClientHello without SNI or an HTTP request without Host",
+	WhyProtocol:       "neither a TLS ClientHello nor an HTTP request (or closed before one was complete)",
+	WhyTimeout:        "no complete ClientHello or HTTP request before the gateway stopped waiting",
+	WhyUnresolved:     "the name did not resolve through the filter resolver",
+	ReasonOther:       "closed by the gateway",
 }
 
 // Record is one connection the gateway handled.
@@ -59,7 +76,7 @@ type Record struct {
 	Start time.Time `json:"start"`
 	Port  int       `json:"port"`
 	// Name is the SNI or Host the agent sent, lower-cased, as sent (its
-	// first firewall.GatewayLogNameMax bytes: NameBytes is its length);
+	// first NameMax bytes: NameBytes is its length);
 	// "" when it sent none. Hostile: escape it to print it.
 	Name       string `json:"name"`
 	NameBytes  int    `json:"name_bytes"`
@@ -136,7 +153,7 @@ func skipLine(br *bufio.Reader) error {
 func (l *Log) line(s string, since time.Time, dests *destinations) {
 	s = composePrefix.ReplaceAllString(s, "")
 	at, rest := timestamp(s)
-	body, ok := strings.CutPrefix(rest, firewall.GatewayLogPrefix+" ")
+	body, ok := strings.CutPrefix(rest, Prefix+" ")
 	if !ok {
 		return
 	}

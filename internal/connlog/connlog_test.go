@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentbox-dev/agentbox/firewall"
 )
 
 // logLines are records as the lab's HAProxy wrote them
@@ -39,15 +37,15 @@ func TestParse(t *testing.T) {
 	type got struct{ name, verdict, reason, addr string }
 	want := []got{
 		{"allowed.test", Allowed, ReasonAllowed, "198.18.0.10"},
-		{"cohost.test", Refused, firewall.GatewayWhyName, ""},
+		{"cohost.test", Refused, WhyName, ""},
 		{"allowed.test", Allowed, ReasonAllowed, "198.18.0.10"},
-		{"", Refused, firewall.GatewayWhyNoName, ""},
-		{"", Refused, firewall.GatewayWhyProtocol, ""},
+		{"", Refused, WhyNoName, ""},
+		{"", Refused, WhyProtocol, ""},
 		{"deep.wild.test", Failed, ReasonUnreachable, "2001:2::20"},
-		{"a b\"c=d\\e\x01\x1b]0;x\x07\r\x7f\xff\xc3\xa9]}{\nagentbox-gateway: {\"start\":1}", Refused, firewall.GatewayWhyName, ""},
-		{"ten.private.test", Refused, firewall.GatewayWhyUnresolved, ""},
-		{"", Refused, firewall.GatewayWhyTimeout, ""},
-		{"-", Refused, firewall.GatewayWhyName, ""},
+		{"a b\"c=d\\e\x01\x1b]0;x\x07\r\x7f\xff\xc3\xa9]}{\nagentbox-gateway: {\"start\":1}", Refused, WhyName, ""},
+		{"ten.private.test", Refused, WhyUnresolved, ""},
+		{"", Refused, WhyTimeout, ""},
+		{"-", Refused, WhyName, ""},
 		{"allowed.test", Allowed, ReasonAllowed, "198.18.0.10"},
 	}
 	if len(l.Connections) != len(want) || l.BadRecords != 0 || l.Dropped != 5 || l.Skipped != 0 {
@@ -94,7 +92,7 @@ func TestParseSince(t *testing.T) {
 func TestParseBad(t *testing.T) {
 	good := strings.SplitN(logLines[1], " ", 2)[1] // agentbox-gateway: {...}
 	for name, line := range map[string]string{
-		"not JSON":      firewall.GatewayLogPrefix + " name=x",
+		"not JSON":      Prefix + " name=x",
 		"two objects":   good + " {}",
 		"text after":    good + " x",
 		"unknown field": strings.Replace(good, `"port"`, `"other":1,"port"`, 1),
@@ -120,7 +118,7 @@ func TestParseBad(t *testing.T) {
 			t.Errorf("%s: %q gave %+v, %v", name, line, l, err)
 		}
 	}
-	long := firewall.GatewayLogPrefix + " " + strings.Repeat("x", MaxLine+10) + "\n" + good + "\n"
+	long := Prefix + " " + strings.Repeat("x", MaxLine+10) + "\n" + good + "\n"
 	if l, _ := Parse(strings.NewReader(long), time.Time{}); l.Skipped != 1 || len(l.Connections) != 1 {
 		t.Errorf("a long line: %+v", l)
 	}
@@ -161,13 +159,13 @@ func FuzzName(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, name []byte) {
-		shown := name[:min(len(name), firewall.GatewayLogNameMax)]
+		shown := name[:min(len(name), NameMax)]
 		field := haproxyJSON(shown)
 		if field == "" {
 			field = none
 		}
 		line := fmt.Sprintf(`2026-11-27T15:00:01Z %s {"start":1795793687.916,"port":443,"name":"%s","name_bytes":%d,"addr":"-","up":1,"down":0,"ms":0,"term":"PR","why":"name","dropped":0}`,
-			firewall.GatewayLogPrefix, field, len(name))
+			Prefix, field, len(name))
 		if strings.ContainsAny(line, "\n\r") {
 			t.Fatalf("the record holds a line break: %q", line)
 		}
@@ -175,7 +173,7 @@ func FuzzName(f *testing.F) {
 		if err != nil || len(l.Connections) != 1 || l.BadRecords != 0 {
 			t.Fatalf("%q: %+v, %v", line, l, err)
 		}
-		if r := l.Connections[0]; r.Name != string(shown) || r.NameBytes != len(name) || r.Reason != firewall.GatewayWhyName {
+		if r := l.Connections[0]; r.Name != string(shown) || r.NameBytes != len(name) || r.Reason != WhyName {
 			t.Fatalf("%q: %+v", name, r)
 		}
 	})
@@ -188,20 +186,20 @@ func FuzzParse(f *testing.F) {
 	for _, l := range logLines {
 		f.Add(l)
 	}
-	f.Add(firewall.GatewayLogPrefix + ` {"start":1.000,"port":1,"name":"\u00ff","name_bytes":300,"addr":"::1","up":0,"down":0,"ms":0,"term":"sC","why":"-","dropped":0}`)
+	f.Add(Prefix + ` {"start":1.000,"port":1,"name":"\u00ff","name_bytes":300,"addr":"::1","up":0,"down":0,"ms":0,"term":"sC","why":"-","dropped":0}`)
 	f.Fuzz(func(t *testing.T, log string) {
 		l, err := Parse(strings.NewReader(log), time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		records := strings.Count(log, firewall.GatewayLogPrefix+" ")
+		records := strings.Count(log, Prefix+" ")
 		if len(l.Connections)+l.BadRecords > records {
 			t.Fatalf("%d records and %d bad ones from %d prefixes", len(l.Connections), l.BadRecords, records)
 		}
 		for _, r := range l.Connections {
 			why, ok := Reasons[r.Reason]
 			if !ok || !strings.HasPrefix(r.Why, why) || r.Port < 1 || r.Port > 65535 || r.NameBytes < len(r.Name) ||
-				len(r.Name) > firewall.GatewayLogNameMax || (r.Verdict == Allowed) != (r.Reason == ReasonAllowed) {
+				len(r.Name) > NameMax || (r.Verdict == Allowed) != (r.Reason == ReasonAllowed) {
 				t.Fatalf("%+v", r)
 			}
 		}

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/agentbox-dev/agentbox/firewall"
 )
 
 // none is what HAProxy writes for an empty or missing value.
@@ -81,7 +79,7 @@ func nameOf(s string, n int) (string, error) {
 		}
 		b = append(b, byte(r))
 	}
-	if len(b) != min(n, firewall.GatewayLogNameMax) {
+	if len(b) != min(n, NameMax) {
 		return "", fmt.Errorf("a name of %d bytes for %d", len(b), n)
 	}
 	return string(b), nil
