@@ -88,6 +88,8 @@ func TestLabGatewayRecords(t *testing.T) {
 	l.stopped("a hostile SNI", allowedV4, 443, clientHello(hostileName, false))
 	l.stopped("a hostile Host", allowedV4, 80, httpHead(host))
 	l.stopped("a long SNI", allowedV4, 443, clientHello(long, false))
+	l.stopped("an SNI with a slash", allowedV4, 443, clientHello("x/y.test", false))
+	l.stopped("an empty Host", allowedV4, 80, []byte("GET / HTTP/1.1\r\nHost: \r\n\r\n"))
 	hello := clientHello("allowed.test", false)
 	if r := l.send(allowedV4, 443, 0, 8*time.Second, "\n", hello[:20]); r.OK {
 		t.Errorf("half a ClientHello: %v", r)
@@ -103,6 +105,8 @@ func TestLabGatewayRecords(t *testing.T) {
 		{name: hostileName, port: 443, verdict: connlog.Refused, why: firewall.GatewayWhyName, up: true},
 		{name: host, port: 80, verdict: connlog.Refused, why: firewall.GatewayWhyName, up: true},
 		{name: long[:firewall.GatewayLogNameMax], nameBytes: len(long), port: 443, verdict: connlog.Refused, why: firewall.GatewayWhyName, up: true},
+		{name: "x/y.test", port: 443, verdict: connlog.Refused, why: firewall.GatewayWhyName, up: true},
+		{port: 80, verdict: connlog.Refused, why: firewall.GatewayWhyNoName, up: true},
 		{port: 443, verdict: connlog.Refused, why: firewall.GatewayWhyTimeout, up: true, min: 4900},
 	}
 	time.Sleep(200 * time.Millisecond)
