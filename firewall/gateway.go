@@ -52,9 +52,11 @@ const gatewayNames = "gateway_names"
 
 // gatewayView is what templates/haproxy.cfg.tmpl sees.
 type gatewayView struct {
-	Header, FilterAddr, Socket string
-	UID, HelloSeconds          int
-	Ports                      []gatewayPort
+	Header, FilterAddr, Socket, LogPrefix string
+	UID, HelloSeconds, TimeoutMillis      int
+	LogLen, NameMax, LogBurst, LogPeriod  int
+	Why                                   gatewayWhys
+	Ports                                 []gatewayPort
 }
 
 // gatewayPort is one port of allowed names and its listener.
@@ -97,6 +99,15 @@ func renderGateway(p Policy) ([]byte, error) {
 		Socket:       GatewaySocket,
 		UID:          GatewayUID,
 		HelloSeconds: GatewayHelloSeconds,
-		Ports:        ports,
+		// The inspect delay has passed (its timer fires at the delay; the
+		// clock reads whole milliseconds).
+		TimeoutMillis: GatewayHelloSeconds*1000 - 10,
+		LogPrefix:     GatewayLogPrefix,
+		LogLen:        gatewayLogLen,
+		NameMax:       GatewayLogNameMax,
+		LogBurst:      GatewayLogBurst,
+		LogPeriod:     GatewayLogPeriod,
+		Why:           gatewayWhy,
+		Ports:         ports,
 	})
 }

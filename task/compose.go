@@ -221,7 +221,7 @@ func (b *Compose) stopAll(ctx context.Context, sum *Summary) error {
 	}
 	if b.egress != nil {
 		log := b.P.Docker.LogStream(ctx, b.egress.ID)
-		sum.RefusedNames, sum.RefusedAddresses, sum.RejectedPackets, _ = EgressRefusals(log, b.P.Cfg.CIDRPrefixes())
+		sum.ReadEgressLog(log, b.P.Cfg.CIDRPrefixes())
 		log.Close()
 	}
 	return err

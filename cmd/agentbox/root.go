@@ -142,6 +142,7 @@ func subcommands(dir *string, d deps, prog *progress.Progress, stdout, stderr io
 		newVerifyCmd(dir, stdout, stderr),
 		newFetchCmd(dir, d.bundle, stdout, stderr),
 		newBlockedCmd(dir, d, stdout),
+		newConnectionsCmd(dir, d, stdout),
 		newAllowCmd(dir, d, stdout),
 		newRevokeCmd(dir, d, stdout),
 		newAuditCmd(dir, d, stdout),
