@@ -49,6 +49,7 @@ type entrypointView struct {
 type entrypointGateway struct {
 	Conf, Socket, GrantsDir, Pid string
 	Names, Map                   string // rules.nft's chain of granted names' redirects, and its map of listeners
+	V6Env                        string // set for HAProxy when the loopback has ::1
 	Forever                      int64
 	Ports                        []int // the ports of allowed names, each with a grants map
 }
@@ -121,7 +122,7 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 		}
 		v.Gateway = &entrypointGateway{Conf: GatewayConfigPath, Socket: GatewaySocket,
 			GrantsDir: GatewayGrantsDir, Pid: gatewayPid, Forever: gatewayForever,
-			Names: gatewayNames, Map: gatewayMap}
+			Names: gatewayNames, Map: gatewayMap, V6Env: gatewayV6Env}
 		for _, g := range ports {
 			v.Gateway.Ports = append(v.Gateway.Ports, g.Port)
 		}

@@ -289,3 +289,21 @@ func TestLabGatewayFailClosed(t *testing.T) {
 		t.Errorf("the healthcheck with HAProxy dead: exit %d (%v): %s", code, err, out)
 	}
 }
+
+// TestLabGatewayNoIPv6Loopback: in a namespace whose loopback has no ::1
+// (Docker's default network without IPv6 disables it), the gateway starts
+// with its IPv4 listeners only, and names pass through it.
+func TestLabGatewayNoIPv6Loopback(t *testing.T) {
+	testenv.RequireProgram(t, "haproxy")
+	l := newLab(t)
+	l.lab.Sysctl(l.sbx, "net/ipv6/conf/lo/disable_ipv6", "1")
+	p := l.startReady()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the egress log:\n%s", p.Output())
+		}
+	})
+	l.resolve("allowed.test", "A")
+	l.connectsName("allowed.test", allowedV4, 443, addr(allowedV4, 443))
+	l.stopped("SNI cohost.test", allowedV4, 443, clientHello("cohost.test", false))
+}

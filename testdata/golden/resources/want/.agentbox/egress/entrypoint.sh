@@ -539,7 +539,13 @@ start_gateway() {
 	rm -f "$GATEWAY_SOCKET"
 	# From /: HAProxy returns to its starting directory after reading its
 	# configuration, and fails if that is gone or hidden.
-	(cd / && exec haproxy -db -f "$GATEWAY_CONF" </dev/null) &
+	# Its IPv6 listeners only where the loopback has ::1 (a Docker network
+	# without IPv6 has none; IPv6 then reaches nothing anyway).
+	local -a v6=()
+	if grep -q '^00000000000000000000000000000001 ' /proc/net/if_inet6 2>/dev/null; then
+		v6=(AGENTBOX_GATEWAY_V6=1)
+	fi
+	(cd / && exec env "${v6[@]}" haproxy -db -f "$GATEWAY_CONF" </dev/null) &
 	gw_pid=$!
 	echo "$gw_pid" >"$GATEWAY_PID"
 	for ((i = 0; i < 500; i++)); do
