@@ -98,9 +98,8 @@ image:
 egress:
   image: %s
 network:
-  cidrs:
-    - cidr: %s/32
-      ports: [%d]
+  domains:
+    - {host: %s, ports: [%d]}
 env:
   OPENAI_BASE_URL: http://%s:%d/v1
 run:
@@ -109,7 +108,7 @@ resources:
   memory: 2g
 devcontainer:
   ide: none
-`, a.name, p.name, a.name, nodeImage, e.baseTag, fakeGateway, port, fakeGateway, port)
+`, a.name, p.name, a.name, nodeImage, e.baseTag, modelName, port, modelName, port)
 	if err := os.WriteFile(filepath.Join(p.dir, "agentbox.yaml"), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -329,6 +329,44 @@ while IFS= read -r line <&3; do line=${line%$'\r'}; [[ -z $line ]] && break; don
 cat <&3 >/workspace/download.bin
 sha256sum /workspace/download.bin`
 
+// otherHostScript asks the allowed name's address for another name (an
+// HTTP Host the policy does not list): the gateway closes the connection
+// with no answer.
+const otherHostScript = `set -uo pipefail
+exec 3<>/dev/tcp/` + allowedName + `/80 || { echo "connect failed"; exit 0; }
+printf 'GET /payload.bin HTTP/1.0\r\nHost: ` + unlistedName + `\r\n\r\n' >&3
+if IFS= read -r -t 10 status <&3; then echo "status: ${status%$'\r'}"; else echo "no answer"; fi`
+
+// checkGateway: on the allowed name's address, a request for another name
+// gets nothing (the gateway checks the Host), and agentbox connections
+// records both the download above and that refusal.
+func checkGateway(e *env, p *project) {
+	t := e.t
+	r := p.mustAgentbox(nil, "shell", "--", "bash", "-c", otherHostScript)
+	if strings.Contains(r.stdout, "status:") {
+		t.Errorf("Host %s at the address of %s got an answer through the gateway: %s", unlistedName, allowedName, r)
+	}
+	r = p.mustAgentbox(nil, "connections", "--json")
+	var log struct {
+		Connections []struct {
+			Name, Verdict, Reason string
+			Port                  int
+			BytesDown             int64 `json:"bytes_down"`
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &log); err != nil {
+		t.Fatalf("agentbox connections --json: %v\n%s", err, r)
+	}
+	var download, refused bool
+	for _, c := range log.Connections {
+		download = download || (c.Name == allowedName && c.Port == 80 && c.Verdict == "allowed" && c.BytesDown >= int64(len(e.payload)))
+		refused = refused || (c.Name == unlistedName && c.Port == 80 && c.Verdict == "refused" && c.Reason == "name")
+	}
+	if !download || !refused {
+		t.Errorf("agentbox connections lacks the download from %s (%v) or the refusal of %s (%v):\n%s", allowedName, download, unlistedName, refused, r.stdout)
+	}
+}
+
 // testSandbox: bump, generate --check, up, verify, a real download, down.
 func testSandbox(e *env, p *project) {
 	t := e.t
@@ -371,6 +409,7 @@ func testSandbox(e *env, p *project) {
 		t.Fatalf("download: the file written in the sandbox's workspace is in the project directory (%v)", err)
 	}
 	checkDNSOverTCP(e, p)
+	checkGateway(e, p)
 
 	// What the fake internet saw: the allowed name was asked upstream and
 	// fetched; the unlisted name never left the sandbox, and the decoy host
