@@ -76,8 +76,8 @@ func TestLabGatewayRecords(t *testing.T) {
 	}
 	long := strings.Repeat("x", 1000) + ".other.test"
 	host := "h a\"b=c\x01\x7f\xff \\ x=\"y\""
-	l.reaches("SNI allowed.test", unlistedV4, 443, addr(allowedV4, 443), clientHello("allowed.test", false))
-	if r := l.send(unlistedV4, 80, 0, 2*time.Second, "hello http", httpHead("allowed.test")); !r.OK {
+	l.reaches("SNI allowed.test", allowedV4, 443, addr(allowedV4, 443), clientHello("allowed.test", false))
+	if r := l.send(allowedV4, 80, 0, 2*time.Second, "hello http", httpHead("allowed.test")); !r.OK {
 		t.Errorf("Host allowed.test: %v", r)
 	}
 	l.stopped("SNI cohost.test", allowedV4, 443, clientHello("cohost.test", false))
@@ -140,6 +140,7 @@ func (w recordWant) matches(r connlog.Record) bool {
 // written counts them: records and dropped ones add up to the connections.
 func TestLabGatewayRecordsLimit(t *testing.T) {
 	l := newGatewayLab(t)
+	l.resolve("allowed.test", "A")
 	const flood = firewall.GatewayLogBurst + 10
 	for i := range flood {
 		l.stopped("SNI cohost.test", allowedV4, 443, clientHello(fmt.Sprintf("c%d.cohost.test", i), false))

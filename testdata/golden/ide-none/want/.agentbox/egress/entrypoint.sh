@@ -522,11 +522,12 @@ stop_logger() {
 # ---------------------------------------------------------------------------
 # The gateway.
 
-# start_gateway starts HAProxy in the foreground as a child, with an empty
-# grants map per port, and waits up to 5 s for its runtime API, which it
-# opens after its listeners.
-start_gateway() {
-	local i port
+# launch_gateway starts HAProxy in the foreground as a child, with an empty
+# grants map per port; await_gateway then waits for it. HAProxy starts
+# while the ruleset loads and dnsmasq starts (it takes tens of
+# milliseconds, mostly its TLS library), as it needs neither to start.
+launch_gateway() {
+	local port
 	gw_pid=""
 	mkdir -p "$GATEWAY_GRANTS"
 	for port in "${GATEWAY_PORTS[@]}"; do
@@ -544,6 +545,12 @@ start_gateway() {
 	(cd / && exec env "${v6[@]}" haproxy -db -f "$GATEWAY_CONF" </dev/null) &
 	gw_pid=$!
 	echo "$gw_pid" >"$GATEWAY_PID"
+}
+
+# await_gateway waits up to 5 s for HAProxy's runtime API, which it opens
+# after its listeners.
+await_gateway() {
+	local i
 	for ((i = 0; i < 500; i++)); do
 		if ! alive "$gw_pid"; then
 			log "error: the gateway (haproxy) exited during start"
@@ -1498,6 +1505,7 @@ run() {
 	trap 'log "SIGTERM: stopping"; exit 0' TERM
 	trap 'log "SIGINT: stopping"; exit 0' INT
 	rm -f "$READY"
+	launch_gateway
 	read_deadline
 	if [[ -n $deadline ]]; then
 		trap end_task USR1
@@ -1522,7 +1530,7 @@ run() {
 
 	start_logger
 	start_dnsmasq
-	start_gateway || exit 1
+	await_gateway || exit 1
 	never_dns || true # the keeper tries again at every look; granted names do not resolve meanwhile
 	start_keeper
 	: >"$READY"
