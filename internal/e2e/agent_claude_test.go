@@ -24,11 +24,9 @@ import (
 // npm tree from the npm registry, the agent image installs it with npm ci,
 // and it runs against the Anthropic fake, which the test serves on its fake
 // internet's gateway (the host's address on the test's own network, which
-// every container reaches through its default route), under the name
-// modelName, which the fake DNS gives that address. agentbox.yaml allows
-// that name on that port alone (so every model request passes the egress's
-// gateway, which checks its Host), names it in ANTHROPIC_BASE_URL (env:)
-// and passes ANTHROPIC_API_KEY to tasks (run.env).
+// every container reaches through its default route). agentbox.yaml allows
+// that address and port alone, names it in ANTHROPIC_BASE_URL (env:) and
+// passes ANTHROPIC_API_KEY to tasks (run.env).
 const (
 	claudeKey    = "sk-ant-agentbox-e2e-0123456789abcdef"
 	claudePrompt = "Write CLAUDE-FAKE.txt and commit it."
@@ -93,9 +91,9 @@ image:
 egress:
   image: %s
 network:
-  domains:
-    - {host: %s, ports: [%d]}
   cidrs:
+    - cidr: %s/32
+      ports: [%d]
     - cidr: %s/32
       ports: [%d]
 env:
@@ -109,7 +107,7 @@ devcontainer:
 kubernetes:
   namespace: default
   registry: %s/agentbox-e2e
-`, p.name, nodeImage, e.baseTag, modelName, port, kubeGateway, claudeKubePort, modelName, port, e.registry)
+`, p.name, nodeImage, e.baseTag, fakeGateway, port, kubeGateway, claudeKubePort, fakeGateway, port, e.registry)
 	if err := os.WriteFile(filepath.Join(p.dir, "agentbox.yaml"), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -98,8 +98,9 @@ image:
 egress:
   image: %s
 network:
-  domains:
-    - {host: %s, ports: [%d]}
+  cidrs:
+    - cidr: %s/32
+      ports: [%d]
 env:
   OPENAI_BASE_URL: http://%s:%d/v1
 run:
@@ -108,7 +109,7 @@ resources:
   memory: 2g
 devcontainer:
   ide: none
-`, a.name, p.name, a.name, nodeImage, e.baseTag, modelName, port, modelName, port)
+`, a.name, p.name, a.name, nodeImage, e.baseTag, fakeGateway, port, fakeGateway, port)
 	if err := os.WriteFile(filepath.Join(p.dir, "agentbox.yaml"), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}

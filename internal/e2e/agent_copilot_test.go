@@ -87,8 +87,9 @@ image:
 egress:
   image: %s
 network:
-  domains:
-    - {host: %s, ports: [%d]}
+  cidrs:
+    - cidr: %s/32
+      ports: [%d]
 env:
   COPILOT_PROVIDER_BASE_URL: http://%s:%d/v1
   COPILOT_MODEL: gpt-4.1
@@ -98,7 +99,7 @@ resources:
   memory: 2g
 devcontainer:
   ide: none
-`, p.name, nodeImage, e.baseTag, modelName, port, modelName, port)
+`, p.name, nodeImage, e.baseTag, fakeGateway, port, fakeGateway, port)
 	if err := os.WriteFile(filepath.Join(p.dir, "agentbox.yaml"), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -45,9 +45,6 @@ const (
 	allowedName = "allowed.e2e.test"
 	// unlistedName is not in any policy; the fake DNS would answer it.
 	unlistedName = "unlisted.e2e.test"
-	// modelName is the fake model APIs' name: the fake DNS gives it
-	// fakeGateway, where the real CLIs' tests serve them.
-	modelName = "model.e2e.test"
 	// bigName, under the allowed name, has bigCount addresses: an answer
 	// too large for UDP, which the fake DNS truncates there.
 	bigName  = "big." + allowedName
@@ -683,7 +680,7 @@ func (e *env) startFakeNet() {
 			quiet(t, "docker", "rm", "-f", "-v", name)
 		})
 	}
-	runHost(e.dnsName, dnsIP, e.fakeImage, "dns", "-listen", ":53", "-a", allowedName+"="+webIP, "-a", modelName+"="+fakeGateway, "-a", neverName+"="+neverIP, "-default", decoyIP,
+	runHost(e.dnsName, dnsIP, e.fakeImage, "dns", "-listen", ":53", "-a", allowedName+"="+webIP, "-a", neverName+"="+neverIP, "-default", decoyIP,
 		"-many", fmt.Sprintf("%s=%d", bigName, bigCount))
 	runHost(e.webName, webIP, "-v", filepath.Join(e.work, "srv-web")+":/srv:ro", e.fakeImage, "http", "-listen", ":80", "-dir", "/srv", "-name", "web")
 	runHost(e.decoyName, decoyIP, "-v", filepath.Join(e.work, "srv-decoy")+":/srv:ro", e.fakeImage, "http", "-listen", ":80", "-dir", "/srv", "-name", "decoy")
