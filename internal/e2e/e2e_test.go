@@ -312,7 +312,7 @@ var coreProbes = []string{
 	"files/host paths", "files/workspace is a clone", "files/read-only git database", "files/host git config",
 	"files/hidden files", "files/protected paths", "files/docker socket",
 	"network/unlisted name", "network/unlisted address", "network/other resolver", "network/IPv6", "network/metadata",
-	"network/allowed name", "network/low ports",
+	"network/allowed name", "network/other name at an allowed address", "network/low ports",
 	"privileges/capabilities", "privileges/no_new_privs", "privileges/sudo", "privileges/network settings", "privileges/pids limit",
 	"resources/memory limit",
 	"persistence/outside the workspace", "persistence/workspace",
