@@ -31,7 +31,8 @@ func normalize(p Policy) (Policy, error) {
 	}
 	return Policy{Mode: p.Mode, Domains: domains, CIDRs: cidrs, Never: never, NeverNames: neverNames,
 		// The gateway judges the names of allowed names' ports: none, no gateway.
-		Gateway: p.Gateway && p.Mode == ModeAllowlist && len(domains) > 0}, nil
+		Gateway:  p.Gateway && p.Mode == ModeAllowlist && len(domains) > 0,
+		Requests: p.Requests}, nil
 }
 
 // checkDomains returns copies of the valid domains, with sorted ports and
