@@ -67,7 +67,7 @@ func schemaConstraints() map[string]schemaNode {
 		"name":             {"pattern": "^" + validate.ProjectNameGrammar + "$", "maxLength": 63, "not": schemaNode{"pattern": validate.TaskSeparatorGrammar}},
 		"agent":            {"enum": anys(catalog.AgentNames())},
 		"image.packages[]": {"pattern": "^" + validate.DebianPackageGrammar + "(=" + validate.DebianVersionGrammar + ")?$", "maxLength": 200},
-		"image.user.uid":   merged(id, schemaNode{"not": schemaNode{"enum": []int{firewall.DNSUID, firewall.GatewayUID}}}),
+		"image.user.uid":   merged(id, schemaNode{"not": schemaNode{"enum": []int{firewall.DNSUID, firewall.GatewayUID, firewall.RequestUID}}}),
 		"image.user.gid":   id,
 
 		"network.services[]":        {"enum": anys(catalog.ServiceNames())},

@@ -207,22 +207,22 @@ func TestRequestEndpointRefuses(t *testing.T) {
 		t.Errorf("refused requests reached the spool: %v", entries)
 	}
 	// A body over the limit, and no request at all.
-	resp, err := http.Post(e.base+"/v1/requests", "application/x-www-form-urlencoded", strings.NewReader("reason="+strings.Repeat("a", 4000)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code, _ := answerOf(t, resp); code != 413 {
-		t.Errorf("a long body: %d", code)
-	}
-	c, err := net.Dial("tcp", strings.TrimPrefix(e.base, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.Write([]byte("GARBAGE\r\n\r\n"))
-	b, _ := io.ReadAll(c)
-	if !strings.HasPrefix(string(b), "HTTP/1.0 400 ") {
-		t.Errorf("garbage: %q", b)
+	for send, want := range map[string]string{
+		"POST /v1/requests HTTP/1.1\r\nContent-Length: 4000\r\n\r\n": "HTTP/1.0 413 ",
+		"POST /v1/requests HTTP/1.1\r\n\r\n":                         "HTTP/1.0 411 ",
+		"GARBAGE\r\n\r\n":                                            "HTTP/1.0 400 ",
+		"GET /v1/" + strings.Repeat("a", 5000):                       "HTTP/1.0 431 ",
+	} {
+		c, err := net.Dial("tcp", strings.TrimPrefix(e.base, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write([]byte(send))
+		b, _ := io.ReadAll(c)
+		c.Close()
+		if !strings.HasPrefix(string(b), want) {
+			t.Errorf("%.40q: %q, want %q", send, b, want)
+		}
 	}
 }
 
