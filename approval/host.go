@@ -12,6 +12,8 @@ import (
 	"github.com/agentbox-dev/agentbox/audit"
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/egress"
+	"github.com/agentbox-dev/agentbox/internal/termsafe"
+	"github.com/agentbox-dev/agentbox/task"
 )
 
 // Host is a project's sandbox and its running tasks, whose egresses hold
@@ -141,4 +143,34 @@ func (h *Host) answer(ctx context.Context, r Request, state string, until int64,
 		return fmt.Errorf("answering request %s: %w", r.ID, err)
 	}
 	return nil
+}
+
+// Local is p's sandbox with its running tasks on this machine (a task on
+// Kubernetes is not asked: its egress is no container here).
+func Local(p *egress.Project) *Host {
+	return &Host{P: p, Tasks: func() ([]string, error) {
+		if p == nil {
+			return nil, nil
+		}
+		recs, err := task.List(p.Name)
+		var names []string
+		for _, r := range recs {
+			if r.State == task.StateRunning && r.On != task.OnKubernetes {
+				names = append(names, r.Name)
+			}
+		}
+		return names, err
+	}}
+}
+
+// Answered says what the answer to r was, escaped for a terminal.
+func (r Request) Answered() string {
+	where := "the sandbox"
+	if r.Task != "" {
+		where = "task " + r.Task
+	}
+	if r.Until != nil {
+		return fmt.Sprintf("approved %s: %s for %s, until %s", r.ID, termsafe.String(r.Dest), where, r.Until.UTC().Format(time.RFC3339))
+	}
+	return fmt.Sprintf("denied %s: %s for %s", r.ID, termsafe.String(r.Dest), where)
 }

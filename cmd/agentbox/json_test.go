@@ -23,6 +23,8 @@ var withoutMachineOutput = map[string]string{
 	"agentbox shell":                 "a terminal in the sandbox",
 	"agentbox logs":                  "the containers' own log lines",
 	"agentbox revoke":                "one line; allow --list --json lists the grants",
+	"agentbox approve":               "one line; requests --json lists the requests and their answers",
+	"agentbox deny":                  "one line; requests --json lists the requests and their answers",
 	"agentbox policy":                "a group of commands",
 	"agentbox policy add":            "edits agentbox.yaml",
 	"agentbox policy remove":         "edits agentbox.yaml",
