@@ -133,7 +133,7 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 		}
 	}
 	if p.Requests != nil {
-		prog, err := requestsProgram(p)
+		prog, err := RequestsProgram(p)
 		if err != nil {
 			return nil, err
 		}

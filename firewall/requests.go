@@ -57,9 +57,10 @@ type requestsView struct {
 	Refused                                            []SpecialRange
 }
 
-// requestsProgram renders the request endpoint's Perl for policy p (its
-// Requests set).
-func requestsProgram(p Policy) ([]byte, error) {
+// RequestsProgram renders the request endpoint's Perl for policy p (its
+// Requests set), as the entrypoint runs it: perl -e PROGRAM ADDR PORT
+// SPOOL ANSWERS UID.
+func RequestsProgram(p Policy) ([]byte, error) {
 	v := requestsView{
 		Prog: path.Base(EntrypointPath), Name: requestName,
 		TimeoutSeconds: int64(p.Requests.Timeout / time.Second), MaxSeconds: int64(p.Requests.Max / time.Second),

@@ -22,6 +22,16 @@ import (
 type endpoint struct {
 	base, spool, answers string
 	cmd                  *exec.Cmd
+	// Port and Spool are for firewall_test (StartEndpoint).
+	Port, Spool string
+}
+
+// StartEndpoint is startEndpoint for the tests of package firewall_test.
+func StartEndpoint(t *testing.T, p Policy) *endpoint { return startEndpoint(t, p) }
+
+// Answer writes an answer as the entrypoint's answer does.
+func (e *endpoint) Answer(t *testing.T, id, state string, until int64, note string) {
+	writeAnswer(t, e.answers, id, state, until, note)
 }
 
 // startEndpoint renders the request endpoint for p and runs it with perl on
@@ -32,7 +42,7 @@ func startEndpoint(t *testing.T, p Policy) *endpoint {
 	if _, err := exec.LookPath("perl"); err != nil {
 		t.Skip("perl is not installed")
 	}
-	prog, err := requestsProgram(p)
+	prog, err := RequestsProgram(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,6 +59,7 @@ func startEndpoint(t *testing.T, p Policy) *endpoint {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	e := &endpoint{base: fmt.Sprintf("http://127.0.0.1:%d", port), spool: filepath.Join(dir, "requests"), answers: filepath.Join(dir, "answers")}
+	e.Port, e.Spool = strconv.Itoa(port), e.spool
 	if err := os.Mkdir(e.answers, 0o755); err != nil {
 		t.Fatal(err)
 	}
