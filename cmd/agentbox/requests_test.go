@@ -47,6 +47,17 @@ func TestRequestsApproveDeny(t *testing.T) {
 	if len(recs) != 2 || recs[0]["event"] != "grant" || recs[0]["request"] != "r0000000000aa" || recs[1]["event"] != "deny" || recs[1]["note"] != "use the mirror" {
 		t.Errorf("audit: %+v", recs)
 	}
+	// The story in agentbox audit: the request, who decided, the grant and
+	// its end.
+	stdout, _, _ = runDeps(t, d, "audit", "-C", dir)
+	for _, want := range []string{
+		"grant  -     docs.example.com  443    10m  alice  ok      r0000000000aa asked 2026-11-22T11:59:00Z  read the docs\\x1b]0;owned\\x07\\ttab",
+		"deny   -     198.18.7.9/32     443    1m   alice  ok      r0000000000bb asked 2026-11-22T11:59:00Z  fixtures (denied: use the mirror)",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("agentbox audit lacks %q:\n%s", want, stdout)
+		}
+	}
 	if _, stderr, code := runDeps(t, d, "approve", "-C", dir, "bogus"); code == 0 || !strings.Contains(stderr, "invalid request ID") {
 		t.Errorf("a bad ID: exit %d, %s", code, stderr)
 	}
