@@ -99,7 +99,8 @@ func schemaConstraints() map[string]schemaNode {
 		"run.max_timeout": taskDuration,
 		"run.env[]":       {"pattern": "^" + validate.EnvNameGrammar + "$", "not": schemaNode{"pattern": "^" + ReservedEnvPrefix}},
 
-		"elevation.max_duration": taskDuration,
+		"elevation.max_duration":    taskDuration,
+		"elevation.request_timeout": taskDuration,
 	}
 	profiles := schemaNode{"propertyNames": schemaNode{"pattern": "^" + ProfileGrammar + "$", "not": schemaNode{"enum": anys(BuiltinProfiles)}}}
 	m["profiles"] = profiles

@@ -44,7 +44,7 @@ func profilePolicy(cfg *config.Config, p *config.Profile) firewall.Policy {
 	// The request endpoint, where the agent asks for a grant, wherever a
 	// grant may be made.
 	if p.Elevate.Allowed {
-		pol.Requests = &firewall.Requests{Timeout: firewall.DefaultRequestTimeout, Max: p.Elevate.Max}
+		pol.Requests = &firewall.Requests{Timeout: p.Elevate.RequestTimeout, Max: p.Elevate.Max}
 	}
 	return pol
 }
