@@ -25,6 +25,7 @@ var withoutMachineOutput = map[string]string{
 	"agentbox revoke":                "one line; allow --list --json lists the grants",
 	"agentbox approve":               "one line; requests --json lists the requests and their answers",
 	"agentbox deny":                  "one line; requests --json lists the requests and their answers",
+	"agentbox watch":                 "a conversation at the terminal; requests --json lists the requests",
 	"agentbox policy":                "a group of commands",
 	"agentbox policy add":            "edits agentbox.yaml",
 	"agentbox policy remove":         "edits agentbox.yaml",

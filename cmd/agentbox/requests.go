@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/agentbox-dev/agentbox/approval"
 	"github.com/agentbox-dev/agentbox/internal/termsafe"
@@ -67,5 +68,15 @@ func newRequestsCmds(dir *string, d deps, stdout, stderr io.Writer) []*cobra.Com
 			return h.Deny(ctx, id, why)
 		})}
 	deny.Flags().StringVar(&why, "reason", "", "why, for the agent and the audit log")
-	return []*cobra.Command{list, approve, deny}
+	watch := &cobra.Command{Use: "watch", Args: cobra.NoArgs,
+		Short:   "Show the agent's requests as they arrive and answer each: y, n, or a duration (notify-send where the host has it)",
+		Example: "  agentbox watch",
+		RunE: func(c *cobra.Command, args []string) error {
+			h, err := host()
+			if err != nil {
+				return err
+			}
+			return h.Watch(c.Context(), c.InOrStdin(), stdout, approval.NotifySend(), time.Second)
+		}}
+	return []*cobra.Command{list, approve, deny, watch}
 }
