@@ -95,10 +95,9 @@ func schemaConstraints() map[string]schemaNode {
 		"devcontainer.ide":          {"enum": anys(IDEs)},
 		"devcontainer.extensions[]": {"pattern": "^" + validate.ExtensionGrammar + "$", "maxLength": 200},
 
-		"run.timeout":     taskDuration,
-		"run.max_timeout": taskDuration,
-		"run.env[]":       {"pattern": "^" + validate.EnvNameGrammar + "$", "not": schemaNode{"pattern": "^" + ReservedEnvPrefix}},
-
+		"run.timeout":               taskDuration,
+		"run.max_timeout":           taskDuration,
+		"run.env[]":                 {"pattern": "^" + validate.EnvNameGrammar + "$", "not": schemaNode{"pattern": "^" + ReservedEnvPrefix}},
 		"elevation.max_duration":    taskDuration,
 		"elevation.request_timeout": taskDuration,
 	}

@@ -16,23 +16,9 @@ import (
 
 func newRequestsCmds(dir *string, d deps, stdout, stderr io.Writer) []*cobra.Command {
 	var asJSON bool
-	var dur, why string
 	host := func() (*approval.Host, error) {
 		p, err := egressOf(d, *dir)
 		return approval.Local(p), err
-	}
-	answer := func(do func(ctx context.Context, h *approval.Host, id string) (approval.Request, error)) func(*cobra.Command, []string) error {
-		return func(c *cobra.Command, args []string) error {
-			h, err := host()
-			if err != nil {
-				return err
-			}
-			r, err := do(c.Context(), h, args[0])
-			if err == nil {
-				fmt.Fprintln(stdout, r.Answered())
-			}
-			return err
-		}
 	}
 	list := &cobra.Command{Use: "requests", Args: cobra.NoArgs,
 		Short:   "List the agent's requests for grants (sandbox and running tasks; docs/approvals.md)",
@@ -54,6 +40,35 @@ func newRequestsCmds(dir *string, d deps, stdout, stderr io.Writer) []*cobra.Com
 			return report(stdout, "requests", map[bool]string{true: "json", false: "text"}[asJSON], reqs)
 		}}
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON (the shape is in docs/approvals.md)")
+	watch := &cobra.Command{Use: "watch", Args: cobra.NoArgs,
+		Short:   "Show the agent's requests as they arrive and answer each: y, n, or a duration (notify-send where the host has it)",
+		Example: "  agentbox watch",
+		RunE: func(c *cobra.Command, args []string) error {
+			h, err := host()
+			if err != nil {
+				return err
+			}
+			return h.Watch(c.Context(), c.InOrStdin(), stdout, approval.NotifySend(), time.Second)
+		}}
+	return append([]*cobra.Command{list, watch}, newAnswerCmds(host, stdout)...)
+}
+
+// newAnswerCmds are approve and deny.
+func newAnswerCmds(host func() (*approval.Host, error), stdout io.Writer) []*cobra.Command {
+	var dur, why string
+	answer := func(do func(ctx context.Context, h *approval.Host, id string) (approval.Request, error)) func(*cobra.Command, []string) error {
+		return func(c *cobra.Command, args []string) error {
+			h, err := host()
+			if err != nil {
+				return err
+			}
+			r, err := do(c.Context(), h, args[0])
+			if err == nil {
+				fmt.Fprintln(stdout, r.Answered())
+			}
+			return err
+		}
+	}
 	approve := &cobra.Command{Use: "approve ID [--for DURATION]", Args: cobra.ExactArgs(1),
 		Short:   "Grant an agent's request as agentbox allow would (same limits, kernel expiry, audit record)",
 		Example: "  agentbox approve r3f2a9c01b7de\n  agentbox approve r3f2a9c01b7de --for 10m",
@@ -68,15 +83,5 @@ func newRequestsCmds(dir *string, d deps, stdout, stderr io.Writer) []*cobra.Com
 			return h.Deny(ctx, id, why)
 		})}
 	deny.Flags().StringVar(&why, "reason", "", "why, for the agent and the audit log")
-	watch := &cobra.Command{Use: "watch", Args: cobra.NoArgs,
-		Short:   "Show the agent's requests as they arrive and answer each: y, n, or a duration (notify-send where the host has it)",
-		Example: "  agentbox watch",
-		RunE: func(c *cobra.Command, args []string) error {
-			h, err := host()
-			if err != nil {
-				return err
-			}
-			return h.Watch(c.Context(), c.InOrStdin(), stdout, approval.NotifySend(), time.Second)
-		}}
-	return []*cobra.Command{list, approve, deny, watch}
+	return []*cobra.Command{approve, deny}
 }

@@ -105,6 +105,8 @@ func testApprove(e *env, p *project) {
 		t.Errorf("the endpoint took 12 requests in a row")
 	}
 
+	approveTask(e, p, env, probe, reaches)
+
 	// The audit log: the request's grant (its ID, reason, the host user),
 	// the denial.
 	r = p.agentbox(env, "audit", "--json")
@@ -162,4 +164,32 @@ func benchApprove(e *env, p *project, env []string) {
 	}
 	e.timed("agentbox-request in the sandbox (through agentbox shell), median of 5", median(asks))
 	e.timed("agentbox approve until the sandbox's first allowed connection, median of 5", median(approvals))
+}
+
+// approveTask: a request from a task is listed with the task, and its
+// approval opens that task's egress only.
+func approveTask(e *env, p *project, env []string, probe string, sandboxReaches func() bool) {
+	t := e.t
+	if r := p.agentbox(env, "run", "--name", "asker", "--detach", "--timeout", "5m", "--", "sleep", "600"); r.failed() {
+		t.Fatalf("agentbox run --detach asker: %s", r)
+	}
+	defer p.agentbox(env, "stop", "asker")
+	ag := e.container(p.name+"-task-asker", "agent")
+	r := e.run(runOpt{}, "docker", "exec", ag, "agentbox-request", decoyIP+":80", "--reason", "e2e: a task asks", "--for", "1m")
+	m := requestID.FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("agentbox-request in the task: %s", r)
+	}
+	if r := p.agentbox(env, "requests", "--json"); !strings.Contains(r.stdout, `"task": "asker"`) || !strings.Contains(r.stdout, m[1]) {
+		t.Errorf("agentbox requests --json does not list the task's request: %s", r)
+	}
+	if r := p.agentbox(env, "approve", m[1]); r.failed() || !strings.Contains(r.stdout, "for task asker") {
+		t.Fatalf("agentbox approve of the task's request: %s", r)
+	}
+	if out := e.run(runOpt{}, "docker", "exec", ag, "bash", "-c", probe).stdout; strings.TrimSpace(out) != "connected" {
+		t.Errorf("the task does not reach %s after its approval: %q", decoyIP, out)
+	}
+	if sandboxReaches() {
+		t.Errorf("the task's approval opened the sandbox too")
+	}
 }
