@@ -125,3 +125,92 @@ func writeFile(t *testing.T, path string, data []byte) {
 		t.Fatal(err)
 	}
 }
+
+// TestGeminiCLIAsksForAGrant: the real Gemini CLI, with the system
+// defaults agentbox generates (which register the MCP server), calls
+// request_network_access when the fake model asks, and the request reaches
+// the endpoint's spool (run in the CLI's own network namespace).
+func TestGeminiCLIAsksForAGrant(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireProgram(t, "ip")
+	testenv.RequireProgram(t, "perl")
+	gemini := installNPMCLI(t, "@google/gemini-cli", "gemini")
+	home, err := os.MkdirTemp("", "agentbox-gemini-mcp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	if err := os.Chmod(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spool, answers := filepath.Join(home, "spool"), filepath.Join(home, "answers")
+	if err := os.Mkdir(answers, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", "agent-gemini", "want", generator.RequestMCPFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(home, "request-mcp.js"), script)
+	env := geminiSettings(t, home, home)
+	for _, e := range env {
+		if path, ok := strings.CutPrefix(e, "GEMINI_CLI_SYSTEM_DEFAULTS_PATH="); ok {
+			b, err := os.ReadFile(path)
+			if err != nil || !strings.Contains(string(b), generator.RequestMCPScript) {
+				t.Fatalf("the system defaults do not name the MCP server: %s %v", b, err)
+			}
+			writeFile(t, path, []byte(strings.Replace(string(b), generator.RequestMCPScript, filepath.Join(home, "request-mcp.js"), 1)))
+		}
+	}
+	prog, err := firewall.RequestsProgram(firewall.Policy{Requests: &firewall.Requests{Timeout: 10 * time.Minute, Max: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := NewGemini(
+		GeminiStep{Calls: []GeminiCall{{Name: "mcp_agentbox_request_network_access", Args: map[string]any{
+			"destination": "docs.example.com", "reason": "read the API docs", "duration": "15m"}}}},
+		GeminiStep{Text: "Asked."},
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var endpoint *exec.Cmd
+	out, err := inOwnNetns(t, fake, func(url string) *exec.Cmd {
+		endpoint = exec.Command("perl", "-e", string(prog), firewall.RequestAddr, strconv.Itoa(firewall.RequestPort), spool, answers, strconv.Itoa(firewall.RequestUID))
+		endpoint.Stderr = os.Stderr
+		if err := endpoint.Start(); err != nil {
+			t.Errorf("starting the endpoint: %v", err)
+		}
+		for i := 0; i < 300; i++ {
+			if c, err := net.Dial("tcp", net.JoinHostPort(firewall.RequestAddr, strconv.Itoa(firewall.RequestPort))); err == nil {
+				c.Close()
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		cmd := exec.CommandContext(ctx, gemini, "--yolo", "-p", "I need the API docs at docs.example.com.")
+		cmd.Dir = home
+		cmd.Env = append(env, "HOME="+home, "PATH="+os.Getenv("PATH"), "GEMINI_API_KEY=fake-gemini-key-0123", "GOOGLE_GEMINI_BASE_URL="+url)
+		return cmd
+	})
+	if endpoint != nil && endpoint.Process != nil {
+		endpoint.Process.Kill()
+		endpoint.Wait()
+	}
+	if err != nil {
+		t.Fatalf("gemini: %v\n%s", err, out)
+	}
+	var results []string
+	for _, r := range fake.Requests() {
+		for _, f := range r.FunctionResponses {
+			results = append(results, f.Name+": "+string(f.Response))
+		}
+	}
+	joined := strings.Join(results, "\n")
+	m := regexp.MustCompile(`id: (r[0-9a-f]{12})`).FindStringSubmatch(joined)
+	if m == nil || !strings.Contains(joined, "state: pending") {
+		t.Fatalf("the tool's results that reached the model: %q\ngemini said: %s", joined, out)
+	}
+	if _, err := os.Stat(filepath.Join(spool, m[1]+".req")); err != nil {
+		t.Errorf("the request is not spooled: %v", err)
+	}
+}
