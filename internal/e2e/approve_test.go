@@ -173,7 +173,10 @@ func approveTask(e *env, p *project, env []string, sandboxReaches func() bool) {
 	if r := p.agentbox(env, "run", "--name", "asker", "--detach", "--timeout", "5m", "--", "sleep", "600"); r.failed() {
 		t.Fatalf("agentbox run --detach asker: %s", r)
 	}
-	defer p.agentbox(env, "stop", "asker")
+	defer func() {
+		p.agentbox(env, "stop", "asker")
+		p.agentbox(env, "rm", "asker")
+	}()
 	ag := e.container(p.name+"-task-asker", "agent")
 	r := e.run(runOpt{}, "docker", "exec", ag, "agentbox-request", decoyIP+":80", "--reason", "e2e: a task asks", "--for", "1m")
 	m := requestID.FindStringSubmatch(r.stdout)
