@@ -178,7 +178,11 @@ func approveTask(e *env, p *project, env []string, sandboxReaches func() bool) {
 		p.agentbox(env, "rm", "asker")
 	}()
 	ag := e.container(p.name+"-task-asker", "agent")
-	r := e.run(runOpt{}, "docker", "exec", ag, "agentbox-request", decoyIP+":80", "--reason", "e2e: a task asks", "--for", "1m")
+	var r result
+	waitFor(10*time.Second, func() bool { // the task's egress may still start its endpoint
+		r = e.run(runOpt{}, "docker", "exec", ag, "agentbox-request", decoyIP+":80", "--reason", "e2e: a task asks", "--for", "1m")
+		return r.code != 2
+	})
 	m := requestID.FindStringSubmatch(r.stdout)
 	if m == nil {
 		t.Fatalf("agentbox-request in the task: %s", r)

@@ -500,8 +500,9 @@ stop_logger() {
 
 # start_requests starts the request endpoint (perl, as root, which binds
 # its port and makes the spool, then runs as $REQUESTS_UID) and waits up to
-# 2 s until it listens. It is no control: one that does not start is a
-# warning (the agent cannot ask; agentbox allow still grants).
+# 5 s until it listens; one still starting then is left to start. It is no
+# control: one that does not start is a warning (the agent cannot ask;
+# agentbox allow still grants).
 start_requests() {
 	return 0
 }

@@ -827,8 +827,9 @@ stop_logger() {
 
 # start_requests starts the request endpoint (perl, as root, which binds
 # its port and makes the spool, then runs as $REQUESTS_UID) and waits up to
-# 2 s until it listens. It is no control: one that does not start is a
-# warning (the agent cannot ask; agentbox allow still grants).
+# 5 s until it listens; one still starting then is left to start. It is no
+# control: one that does not start is a warning (the agent cannot ask;
+# agentbox allow still grants).
 start_requests() {
 	local i
 	req_pid=""
@@ -836,16 +837,19 @@ start_requests() {
 	perl -e "$REQUESTS_PL" "$REQUESTS_ADDR" "$REQUESTS_PORT" "$REQUESTS_SPOOL" "$REQUESTS_ANSWERS" "$REQUESTS_UID" </dev/null &
 	req_pid=$!
 	echo "$req_pid" >"$REQUESTS_PID"
-	for ((i = 0; i < 200; i++)); do
-		alive "$req_pid" || break
+	for ((i = 0; i < 500; i++)); do
+		if ! alive "$req_pid"; then
+			log "warning: the request endpoint exited during start: the agent cannot ask for grants"
+			req_pid=""
+			return 0
+		fi
 		if (exec 3<>"/dev/tcp/$REQUESTS_ADDR/$REQUESTS_PORT") 2>/dev/null; then
 			log "the request endpoint listens on $REQUESTS_ADDR:$REQUESTS_PORT (pid $req_pid)"
 			return 0
 		fi
 		sleep 0.01
 	done
-	log "warning: the request endpoint did not start: the agent cannot ask for grants"
-	stop_requests
+	log "warning: the request endpoint does not listen yet (pid $req_pid): the agent's requests fail until it does"
 	return 0
 }
 
