@@ -94,6 +94,8 @@ func (c *checker) image(w *wireFile, cfg *Config) {
 		c.failf("image.user.uid", "uid %d is reserved for the filter resolver, whose traffic the firewall exempts", cfg.UID)
 	case firewall.GatewayUID:
 		c.failf("image.user.uid", "uid %d is reserved for the gateway, whose traffic the firewall exempts", cfg.UID)
+	case firewall.RequestUID:
+		c.failf("image.user.uid", "uid %d is reserved for the request endpoint, which writes the agent's requests for grants", cfg.UID)
 	}
 	cfg.GID = c.id("image.user.gid", w.Image.User.GID, cfg.UID)
 }

@@ -38,11 +38,19 @@ type entrypointView struct {
 	entrypointTables
 	entrypointResolvers
 	entrypointProcess
-	Names         []string           // sorted
-	NeverNames    []string           // sorted
-	NeverFilter   bool               // whether the never filter runs
-	NeverNameSets string             // the never names' sets, as nftset= names them
-	Gateway       *entrypointGateway // nil without the gateway
+	Names         []string            // sorted
+	NeverNames    []string            // sorted
+	NeverFilter   bool                // whether the never filter runs
+	NeverNameSets string              // the never names' sets, as nftset= names them
+	Gateway       *entrypointGateway  // nil without the gateway
+	Requests      *entrypointRequests // nil without the request endpoint
+}
+
+// entrypointRequests is what the entrypoint needs of the request endpoint.
+type entrypointRequests struct {
+	Addr, Spool, Answers, Pid, Name string
+	Port, UID                       int
+	Program                         string // requests.pl.tmpl rendered
 }
 
 // entrypointGateway is what the entrypoint needs of the gateway.
@@ -126,6 +134,14 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 		for _, g := range ports {
 			v.Gateway.Ports = append(v.Gateway.Ports, g.Port)
 		}
+	}
+	if p.Requests != nil {
+		prog, err := RequestsProgram(p)
+		if err != nil {
+			return nil, err
+		}
+		v.Requests = &entrypointRequests{Addr: RequestAddr, Spool: RequestSpool, Answers: RequestAnswers,
+			Pid: requestPid, Name: requestName, Port: RequestPort, UID: RequestUID, Program: string(prog)}
 	}
 	return execute("entrypoint.sh.tmpl", v)
 }

@@ -152,6 +152,10 @@ type Policy struct {
 	// carries; Render then renders haproxy.cfg too. Only ModeAllowlist
 	// with Domains has a gateway: the other modes have no names to check.
 	Gateway bool
+	// Requests runs the request endpoint (requests.go), where the agent
+	// asks for a grant that a person answers; nil: none (a profile whose
+	// elevation.allowed is false).
+	Requests *Requests
 }
 
 // Mode is what a profile's firewall admits besides loopback.

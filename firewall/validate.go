@@ -30,7 +30,8 @@ func normalize(p Policy) (Policy, error) {
 		return Policy{}, err
 	}
 	return Policy{Mode: p.Mode, Domains: domains, CIDRs: cidrs, Never: never, NeverNames: neverNames,
-		Gateway: Policy{Mode: p.Mode, Domains: domains, Gateway: p.Gateway}.HasGateway()}, nil
+		Gateway:  Policy{Mode: p.Mode, Domains: domains, Gateway: p.Gateway}.HasGateway(),
+		Requests: p.Requests}, nil
 }
 
 // HasGateway says whether p, rendered, has a gateway: only when asked for,

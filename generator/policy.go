@@ -44,6 +44,11 @@ func profilePolicy(cfg *config.Config, p *config.Profile) firewall.Policy {
 		pol.Never = append(pol.Never, n.Masked())
 	}
 	pol.NeverNames = slices.Clone(p.Elevate.NeverNames)
+	// The request endpoint, where the agent asks for a grant, wherever a
+	// grant may be made.
+	if p.Elevate.Allowed {
+		pol.Requests = &firewall.Requests{Timeout: p.Elevate.RequestTimeout, Max: p.Elevate.Max}
+	}
 	return pol
 }
 

@@ -32,6 +32,12 @@ const (
 	DevcontainerFile = DevcontainerDir + "/devcontainer.json"
 	// WorkspaceScript is the agent image's entrypoint: it makes the clone.
 	WorkspaceScript = OutDir + "/workspace.sh"
+	// RequestScript is agentbox-request in the agent image: the agent asks
+	// the person at the host for a grant (docs/approvals.md).
+	RequestScript = OutDir + "/agentbox-request.sh"
+	// RequestMCPFile is its MCP server, in the images of agents on node
+	// (RequestMCPScript).
+	RequestMCPFile = OutDir + "/agentbox-request-mcp.js"
 	// GitConfigMask replaces the host repository's .git/config in the
 	// sandbox: a git config file with comments only.
 	GitConfigMask = OutDir + "/git-config"
@@ -91,6 +97,10 @@ type view struct {
 	FilterAddr      string
 	WaitFirewallEnv string
 	ReceiveEnv      string
+	RequestAddr     string // the egress's request endpoint
+	RequestPort     int
+	RequestCommand  string // where the image holds RequestScript
+	RequestMCP      string // where it holds RequestMCPFile
 
 	// The profiles.
 	Profile              ProfilePlan // the compose file's
@@ -162,6 +172,7 @@ func render(p *Plan) (map[string][]byte, error) {
 		EgressDockerfile: "egress.Dockerfile.tmpl",
 		DevcontainerFile: "devcontainer.json.tmpl",
 		WorkspaceScript:  "workspace.sh.tmpl",
+		RequestScript:    "agentbox-request.sh.tmpl",
 		GitConfigMask:    "git-config.tmpl",
 		ProfileSelector:  "egress-profile.sh.tmpl",
 	} {
@@ -171,6 +182,11 @@ func render(p *Plan) (map[string][]byte, error) {
 	}
 	if err := renderAgentFiles(files, p); err != nil {
 		return nil, err
+	}
+	if p.Agent.Package != "" {
+		if err := execute(files, RequestMCPFile, "agentbox-request-mcp.js.tmpl", v); err != nil {
+			return nil, err
+		}
 	}
 	if p.NPMTree != nil {
 		files[NPMPackageFile] = p.NPMTree.PackageJSON(Header)
@@ -284,6 +300,10 @@ func newView(p *Plan) view {
 		FilterAddr:      firewall.FilterAddr,
 		WaitFirewallEnv: WaitFirewallEnv,
 		ReceiveEnv:      ReceiveEnv,
+		RequestAddr:     firewall.RequestAddr,
+		RequestPort:     firewall.RequestPort,
+		RequestCommand:  "/usr/local/bin/agentbox-request",
+		RequestMCP:      RequestMCPScript,
 
 		ProfileEnv:           ProfileEnv,
 		HostAddrsEnv:         firewall.HostAddrsEnv,

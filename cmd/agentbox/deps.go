@@ -71,7 +71,7 @@ func realDeps() deps {
 		now:       time.Now,
 		bundle:    sandbox.BundleBranches,
 		egressLog: sandbox.EgressLog,
-		egress:    sandbox.RunEgress,
+		egress:    sandbox.EgressRunner(),
 		profile:   sandbox.ProfileIn,
 		auditDir:  audit.StateDir,
 		user:      audit.HostUser,

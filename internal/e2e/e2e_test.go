@@ -69,6 +69,7 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("Kubernetes", func(t *testing.T) { testKubernetes(e.sub(t)) })
 	t.Run("AllowName", func(t *testing.T) { testAllowName(e.sub(t), none.in(e.sub(t))) })
 	t.Run("Policy", func(t *testing.T) { testPolicy(e.sub(t), none.in(e.sub(t))) })
+	t.Run("Approve", func(t *testing.T) { testApprove(e.sub(t), none.in(e.sub(t))) })
 	// The other real agent CLIs run in parallel: each has its own project,
 	// state directory, model fake and npm proxy, and most of their time is
 	// the image build (npm ci of the CLI from the npm registry) and bump,
