@@ -1387,20 +1387,18 @@ name_slots() {
 name_chain() {
 	local k name mark
 	echo "flush chain $TABLE $NAME_CHAIN"
+	echo "flush chain $TABLE $GATEWAY_NAMES"
 	while read -r k name; do
 		mark=$(name_mark "$k")
 		echo "add rule $TABLE $NAME_CHAIN ip daddr @gn_${k}_v4 ct mark set $mark ct mark . tcp dport @$NAME_LIVE accept comment \"$name\""
 		echo "add rule $TABLE $NAME_CHAIN ip6 daddr @gn_${k}_v6 ct mark set $mark ct mark . tcp dport @$NAME_LIVE accept comment \"$name\""
-	done < <(name_slots)
-	# A slot's mark left on a connection that none accepted: cleared.
-	echo "add rule $TABLE $NAME_CHAIN ct mark set ct mark & 0x000000ff"
-	# The agent's connections to a granted name's addresses, on a port with
-	# a listener, go to the gateway (a port without one: address-based).
-	echo "flush chain $TABLE $GATEWAY_NAMES"
-	while read -r k name; do
+		# The agent's connections to the name's addresses, on a port with a
+		# listener, go to the gateway (a port without one: address-based).
 		echo "add rule $TABLE $GATEWAY_NAMES ip daddr @gn_${k}_v4 meta l4proto tcp redirect to : tcp dport map @$GATEWAY_MAP comment \"$name\""
 		echo "add rule $TABLE $GATEWAY_NAMES ip6 daddr @gn_${k}_v6 meta l4proto tcp redirect to : tcp dport map @$GATEWAY_MAP comment \"$name\""
 	done < <(name_slots)
+	# A slot's mark left on a connection that none accepted: cleared.
+	echo "add rule $TABLE $NAME_CHAIN ct mark set ct mark & 0x000000ff"
 }
 
 # new_slot creates a slot for name and prints it.
