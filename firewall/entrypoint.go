@@ -50,6 +50,8 @@ type entrypointGateway struct {
 	Conf, Socket, GrantsDir, Pid string
 	Forever                      int64
 	Ports                        []int // the ports of allowed names, each with a grants map
+	KeysMap                      string
+	Keys                         []string // the keys' names, sorted
 }
 
 // entrypointFiles are the files the entrypoint reads and writes.
@@ -87,7 +89,7 @@ type entrypointResolvers struct {
 // kernel: environment variables, arguments, exit codes, the kernel setting
 // it checks and the packet logger it starts.
 type entrypointProcess struct {
-	HostAddrsEnv, HealthArg                   string
+	HostAddrsEnv, HealthArg, SetKeyArg        string
 	DeadlineEnv, AgentUIDEnv, DeadlineStayEnv string
 	DeadlineExit                              int
 	PortStart, PortStartProc, PortStartWant   string
@@ -119,7 +121,10 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 			return nil, err
 		}
 		v.Gateway = &entrypointGateway{Conf: GatewayConfigPath, Socket: GatewaySocket,
-			GrantsDir: GatewayGrantsDir, Pid: gatewayPid, Forever: gatewayForever}
+			GrantsDir: GatewayGrantsDir, Pid: gatewayPid, Forever: gatewayForever, KeysMap: GatewayKeysMap}
+		for _, k := range p.Keys {
+			v.Gateway.Keys = append(v.Gateway.Keys, k.Name)
+		}
 		for _, g := range ports {
 			v.Gateway.Ports = append(v.Gateway.Ports, g.Port)
 		}
@@ -201,6 +206,7 @@ func entrypointProcessContract() entrypointProcess {
 	return entrypointProcess{
 		HostAddrsEnv:    HostAddrsEnv,
 		HealthArg:       healthArg,
+		SetKeyArg:       SetKeyArg,
 		DeadlineEnv:     DeadlineEnv,
 		AgentUIDEnv:     AgentUIDEnv,
 		DeadlineStayEnv: DeadlineStayEnv,

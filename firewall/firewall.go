@@ -152,6 +152,9 @@ type Policy struct {
 	// carries; Render then renders haproxy.cfg too. Only ModeAllowlist
 	// with Domains has a gateway: the other modes have no names to check.
 	Gateway bool
+	// Keys are the model credentials the gateway holds for the agent
+	// (keys.go): only with the gateway.
+	Keys []Key
 }
 
 // Mode is what a profile's firewall admits besides loopback.

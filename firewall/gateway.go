@@ -26,8 +26,9 @@ const (
 	// (in increasing order), on 127.0.0.1 and ::1; the next port's is one
 	// above. Below 1024, where the agent cannot bind.
 	GatewayListenBase = 600
-	// GatewayListenMax is the most ports of allowed names.
-	GatewayListenMax = 1024 - GatewayListenBase
+	// GatewayListenMax is the most ports of allowed names: their
+	// listeners stay below the keys' (GatewayKeyListenBase).
+	GatewayListenMax = GatewayKeyListenBase - GatewayListenBase
 	// GatewayHelloSeconds is how long the gateway waits for a complete
 	// ClientHello or HTTP request head.
 	GatewayHelloSeconds = 5
@@ -50,6 +51,9 @@ type gatewayView struct {
 	Header, FilterAddr, Socket string
 	UID, HelloSeconds          int
 	Ports                      []gatewayPort
+	Keys                       []gatewayKey
+	KeysMap, CAFile            string
+	KeyHeaders                 []string
 }
 
 // gatewayPort is one port of allowed names and its listener.
@@ -93,5 +97,9 @@ func renderGateway(p Policy) ([]byte, error) {
 		UID:          GatewayUID,
 		HelloSeconds: GatewayHelloSeconds,
 		Ports:        ports,
+		Keys:         gatewayKeys(p),
+		KeysMap:      GatewayKeysMap,
+		CAFile:       GatewayCAFile,
+		KeyHeaders:   KeyHeaders,
 	})
 }

@@ -26,12 +26,15 @@ func normalize(p Policy) (Policy, error) {
 	if err := checkMode(p); err != nil {
 		errs = append(errs, err)
 	}
-	if err := errors.Join(errs...); err != nil {
+	out := Policy{Mode: p.Mode, Domains: domains, CIDRs: cidrs, Never: never, NeverNames: neverNames,
+		// The gateway judges the names of allowed names' ports: none, no gateway.
+		Gateway: p.Gateway && p.Mode == ModeAllowlist && len(domains) > 0}
+	keys, keyErrs := checkKeys(p.Keys, out)
+	if err := errors.Join(append(errs, keyErrs...)...); err != nil {
 		return Policy{}, err
 	}
-	return Policy{Mode: p.Mode, Domains: domains, CIDRs: cidrs, Never: never, NeverNames: neverNames,
-		// The gateway judges the names of allowed names' ports: none, no gateway.
-		Gateway: p.Gateway && p.Mode == ModeAllowlist && len(domains) > 0}, nil
+	out.Keys = keys
+	return out, nil
 }
 
 // checkDomains returns copies of the valid domains, with sorted ports and
