@@ -121,6 +121,15 @@ func checkKeys(keys []Key, p Policy) ([]Key, []error) {
 	return out, errs
 }
 
+// CheckKey says why policy p cannot serve key k, or nil.
+func CheckKey(k Key, p Policy) error {
+	n, err := normalize(Policy{Mode: p.Mode, Domains: p.Domains, CIDRs: p.CIDRs, Gateway: p.Gateway})
+	if err != nil {
+		return err
+	}
+	return checkKey(k, n)
+}
+
 // checkKey checks one key against the normalized policy p.
 func checkKey(k Key, p Policy) error {
 	if err := validate.EnvName(k.Name); err != nil {
@@ -189,4 +198,10 @@ func gatewayKeys(p Policy) []gatewayKey {
 		out = append(out, g)
 	}
 	return out
+}
+
+// HasGateway says whether Render gives p a gateway: Gateway set, the
+// allowlist mode, and names to check.
+func (p Policy) HasGateway() bool {
+	return p.Gateway && p.Mode == ModeAllowlist && len(p.Domains) > 0
 }

@@ -28,7 +28,7 @@ func normalize(p Policy) (Policy, error) {
 	}
 	out := Policy{Mode: p.Mode, Domains: domains, CIDRs: cidrs, Never: never, NeverNames: neverNames,
 		// The gateway judges the names of allowed names' ports: none, no gateway.
-		Gateway: p.Gateway && p.Mode == ModeAllowlist && len(domains) > 0}
+		Gateway: Policy{Gateway: p.Gateway, Mode: p.Mode, Domains: domains}.HasGateway()}
 	keys, keyErrs := checkKeys(p.Keys, out)
 	if err := errors.Join(append(errs, keyErrs...)...); err != nil {
 		return Policy{}, err

@@ -194,6 +194,7 @@ func renderProfile(files map[string][]byte, v view, pp ProfilePlan) error {
 	if len(pp.Hidden) > 0 {
 		plan.Env = mergeEnv(plan.Env, []catalog.EnvVar{{Name: HiddenEnv, Value: strings.Join(pp.Hidden, " ")}})
 	}
+	plan.Env, plan.Secrets = withHeldKeys(plan.Env, plan.Secrets, pp.Keys)
 	v.Plan, v.Profile, v.Context, v.Up = &plan, pp, ".", ""
 	if pp.Compose != ComposeFile {
 		v.Context, v.Up = "..", ".."
