@@ -50,7 +50,7 @@ type entrypointGateway struct {
 	Conf, Socket, GrantsDir, Pid string
 	Forever                      int64
 	Ports                        []int // the ports of allowed names, each with a grants map
-	KeysMap                      string
+	KeysMap, KeysDone            string
 	Keys                         []string // the keys' names, sorted
 }
 
@@ -90,6 +90,7 @@ type entrypointResolvers struct {
 // it checks and the packet logger it starts.
 type entrypointProcess struct {
 	HostAddrsEnv, HealthArg, SetKeyArg        string
+	KeysDoneArg                               string
 	DeadlineEnv, AgentUIDEnv, DeadlineStayEnv string
 	DeadlineExit                              int
 	PortStart, PortStartProc, PortStartWant   string
@@ -121,7 +122,7 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 			return nil, err
 		}
 		v.Gateway = &entrypointGateway{Conf: GatewayConfigPath, Socket: GatewaySocket,
-			GrantsDir: GatewayGrantsDir, Pid: gatewayPid, Forever: gatewayForever, KeysMap: GatewayKeysMap}
+			GrantsDir: GatewayGrantsDir, Pid: gatewayPid, Forever: gatewayForever, KeysMap: GatewayKeysMap, KeysDone: keysDone}
 		for _, k := range p.Keys {
 			v.Gateway.Keys = append(v.Gateway.Keys, k.Name)
 		}
@@ -207,6 +208,7 @@ func entrypointProcessContract() entrypointProcess {
 		HostAddrsEnv:    HostAddrsEnv,
 		HealthArg:       healthArg,
 		SetKeyArg:       SetKeyArg,
+		KeysDoneArg:     KeysDoneArg,
 		DeadlineEnv:     DeadlineEnv,
 		AgentUIDEnv:     AgentUIDEnv,
 		DeadlineStayEnv: DeadlineStayEnv,

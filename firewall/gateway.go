@@ -53,6 +53,7 @@ type gatewayView struct {
 	Ports                      []gatewayPort
 	Keys                       []gatewayKey
 	KeysMap, CAFile            string
+	KeysReadyPath, KeysDone    string
 	KeyHeaders                 []string
 }
 
@@ -91,15 +92,17 @@ func renderGateway(p Policy) ([]byte, error) {
 		return nil, err
 	}
 	return execute("haproxy.cfg.tmpl", gatewayView{
-		Header:       Header,
-		FilterAddr:   filterAddr,
-		Socket:       GatewaySocket,
-		UID:          GatewayUID,
-		HelloSeconds: GatewayHelloSeconds,
-		Ports:        ports,
-		Keys:         gatewayKeys(p),
-		KeysMap:      GatewayKeysMap,
-		CAFile:       GatewayCAFile,
-		KeyHeaders:   KeyHeaders,
+		Header:        Header,
+		FilterAddr:    filterAddr,
+		Socket:        GatewaySocket,
+		UID:           GatewayUID,
+		HelloSeconds:  GatewayHelloSeconds,
+		Ports:         ports,
+		Keys:          gatewayKeys(p),
+		KeysMap:       GatewayKeysMap,
+		CAFile:        GatewayCAFile,
+		KeyHeaders:    KeyHeaders,
+		KeysReadyPath: KeysReadyPath,
+		KeysDone:      keysDone,
 	})
 }

@@ -57,6 +57,16 @@ const (
 	// SetKeyArg is the entrypoint's command that reads a credential from
 	// its standard input: `docker exec -i EGRESS ENTRYPOINT set-key NAME`.
 	SetKeyArg = "set-key"
+	// KeysDoneArg is the entrypoint's command that says that agentbox has
+	// handed over every key it has: from then on each key's listener
+	// answers KeysReadyPath with 200 (a task's agent waits for it).
+	KeysDoneArg = "keys-done"
+	// KeysReadyPath is the path on a key's listener that answers 200 once
+	// the keys are handed over, 503 before; it goes nowhere upstream.
+	KeysReadyPath = "/.agentbox/keys-ready"
+	// keysDone is the keys map's entry that keys-done adds: no variable's
+	// name starts with a dot.
+	keysDone = ".done"
 )
 
 // KeyListeners returns each key's listener port by Name.

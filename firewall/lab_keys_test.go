@@ -155,9 +155,21 @@ func modelRequest(listen int) []byte {
 func TestLabGatewayKeys(t *testing.T) {
 	l, model := newKeysLab(t)
 	listen := firewall.KeyListeners(labKeys)
+	ready := []byte("GET " + firewall.KeysReadyPath + " HTTP/1.1\r\nHost: x\r\n\r\n")
+	if r := l.send("127.0.0.1", listen["MODEL_KEY"], 0, 2*time.Second, "\r\n\r\n", ready); !strings.HasPrefix(r.Data, "HTTP/1.1 503") {
+		t.Errorf("the keys' readiness before keys-done: %v, want 503", r)
+	}
 	for name, key := range map[string]string{"MODEL_KEY": realKey, "BEARER_KEY": realBearer, "WRONGNAME_KEY": realKey, "SELFSIGNED_KEY": realKey} {
 		if out, code, err := l.egress.EnterInput(key+"\n", append(netlab.CapArgv(egressCaps), firewall.EntrypointPath, firewall.SetKeyArg, name)...); err != nil || code != 0 {
 			t.Fatalf("set-key %s: exit %d (%v): %s", name, code, err, out)
+		}
+	}
+	if out, code, err := l.egress.EnterInput("", append(netlab.CapArgv(egressCaps), firewall.EntrypointPath, firewall.KeysDoneArg)...); err != nil || code != 0 {
+		t.Fatalf("keys-done: exit %d (%v): %s", code, err, out)
+	}
+	for _, name := range []string{"MODEL_KEY", "UNSET_KEY"} {
+		if r := l.send("127.0.0.1", listen[name], 0, 2*time.Second, "\r\n\r\n", ready); !strings.HasPrefix(r.Data, "HTTP/1.1 200") {
+			t.Errorf("the keys' readiness on %s after keys-done: %v, want 200", name, r)
 		}
 	}
 	t.Run("SetKeyRefuses", func(t *testing.T) {
