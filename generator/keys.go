@@ -122,6 +122,12 @@ func keysOf(held []HeldKey) []firewall.Key {
 	return out
 }
 
+// GatewayReadyEnv, in the agent's environment when the gateway holds
+// keys, is the port of a key's listener: a task's agent waits until it
+// answers firewall.KeysReadyPath with 200, that is until agentbox run has
+// handed the keys to egress.
+const GatewayReadyEnv = "AGENTBOX_GATEWAY_READY"
+
 // withHeldKeys returns the agent's environment and secrets with the held
 // keys' placeholders and base URLs in place of the credentials.
 func withHeldKeys(env []catalog.EnvVar, secrets []string, held []HeldKey) ([]catalog.EnvVar, []string) {
@@ -129,6 +135,9 @@ func withHeldKeys(env []catalog.EnvVar, secrets []string, held []HeldKey) ([]cat
 	for _, k := range held {
 		set = append(set, catalog.EnvVar{Name: k.Name, Value: catalog.KeyPlaceholder}, catalog.EnvVar{Name: k.BaseVar, Value: k.BaseURL})
 		secrets = slices.DeleteFunc(slices.Clone(secrets), func(n string) bool { return n == k.Name })
+	}
+	if len(held) > 0 {
+		set = append(set, catalog.EnvVar{Name: GatewayReadyEnv, Value: strconv.Itoa(firewall.GatewayKeyListenBase)})
 	}
 	return mergeEnv(env, set), secrets
 }
@@ -155,4 +164,19 @@ func keyPos(cfg *config.Config, name string) (yamlpos.Pos, string) {
 		return cfg.RunEnvPos[i], fmt.Sprintf("run.env[%d]", i)
 	}
 	return yamlpos.Pos{}, "secrets"
+}
+
+// HeldKeyNames returns the names of the model keys that the gateway of
+// cfg's profile holds: what agentbox up and run hand to its egress.
+func HeldKeyNames(cfg *config.Config, profile string) []string {
+	prof, ok := cfg.Profile(profile)
+	if !ok {
+		return nil
+	}
+	held, _ := HeldKeys(cfg, profilePolicy(cfg, prof))
+	var out []string
+	for _, k := range held {
+		out = append(out, k.Name)
+	}
+	return out
 }

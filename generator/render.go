@@ -90,6 +90,8 @@ type view struct {
 	FilterAddr      string
 	WaitFirewallEnv string
 	ReceiveEnv      string
+	GatewayReadyEnv string // keys.go
+	KeysReadyPath   string
 
 	// The profiles.
 	Profile              ProfilePlan // the compose file's
@@ -283,6 +285,8 @@ func newView(p *Plan) view {
 		FilterAddr:      firewall.FilterAddr,
 		WaitFirewallEnv: WaitFirewallEnv,
 		ReceiveEnv:      ReceiveEnv,
+		GatewayReadyEnv: GatewayReadyEnv,
+		KeysReadyPath:   firewall.KeysReadyPath,
 
 		ProfileEnv:           ProfileEnv,
 		HostAddrsEnv:         firewall.HostAddrsEnv,
