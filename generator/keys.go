@@ -169,7 +169,7 @@ func keyPos(cfg *config.Config, name string) (yamlpos.Pos, string) {
 // HeldKeyNames returns the names of the model keys that the gateway of
 // cfg's profile holds: what agentbox up and run hand to its egress.
 func HeldKeyNames(cfg *config.Config, profile string) []string {
-	prof, ok := cfg.Profile(profile)
+	prof, ok := cfg.Profile(cmp.Or(profile, cfg.DefaultProfile))
 	if !ok {
 		return nil
 	}
