@@ -264,8 +264,11 @@ printf "counts environ=%d cmdline=%d files=%d roots=%s\n", $n{environ}, $n{cmdli
 	}
 	for _, key := range []string{realKey, realBearer} {
 		if i := strings.Index(r.Data, key); i >= 0 {
-			head := r.Data[:i]
-			t.Errorf("the agent reads a real key in %s", head[strings.LastIndex(head, "\n== ")+1:][:80])
+			where := r.Data[strings.LastIndex(r.Data[:i], "\n== ")+1 : i]
+			if j := strings.Index(where, "\n"); j >= 0 {
+				where = where[:j]
+			}
+			t.Errorf("the agent reads a real key in %s", where)
 		}
 	}
 	if !strings.Contains(r.Data, "PROBE_KEY="+placeholder) {
