@@ -50,7 +50,7 @@ type entrypointGateway struct {
 	Conf, Socket, GrantsDir, Pid string
 	Forever                      int64
 	Ports                        []int // the ports of allowed names, each with a grants map
-	KeysMap, KeysDone            string
+	KeysMap, KeysDone, KeysDir   string
 	Keys                         []string // the keys' names, sorted
 }
 
@@ -122,7 +122,7 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 			return nil, err
 		}
 		v.Gateway = &entrypointGateway{Conf: GatewayConfigPath, Socket: GatewaySocket,
-			GrantsDir: GatewayGrantsDir, Pid: gatewayPid, Forever: gatewayForever, KeysMap: GatewayKeysMap, KeysDone: keysDone}
+			GrantsDir: GatewayGrantsDir, Pid: gatewayPid, Forever: gatewayForever, KeysMap: GatewayKeysMap, KeysDone: keysDone, KeysDir: GatewayKeysDir}
 		for _, k := range p.Keys {
 			v.Gateway.Keys = append(v.Gateway.Keys, k.Name)
 		}

@@ -57,6 +57,10 @@ const (
 	// SetKeyArg is the entrypoint's command that reads a credential from
 	// its standard input: `docker exec -i EGRESS ENTRYPOINT set-key NAME`.
 	SetKeyArg = "set-key"
+	// GatewayKeysDir is where a task on Kubernetes has its keys: a Secret
+	// mounted only in the egress container, one file per name, which the
+	// entrypoint hands to HAProxy before it says it is ready.
+	GatewayKeysDir = "/etc/agentbox-keys"
 	// KeysDoneArg is the entrypoint's command that says that agentbox has
 	// handed over every key it has: from then on each key's listener
 	// answers KeysReadyPath with 200 (a task's agent waits for it).

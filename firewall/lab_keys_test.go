@@ -98,7 +98,7 @@ func pemKey(t testing.TB, key *ecdsa.PrivateKey) []byte {
 
 // newKeysLab starts the lab's firewall with the gateway and labKeys, the
 // model server in the lab's internet, and HAProxy trusting the lab's CA.
-func newKeysLab(t testing.TB) (*lab, *netlab.Helper) {
+func newKeysLab(t testing.TB, extra map[string]netlab.File) (*lab, *netlab.Helper) {
 	l := newLab(t)
 	c, err := generator.Compile("testdata/lab", generator.CompileOptions{CheckMounts: true})
 	if err != nil {
@@ -129,6 +129,9 @@ func newKeysLab(t testing.TB) (*lab, *netlab.Helper) {
 	}})
 	spec := l.egressSpec()
 	spec.Files[labCA] = netlab.File{Data: ca, Mode: 0o644}
+	for path, f := range extra {
+		spec.Files[path] = f
+	}
 	p := l.start(spec)
 	l.ready(p)
 	t.Cleanup(func() {
@@ -153,7 +156,7 @@ func modelRequest(listen int) []byte {
 // another name or of another CA is refused; the key is nowhere the agent
 // can read.
 func TestLabGatewayKeys(t *testing.T) {
-	l, model := newKeysLab(t)
+	l, model := newKeysLab(t, nil)
 	listen := firewall.KeyListeners(labKeys)
 	ready := []byte("GET " + firewall.KeysReadyPath + " HTTP/1.1\r\nHost: x\r\n\r\n")
 	if r := l.send("127.0.0.1", listen["MODEL_KEY"], 0, 2*time.Second, "\r\n\r\n", ready); !strings.HasPrefix(r.Data, "HTTP/1.1 503") {
@@ -239,14 +242,14 @@ func agentSearch(t *testing.T, l *lab) {
 	const script = `
 use File::Find;
 my (@roots, %seen, %n);
-for my $own ("/run", "/tmp", "/etc/agentbox") { my @st = stat $own; $seen{"$st[0]:$st[1]"}++ if @st }
+for my $own ("/run", "/tmp", "/etc/agentbox", "/etc/agentbox-keys") { my @st = stat $own; $seen{"$st[0]:$st[1]"}++ if @st }
 for my $d (glob "/proc/[0-9]*") {
 	for my $f ("environ", "cmdline") {
 		if (open my $h, "<", "$d/$f") { local $/; my $c = <$h>; print "== $d/$f\n", ($c // ""), "\n"; $n{$f}++ }
 		else { print "-- $d/$f: $!\n" }
 	}
 	# Each mount once, and not the agent's own (the host's, in the lab).
-	for my $r ("$d/root/run", "$d/root/tmp", "$d/root/etc/agentbox") {
+	for my $r ("$d/root/run", "$d/root/tmp", "$d/root/etc/agentbox", "$d/root/etc/agentbox-keys") {
 		my @st = stat $r or next;
 		push @roots, $r unless $seen{"$st[0]:$st[1]"}++;
 	}
@@ -288,4 +291,29 @@ func events(t testing.TB, h *netlab.Helper, since int) []netlab.Event {
 		t.Fatalf("events: %v %v", r, err)
 	}
 	return r.Events
+}
+
+// TestLabGatewayKeysFromFiles: a task on Kubernetes has its keys as files
+// of a Secret mounted only in egress (firewall.GatewayKeysDir): the
+// entrypoint hands them to HAProxy before it says it is ready, and the
+// agent cannot read them.
+func TestLabGatewayKeysFromFiles(t *testing.T) {
+	l, model := newKeysLab(t, map[string]netlab.File{
+		firewall.GatewayKeysDir + "/MODEL_KEY":  {Data: []byte(realKey), Mode: 0o400},
+		firewall.GatewayKeysDir + "/BEARER_KEY": {Data: []byte("not one word\n"), Mode: 0o400},
+	})
+	listen := firewall.KeyListeners(labKeys)
+	ready := []byte("GET " + firewall.KeysReadyPath + " HTTP/1.1\r\nHost: x\r\n\r\n")
+	if r := l.send("127.0.0.1", listen["MODEL_KEY"], 0, 2*time.Second, "\r\n\r\n", ready); !strings.HasPrefix(r.Data, "HTTP/1.1 200") {
+		t.Errorf("the keys' readiness once egress is ready: %v, want 200", r)
+	}
+	r := l.send("127.0.0.1", listen["MODEL_KEY"], 0, sseHold-time.Second, "data: first", modelRequest(listen["MODEL_KEY"]))
+	if got := events(t, model, 0); !r.OK || len(got) != 1 || got[0].Headers["X-Api-Key"] != "["+realKey+"]" {
+		t.Errorf("a request with the key of the file: %v; the server saw %+v", r, got)
+	}
+	r = l.send("127.0.0.1", listen["BEARER_KEY"], 0, 2*time.Second, "secrets file", modelRequest(listen["BEARER_KEY"]))
+	if !strings.Contains(r.Data, "holds no BEARER_KEY") || !strings.Contains(l.egress.Output(), "refused the key BEARER_KEY") {
+		t.Errorf("a key file that is not one word: %v, want it refused and logged", r)
+	}
+	agentSearch(t, l.on(t))
 }
