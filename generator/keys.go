@@ -14,6 +14,7 @@ import (
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // HeldKey is a model credential that a profile's gateway holds instead of
@@ -179,4 +180,58 @@ func HeldKeyNames(cfg *config.Config, profile string) []string {
 		out = append(out, k.Name)
 	}
 	return out
+}
+
+// defaultPolicy is the default profile's policy: a task on Kubernetes
+// runs its firewall.
+func defaultPolicy(cfg *config.Config) firewall.Policy {
+	prof, ok := cfg.Profile(cfg.DefaultProfile)
+	if !ok {
+		return firewall.Policy{}
+	}
+	return profilePolicy(cfg, prof)
+}
+
+// KubeKeyNames returns the names of the model keys that a task on
+// Kubernetes hands to its gateway: the Secret KubeTask.Keys holds them,
+// the Secret of run.env the others.
+func KubeKeyNames(cfg *config.Config) []string {
+	return HeldKeyNames(cfg, cfg.DefaultProfile)
+}
+
+// kubeKeysVolume is the Pod's volume of the keys' Secret.
+const kubeKeysVolume = "gateway-keys"
+
+// kubeKeys mounts the Secret of the held keys in egress alone, root's and
+// read-only (the entrypoint hands them to HAProxy before it is ready),
+// and gives the agent the placeholders and the gateway's base URLs.
+func kubeKeys(spec *corev1.PodSpec, held []HeldKey, secret string) {
+	mode := int32(0o400)
+	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: kubeKeysVolume, VolumeSource: corev1.VolumeSource{
+		Secret: &corev1.SecretVolumeSource{SecretName: secret, DefaultMode: &mode}}})
+	for i := range spec.InitContainers {
+		if c := &spec.InitContainers[i]; c.Name == "egress" {
+			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: kubeKeysVolume, MountPath: firewall.GatewayKeysDir, ReadOnly: true})
+		}
+	}
+	for i := range spec.Containers {
+		if c := &spec.Containers[i]; c.Name == "agent" {
+			for _, k := range held {
+				setEnv(c, k.Name, catalog.KeyPlaceholder)
+				setEnv(c, k.BaseVar, k.BaseURL)
+			}
+		}
+	}
+}
+
+// setEnv sets name to value in c's environment, in place of its value
+// there.
+func setEnv(c *corev1.Container, name, value string) {
+	for i := range c.Env {
+		if c.Env[i].Name == name {
+			c.Env[i] = corev1.EnvVar{Name: name, Value: value}
+			return
+		}
+	}
+	c.Env = append(c.Env, corev1.EnvVar{Name: name, Value: value})
 }

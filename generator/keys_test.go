@@ -10,6 +10,7 @@ import (
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // keysYAML lists three model keys (two by secrets, one by run.env), one of
@@ -240,5 +241,32 @@ func TestModelKeysAreValid(t *testing.T) {
 		if !covered {
 			t.Errorf("%s: no service of the catalog allows %s", mk.Name, k.Host)
 		}
+	}
+}
+
+// TestKubeKeys: on Kubernetes the keys' Secret is mounted in egress alone,
+// root's and read-only, and the agent gets the placeholders and the
+// gateway's base URLs in place of its own.
+func TestKubeKeys(t *testing.T) {
+	spec := &corev1.PodSpec{
+		InitContainers: []corev1.Container{{Name: "egress"}},
+		Containers: []corev1.Container{{Name: "agent", Env: []corev1.EnvVar{{Name: "ANTHROPIC_BASE_URL", Value: "https://llm.corp.example"}, {Name: "HOME", Value: "/home/agent"}}},
+			{Name: "collect"}},
+	}
+	held := []HeldKey{{Key: firewall.Key{Name: "ANTHROPIC_API_KEY"}, BaseVar: "ANTHROPIC_BASE_URL", BaseURL: "http://127.0.0.1:990"}}
+	kubeKeys(spec, held, "job-keys")
+	if len(spec.Volumes) != 1 || spec.Volumes[0].Secret == nil || spec.Volumes[0].Secret.SecretName != "job-keys" || *spec.Volumes[0].Secret.DefaultMode != 0o400 {
+		t.Errorf("volumes: %+v", spec.Volumes)
+	}
+	if m := spec.InitContainers[0].VolumeMounts; len(m) != 1 || m[0].MountPath != firewall.GatewayKeysDir || !m[0].ReadOnly {
+		t.Errorf("egress's mounts: %+v", m)
+	}
+	for _, c := range spec.Containers {
+		if len(c.VolumeMounts) > 0 {
+			t.Errorf("%s mounts %+v", c.Name, c.VolumeMounts)
+		}
+	}
+	if got := fmt.Sprint(spec.Containers[0].Env); got != "[{ANTHROPIC_BASE_URL http://127.0.0.1:990 nil} {HOME /home/agent nil} {ANTHROPIC_API_KEY "+catalog.KeyPlaceholder+" nil}]" {
+		t.Errorf("the agent's environment: %s", got)
 	}
 }
