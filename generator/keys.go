@@ -129,6 +129,31 @@ func keysOf(held []HeldKey) []firewall.Key {
 // handed the keys to egress.
 const GatewayReadyEnv = "AGENTBOX_GATEWAY_READY"
 
+// sandboxKeys are the held keys that secrets lists: the sandbox's (up
+// hands them over); run.env's are the tasks' alone.
+func sandboxKeys(held []HeldKey, secrets []string) []HeldKey {
+	var out []HeldKey
+	for _, k := range held {
+		if slices.Contains(secrets, k.Name) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// taskKeyEnv sets, in a task's agent environment env (its compose
+// override), the placeholders and base URLs of every held key, and the
+// port its agent waits on until run has handed them over.
+func taskKeyEnv(env map[string]any, held []HeldKey) {
+	for _, k := range held {
+		env[k.Name] = catalog.KeyPlaceholder
+		env[k.BaseVar] = k.BaseURL
+	}
+	if len(held) > 0 {
+		env[GatewayReadyEnv] = strconv.Itoa(firewall.GatewayKeyListenBase)
+	}
+}
+
 // withHeldKeys returns the agent's environment and secrets with the held
 // keys' placeholders and base URLs in place of the credentials.
 func withHeldKeys(env []catalog.EnvVar, secrets []string, held []HeldKey) ([]catalog.EnvVar, []string) {

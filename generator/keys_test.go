@@ -168,12 +168,16 @@ func TestHeldKeysRender(t *testing.T) {
 	for _, want := range []string{
 		"      ANTHROPIC_API_KEY: \"" + catalog.KeyPlaceholder + "\"\n",
 		"      ANTHROPIC_BASE_URL: \"http://127.0.0.1:990\"\n",
-		"      OPENAI_BASE_URL: \"http://127.0.0.1:992/v1\"\n",
+		"      " + GatewayReadyEnv + ": \"990\"\n",
 		"      MY_TOKEN:\n",
 	} {
 		if !strings.Contains(compose, want) {
 			t.Errorf("the balanced compose file lacks %q", want)
 		}
+	}
+	// run.env's keys are the tasks': the sandbox's agent has no trace of them.
+	if strings.Contains(compose, "OPENAI") || strings.Contains(compose, "GEMINI_API_KEY") || strings.Contains(compose, "127.0.0.1:991") {
+		t.Errorf("the balanced compose file rewrites a key of run.env:\n%s", compose)
 	}
 	if strings.Contains(compose, "      ANTHROPIC_API_KEY:\n") {
 		t.Error("the balanced compose file passes ANTHROPIC_API_KEY from the host")
@@ -268,5 +272,20 @@ func TestKubeKeys(t *testing.T) {
 	}
 	if got := fmt.Sprint(spec.Containers[0].Env); got != "[{ANTHROPIC_BASE_URL http://127.0.0.1:990 nil} {HOME /home/agent nil} {ANTHROPIC_API_KEY "+catalog.KeyPlaceholder+" nil}]" {
 		t.Errorf("the agent's environment: %s", got)
+	}
+}
+
+// TestTaskKeyEnv: a task's agent gets the placeholder and base URL of
+// every held key, run.env's too, and the port to wait on.
+func TestTaskKeyEnv(t *testing.T) {
+	env := map[string]any{"OPENAI_BASE_URL": "https://llm.corp.example/v1", WaitFirewallEnv: "1"}
+	taskKeyEnv(env, []HeldKey{{Key: firewall.Key{Name: "OPENAI_API_KEY"}, BaseVar: "OPENAI_BASE_URL", BaseURL: "http://127.0.0.1:990/v1"}})
+	want := map[string]any{"OPENAI_API_KEY": catalog.KeyPlaceholder, "OPENAI_BASE_URL": "http://127.0.0.1:990/v1", WaitFirewallEnv: "1", GatewayReadyEnv: "990"}
+	if fmt.Sprint(env) != fmt.Sprint(want) {
+		t.Errorf("%v, want %v", env, want)
+	}
+	env = map[string]any{}
+	if taskKeyEnv(env, nil); len(env) != 0 {
+		t.Errorf("no held keys: %v", env)
 	}
 }

@@ -196,7 +196,9 @@ func renderProfile(files map[string][]byte, v view, pp ProfilePlan) error {
 	if len(pp.Hidden) > 0 {
 		plan.Env = mergeEnv(plan.Env, []catalog.EnvVar{{Name: HiddenEnv, Value: strings.Join(pp.Hidden, " ")}})
 	}
-	plan.Env, plan.Secrets = withHeldKeys(plan.Env, plan.Secrets, pp.Keys)
+	// The sandbox's agent: the keys of secrets (run.env's are the tasks',
+	// whose compose override sets theirs: taskKeyEnv).
+	plan.Env, plan.Secrets = withHeldKeys(plan.Env, plan.Secrets, sandboxKeys(pp.Keys, plan.Secrets))
 	v.Plan, v.Profile, v.Context, v.Up = &plan, pp, ".", ""
 	if pp.Compose != ComposeFile {
 		v.Context, v.Up = "..", ".."

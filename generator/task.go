@@ -96,6 +96,7 @@ func TaskOverride(cfg *config.Config, t Task) ([]byte, error) {
 	}
 	labels := taskLabels(cfg, t)
 	services, depends := taskAgent(cfg, t, prof, labels, mounts)
+	taskKeyEnv(services["agent"].(map[string]any)["environment"].(map[string]any), held)
 	doc := map[string]any{"services": services}
 	if t.LoginFrom != "" {
 		copier, err := loginCopy(cfg, prof, t.LoginFrom, labels)
