@@ -156,6 +156,9 @@ type Policy struct {
 	// asks for a grant that a person answers; nil: none (a profile whose
 	// elevation.allowed is false).
 	Requests *Requests
+	// Keys are the model credentials the gateway holds for the agent
+	// (keys.go): only with the gateway.
+	Keys []Key
 }
 
 // Mode is what a profile's firewall admits besides loopback.
