@@ -3,6 +3,7 @@ package firewall
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -138,6 +139,7 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 		for _, k := range p.Keys {
 			v.Gateway.Keys = append(v.Gateway.Keys, k.Name)
 		}
+		slices.Sort(v.Gateway.Keys)
 		for _, g := range ports {
 			v.Gateway.Ports = append(v.Gateway.Ports, g.Port)
 		}

@@ -109,7 +109,7 @@ var Sysctls = []Sysctl{portStart}
 var portStart = Sysctl{"net.ipv4.ip_unprivileged_port_start", "1024"}
 
 // Packages lists the Debian packages the egress image installs (sorted).
-var Packages = []string{"dnsmasq-base", "haproxy", "nftables", "ulogd2", "ulogd2-json"}
+var Packages = []string{"ca-certificates", "dnsmasq-base", "haproxy", "nftables", "ulogd2", "ulogd2-json"}
 
 // HealthCommand is the compose healthcheck (exec form).
 var HealthCommand = []string{EntrypointPath, healthArg}

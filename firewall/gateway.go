@@ -64,7 +64,7 @@ type gatewayView struct {
 	LogLen, NameMax, LogBurst, LogPeriod  int
 	Why                                   gatewayWhys
 	Ports                                 []gatewayPort
-	Keys                                  []gatewayKey
+	Keys                                  []gatewayFront
 	KeysMap, CAFile                       string
 	KeysReadyPath, KeysDone               string
 	KeyHeaders                            []string

@@ -57,6 +57,15 @@ func (b *Compose) Start(ctx context.Context) error {
 
 // up builds the images when needed and starts the task's project.
 func (b *Compose) up(ctx context.Context) error {
+	if names := generator.HeldKeyNames(b.P.Cfg, b.P.Rec.Profile); len(names) > 0 {
+		env, err := b.compose().Env("up")
+		if err != nil {
+			return err
+		}
+		if err := sandbox.CheckKeyValues(names, env); err != nil {
+			return fmt.Errorf("task %s: %w", b.P.Rec.Name, err)
+		}
+	}
 	if err := b.EnsureImages(ctx); err != nil {
 		return err
 	}
