@@ -26,7 +26,9 @@ import (
 // internet's gateway (the host's address on the test's own network, which
 // every container reaches through its default route). agentbox.yaml allows
 // that address and port alone, names it in ANTHROPIC_BASE_URL (env:) and
-// passes ANTHROPIC_API_KEY to tasks (run.env).
+// passes ANTHROPIC_API_KEY to tasks (run.env), which the gateway of the
+// task's egress holds: the agent gets a placeholder and the gateway's base
+// URL, the fake gets the key.
 const (
 	claudeKey    = "sk-ant-agentbox-e2e-0123456789abcdef"
 	claudePrompt = "Write CLAUDE-FAKE.txt and commit it."
@@ -237,12 +239,16 @@ func claudeDirect(e *env, p *project, models *modelServer, env []string) {
 	env = append(slices.Clone(env), "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=safe.directory", "GIT_CONFIG_VALUE_0=*")
 	file := filepath.Join(p.dir, claudeFile)
 	defer os.Remove(file)
-	r := p.agentbox(env, append([]string{"run", "--workspace", "direct", "--name", "claude-direct", "--json", "--"}, claudeArgs...)...)
-	e.timed("claude: agentbox run --workspace direct -- claude -p", r.took)
+	// Then the search of the task's sandbox for the key, which only the
+	// gateway holds.
+	r := p.agentbox(env, append([]string{"run", "--workspace", "direct", "--name", "claude-direct", "--json", "--"}, withKeySearch(claudeArgs, claudeKey)...)...)
+	e.timed("claude: agentbox run --workspace direct -- claude -p, then the key search", r.took)
 	if r.failed() {
 		t.Fatalf("agentbox run --workspace direct -- claude: %s", r)
 	}
 	checkClaudeTurns(e, fake, r)
+	ms := checkKeySearch(e, "claude's direct task", r, true)
+	e.timed("  of which the key search", time.Duration(ms)*time.Millisecond)
 	if data, err := os.ReadFile(file); err != nil || string(data) != "written by claude\n" {
 		t.Errorf("claude's file in the project: %q %v", data, err)
 	}

@@ -26,7 +26,8 @@ import (
 // own network). agentbox.yaml allows that address and port alone, names it
 // in OPENAI_BASE_URL (env:; for Codex agentbox turns it into a provider in
 // /etc/codex/config.toml, OpenCode reads it itself) and passes
-// OPENAI_API_KEY to tasks (run.env).
+// OPENAI_API_KEY to the sandbox and tasks (secrets), which the gateway
+// holds: the agent gets a placeholder and the gateway's base URL.
 const (
 	codexKey    = "sk-agentbox-e2e-codex-0123456789abcdef"
 	codexPrompt = "Write CODEX-FAKE.txt and commit it."
@@ -103,8 +104,7 @@ network:
       ports: [%d]
 env:
   OPENAI_BASE_URL: http://%s:%d/v1
-run:
-  env: [OPENAI_API_KEY]
+secrets: [OPENAI_API_KEY]
 resources:
   memory: 2g
 devcontainer:
@@ -158,9 +158,10 @@ func codexShell(e *env, p *project, a openAIAgent, models *codexModels, env []st
 	fake := models.next(codexCommit)
 	p.mustAgentbox(env, "up")
 	upWithFakeDNS(e, p, env)
-	r := p.agentbox(env, append([]string{"shell", "--", "env", "OPENAI_API_KEY=" + codexKey}, a.args...)...)
-	e.timed(a.name+": agentbox shell -- "+a.args[0]+" (fake model)", r.took)
+	r := p.agentbox(env, append([]string{"shell", "--"}, withKeySearch(a.args, codexKey)...)...)
+	e.timed(a.name+": agentbox shell -- "+a.args[0]+" (fake model), then the key search", r.took)
 	codexTurns(e, fake, r)
+	checkKeySearch(e, a.name+" in the sandbox (shell)", r, false)
 	if r = p.agentbox(env, "fetch"); r.failed() {
 		t.Fatalf("agentbox fetch: %s", r)
 	}
@@ -187,13 +188,15 @@ func codexShell(e *env, p *project, a openAIAgent, models *codexModels, env []st
 func codexRun(e *env, p *project, a openAIAgent, models *codexModels, env []string) {
 	t := e.t
 	fake := models.next(codexCommit)
-	r := p.agentbox(env, append([]string{"run", "--name", a.name, "--json", "--"}, a.args...)...)
-	e.timed(a.name+": agentbox run -- "+a.args[0]+", run to branch", r.took)
+	r := p.agentbox(env, append([]string{"run", "--name", a.name, "--json", "--"}, withKeySearch(a.args, codexKey)...)...)
+	e.timed(a.name+": agentbox run -- "+a.args[0]+", run to branch, then the key search", r.took)
 	var sum runSummary
 	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || r.code != 0 {
 		t.Fatalf("agentbox run -- %s: exit %d, summary %q (%v)\n%s", a.name, r.code, r.stdout, err, tail(r.stderr, 60))
 	}
 	codexTurns(e, fake, r)
+	ms := checkKeySearch(e, a.name+"'s task", r, true)
+	e.timed("  of which the key search", time.Duration(ms)*time.Millisecond)
 	if len(sum.Commits) != 1 || sum.BranchStatus != "new" {
 		t.Errorf("the summary of task %s: %+v", a.name, sum)
 	}
