@@ -22,8 +22,8 @@ import (
 // The real Codex and OpenCode CLIs in the sandbox (issue 20): agentbox bump
 // resolves the CLI's npm tree from the npm registry, the agent image
 // installs it with npm ci, and it runs against the OpenAI Responses fake,
-// served on the fake internet's gateway (the host's address on the test's
-// own network). agentbox.yaml allows that address and port alone, names it
+// served on the host's address on Docker's default bridge (private, as the
+// gateway wants an endpoint it sends a key to in plain HTTP). agentbox.yaml allows that address and port alone, names it
 // in OPENAI_BASE_URL (env:; for Codex agentbox turns it into a provider in
 // /etc/codex/config.toml, OpenCode reads it itself) and passes
 // OPENAI_API_KEY to the sandbox and tasks (secrets), which the gateway
@@ -80,9 +80,9 @@ func testRealOpenAI(e *env, a openAIAgent) {
 
 	models := &codexModels{}
 	models.next(codexCommit)
-	ln, err := net.Listen("tcp", net.JoinHostPort(fakeGateway, "0"))
+	ln, err := net.Listen("tcp", net.JoinHostPort(e.bridgeGW, "0"))
 	if err != nil {
-		t.Fatalf("listening on the fake internet's gateway: %v", err)
+		t.Fatalf("listening on the host's address on Docker's default bridge: %v", err)
 	}
 	srv := &http.Server{Handler: models}
 	go srv.Serve(ln)
@@ -109,7 +109,7 @@ resources:
   memory: 2g
 devcontainer:
   ide: none
-`, a.name, p.name, a.name, nodeImage, e.baseTag, fakeGateway, port, fakeGateway, port)
+`, a.name, p.name, a.name, nodeImage, e.baseTag, e.bridgeGW, port, e.bridgeGW, port)
 	if err := os.WriteFile(filepath.Join(p.dir, "agentbox.yaml"), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,8 @@ import (
 // The real Gemini CLI in the sandbox (issue 20): agentbox bump resolves its
 // npm tree from the npm registry, the agent image installs it with npm ci,
 // and a task of agentbox run runs it against the fake Gemini API, served on
-// the fake internet's gateway (the host's address on the test's own
-// network). agentbox.yaml allows that address and port alone, names it in
+// the host's address on Docker's default bridge (private, as the gateway
+// wants an endpoint it sends a key to in plain HTTP). agentbox.yaml allows that address and port alone, names it in
 // GOOGLE_GEMINI_BASE_URL (env:) and passes GEMINI_API_KEY to the sandbox
 // and tasks (secrets), which the gateway holds (the agent gets a
 // placeholder and the gateway's base URL); the image's generated settings
@@ -70,9 +70,9 @@ func testRealGemini(e *env) {
 
 	models := &geminiModels{}
 	models.next("/workspace", geminiCommit)
-	ln, err := net.Listen("tcp", net.JoinHostPort(fakeGateway, "0"))
+	ln, err := net.Listen("tcp", net.JoinHostPort(e.bridgeGW, "0"))
 	if err != nil {
-		t.Fatalf("listening on the fake internet's gateway: %v", err)
+		t.Fatalf("listening on the host's address on Docker's default bridge: %v", err)
 	}
 	srv := &http.Server{Handler: models}
 	go srv.Serve(ln)
@@ -99,7 +99,7 @@ resources:
   memory: 2g
 devcontainer:
   ide: none
-`, p.name, nodeImage, e.baseTag, fakeGateway, port, fakeGateway, port)
+`, p.name, nodeImage, e.baseTag, e.bridgeGW, port, e.bridgeGW, port)
 	if err := os.WriteFile(filepath.Join(p.dir, "agentbox.yaml"), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
