@@ -33,7 +33,7 @@ pids=0 refused=0 read=0
 for d in /proc/[0-9]*; do
 	pids=$((pids + 1))
 	for f in environ cmdline; do
-		if data=$(tr '\0' '\n' <"$d/$f" 2>/dev/null); then
+		if data=$(tr '\0' '\n' 2>/dev/null <"$d/$f"); then
 			read=$((read + 1))
 			if printf '%s' "$data" | grep -qF -f <(pat); then echo "KEYSEARCH found $d/$f"; fi
 		else
