@@ -13,6 +13,7 @@ import (
 	"github.com/agentbox-dev/agentbox/internal/settings"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
+	"github.com/agentbox-dev/agentbox/task/kube"
 )
 
 // deps are the collaborators the commands reach the world through: the
@@ -70,9 +71,10 @@ func realDeps() deps {
 		debian:    func(s settings.Settings) bump.DebianArchive { return bump.NewDebianArchive(s) },
 		now:       time.Now,
 		bundle:    sandbox.BundleBranches,
-		egressLog: sandbox.EgressLog,
-		egress:    sandbox.EgressRunner(),
-		profile:   sandbox.ProfileIn,
+		// A task on a cluster: its pod's egress container, through kubectl.
+		egressLog: kube.EgressLog(sandbox.EgressLog),
+		egress:    kube.EgressRunner(sandbox.EgressRunner()),
+		profile:   kube.Profile(sandbox.ProfileIn),
 		auditDir:  audit.StateDir,
 		user:      audit.HostUser,
 		up:        upSandbox,
