@@ -68,9 +68,9 @@ func realDeps() deps {
 		npm: func(dir string, s settings.Settings) npm.Source {
 			return bump.NPMClient(dir, s, os.Getenv)
 		},
-		debian:    func(s settings.Settings) bump.DebianArchive { return bump.NewDebianArchive(s) },
-		now:       time.Now,
-		bundle:    sandbox.BundleBranches,
+		debian: func(s settings.Settings) bump.DebianArchive { return bump.NewDebianArchive(s) },
+		now:    time.Now,
+		bundle: sandbox.BundleBranches,
 		// A task on a cluster: its pod's egress container, through kubectl.
 		egressLog: kube.EgressLog(sandbox.EgressLog),
 		egress:    kube.EgressRunner(sandbox.EgressRunner()),
