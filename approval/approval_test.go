@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentbox-dev/agentbox/egress"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/task"
 )
 
 var now = time.Date(2026, 11, 27, 16, 0, 0, 0, time.UTC)
@@ -204,5 +206,26 @@ func TestDeny(t *testing.T) {
 	if len(*calls) != 1 || len(recs) != 1 || recs[0].Event != audit.Deny || recs[0].Note != "use the mirror" ||
 		recs[0].Reason != "read the docs" || recs[0].Task != "fix-1" || recs[0].User != "alice" || recs[0].Result != audit.OK {
 		t.Errorf("calls %q, audit %+v", *calls, recs)
+	}
+}
+
+// TestLocalTasks: the requests of the running tasks are asked for, on
+// this machine and on a cluster alike (p.Egress reaches a pod's egress);
+// ended tasks have none.
+func TestLocalTasks(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	for _, rec := range []*task.Record{
+		{Name: "here", State: task.StateRunning},
+		{Name: "cluster", On: task.OnKubernetes, Pod: "pod1", State: task.StateRunning},
+		{Name: "ended", State: task.StateExited},
+	} {
+		if err := rec.Write("acme"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names, err := Local(&egress.Project{Name: "acme"}).Tasks()
+	slices.Sort(names)
+	if err != nil || strings.Join(names, ",") != "cluster,here" {
+		t.Errorf("tasks asked: %q, %v", names, err)
 	}
 }

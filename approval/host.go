@@ -145,8 +145,8 @@ func (h *Host) answer(ctx context.Context, r Request, state string, until int64,
 	return nil
 }
 
-// Local is p's sandbox with its running tasks on this machine (a task on
-// Kubernetes is not asked: its egress is no container here).
+// Local is p's sandbox with its running tasks, on this machine and on a
+// cluster (p.Egress reaches a task's pod there).
 func Local(p *egress.Project) *Host {
 	return &Host{P: p, Tasks: func() ([]string, error) {
 		if p == nil {
@@ -155,7 +155,7 @@ func Local(p *egress.Project) *Host {
 		recs, err := task.List(p.Name)
 		var names []string
 		for _, r := range recs {
-			if r.State == task.StateRunning && r.On != task.OnKubernetes {
+			if r.State == task.StateRunning {
 				names = append(names, r.Name)
 			}
 		}

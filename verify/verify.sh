@@ -30,12 +30,15 @@ readonly marker=.agentbox-verify-marker
 
 report() { printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5"; }
 
+# is_name HOST: HOST is a name, not an IPv4 or IPv6 address.
+is_name() { [[ $1 == *[!0-9.]* && $1 != *:* ]]; }
+
 # tcp HOST PORT: connect within 3 s; prints what happened, returns 0 on connect.
 # What a sandbox with no network, or a filter with no upstream resolver,
 # does is told from a refusal: "no network/upstream: ...".
 tcp() {
 	local out status
-	if [[ $1 == *[!0-9.]* && $1 != *:* ]] && ! getent ahosts "$1" >/dev/null 2>&1; then
+	if is_name "$1" && ! getent ahosts "$1" >/dev/null 2>&1; then
 		unresolved "$1"; return 1 # a name; bash would say "Invalid argument"
 	fi
 	out=$(timeout 3 bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ "$1" "$2" 2>&1)
@@ -269,7 +272,7 @@ network() {
 # checks the name each connection carries, not only its address.
 other_name() {
 	local tried="ask $1:$2 for $unlisted_name (HTTP Host)" out status
-	if [[ $1 != *[!0-9.]* || $1 == *:* ]]; then
+	if ! is_name "$1"; then
 		report SKIP network "other name at an allowed address" "$tried" "$1 is an address: the gateway judges names"
 		return
 	fi

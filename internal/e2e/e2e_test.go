@@ -398,6 +398,24 @@ func checkGateway(e *env, p *project) {
 	if !download || !refused {
 		t.Errorf("agentbox connections lacks the download from %s (%v) or the refusal of %s (%v):\n%s", allowedName, download, unlistedName, refused, r.stdout)
 	}
+	// What the sandbox refused holds the gateway's refusal too.
+	r = p.mustAgentbox(nil, "blocked", "--json")
+	var blocked struct {
+		Gateway []struct {
+			Name, Reason string
+			Port, Count  int
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &blocked); err != nil {
+		t.Fatalf("agentbox blocked --json: %v\n%s", err, r)
+	}
+	found := false
+	for _, g := range blocked.Gateway {
+		found = found || (g.Name == unlistedName && g.Port == 80 && g.Reason == "name" && g.Count >= 1)
+	}
+	if !found {
+		t.Errorf("agentbox blocked lacks the gateway's refusal of %s on port 80:\n%s", unlistedName, r.stdout)
+	}
 }
 
 // testSandbox: bump, generate --check, up, verify, a real download, down.
