@@ -233,6 +233,7 @@ func TestLabGatewayKeys(t *testing.T) {
 			t.Errorf("a key never set: %v, want 503 saying so", r)
 		}
 	})
+	t.Run("SetKeyWaitsForTheAPI", func(t *testing.T) { setKeyWaits(t, l) })
 	t.Run("OneBaseTwoKeys", func(t *testing.T) { oneBaseTwoKeys(t, l.on(t), model, listen["PAIR_TOKEN"]) })
 	t.Run("NowhereTheAgentReads", func(t *testing.T) { agentSearch(t, l.on(t)) })
 	if out := l.egress.Output(); strings.Contains(out, realKey) || strings.Contains(out, realBearer) {
@@ -263,6 +264,42 @@ func keyRecords(t *testing.T, out string) {
 	}
 	if allowed < 3 || ready > 0 {
 		t.Errorf("%d allowed records of model.test:%d (want the 3 of RealKeyUpstream at least: a record is written when its stream ends), %d without a name: %+v", allowed, modelPort, ready, log.Connections)
+	}
+}
+
+// setKeyWaits: set-key before HAProxy's runtime API is there (agentbox
+// run hands a task's keys as its egress starts) waits for it instead of
+// failing: the socket is moved away, set-key starts, the socket comes back
+// a second later.
+func setKeyWaits(t *testing.T, l *lab) {
+	sock, away := firewall.GatewaySocket, firewall.GatewaySocket+".away"
+	enter := func(input string, argv ...string) (string, int, error) {
+		return l.egress.EnterInput(input, append(netlab.CapArgv(egressCaps), argv...)...)
+	}
+	if out, code, err := enter("", "mv", sock, away); err != nil || code != 0 {
+		t.Fatalf("mv: %d %v %s", code, err, out)
+	}
+	done := make(chan string, 1)
+	go func() {
+		out, code, err := enter(realKey+"\n", firewall.EntrypointPath, firewall.SetKeyArg, "MODEL_KEY")
+		done <- fmt.Sprintf("exit %d (%v): %s", code, err, out)
+	}()
+	time.Sleep(time.Second)
+	select {
+	case r := <-done:
+		t.Errorf("set-key without the runtime API ended at once: %s", r)
+	default:
+	}
+	if out, code, err := enter("", "mv", away, sock); err != nil || code != 0 {
+		t.Fatalf("mv back: %d %v %s", code, err, out)
+	}
+	select {
+	case r := <-done:
+		if !strings.HasPrefix(r, "exit 0 ") {
+			t.Errorf("set-key once the runtime API is back: %s", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("set-key did not end 10 s after the runtime API came back")
 	}
 }
 

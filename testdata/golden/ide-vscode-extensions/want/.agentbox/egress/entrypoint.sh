@@ -925,6 +925,19 @@ gateway_send() {
 # answer.
 gateway_cmd() { printf '%s\n' "$1" | gateway_send; }
 
+# await_api waits up to 30 s (as long as a task's agent waits for its
+# keys) for HAProxy's runtime API: agentbox run hands a task's keys as its
+# egress starts, and a restarted egress opens it anew.
+await_api() {
+	local i
+	for ((i = 0; i < 300; i++)); do
+		[[ -S $GATEWAY_SOCKET ]] && return 0
+		sleep 0.1
+	done
+	log "error: the gateway's runtime API ($GATEWAY_SOCKET) did not open within 30 s"
+	return 1
+}
+
 # set_key NAME: the first line of standard input is the model key NAME
 # (docs/gateway.md): it goes from there through a pipe into the gateway's
 # keys map, in HAProxy's memory, and into no argument, environment or
@@ -941,6 +954,7 @@ set_key() {
 		log "error: $name on standard input is not one word (up to 4096) of letters, digits and -._~+/="
 		exit 2
 	fi
+	await_api || exit 1
 	answer=$(printf 'set map %s %s %s\n' "$GATEWAY_KEYS_MAP" "$name" "$value" | gateway_send) || answer="no answer"
 	if [[ -n ${answer//[[:space:]]/} ]]; then
 		answer=$(printf 'add map %s %s %s\n' "$GATEWAY_KEYS_MAP" "$name" "$value" | gateway_send) || answer="no answer"
@@ -972,6 +986,7 @@ load_keys() {
 # listener says so from now on (a task's agent waits for it).
 keys_done() {
 	local answer
+	await_api || exit 1
 	answer=$(printf 'set map %s %s 1\n' "$GATEWAY_KEYS_MAP" "$KEYS_DONE" | gateway_send) || answer="no answer"
 	if [[ -n ${answer//[[:space:]]/} ]]; then
 		answer=$(printf 'add map %s %s 1\n' "$GATEWAY_KEYS_MAP" "$KEYS_DONE" | gateway_send) || answer="no answer"
