@@ -183,8 +183,9 @@ func TestApproveRefused(t *testing.T) {
 	if len(*calls) != 1 {
 		t.Errorf("egress calls %q", *calls)
 	}
-	recs, _ := audit.Read(log, time.Time{})
-	if len(recs) != 1 || recs[0].Result == audit.OK || recs[0].Request != "r0000000000aa" {
+	recs, _ := audit.Read(log, time.Time{}) // the timed-out request's, seen first, and the refused grant
+	if len(recs) != 2 || recs[0].Event != audit.TimedOut || recs[0].Request != "r0000000000cc" ||
+		recs[1].Result == audit.OK || recs[1].Request != "r0000000000aa" {
 		t.Errorf("audit %+v", recs)
 	}
 }
@@ -204,5 +205,36 @@ func TestDeny(t *testing.T) {
 	if len(*calls) != 1 || len(recs) != 1 || recs[0].Event != audit.Deny || recs[0].Note != "use the mirror" ||
 		recs[0].Reason != "read the docs" || recs[0].Task != "fix-1" || recs[0].User != "alice" || recs[0].Result != audit.OK {
 		t.Errorf("calls %q, audit %+v", *calls, recs)
+	}
+}
+
+// TestTimedOutAudited: a request seen timed out (by requests, watch,
+// approve, deny or audit: List) goes to the audit log once, at its
+// expiry, with its ID, time, destination and the agent's reason; no
+// person decided it (no user).
+func TestTimedOutAudited(t *testing.T) {
+	asked := now.Add(-20 * time.Minute)
+	h, calls, log := host(t, "", map[string]string{
+		"fix-1": spooled("r0000000000ee", asked, "docs.example.com:443", 900, "read the docs", "") +
+			spooled("r0000000000ff", now.Add(-time.Minute), "docs.example.com:443", 900, "still waits", ""),
+	}, nil)
+	for range 2 {
+		if _, _, err := h.List(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again := *h // another agentbox process: the log says it is recorded
+	if _, _, err := again.List(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := audit.Read(log, time.Time{})
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("%d records %+v: %v", len(recs), recs, err)
+	}
+	r := recs[0]
+	if r.Event != audit.TimedOut || r.Request != "r0000000000ee" || !r.Time.Equal(asked.Add(10*time.Minute)) || r.Asked == nil ||
+		!r.Asked.Equal(asked) || r.Task != "fix-1" || r.Dest != "docs.example.com" || len(r.Ports) != 1 || r.Ports[0] != 443 ||
+		r.Seconds != 900 || r.Reason != "read the docs" || r.User != "" || r.Result != audit.OK || len(*calls) != 0 {
+		t.Errorf("audit record %+v, egress calls %q", r, *calls)
 	}
 }

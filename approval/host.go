@@ -22,6 +22,8 @@ type Host struct {
 	P *egress.Project
 	// Tasks names the tasks whose egress runs on this machine.
 	Tasks func() ([]string, error)
+
+	audited map[string]bool // the timed-out requests seen in the audit log
 }
 
 // Skipped is an egress whose requests could not be read: one not running
@@ -53,7 +55,42 @@ func (h *Host) List(ctx context.Context) ([]Request, []Skipped, error) {
 		all = append(all, reqs...)
 	}
 	slices.SortStableFunc(all, func(a, b Request) int { return a.Time.Compare(b.Time) })
-	return all, skipped, nil
+	return all, skipped, h.auditTimedOut(all)
+}
+
+// auditTimedOut appends a timed-out record to the audit log for each
+// request of reqs that timed out and has none there yet, at its expiry:
+// the end of the story of a request nobody answered. Whichever agentbox
+// process sees it first (requests, watch, approve, deny, audit) writes it.
+func (h *Host) auditTimedOut(reqs []Request) error {
+	var path string
+	for _, r := range reqs {
+		if r.State != TimedOut || h.audited[r.ID] {
+			continue
+		}
+		d, err := egress.ParseDest(r.Dest)
+		if err != nil {
+			return err
+		}
+		if path == "" {
+			if path, err = h.P.AuditPath(); err != nil {
+				return err
+			}
+		}
+		rec := audit.Record{Time: r.Expires, Event: audit.TimedOut, Project: audit.ProjectDir(h.P.Dir), Sandbox: h.P.Name,
+			Task: r.Task, Dest: d.String(), Ports: d.Ports, Seconds: r.Seconds, Reason: r.Reason, Request: r.ID,
+			Asked: &r.Time, Result: audit.OK}
+		if _, err := audit.AppendUnless(path, r.Time, rec, func(o audit.Record) bool {
+			return o.Event == audit.TimedOut && o.Request == r.ID
+		}); err != nil {
+			return err
+		}
+		if h.audited == nil {
+			h.audited = map[string]bool{}
+		}
+		h.audited[r.ID] = true
+	}
+	return nil
 }
 
 // Find returns request id, wherever it waits.
