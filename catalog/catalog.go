@@ -186,9 +186,13 @@ const ClaudeManagedSettings = "/etc/claude-code/managed-settings.json"
 
 // claudeManagedSettings turns off Claude Code's permission prompts, so that
 // claude -p runs its tools unattended: the sandbox, not the CLI's prompts,
-// is the boundary. JSON has no comments: the generated-file header is the
-// value of a "//" key, which Claude Code ignores.
-const claudeManagedSettings = `{"//":{{json header}},"permissions":{"defaultMode":"bypassPermissions"},"skipDangerousModePermissionPrompt":true}
+// is the boundary. The two tools of agentbox's MCP server (which ask, and
+// grant nothing) are allowed by name too, so that a session started in
+// another permission mode (claude --permission-mode default in agentbox
+// shell) calls them without a prompt; no other MCP tool is. JSON has no
+// comments: the generated-file header is the value of a "//" key, which
+// Claude Code ignores.
+const claudeManagedSettings = `{"//":{{json header}},"permissions":{"defaultMode":"bypassPermissions","allow":["mcp__agentbox__request_network_access","mcp__agentbox__request_status"]},"skipDangerousModePermissionPrompt":true}
 `
 
 // ClaudeManagedMCP is Claude Code's managed MCP configuration: its servers
@@ -197,8 +201,11 @@ const ClaudeManagedMCP = "/etc/claude-code/managed-mcp.json"
 
 // claudeManagedMCP registers agentbox-request's MCP server
 // (docs/approvals.md): the agent asks the person at the host for a
-// destination that the sandbox refuses.
-const claudeManagedMCP = `{"//":{{json header}},"mcpServers":{"agentbox":{"type":"stdio","command":{{json (index .RequestMCP 0)}},"args":[{{json (index .RequestMCP 1)}}]}}}
+// destination that the sandbox refuses. alwaysLoad: Claude Code (2.1.332)
+// defers MCP tools behind its tool search, and a model that does not
+// search would not learn that it can ask; the server's two tools are in
+// every request instead (older versions ignore the key).
+const claudeManagedMCP = `{"//":{{json header}},"mcpServers":{"agentbox":{"type":"stdio","command":{{json (index .RequestMCP 0)}},"args":[{{json (index .RequestMCP 1)}}],"alwaysLoad":true}}}
 `
 
 // CodexSystemConfig is Codex's system configuration file: the image owns it,
