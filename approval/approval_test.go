@@ -2,10 +2,12 @@ package approval
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -236,5 +238,50 @@ func TestTimedOutAudited(t *testing.T) {
 		!r.Asked.Equal(asked) || r.Task != "fix-1" || r.Dest != "docs.example.com" || len(r.Ports) != 1 || r.Ports[0] != 443 ||
 		r.Seconds != 900 || r.Reason != "read the docs" || r.User != "" || r.Result != audit.OK || len(*calls) != 0 {
 		t.Errorf("audit record %+v, egress calls %q", r, *calls)
+	}
+}
+
+// TestApproveConcurrent: two approvals of one request at the same moment
+// (two agentbox processes; goroutines here, each with its own Host) grant
+// once; the other is told the request is answered.
+func TestApproveConcurrent(t *testing.T) {
+	asked := now.Add(-time.Minute)
+	h, _, _ := host(t, "", nil, nil)
+	var mu sync.Mutex
+	var answer string
+	grants := 0
+	h.P.Egress = func(_ context.Context, _, task string, args ...string) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case args[0] == "requests":
+			return spooled("r0000000000aa", asked, "198.18.7.9/32:443", 600, "x", answer), nil
+		case args[0] == "grant":
+			grants++
+			mu.Unlock()
+			time.Sleep(50 * time.Millisecond) // the other approval's window
+			mu.Lock()
+			return "", nil
+		case args[0] == "answer":
+			answer = fmt.Sprintf("state %s\nuntil %s\nnote %s\n", args[2], args[3], args[4])
+			return "", nil
+		}
+		t.Errorf("unexpected egress command %q", args)
+		return "", nil
+	}
+	errs := make(chan error, 2)
+	for range 2 {
+		other := *h
+		go func() {
+			_, err := other.Approve(t.Context(), "r0000000000aa", "")
+			errs <- err
+		}()
+	}
+	e1, e2 := <-errs, <-errs
+	if (e1 == nil) == (e2 == nil) || grants != 1 {
+		t.Fatalf("two approvals: %v and %v, %d grants", e1, e2, grants)
+	}
+	if err := errors.Join(e1, e2); !strings.Contains(err.Error(), "request r0000000000aa is approved") {
+		t.Errorf("the second approval's error: %v", err)
 	}
 }
