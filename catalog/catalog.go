@@ -167,12 +167,16 @@ var agents = []Agent{
 		// Measured with OpenCode 1.18: without these it fetches models.dev's
 		// catalog (models.opencode.ai), default plugins and LSP servers.
 		// Its openai provider reads OPENAI_BASE_URL itself.
+		// OPENCODE_CONFIG: the image's configuration (OpenCodeConfig),
+		// merged with the user's own (~/.config/opencode) and the project's.
 		Env: []EnvVar{
+			{"OPENCODE_CONFIG", OpenCodeConfig},
 			{"OPENCODE_DISABLE_AUTOUPDATE", "true"},
 			{"OPENCODE_DISABLE_DEFAULT_PLUGINS", "true"},
 			{"OPENCODE_DISABLE_LSP_DOWNLOAD", "true"},
 			{"OPENCODE_DISABLE_MODELS_FETCH", "true"},
 		},
+		Files:   []File{{OpenCodeConfig, opencodeConfig}},
 		Domains: []string{"*.opencode.ai", "models.dev", "opencode.ai"},
 		// opencode auth login stores every provider's key or token here;
 		// the login reaches the provider's own names (add its service).
@@ -206,6 +210,19 @@ const ClaudeManagedMCP = "/etc/claude-code/managed-mcp.json"
 // search would not learn that it can ask; the server's two tools are in
 // every request instead (older versions ignore the key).
 const claudeManagedMCP = `{"//":{{json header}},"mcpServers":{"agentbox":{"type":"stdio","command":{{json (index .RequestMCP 0)}},"args":[{{json (index .RequestMCP 1)}}],"alwaysLoad":true}}}
+`
+
+// OpenCodeConfig is the configuration file the image gives OpenCode
+// (OPENCODE_CONFIG names it).
+const OpenCodeConfig = "/etc/opencode/opencode.json"
+
+// opencodeConfig registers agentbox-request's MCP server
+// (docs/approvals.md): the agent asks the person at the host for a
+// destination that the sandbox refuses. OpenCode reads JSON with comments.
+const opencodeConfig = `// {{header}}
+{
+  "mcp": {"agentbox": {"type": "local", "command": [{{json (index .RequestMCP 0)}}, {{json (index .RequestMCP 1)}}], "enabled": true}}
+}
 `
 
 // CodexSystemConfig is Codex's system configuration file: the image owns it,
