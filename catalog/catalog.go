@@ -69,8 +69,10 @@ const geminiDefaults = `// {{header}}
   "telemetry": {"enabled": false},
   "tools": {"sandbox": false},
   // agentbox-request's MCP server: the agent asks the person at the host
-  // for a destination that the sandbox refuses (docs/approvals.md).
-  "mcpServers": {"agentbox": {"command": {{json (index .RequestMCP 0)}}, "args": [{{json (index .RequestMCP 1)}}]}}
+  // for a destination that the sandbox refuses (docs/approvals.md). Trusted:
+  // its tools (which ask, and grant nothing) run without a confirmation, so
+  // gemini -p without --yolo has them too; no other server's do.
+  "mcpServers": {"agentbox": {"command": {{json (index .RequestMCP 0)}}, "args": [{{json (index .RequestMCP 1)}}], "trust": true}}
 }
 `
 
