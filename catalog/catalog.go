@@ -274,10 +274,13 @@ wire_api = "responses"
 {{- end}}
 
 # agentbox-request's MCP server: the agent asks the person at the host for a
-# destination that the sandbox refuses (docs/approvals.md).
+# destination that the sandbox refuses (docs/approvals.md). Its tools ask and
+# grant nothing: approved without a prompt, whatever the approval policy; no
+# other server's are.
 [mcp_servers.agentbox]
 command = {{toml (index .RequestMCP 0)}}
 args = [{{toml (index .RequestMCP 1)}}]
+default_tools_approval_mode = "approve"
 `
 
 // services is the catalog of named domain groups, sorted by name. Every
