@@ -142,3 +142,67 @@ func claudeAsks(e *env, p *project, models *modelServer, env []string) {
 	checkClaudeTurns(e, fake, r)
 	checkAskResults(e, "claude", fake.ToolResults())
 }
+
+// geminiAsks: in the sandbox up with the fake DNS, Gemini CLI (gemini
+// --yolo -p: the shell tool needs it; the MCP server is trusted in the
+// system defaults, TestGeminiCLIAsksForAGrant runs without it) probes the
+// decoy, refused, calls mcp_agentbox_request_network_access with wait,
+// the test approves, and the next probe passes.
+func geminiAsks(e *env, p *project, models *geminiModels, env []string) {
+	t := e.t
+	target := newAskTarget(e, "gemini")
+	probe := fakemodel.GeminiStep{Calls: []fakemodel.GeminiCall{{Name: "run_shell_command", Args: map[string]any{
+		"command": target.probe, "description": "reach the host"}}}}
+	fake := fakemodel.NewGemini(probe,
+		fakemodel.GeminiStep{Calls: []fakemodel.GeminiCall{{Name: "mcp_agentbox_request_network_access", Args: target.toolInput()}}},
+		probe, fakemodel.GeminiStep{Text: geminiFinal})
+	models.cur.Store(fake)
+	r, _, reached := approveWhileAgentWaits(e, p, env, target, "shell", "--", "env", "GEMINI_API_KEY="+geminiKey, "gemini", "--yolo", "-p", "Reach "+target.dest+".")
+	e.timed("gemini asks: agentbox shell -- gemini -p (probe, MCP request, approval, probe)", r.took)
+	e.timed("gemini asks: agentbox approve until the agent's connection", reached)
+	reqs := fake.Requests()
+	if len(reqs) == 0 {
+		t.Fatalf("gemini asked the model nothing: %s", r)
+	}
+	var results []string
+	for _, f := range reqs[len(reqs)-1].FunctionResponses {
+		results = append(results, string(f.Response))
+	}
+	checkAskResults(e, "gemini", results)
+}
+
+// openAIAsks: in the sandbox up with the fake DNS, Codex or OpenCode
+// probes the decoy, refused, calls agentbox's request_network_access (Codex
+// names it mcp__agentbox__..., OpenCode agentbox_...) with wait, the test
+// approves, and the next probe passes. On failure, the model's requests
+// are logged.
+func openAIAsks(e *env, p *project, a openAIAgent, models *codexModels, env []string) {
+	target := newAskTarget(e, a.name)
+	probe := fakemodel.OpenAIStep{Command: target.probe}
+	// Codex's code mode nests the MCP tool by its full name; OpenCode
+	// offers it as a function, found by its suffix.
+	tool := map[string]string{"codex": "mcp__agentbox__request_network_access"}[a.name]
+	if tool == "" {
+		tool = "request_network_access"
+	}
+	fake := &fakemodel.OpenAI{Final: codexFinal, Steps: []fakemodel.OpenAIStep{
+		probe, {Tool: tool, Args: target.toolInput()}, probe}}
+	models.cur.Store(fake)
+	defer func() {
+		if e.t.Failed() {
+			for i, q := range fake.OpenAIRequests() {
+				e.t.Logf("%s: model request %d: %s %s, %d tool outputs, answered with tool %q; body %.1500s", a.name, i, q.Method, q.Path, len(q.Outputs), q.Tool, q.Body)
+			}
+		}
+	}()
+	r, _, reached := approveWhileAgentWaits(e, p, env, target, append([]string{"shell", "--", "env", "OPENAI_API_KEY=" + codexKey}, a.args...)...)
+	e.timed(a.name+" asks: agentbox shell (probe, MCP request, approval, probe)", r.took)
+	e.timed(a.name+" asks: agentbox approve until the agent's connection", reached)
+	var results []string
+	for _, q := range fake.OpenAIRequests() {
+		if len(q.Outputs) > len(results) {
+			results = q.Outputs
+		}
+	}
+	checkAskResults(e, a.name, results)
+}
