@@ -2,11 +2,13 @@ package approval
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -185,8 +187,9 @@ func TestApproveRefused(t *testing.T) {
 	if len(*calls) != 1 {
 		t.Errorf("egress calls %q", *calls)
 	}
-	recs, _ := audit.Read(log, time.Time{})
-	if len(recs) != 1 || recs[0].Result == audit.OK || recs[0].Request != "r0000000000aa" {
+	recs, _ := audit.Read(log, time.Time{}) // the timed-out request's, seen first, and the refused grant
+	if len(recs) != 2 || recs[0].Event != audit.TimedOut || recs[0].Request != "r0000000000cc" ||
+		recs[1].Result == audit.OK || recs[1].Request != "r0000000000aa" {
 		t.Errorf("audit %+v", recs)
 	}
 }
@@ -227,5 +230,81 @@ func TestLocalTasks(t *testing.T) {
 	slices.Sort(names)
 	if err != nil || strings.Join(names, ",") != "cluster,here" {
 		t.Errorf("tasks asked: %q, %v", names, err)
+	}
+}
+
+// TestTimedOutAudited: a request seen timed out (by requests, watch,
+// approve, deny or audit: List) goes to the audit log once, at its
+// expiry, with its ID, time, destination and the agent's reason; no
+// person decided it (no user).
+func TestTimedOutAudited(t *testing.T) {
+	asked := now.Add(-20 * time.Minute)
+	h, calls, log := host(t, "", map[string]string{
+		"fix-1": spooled("r0000000000ee", asked, "docs.example.com:443", 900, "read the docs", "") +
+			spooled("r0000000000ff", now.Add(-time.Minute), "docs.example.com:443", 900, "still waits", ""),
+	}, nil)
+	for range 2 {
+		if _, _, err := h.List(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again := *h // another agentbox process: the log says it is recorded
+	if _, _, err := again.List(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := audit.Read(log, time.Time{})
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("%d records %+v: %v", len(recs), recs, err)
+	}
+	r := recs[0]
+	if r.Event != audit.TimedOut || r.Request != "r0000000000ee" || !r.Time.Equal(asked.Add(10*time.Minute)) || r.Asked == nil ||
+		!r.Asked.Equal(asked) || r.Task != "fix-1" || r.Dest != "docs.example.com" || len(r.Ports) != 1 || r.Ports[0] != 443 ||
+		r.Seconds != 900 || r.Reason != "read the docs" || r.User != "" || r.Result != audit.OK || len(*calls) != 0 {
+		t.Errorf("audit record %+v, egress calls %q", r, *calls)
+	}
+}
+
+// TestApproveConcurrent: two approvals of one request at the same moment
+// (two agentbox processes; goroutines here, each with its own Host) grant
+// once; the other is told the request is answered.
+func TestApproveConcurrent(t *testing.T) {
+	asked := now.Add(-time.Minute)
+	h, _, _ := host(t, "", nil, nil)
+	var mu sync.Mutex
+	var answer string
+	grants := 0
+	h.P.Egress = func(_ context.Context, _, task string, args ...string) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case args[0] == "requests":
+			return spooled("r0000000000aa", asked, "198.18.7.9/32:443", 600, "x", answer), nil
+		case args[0] == "grant":
+			grants++
+			mu.Unlock()
+			time.Sleep(50 * time.Millisecond) // the other approval's window
+			mu.Lock()
+			return "", nil
+		case args[0] == "answer":
+			answer = fmt.Sprintf("state %s\nuntil %s\nnote %s\n", args[2], args[3], args[4])
+			return "", nil
+		}
+		t.Errorf("unexpected egress command %q", args)
+		return "", nil
+	}
+	errs := make(chan error, 2)
+	for range 2 {
+		other := *h
+		go func() {
+			_, err := other.Approve(t.Context(), "r0000000000aa", "")
+			errs <- err
+		}()
+	}
+	e1, e2 := <-errs, <-errs
+	if (e1 == nil) == (e2 == nil) || grants != 1 {
+		t.Fatalf("two approvals: %v and %v, %d grants", e1, e2, grants)
+	}
+	if err := errors.Join(e1, e2); !strings.Contains(err.Error(), "request r0000000000aa is approved") {
+		t.Errorf("the second approval's error: %v", err)
 	}
 }

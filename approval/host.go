@@ -5,8 +5,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentbox-dev/agentbox/audit"
@@ -22,6 +26,8 @@ type Host struct {
 	P *egress.Project
 	// Tasks names the tasks whose egress runs on this machine.
 	Tasks func() ([]string, error)
+
+	audited map[string]bool // the timed-out requests seen in the audit log
 }
 
 // Skipped is an egress whose requests could not be read: one not running
@@ -53,7 +59,42 @@ func (h *Host) List(ctx context.Context) ([]Request, []Skipped, error) {
 		all = append(all, reqs...)
 	}
 	slices.SortStableFunc(all, func(a, b Request) int { return a.Time.Compare(b.Time) })
-	return all, skipped, nil
+	return all, skipped, h.auditTimedOut(all)
+}
+
+// auditTimedOut appends a timed-out record to the audit log for each
+// request of reqs that timed out and has none there yet, at its expiry:
+// the end of the story of a request nobody answered. Whichever agentbox
+// process sees it first (requests, watch, approve, deny, audit) writes it.
+func (h *Host) auditTimedOut(reqs []Request) error {
+	var path string
+	for _, r := range reqs {
+		if r.State != TimedOut || h.audited[r.ID] {
+			continue
+		}
+		d, err := egress.ParseDest(r.Dest)
+		if err != nil {
+			return err
+		}
+		if path == "" {
+			if path, err = h.P.AuditPath(); err != nil {
+				return err
+			}
+		}
+		rec := audit.Record{Time: r.Expires, Event: audit.TimedOut, Project: audit.ProjectDir(h.P.Dir), Sandbox: h.P.Name,
+			Task: r.Task, Dest: d.String(), Ports: d.Ports, Seconds: r.Seconds, Reason: r.Reason, Request: r.ID,
+			Asked: &r.Time, Result: audit.OK}
+		if _, err := audit.AppendUnless(path, r.Time, rec, func(o audit.Record) bool {
+			return o.Event == audit.TimedOut && o.Request == r.ID
+		}); err != nil {
+			return err
+		}
+		if h.audited == nil {
+			h.audited = map[string]bool{}
+		}
+		h.audited[r.ID] = true
+	}
+	return nil
 }
 
 // Find returns request id, wherever it waits.
@@ -81,7 +122,18 @@ func (h *Host) Find(ctx context.Context, id string) (Request, error) {
 // duration or dur when given, and tells the agent: approved until the
 // grant's end, or denied with why the grant was refused (the profile's
 // elevation, the never list). Only a pending request is approved.
-func (h *Host) Approve(ctx context.Context, id, dur string) (Request, error) {
+// Two approvals of one request at the same moment grant once: this
+// machine's agentbox processes answer the sandbox's requests one at a time
+// (answering), and the second finds the request answered.
+func (h *Host) Approve(ctx context.Context, id, dur string) (r Request, err error) {
+	err = h.answering(func() error {
+		r, err = h.approve(ctx, id, dur)
+		return err
+	})
+	return r, err
+}
+
+func (h *Host) approve(ctx context.Context, id, dur string) (Request, error) {
 	r, err := h.Find(ctx, id)
 	if err != nil {
 		return r, err
@@ -109,8 +161,17 @@ func (h *Host) Approve(ctx context.Context, id, dur string) (Request, error) {
 	return r, h.answer(ctx, r, Approved, until.Unix(), "")
 }
 
-// Deny answers request id with a denial and why, and records it.
-func (h *Host) Deny(ctx context.Context, id, why string) (Request, error) {
+// Deny answers request id with a denial and why, and records it (one
+// answer at a time, as Approve).
+func (h *Host) Deny(ctx context.Context, id, why string) (r Request, err error) {
+	err = h.answering(func() error {
+		r, err = h.deny(ctx, id, why)
+		return err
+	})
+	return r, err
+}
+
+func (h *Host) deny(ctx context.Context, id, why string) (Request, error) {
 	r, err := h.Find(ctx, id)
 	if err != nil {
 		return r, err
@@ -133,6 +194,29 @@ func (h *Host) Deny(ctx context.Context, id, why string) (Request, error) {
 	err = audit.Logged(path, &rec, func() error { return h.answer(ctx, r, Denied, 0, why) })
 	r.State, r.Note = Denied, why
 	return r, err
+}
+
+// answering runs do holding the lock of the sandbox's answers: a file
+// beside its audit log (flock), which every agentbox process that
+// approves or denies a request of the sandbox or its tasks on this
+// machine takes, from finding the request pending to its answer.
+func (h *Host) answering(do func() error) error {
+	path, err := h.P.AuditPath()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("creating the audit log's directory: %w", err)
+	}
+	f, err := os.OpenFile(strings.TrimSuffix(path, ".jsonl")+".answers.lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("locking the requests' answers: %w", err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("locking the requests' answers: %w", err)
+	}
+	return do()
 }
 
 // answer writes the answer to r in its egress, where the agent reads it.

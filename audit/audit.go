@@ -15,8 +15,10 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -31,7 +33,7 @@ import (
 // which holds no line for it.
 type Record struct {
 	Time    time.Time  `json:"time"`
-	Event   string     `json:"event"` // grant, revoke, expire, policy-add, policy-remove or deny
+	Event   string     `json:"event"` // grant, revoke, expire, policy-add, policy-remove, deny or timed-out
 	User    string     `json:"user"`  // the host user who ran agentbox
 	Project string     `json:"project"`
 	Sandbox string     `json:"sandbox"`
@@ -57,7 +59,8 @@ const (
 	Expire       = "expire" // derived by WithExpiries, never written
 	PolicyAdd    = "policy-add"
 	PolicyRemove = "policy-remove"
-	Deny         = "deny" // an agent's request denied (agentbox deny)
+	Deny         = "deny"      // an agent's request denied (agentbox deny)
+	TimedOut     = "timed-out" // an agent's request left unanswered until it timed out
 	OK           = "ok"
 )
 
@@ -173,6 +176,30 @@ func Logged(path string, rec *Record, do func() error) error {
 		return errors.Join(doErr, err)
 	}
 	return doErr
+}
+
+// AppendUnless appends r to the audit log at path unless a record at or
+// after since already there has(it): a record that more than one agentbox
+// process may write (a request seen timed out), written once. The log is
+// locked (flock) from the read to the write; the processes that append
+// without asking do not wait for it.
+func AppendUnless(path string, since time.Time, r Record, has func(Record) bool) (bool, error) {
+	f, err := open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		return false, fmt.Errorf("locking the audit log: %w", err)
+	}
+	recs, err := Read(path, since)
+	if err != nil {
+		return false, err
+	}
+	if slices.ContainsFunc(recs, has) {
+		return false, nil
+	}
+	return true, write(f, r)
 }
 
 // Read reads the audit log at path, the records at or after since. A

@@ -69,8 +69,10 @@ const geminiDefaults = `// {{header}}
   "telemetry": {"enabled": false},
   "tools": {"sandbox": false},
   // agentbox-request's MCP server: the agent asks the person at the host
-  // for a destination that the sandbox refuses (docs/approvals.md).
-  "mcpServers": {"agentbox": {"command": {{json (index .RequestMCP 0)}}, "args": [{{json (index .RequestMCP 1)}}]}}
+  // for a destination that the sandbox refuses (docs/approvals.md). Trusted:
+  // its tools (which ask, and grant nothing) run without a confirmation, so
+  // gemini -p without --yolo has them too; no other server's do.
+  "mcpServers": {"agentbox": {"command": {{json (index .RequestMCP 0)}}, "args": [{{json (index .RequestMCP 1)}}], "trust": true}}
 }
 `
 
@@ -167,12 +169,16 @@ var agents = []Agent{
 		// Measured with OpenCode 1.18: without these it fetches models.dev's
 		// catalog (models.opencode.ai), default plugins and LSP servers.
 		// Its openai provider reads OPENAI_BASE_URL itself.
+		// OPENCODE_CONFIG: the image's configuration (OpenCodeConfig),
+		// merged with the user's own (~/.config/opencode) and the project's.
 		Env: []EnvVar{
+			{"OPENCODE_CONFIG", OpenCodeConfig},
 			{"OPENCODE_DISABLE_AUTOUPDATE", "true"},
 			{"OPENCODE_DISABLE_DEFAULT_PLUGINS", "true"},
 			{"OPENCODE_DISABLE_LSP_DOWNLOAD", "true"},
 			{"OPENCODE_DISABLE_MODELS_FETCH", "true"},
 		},
+		Files:   []File{{OpenCodeConfig, opencodeConfig}},
 		Domains: []string{"*.opencode.ai", "models.dev", "opencode.ai"},
 		// opencode auth login stores every provider's key or token here;
 		// the login reaches the provider's own names (add its service).
@@ -186,9 +192,13 @@ const ClaudeManagedSettings = "/etc/claude-code/managed-settings.json"
 
 // claudeManagedSettings turns off Claude Code's permission prompts, so that
 // claude -p runs its tools unattended: the sandbox, not the CLI's prompts,
-// is the boundary. JSON has no comments: the generated-file header is the
-// value of a "//" key, which Claude Code ignores.
-const claudeManagedSettings = `{"//":{{json header}},"permissions":{"defaultMode":"bypassPermissions"},"skipDangerousModePermissionPrompt":true}
+// is the boundary. The two tools of agentbox's MCP server (which ask, and
+// grant nothing) are allowed by name too, so that a session started in
+// another permission mode (claude --permission-mode default in agentbox
+// shell) calls them without a prompt; no other MCP tool is. JSON has no
+// comments: the generated-file header is the value of a "//" key, which
+// Claude Code ignores.
+const claudeManagedSettings = `{"//":{{json header}},"permissions":{"defaultMode":"bypassPermissions","allow":["mcp__agentbox__request_network_access","mcp__agentbox__request_status"]},"skipDangerousModePermissionPrompt":true}
 `
 
 // ClaudeManagedMCP is Claude Code's managed MCP configuration: its servers
@@ -197,8 +207,24 @@ const ClaudeManagedMCP = "/etc/claude-code/managed-mcp.json"
 
 // claudeManagedMCP registers agentbox-request's MCP server
 // (docs/approvals.md): the agent asks the person at the host for a
-// destination that the sandbox refuses.
-const claudeManagedMCP = `{"//":{{json header}},"mcpServers":{"agentbox":{"type":"stdio","command":{{json (index .RequestMCP 0)}},"args":[{{json (index .RequestMCP 1)}}]}}}
+// destination that the sandbox refuses. alwaysLoad: Claude Code (2.1.332)
+// defers MCP tools behind its tool search, and a model that does not
+// search would not learn that it can ask; the server's two tools are in
+// every request instead (older versions ignore the key).
+const claudeManagedMCP = `{"//":{{json header}},"mcpServers":{"agentbox":{"type":"stdio","command":{{json (index .RequestMCP 0)}},"args":[{{json (index .RequestMCP 1)}}],"alwaysLoad":true}}}
+`
+
+// OpenCodeConfig is the configuration file the image gives OpenCode
+// (OPENCODE_CONFIG names it).
+const OpenCodeConfig = "/etc/opencode/opencode.json"
+
+// opencodeConfig registers agentbox-request's MCP server
+// (docs/approvals.md): the agent asks the person at the host for a
+// destination that the sandbox refuses. OpenCode reads JSON with comments.
+const opencodeConfig = `// {{header}}
+{
+  "mcp": {"agentbox": {"type": "local", "command": [{{json (index .RequestMCP 0)}}, {{json (index .RequestMCP 1)}}], "enabled": true}}
+}
 `
 
 // CodexSystemConfig is Codex's system configuration file: the image owns it,
@@ -248,10 +274,13 @@ wire_api = "responses"
 {{- end}}
 
 # agentbox-request's MCP server: the agent asks the person at the host for a
-# destination that the sandbox refuses (docs/approvals.md).
+# destination that the sandbox refuses (docs/approvals.md). Its tools ask and
+# grant nothing: approved without a prompt, whatever the approval policy; no
+# other server's are.
 [mcp_servers.agentbox]
 command = {{toml (index .RequestMCP 0)}}
 args = [{{toml (index .RequestMCP 1)}}]
+default_tools_approval_mode = "approve"
 `
 
 // services is the catalog of named domain groups, sorted by name. Every

@@ -382,7 +382,7 @@ func TestRevoke(t *testing.T) {
 }
 
 func TestAudit(t *testing.T) {
-	dir, d, _, log := allowProject(t, "", nil)
+	dir, d, _, log := allowProject(t, "", map[string]fakeReply{": requests": {}}) // audit asks for the requests
 	exp := allowNow.Add(-90 * time.Minute)
 	for _, r := range []audit.Record{
 		{Time: allowNow.Add(-2 * time.Hour), Event: audit.Grant, User: "alice", Sandbox: "demo", Dest: "198.18.7.0/24", Ports: []uint16{443}, Seconds: 1800, Expires: &exp, Reason: "old \x1b[2J", Result: audit.OK},
@@ -422,7 +422,7 @@ func TestAllowAuditJSONShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, d, _, log := allowProject(t, "", map[string]fakeReply{": grants": {out: "198.18.7.0/24 443 1795\n"}})
+	dir, d, _, log := allowProject(t, "", map[string]fakeReply{": grants": {out: "198.18.7.0/24 443 1795\n"}, ": requests": {}})
 	exp := allowNow.Add(time.Hour)
 	for _, r := range []audit.Record{
 		{Time: allowNow, Event: audit.Grant, User: "alice", Dest: "198.18.7.0/24", Ports: []uint16{443}, Seconds: 1800, Expires: &exp, Reason: "r", Result: audit.OK},
@@ -455,7 +455,7 @@ func TestAllowAuditJSONShape(t *testing.T) {
 // later grant renewed before it; none for a grant still in force or one
 // the egress refused.
 func TestAuditExpiry(t *testing.T) {
-	dir, d, _, log := allowProject(t, "", nil)
+	dir, d, _, log := allowProject(t, "", map[string]fakeReply{": requests": {}}) // audit asks for the requests
 	at := func(m int) time.Time { return allowNow.Add(time.Duration(m) * time.Minute) }
 	exp := func(m int) *time.Time { e := at(m); return &e }
 	for _, r := range []audit.Record{

@@ -3,7 +3,12 @@ package main
 // agentbox audit: the audit log of allow, revoke and policy (package audit).
 
 import (
+	"context"
+	"fmt"
 	"io"
+
+	"github.com/agentbox-dev/agentbox/approval"
+	"github.com/agentbox-dev/agentbox/internal/termsafe"
 
 	"github.com/spf13/cobra"
 )
@@ -31,7 +36,7 @@ host and mounted nowhere: the agent can neither write nor erase it.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.dir = *dir
-			return o.run(d, stdout)
+			return o.run(c.Context(), d, stdout, c.ErrOrStderr())
 		},
 	}
 	c.Flags().StringVar(&o.since, "since", "", "only the records since: a duration (1h, 30m) or an RFC 3339 time")
@@ -39,7 +44,7 @@ host and mounted nowhere: the agent can neither write nor erase it.`,
 	return c
 }
 
-func (o *auditOptions) run(d deps, stdout io.Writer) error {
+func (o *auditOptions) run(ctx context.Context, d deps, stdout, stderr io.Writer) error {
 	since, err := parseSince(o.since, d.now())
 	if err != nil {
 		return err
@@ -48,7 +53,10 @@ func (o *auditOptions) run(d deps, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	recs, err := p.AuditLog(since)
+	recs, warn, err := approval.AuditLog(ctx, p, since)
+	if warn != nil {
+		fmt.Fprintf(stderr, "agentbox: the agent's requests: %s\n", termsafe.Message(warn.Error()))
+	}
 	if err != nil {
 		return err
 	}

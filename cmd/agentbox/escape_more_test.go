@@ -118,6 +118,7 @@ func TestAuditEscapes(t *testing.T) {
 	dir, d, _, log := allowProject(t, "", map[string]fakeReply{
 		"fix-1: grant 198.18.7.0/24 443 1800": {},
 		"fix-1: grants":                       {out: "198.18.7.0/24 443 1795\n"},
+		": requests":                          {}, // audit asks for the requests
 	})
 	d.user = func() string { return "mallory\u202e" }
 	if _, stderr, code := runDeps(t, d, "allow", "-C", dir, "--task", "fix-1", "198.18.7.0/24", "--for", "30m", "--reason", reason); code != 0 {

@@ -62,3 +62,20 @@ func TestRequestsApproveDeny(t *testing.T) {
 		t.Errorf("a bad ID: exit %d, %s", code, stderr)
 	}
 }
+
+// TestAuditTimedOut: a request nobody answered is in agentbox audit, timed
+// out at its expiry, though no other command saw it first; once.
+func TestAuditTimedOut(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir()) // no tasks
+	asked := allowNow.Add(-15 * time.Minute)
+	dir, d, _, _ := allowProject(t, "", map[string]fakeReply{
+		": requests": {out: spoolListing("r0000000000cc", asked, "docs.example.com:443", 600, "read the docs\x1b[2J")},
+	})
+	want := "2026-11-22T11:55:00Z  timed-out  -     docs.example.com  443    10m  -     ok      r0000000000cc asked 2026-11-22T11:45:00Z  read the docs\\x1b[2J\n"
+	for range 2 {
+		stdout, stderr, code := runDeps(t, d, "audit", "-C", dir)
+		if code != 0 || !strings.HasSuffix(stdout, want) || strings.Count(stdout, "timed-out") != 1 {
+			t.Fatalf("agentbox audit: exit %d, want a line %q\n%s%s", code, want, stdout, stderr)
+		}
+	}
+}

@@ -62,6 +62,13 @@ func (m *modelServer) next(command string) *fakemodel.Anthropic {
 	return f
 }
 
+// nextSteps installs a fake that makes the tool calls of steps in order.
+func (m *modelServer) nextSteps(steps ...fakemodel.AnthropicCall) *fakemodel.Anthropic {
+	f := &fakemodel.Anthropic{Steps: steps}
+	m.cur.Store(f)
+	return f
+}
+
 // testRealClaude: a claude task through agentbox run (clone and direct), then
 // up + shell + fetch, each against the fake model.
 func testRealClaude(e *env) {
@@ -138,6 +145,7 @@ kubernetes:
 	defer p.agentbox(env, "gc")
 	claudeRun(e, p, models, env)
 	claudeDirect(e, p, models, env)
+	claudeAsks(e, p, models, env)
 	t.Run("Kubernetes", func(t *testing.T) { claudeKube(e.sub(t), p.in(e.sub(t)), models, env) })
 }
 

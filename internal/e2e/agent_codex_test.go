@@ -170,6 +170,7 @@ func codexShell(e *env, p *project, a openAIAgent, models *codexModels, env []st
 	t.Logf("%s (up + shell) asked the resolver for: %q", a.name, names)
 	r = p.agentbox(env, "blocked", "--json")
 	t.Logf("agentbox blocked (up + shell): %s", r.stdout)
+	openAIAsks(e, p, a, models, env)
 	p.mustAgentbox(env, "down")
 	if a.name == "codex" && len(names) > 0 {
 		t.Errorf("codex asked the resolver for %q beyond its model endpoint (an address)", names)

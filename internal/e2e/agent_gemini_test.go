@@ -140,6 +140,7 @@ func geminiShell(e *env, p *project, models *geminiModels, env []string) {
 	names := askedNames(e.logsOf(e.container(p.name, "egress")))
 	r = p.agentbox(env, "blocked", "--json")
 	t.Logf("gemini (up + shell) asked the resolver for %q; agentbox blocked: %s", names, r.stdout)
+	geminiAsks(e, p, models, env)
 	p.mustAgentbox(env, "down")
 	if len(names) > 0 {
 		t.Errorf("gemini asked the resolver for %q beyond its model endpoint (an address)", names)

@@ -10,8 +10,11 @@ import (
 	"sync"
 )
 
-// AnthropicToolUseID is the id of the one tool call the Anthropic fake makes.
+// AnthropicToolUseID is the id of the fake's first tool call; its n-th
+// (of Steps) is toolu_agentbox_fake_0n.
 const AnthropicToolUseID = "toolu_agentbox_fake_01"
+
+const anthropicToolUsePrefix = "toolu_agentbox_fake_"
 
 // AnthropicFinalText is the fake's last answer, after the tool's result.
 const AnthropicFinalText = "The file is written and committed."
@@ -29,16 +32,28 @@ type AnthropicRequest struct {
 // no result of the fake's tool call is answered with that tool call, its input
 // {"command": Command}; a request carrying the result is answered with
 // AnthropicFinalText; any other message (a CLI's side requests: titles,
-// summaries, a quota check) gets a short text. Every request is recorded.
+// summaries, a quota check) gets a short text. With Steps, the fake makes
+// their calls one after the other: a request that carries the results of
+// the first n is answered with call n+1 (if it offers that tool), then the
+// final text. Every request is recorded.
 type Anthropic struct {
 	Tool    string // the CLI's shell tool, "Bash" for Claude Code
 	Command string
 	// Input, when not nil, is the tool call's input instead of Command's
 	// (another tool than the shell: an MCP server's).
 	Input map[string]any
+	// Steps, when not nil, are the tool calls in order, instead of the one
+	// of Tool.
+	Steps []AnthropicCall
 
 	mu   sync.Mutex
 	reqs []AnthropicRequest
+}
+
+// AnthropicCall is one tool call of the fake's script.
+type AnthropicCall struct {
+	Tool  string
+	Input map[string]any
 }
 
 // NewAnthropic returns a fake that asks Claude Code's Bash tool to run command.
@@ -53,8 +68,9 @@ func (a *Anthropic) Requests() []AnthropicRequest {
 	return append([]AnthropicRequest(nil), a.reqs...)
 }
 
-// ToolResults returns the text of every result of the fake's tool call that
-// the CLI sent back, in order.
+// ToolResults returns the text of the results of the fake's tool calls
+// that the CLI sent back, in the order of the calls: those of the request
+// that carried the most.
 func (a *Anthropic) ToolResults() []string {
 	var out []string
 	for _, r := range a.Requests() {
@@ -62,8 +78,8 @@ func (a *Anthropic) ToolResults() []string {
 		if r.Path != "/v1/messages" || json.Unmarshal(r.Body, &req) != nil {
 			continue
 		}
-		if res, ok := req.toolResult(); ok {
-			out = append(out, res)
+		if res := req.toolResults(); len(res) > len(out) {
+			out = res
 		}
 	}
 	return out
@@ -89,21 +105,23 @@ type anthropicBlock struct {
 	Text      string          `json:"text"`
 }
 
-// toolResult returns the text of the result of the fake's tool call, if the
-// request carries one.
-func (r anthropicMessagesRequest) toolResult() (string, bool) {
+// toolResults returns the text of the results of the fake's tool calls
+// that the request carries, in order.
+func (r anthropicMessagesRequest) toolResults() []string {
+	var out []string
 	for _, m := range r.Messages {
 		var blocks []anthropicBlock
 		if json.Unmarshal(m.Content, &blocks) != nil {
 			continue
 		}
 		for _, b := range blocks {
-			if b.Type != "tool_result" || b.ToolUseID != AnthropicToolUseID {
+			if b.Type != "tool_result" || !strings.HasPrefix(b.ToolUseID, anthropicToolUsePrefix) {
 				continue
 			}
 			var s string
 			if json.Unmarshal(b.Content, &s) == nil {
-				return s, true
+				out = append(out, s)
+				continue
 			}
 			var parts []anthropicBlock
 			_ = json.Unmarshal(b.Content, &parts)
@@ -111,10 +129,10 @@ func (r anthropicMessagesRequest) toolResult() (string, bool) {
 			for _, p := range parts {
 				text = append(text, p.Text)
 			}
-			return strings.Join(text, "\n"), true
+			out = append(out, strings.Join(text, "\n"))
 		}
 	}
-	return "", false
+	return out
 }
 
 func (r anthropicMessagesRequest) offers(tool string) bool {
@@ -155,18 +173,15 @@ func (a *Anthropic) messages(w http.ResponseWriter, body []byte) {
 	}
 	var blocks []map[string]any
 	stop := "end_turn"
-	switch _, done := req.toolResult(); {
-	case done:
+	steps := a.steps()
+	switch n := len(req.toolResults()); {
+	case n >= len(steps):
 		blocks = []map[string]any{{"type": "text", "text": AnthropicFinalText}}
-	case req.offers(a.Tool):
+	case req.offers(steps[n].Tool):
 		stop = "tool_use"
-		var input any = map[string]string{"command": a.Command, "description": "Write the file and commit it"}
-		if a.Input != nil {
-			input = a.Input
-		}
 		blocks = []map[string]any{
 			{"type": "text", "text": "I will write the file and commit it."},
-			{"type": "tool_use", "id": AnthropicToolUseID, "name": a.Tool, "input": input},
+			{"type": "tool_use", "id": fmt.Sprintf("%s%02d", anthropicToolUsePrefix, n+1), "name": steps[n].Tool, "input": steps[n].Input},
 		}
 	default:
 		blocks = []map[string]any{{"type": "text", "text": "OK"}}
@@ -184,6 +199,18 @@ func (a *Anthropic) messages(w http.ResponseWriter, body []byte) {
 		return
 	}
 	anthropicStream(w, model, len(body)/4+1, blocks, stop)
+}
+
+// steps returns the fake's script: Steps, or the one call of Tool.
+func (a *Anthropic) steps() []AnthropicCall {
+	if a.Steps != nil {
+		return a.Steps
+	}
+	input := map[string]any{"command": a.Command, "description": "Write the file and commit it"}
+	if a.Input != nil {
+		input = a.Input
+	}
+	return []AnthropicCall{{Tool: a.Tool, Input: input}}
 }
 
 // anthropicStream writes the answer as the Messages API streams it:

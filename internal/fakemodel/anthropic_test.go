@@ -101,3 +101,42 @@ func TestAnthropicScript(t *testing.T) {
 		t.Fatalf("requests %+v", reqs)
 	}
 }
+
+// TestAnthropicSteps: with Steps, each request that carries the results of
+// the first n calls gets call n+1 (its id and tool), then the final text.
+func TestAnthropicSteps(t *testing.T) {
+	fake := &Anthropic{Steps: []AnthropicCall{
+		{Tool: "Bash", Input: map[string]any{"command": "true"}},
+		{Tool: "mcp__agentbox__request_network_access", Input: map[string]any{"destination": "example.com"}},
+	}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	call := func(body string) (id, name, text string) {
+		for _, e := range anthropicEvents(t, srv.URL, body) {
+			if b, ok := e["content_block"].(map[string]any); ok && b["type"] == "tool_use" {
+				id, name = b["id"].(string), b["name"].(string)
+			}
+			if d, ok := e["delta"].(map[string]any); ok {
+				if s, ok := d["text"].(string); ok {
+					text += s
+				}
+			}
+		}
+		return id, name, text
+	}
+	const tools = `"tools":[{"name":"Bash"},{"name":"mcp__agentbox__request_network_access"}]`
+	if id, name, _ := call(`{"stream":true,` + tools + `,"messages":[{"role":"user","content":"go"}]}`); id != AnthropicToolUseID || name != "Bash" {
+		t.Fatalf("first call %q %q", id, name)
+	}
+	one := `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_agentbox_fake_01","content":"refused"}]}`
+	if id, name, _ := call(`{"stream":true,` + tools + `,"messages":[{"role":"user","content":"go"},` + one + `]}`); id != "toolu_agentbox_fake_02" || name != "mcp__agentbox__request_network_access" {
+		t.Fatalf("second call %q %q", id, name)
+	}
+	two := `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_agentbox_fake_02","content":[{"type":"text","text":"state: approved"}]}]}`
+	if _, _, text := call(`{"stream":true,` + tools + `,"messages":[{"role":"user","content":"go"},` + one + `,` + two + `]}`); text != AnthropicFinalText {
+		t.Fatalf("final text %q", text)
+	}
+	if got := fake.ToolResults(); len(got) != 2 || got[0] != "refused" || got[1] != "state: approved" {
+		t.Fatalf("tool results %q", got)
+	}
+}

@@ -24,9 +24,20 @@ type OpenAI struct {
 	// CLI gives it), with Args.
 	Tool string
 	Args map[string]any
+	// Steps, when not nil, are the calls in order, instead of the one of
+	// Command or Tool: a request whose conversation holds n tool outputs
+	// gets call n+1, then Final.
+	Steps []OpenAIStep
 
 	mu       sync.Mutex
 	requests []OpenAIRequest
+}
+
+// OpenAIStep is one call of the fake's script: the shell with Command, or
+// the tool whose name ends in Tool with Args.
+type OpenAIStep struct {
+	Command, Tool string
+	Args          map[string]any
 }
 
 // OpenAIRequest is one request the fake received.
@@ -36,6 +47,9 @@ type OpenAIRequest struct {
 	Body          []byte
 	Tool          string // the tool the fake called in its answer ("" for none)
 	Output        string // the tool output the request carried ("" for none)
+	// Outputs are the outputs of every tool call the conversation holds,
+	// in order.
+	Outputs []string
 }
 
 // NewOpenAI returns the fake with its script.
@@ -95,13 +109,18 @@ func (f *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "fakemodel: not a Responses request: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	rec.Output = openAIToolOutput(in)
+	rec.Output, rec.Outputs = openAIToolOutput(in), openAIToolOutputs(in)
+	steps := f.Steps
+	if steps == nil && (f.Command != "" || f.Tool != "") {
+		steps = []OpenAIStep{{Command: f.Command, Tool: f.Tool, Args: f.Args}}
+	}
 	var items []openAIItem
-	if rec.Output == "" && (f.Command != "" || f.Tool != "") && openAIOffersTools(in) {
-		call, err := openAIShellCall(in, f.Command)
-		if f.Tool != "" {
-			call, err = openAIToolCall(in, f.Tool, f.Args)
+	if n := len(rec.Outputs); n < len(steps) && openAIOffersTools(in) {
+		call, err := openAIShellCall(in, steps[n].Command)
+		if steps[n].Tool != "" {
+			call, err = openAIToolCall(in, steps[n].Tool, steps[n].Args)
 		}
+		call.ID, call.CallID = fmt.Sprintf("%s_%d", strings.Split(call.ID, "_")[0], n+1), fmt.Sprintf("call_%d", n+1)
 		if err != nil {
 			http.Error(w, "fakemodel: "+err.Error(), http.StatusBadRequest)
 			return
@@ -134,6 +153,23 @@ func openAIToolOutput(in openAIInput) string {
 		return string(it.Output) + "\n"
 	}
 	return ""
+}
+
+// openAIToolOutputs returns the outputs of every tool call in the
+// conversation, in order.
+func openAIToolOutputs(in openAIInput) []string {
+	var out []string
+	for _, it := range in.Input {
+		if it.Type != "function_call_output" && it.Type != "custom_tool_call_output" {
+			continue
+		}
+		var s string
+		if json.Unmarshal(it.Output, &s) != nil {
+			s = string(it.Output)
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // openAIOffersTools reports whether the request offers the model any

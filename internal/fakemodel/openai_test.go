@@ -101,3 +101,36 @@ func TestOpenAIScript(t *testing.T) {
 		t.Errorf("no shell tool: status %d", resp.StatusCode)
 	}
 }
+
+// TestOpenAISteps: with Steps, a conversation holding n tool outputs gets
+// call n+1 (its own call id), then the final message; the request records
+// every output.
+func TestOpenAISteps(t *testing.T) {
+	f := &OpenAI{Final: "done", Steps: []OpenAIStep{{Command: "echo one"}, {Tool: "request_network_access", Args: map[string]any{"destination": "x"}}}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	const tools = `"tools":[{"type":"function","name":"shell_command"},{"type":"function","name":"mcp__agentbox__request_network_access"}]`
+	item := func(body string) map[string]any {
+		for _, e := range openAIEvents(t, srv.URL, body) {
+			if e["type"] == "response.output_item.done" {
+				return e["item"].(map[string]any)
+			}
+		}
+		t.Fatal("no item")
+		return nil
+	}
+	if it := item(`{"model":"m",` + tools + `}`); it["name"] != "shell_command" || it["call_id"] != "call_1" {
+		t.Fatalf("first: %v", it)
+	}
+	one := `{"type":"function_call_output","call_id":"call_1","output":"refused"}`
+	if it := item(`{"model":"m",` + tools + `,"input":[` + one + `]}`); it["name"] != "mcp__agentbox__request_network_access" || it["call_id"] != "call_2" {
+		t.Fatalf("second: %v", it)
+	}
+	two := `{"type":"function_call_output","call_id":"call_2","output":"state: approved"}`
+	if it := item(`{"model":"m",` + tools + `,"input":[` + one + `,` + two + `]}`); it["type"] != "message" {
+		t.Fatalf("third: %v", it)
+	}
+	if r := f.OpenAIRequests(); len(r) != 3 || strings.Join(r[2].Outputs, "|") != "refused|state: approved" {
+		t.Fatalf("outputs %+v", r)
+	}
+}

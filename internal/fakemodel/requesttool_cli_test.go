@@ -127,9 +127,11 @@ func writeFile(t *testing.T, path string, data []byte) {
 }
 
 // TestGeminiCLIAsksForAGrant: the real Gemini CLI, with the system
-// defaults agentbox generates (which register the MCP server), calls
-// request_network_access when the fake model asks, and the request reaches
-// the endpoint's spool (run in the CLI's own network namespace).
+// defaults agentbox generates (which register the MCP server and trust
+// it), calls request_network_access when the fake model asks, without
+// --yolo (gemini -p offers no tool that needs a confirmation), and the
+// request reaches the endpoint's spool (run in the CLI's own network
+// namespace).
 func TestGeminiCLIAsksForAGrant(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireProgram(t, "ip")
@@ -187,7 +189,7 @@ func TestGeminiCLIAsksForAGrant(t *testing.T) {
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		cmd := exec.CommandContext(ctx, gemini, "--yolo", "-p", "I need the API docs at docs.example.com.")
+		cmd := exec.CommandContext(ctx, gemini, "-p", "I need the API docs at docs.example.com.")
 		cmd.Dir = home
 		cmd.Env = append(env, "HOME="+home, "PATH="+os.Getenv("PATH"), "GEMINI_API_KEY=fake-gemini-key-0123", "GOOGLE_GEMINI_BASE_URL="+url)
 		return cmd

@@ -124,6 +124,10 @@ RUN --mount=type=secret,id=agentbox_npmrc,required=false \
  && ln -s /opt/agentbox/npm/node_modules/.bin/opencode /usr/local/bin/opencode \
  && npm cache clean --force
 
+# The agent CLI's own configuration, generated from agentbox.yaml (see
+# agent-files/opencode/): root's files, outside the state volume.
+COPY agent-files/opencode/ /
+
 # The entrypoint clones the project into the workspace volume on first start,
 # from the project's git database: read-only, its config masked, and owned by
 # the host's user, so git is told to trust it. A locked profile's clone is
