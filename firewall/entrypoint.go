@@ -3,6 +3,7 @@ package firewall
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -60,6 +61,8 @@ type entrypointGateway struct {
 	V6Env                        string // set for HAProxy when the loopback has ::1
 	Forever                      int64
 	Ports                        []int // the ports of allowed names, each with a grants map
+	KeysMap, KeysDone, KeysDir   string
+	Keys                         []string // the keys' names, sorted
 }
 
 // entrypointFiles are the files the entrypoint reads and writes.
@@ -97,7 +100,8 @@ type entrypointResolvers struct {
 // kernel: environment variables, arguments, exit codes, the kernel setting
 // it checks and the packet logger it starts.
 type entrypointProcess struct {
-	HostAddrsEnv, HealthArg                   string
+	HostAddrsEnv, HealthArg, SetKeyArg        string
+	KeysDoneArg                               string
 	DeadlineEnv, AgentUIDEnv, DeadlineStayEnv string
 	DeadlineExit                              int
 	PortStart, PortStartProc, PortStartWant   string
@@ -130,7 +134,12 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 		}
 		v.Gateway = &entrypointGateway{Conf: GatewayConfigPath, Socket: GatewaySocket,
 			GrantsDir: GatewayGrantsDir, Pid: gatewayPid, Forever: gatewayForever,
-			Names: gatewayNames, Map: gatewayMap, V6Env: gatewayV6Env}
+			Names: gatewayNames, Map: gatewayMap, V6Env: gatewayV6Env,
+			KeysMap: GatewayKeysMap, KeysDone: keysDone, KeysDir: GatewayKeysDir}
+		for _, k := range p.Keys {
+			v.Gateway.Keys = append(v.Gateway.Keys, k.Name)
+		}
+		slices.Sort(v.Gateway.Keys)
 		for _, g := range ports {
 			v.Gateway.Ports = append(v.Gateway.Ports, g.Port)
 		}
@@ -220,6 +229,8 @@ func entrypointProcessContract() entrypointProcess {
 	return entrypointProcess{
 		HostAddrsEnv:    HostAddrsEnv,
 		HealthArg:       healthArg,
+		SetKeyArg:       SetKeyArg,
+		KeysDoneArg:     KeysDoneArg,
 		DeadlineEnv:     DeadlineEnv,
 		AgentUIDEnv:     AgentUIDEnv,
 		DeadlineStayEnv: DeadlineStayEnv,

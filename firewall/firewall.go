@@ -109,7 +109,7 @@ var Sysctls = []Sysctl{portStart}
 var portStart = Sysctl{"net.ipv4.ip_unprivileged_port_start", "1024"}
 
 // Packages lists the Debian packages the egress image installs (sorted).
-var Packages = []string{"dnsmasq-base", "haproxy", "nftables", "ulogd2", "ulogd2-json"}
+var Packages = []string{"ca-certificates", "dnsmasq-base", "haproxy", "nftables", "ulogd2", "ulogd2-json"}
 
 // HealthCommand is the compose healthcheck (exec form).
 var HealthCommand = []string{EntrypointPath, healthArg}
@@ -156,6 +156,9 @@ type Policy struct {
 	// asks for a grant that a person answers; nil: none (a profile whose
 	// elevation.allowed is false).
 	Requests *Requests
+	// Keys are the model credentials the gateway holds for the agent
+	// (keys.go): only with the gateway.
+	Keys []Key
 }
 
 // Mode is what a profile's firewall admits besides loopback.

@@ -26,8 +26,9 @@ const (
 	// (in increasing order), on 127.0.0.1 and ::1; the next port's is one
 	// above. Below 1024, where the agent cannot bind.
 	GatewayListenBase = 600
-	// GatewayListenMax is the most ports of allowed names.
-	GatewayListenMax = 1024 - GatewayListenBase
+	// GatewayListenMax is the most ports of allowed names: their
+	// listeners stay below the keys' (GatewayKeyListenBase).
+	GatewayListenMax = GatewayKeyListenBase - GatewayListenBase
 	// GatewayHelloSeconds is how long the gateway waits for a complete
 	// ClientHello or HTTP request head.
 	GatewayHelloSeconds = 5
@@ -63,6 +64,10 @@ type gatewayView struct {
 	LogLen, NameMax, LogBurst, LogPeriod  int
 	Why                                   gatewayWhys
 	Ports                                 []gatewayPort
+	Keys                                  []gatewayFront
+	KeysMap, CAFile                       string
+	KeysReadyPath, KeysDone               string
+	KeyHeaders                            []string
 }
 
 // gatewayPort is one port of allowed names and its listener.
@@ -116,5 +121,11 @@ func renderGateway(p Policy) ([]byte, error) {
 		LogPeriod:     GatewayLogPeriod,
 		Why:           gatewayWhy,
 		Ports:         ports,
+		Keys:          gatewayKeys(p),
+		KeysMap:       GatewayKeysMap,
+		CAFile:        GatewayCAFile,
+		KeyHeaders:    KeyHeaders,
+		KeysReadyPath: KeysReadyPath,
+		KeysDone:      keysDone,
 	})
 }

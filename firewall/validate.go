@@ -26,12 +26,16 @@ func normalize(p Policy) (Policy, error) {
 	if err := checkMode(p); err != nil {
 		errs = append(errs, err)
 	}
-	if err := errors.Join(errs...); err != nil {
+	out := Policy{Mode: p.Mode, Domains: domains, CIDRs: cidrs, Never: never, NeverNames: neverNames,
+		// The gateway judges the names of allowed names' ports: none, no gateway.
+		Gateway: Policy{Gateway: p.Gateway, Mode: p.Mode, Domains: domains}.HasGateway()}
+	keys, keyErrs := checkKeys(p.Keys, out)
+	if err := errors.Join(append(errs, keyErrs...)...); err != nil {
 		return Policy{}, err
 	}
-	return Policy{Mode: p.Mode, Domains: domains, CIDRs: cidrs, Never: never, NeverNames: neverNames,
-		Gateway:  Policy{Mode: p.Mode, Domains: domains, Gateway: p.Gateway}.HasGateway(),
-		Requests: p.Requests}, nil
+	out.Requests = p.Requests
+	out.Keys = keys
+	return out, nil
 }
 
 // HasGateway says whether p, rendered, has a gateway: only when asked for,

@@ -61,7 +61,15 @@ func AgentFiles(agent catalog.Agent, env []catalog.EnvVar, workspace string) (ma
 
 // renderAgentFiles adds the agent's files to files, under AgentFilesDir.
 func renderAgentFiles(files map[string][]byte, p *Plan) error {
-	rendered, err := AgentFiles(p.Agent, p.Env, p.Workspace)
+	// One image serves every profile: its files see the default profile's
+	// environment, with the base URLs of the keys its gateway holds.
+	env := p.Env
+	for _, pp := range p.Profiles {
+		if pp.Name == p.DefaultProfile {
+			env, _ = withHeldKeys(env, nil, pp.Keys)
+		}
+	}
+	rendered, err := AgentFiles(p.Agent, env, p.Workspace)
 	if err != nil {
 		return err
 	}

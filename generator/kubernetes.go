@@ -157,6 +157,7 @@ type KubeTask struct {
 	Job     string            // the Job's name
 	Digests map[string]string // each image of the template -> image@digest
 	Secret  string            // the Secret of run.env; "" for none
+	Keys    string            // the Secret of the keys the gateway holds (KubeKeyNames); "" for none
 	CodeMap string            // the ConfigMap of the task's clone; "" when kubectl exec delivers it
 }
 
@@ -239,6 +240,10 @@ func TaskJob(cfg *config.Config, files map[string][]byte, t Task, k KubeTask) (*
 					LocalObjectReference: corev1.LocalObjectReference{Name: k.Secret}}})
 			}
 		}
+	}
+	if k.Keys != "" {
+		held, _ := HeldKeys(cfg, defaultPolicy(cfg))
+		kubeKeys(spec, held, k.Keys)
 	}
 	return job, nil
 }

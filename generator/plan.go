@@ -128,7 +128,9 @@ func plan(cfg *config.Config, lock *lockfile.Lock, errs *yamlpos.Errors) *Plan {
 	p.Policy = policy(cfg)
 	p.DefaultProfile = cfg.DefaultProfile
 	for i := range cfg.Profiles {
-		p.Profiles = append(p.Profiles, profilePlan(cfg, &cfg.Profiles[i], p.StateVolume))
+		pp := profilePlan(cfg, &cfg.Profiles[i], p.StateVolume)
+		pp.Keys = planKeys(cfg, &pp, errs)
+		p.Profiles = append(p.Profiles, pp)
 		p.DefaultLocked = p.DefaultLocked || cfg.Profiles[i].Name == cfg.DefaultProfile && cfg.Profiles[i].Locked
 	}
 	p.Extensions = extensions(cfg)

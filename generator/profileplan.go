@@ -55,9 +55,10 @@ type ProfilePlan struct {
 	Pids        int
 	Mounts      []Mount
 	StateVolume string
-	Compose     string   // its compose file, relative to the project
-	Egress      string   // its firewall program's directory, relative to the project
-	Hidden      []string // the profile's own workspace.hidden
+	Compose     string    // its compose file, relative to the project
+	Egress      string    // its firewall program's directory, relative to the project
+	Hidden      []string  // the profile's own workspace.hidden
+	Keys        []HeldKey // the model credentials its gateway holds (keys.go)
 }
 
 // ProfileCompose is the compose file of profile name: the default's is

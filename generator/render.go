@@ -101,6 +101,8 @@ type view struct {
 	RequestPort     int
 	RequestCommand  string // where the image holds RequestScript
 	RequestMCP      string // where it holds RequestMCPFile
+	GatewayReadyEnv string // keys.go
+	KeysReadyPath   string
 
 	// The profiles.
 	Profile              ProfilePlan // the compose file's
@@ -211,6 +213,9 @@ func renderProfile(files map[string][]byte, v view, pp ProfilePlan) error {
 	if len(pp.Hidden) > 0 {
 		plan.Env = mergeEnv(plan.Env, []catalog.EnvVar{{Name: HiddenEnv, Value: strings.Join(pp.Hidden, " ")}})
 	}
+	// The sandbox's agent: the keys of secrets (run.env's are the tasks',
+	// whose compose override sets theirs: taskKeyEnv).
+	plan.Env, plan.Secrets = withHeldKeys(plan.Env, plan.Secrets, sandboxKeys(pp.Keys, plan.Secrets))
 	v.Plan, v.Profile, v.Context, v.Up = &plan, pp, ".", ""
 	if pp.Compose != ComposeFile {
 		v.Context, v.Up = "..", ".."
@@ -304,6 +309,8 @@ func newView(p *Plan) view {
 		RequestPort:     firewall.RequestPort,
 		RequestCommand:  "/usr/local/bin/agentbox-request",
 		RequestMCP:      RequestMCPScript,
+		GatewayReadyEnv: GatewayReadyEnv,
+		KeysReadyPath:   firewall.KeysReadyPath,
 
 		ProfileEnv:           ProfileEnv,
 		HostAddrsEnv:         firewall.HostAddrsEnv,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -83,12 +84,19 @@ func TaskOverride(cfg *config.Config, t Task) ([]byte, error) {
 	if !ok {
 		return nil, config.ProfileError(cfg, profile)
 	}
+	// The keys its gateway holds stay out of the agent's environment: the
+	// profile's compose file gives the agent placeholders (keys.go).
+	held, _ := HeldKeys(cfg, profilePolicy(cfg, prof))
+	t.Env = slices.DeleteFunc(slices.Clone(t.Env), func(n string) bool {
+		return slices.ContainsFunc(held, func(k HeldKey) bool { return k.Name == n })
+	})
 	mounts, err := taskMounts(t, prof)
 	if err != nil {
 		return nil, err
 	}
 	labels := taskLabels(cfg, t)
 	services, depends := taskAgent(cfg, t, prof, labels, mounts)
+	taskKeyEnv(services["agent"].(map[string]any)["environment"].(map[string]any), held)
 	doc := map[string]any{"services": services}
 	if t.LoginFrom != "" {
 		copier, err := loginCopy(cfg, prof, t.LoginFrom, labels)

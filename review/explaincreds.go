@@ -3,6 +3,8 @@ package review
 import (
 	"slices"
 	"strings"
+
+	"github.com/agentbox-dev/agentbox/generator"
 )
 
 // Credentials is what the agent gets of the user's credentials: the
@@ -25,6 +27,9 @@ type Credentials struct {
 type HostVariable struct {
 	Name    string `json:"name"`
 	Reaches string `json:"reaches"` // ReachesAll or ReachesTasks
+	// Gateway are the profiles whose gateway holds this model key: there
+	// the agent gets a placeholder (docs/gateway.md).
+	Gateway []string `json:"gateway,omitempty"`
 	Origin
 }
 
@@ -44,6 +49,13 @@ func (o origins) credentials() Credentials {
 		vars = append(vars, HostVariable{Name: n, Reaches: ReachesTasks, Origin: o.entryAt("run.env", cfg.RunEnvPos[i])})
 	}
 	slices.SortFunc(vars, func(a, b HostVariable) int { return strings.Compare(a.Name, b.Name) })
+	for _, prof := range cfg.ProfileNames() {
+		for _, n := range generator.HeldKeyNames(cfg, prof) {
+			if i := slices.IndexFunc(vars, func(v HostVariable) bool { return v.Name == n }); i >= 0 {
+				vars[i].Gateway = append(vars[i].Gateway, prof)
+			}
+		}
+	}
 	return Credentials{Variables: vars, LoginFiles: append([]string{}, cfg.Agent.Credentials...), CopyLogin: cfg.CopyLogin, CopyOrigin: o.at("run.copy_login")}
 }
 

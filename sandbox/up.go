@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/settings"
@@ -43,6 +44,9 @@ func Up(ctx context.Context, w Want, steps Steps, stdin io.Reader, stdout, stder
 	}
 	c.Env = EnvironWith(us)
 	WarnMissingSecrets(stderr, c.Env, p.Config.Secrets)
+	if err := checkSandboxKeys(p, c); err != nil {
+		return err
+	}
 	if err := WriteLocalCA(p.Dir, us); err != nil {
 		return err
 	}
@@ -59,6 +63,9 @@ func Up(ctx context.Context, w Want, steps Steps, stdin io.Reader, stdout, stder
 	if done("the sandbox is up (profile "+p.Profile+")", err); err != nil {
 		return err
 	}
+	if err := handSandboxKeys(ctx, p, c); err != nil {
+		return err
+	}
 	if err := c.FollowEgress(ctx, stderr); err != nil {
 		return err
 	}
@@ -66,4 +73,38 @@ func Up(ctx context.Context, w Want, steps Steps, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "agentbox: recording the files the sandbox started from (generate and shell will not say when it is older): %s\n", termsafe.Message(err.Error()))
 	}
 	return nil
+}
+
+// checkSandboxKeys refuses, before anything starts, a value that the
+// sandbox's gateway would hold and cannot (CheckKeyValues).
+func checkSandboxKeys(p *Project, c Compose) error {
+	names := generator.HeldKeyNames(p.Config, p.Profile)
+	if len(names) == 0 {
+		return nil
+	}
+	env, err := c.Env("up")
+	if err != nil {
+		return err
+	}
+	return CheckKeyValues(names, env)
+}
+
+// handSandboxKeys hands the sandbox's egress the model keys of secrets
+// that its gateway holds (HandKeys); up has said which are set nowhere.
+func handSandboxKeys(ctx context.Context, p *Project, c Compose) error {
+	var names []string
+	for _, n := range generator.HeldKeyNames(p.Config, p.Profile) {
+		if slices.Contains(p.Config.Secrets, n) {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	env, err := c.Env("up")
+	if err != nil {
+		return err
+	}
+	_, err = HandKeys(ctx, ComposeEgress(c.Argv), names, env)
+	return err
 }

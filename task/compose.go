@@ -57,6 +57,15 @@ func (b *Compose) Start(ctx context.Context) error {
 
 // up builds the images when needed and starts the task's project.
 func (b *Compose) up(ctx context.Context) error {
+	if names := generator.HeldKeyNames(b.P.Cfg, b.P.Rec.Profile); len(names) > 0 {
+		env, err := b.compose().Env("up")
+		if err != nil {
+			return err
+		}
+		if err := sandbox.CheckKeyValues(names, env); err != nil {
+			return fmt.Errorf("task %s: %w", b.P.Rec.Name, err)
+		}
+	}
 	if err := b.EnsureImages(ctx); err != nil {
 		return err
 	}
@@ -66,6 +75,27 @@ func (b *Compose) up(ctx context.Context) error {
 	// is loaded and answering.
 	if err := b.compose().Run(ctx, nil, io.Discard, &errb, "up", "--detach", "--no-build"); err != nil {
 		return fmt.Errorf("starting task %s: %v\n%s", b.P.Rec.Name, err, strings.TrimSpace(errb.String()))
+	}
+	return b.handKeys(ctx)
+}
+
+// handKeys hands the task's egress the model keys its gateway holds
+// (sandbox.HandKeys); the agent waits for them before its command runs.
+func (b *Compose) handKeys(ctx context.Context) error {
+	names := generator.HeldKeyNames(b.P.Cfg, b.P.Rec.Profile)
+	if len(names) == 0 {
+		return nil
+	}
+	env, err := b.compose().Env("up")
+	if err != nil {
+		return err
+	}
+	eg, err := b.P.Docker.TaskEgress(ctx, b.P.Rec.Project, b.P.Rec.Name)
+	if err != nil {
+		return err
+	}
+	if _, err := sandbox.HandKeys(ctx, eg, names, env); err != nil {
+		return fmt.Errorf("task %s: %w", b.P.Rec.Name, err)
 	}
 	return nil
 }

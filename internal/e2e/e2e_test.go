@@ -27,6 +27,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/catalog"
+	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/lockfile"
 )
@@ -243,6 +245,36 @@ func upWithFakeDNS(e *env, p *project, env []string) {
 	ip := strings.TrimSpace(e.docker("inspect", "--format", `{{(index .NetworkSettings.Networks "`+e.netName+`").IPAddress}}`, eg).stdout)
 	if !strings.HasPrefix(ip, "198.18.0.") {
 		t.Fatalf("the egress container is not on %s: address %q", e.netName, ip)
+	}
+	handKeysAgain(e, eg, env)
+}
+
+// handKeysAgain hands a recreated egress the model keys of env that its
+// gateway holds, as agentbox up does (sandbox.HandKeys: on the
+// entrypoint's standard input), then says they are all there: the keys
+// live in HAProxy's memory, and compose up recreated it without them.
+func handKeysAgain(e *env, eg string, env []string) {
+	t := e.t
+	handed := 0
+	for _, kv := range env {
+		name, value, _ := strings.Cut(kv, "=")
+		if _, ok := catalog.LookupModelKey(name); !ok || value == "" {
+			continue
+		}
+		r := e.run(runOpt{stdin: value + "\n"}, "docker", "exec", "-i", eg, firewall.EntrypointPath, firewall.SetKeyArg, name)
+		switch {
+		case r.code == 2 && strings.Contains(r.stderr, "holds no key"):
+			// Not one of this gateway's keys (a task's, or no gateway).
+		case r.failed():
+			t.Fatalf("handing %s to the recreated egress: %s", name, r)
+		default:
+			handed++
+		}
+	}
+	if handed > 0 {
+		if r := e.run(runOpt{}, "docker", "exec", eg, firewall.EntrypointPath, firewall.KeysDoneArg); r.failed() {
+			t.Fatalf("keys-done in the recreated egress: %s", r)
+		}
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -133,9 +134,16 @@ func (b *Backend) createJob(ctx context.Context) (codeMap string, err error) {
 	if err != nil {
 		return "", err
 	}
-	secret := ""
-	if len(b.P.Cfg.TaskEnv()) > 0 {
+	// The model keys the gateway holds go in a Secret of their own, which
+	// only the egress container mounts (generator.KubeTask.Keys).
+	held := generator.KubeKeyNames(b.P.Cfg)
+	envNames := slices.DeleteFunc(b.P.Cfg.TaskEnv(), func(n string) bool { return slices.Contains(held, n) })
+	secret, keys := "", ""
+	if len(envNames) > 0 {
 		secret = b.P.Rec.Job + "-env"
+	}
+	if len(held) > 0 {
+		keys = b.P.Rec.Job + "-keys"
 	}
 	bundlePath := filepath.Join(b.P.Dir, "task.bundle")
 	if fi, err := os.Stat(bundlePath); err == nil && fi.Size() <= maxInlineBundle {
@@ -144,7 +152,7 @@ func (b *Backend) createJob(ctx context.Context) (codeMap string, err error) {
 			return "", err
 		}
 	}
-	job, err := generator.TaskJob(b.P.Cfg, b.P.Files, b.P.Task(), generator.KubeTask{Job: b.P.Rec.Job, Digests: digests, Secret: secret, CodeMap: codeMap})
+	job, err := generator.TaskJob(b.P.Cfg, b.P.Files, b.P.Task(), generator.KubeTask{Job: b.P.Rec.Job, Digests: digests, Secret: secret, Keys: keys, CodeMap: codeMap})
 	if err != nil {
 		return "", err
 	}
@@ -159,8 +167,14 @@ func (b *Backend) createJob(ctx context.Context) (codeMap string, err error) {
 	if err != nil {
 		return "", fmt.Errorf("creating the task's Job: %w", err)
 	}
-	if secret != "" {
-		if err := b.createEnvSecret(ctx, secret, string(uid)); err != nil {
+	for _, sec := range []struct {
+		name  string
+		names []string
+	}{{secret, envNames}, {keys, held}} {
+		if sec.name == "" {
+			continue
+		}
+		if err := b.createEnvSecret(ctx, sec.name, string(uid), sec.names); err != nil {
 			return "", err
 		}
 	}
@@ -217,10 +231,10 @@ func (b *Backend) createCodeMap(ctx context.Context, name, bundlePath string) er
 	return nil
 }
 
-// createEnvSecret makes the Secret that holds the values of secrets and
-// run.env (from the environment or the secrets file), owned by
+// createEnvSecret makes the Secret that holds the values of names (of
+// secrets and run.env, from the environment or the secrets file), owned by
 // the Job (so it goes with it).
-func (b *Backend) createEnvSecret(ctx context.Context, name, jobUID string) error {
+func (b *Backend) createEnvSecret(ctx context.Context, name, jobUID string, names []string) error {
 	s := corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{generator.TaskLabel: b.P.Rec.Name}},
@@ -231,7 +245,7 @@ func (b *Backend) createEnvSecret(ctx context.Context, name, jobUID string) erro
 	if err != nil {
 		return err
 	}
-	for _, n := range b.P.Cfg.TaskEnv() {
+	for _, n := range names {
 		for _, kv := range env {
 			if v, ok := strings.CutPrefix(kv, n+"="); ok {
 				s.StringData[n] = v

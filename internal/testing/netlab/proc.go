@@ -259,7 +259,14 @@ func (p *Proc) Stop(grace time.Duration) int {
 // Enter runs a command as root in the process's network and mount namespaces
 // (as `docker exec` would) and returns its combined output and exit code.
 func (p *Proc) Enter(argv ...string) (string, int, error) {
+	return p.EnterInput("", argv...)
+}
+
+// EnterInput is Enter with stdin on the command's standard input (as
+// `docker exec -i` gives it).
+func (p *Proc) EnterInput(stdin string, argv ...string) (string, int, error) {
 	cmd := exec.Command("nsenter", append([]string{"--target", strconv.Itoa(p.Pid()), "--mount", "--net", "--"}, argv...)...)
+	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {

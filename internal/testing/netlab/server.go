@@ -23,6 +23,7 @@ type ServerConfig struct {
 	TCP  []string    `json:"tcp,omitempty"`  // banner, echo and bulk (see Request)
 	HTTP []string    `json:"http,omitempty"` // any GET: "hello http LOCAL-ADDRESS"
 	UDP  []string    `json:"udp,omitempty"`  // echo
+	TLS  []TLSServer `json:"tls,omitempty"`  // HTTPS with server-sent events (tls.go)
 }
 
 // DNSServer answers queries over UDP and TCP on each Listen address from
@@ -66,12 +67,16 @@ func (r Record) matches(name string) bool {
 // Event is something a server saw: a DNS query, a TCP connection, an HTTP
 // request or a UDP datagram.
 type Event struct {
-	Kind   string `json:"kind"`  // dns, tcp, http, udp
+	Kind   string `json:"kind"`  // dns, tcp, http, udp, https
 	Local  string `json:"local"` // the address that received it
 	Remote string `json:"remote"`
 	Name   string `json:"name,omitempty"` // dns: the name asked; http: the Host header
 	Type   string `json:"type,omitempty"` // dns: the type asked
 	Net    string `json:"net,omitempty"`  // dns: udp or tcp
+	// https: the SNI, the path and the credential headers (tls.go).
+	SNI     string            `json:"sni,omitempty"`
+	Path    string            `json:"path,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
 }
 
 type server struct {
@@ -156,6 +161,11 @@ func (s *server) start(c *ServerConfig) error {
 			return err
 		}
 		go s.serveUDP(pc)
+	}
+	for _, t := range c.TLS {
+		if err := s.startTLS(t); err != nil {
+			return err
+		}
 	}
 	return nil
 }

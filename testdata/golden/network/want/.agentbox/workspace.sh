@@ -22,6 +22,29 @@ if [ -n "${AGENTBOX_WAIT_FIREWALL:-}" ]; then
 		fi
 		sleep 0.05
 	done
+	# The model keys that the gateway holds (docs/gateway.md): agentbox run
+	# hands them to egress after it starts; the listener of one answers
+	# /.agentbox/keys-ready with 200 once it has all of them.
+	ready=${AGENTBOX_GATEWAY_READY:-}
+	case $ready in
+	"") ;;
+	*[!0-9]*) echo "agentbox-workspace: $AGENTBOX_GATEWAY_READY is not a port" >&2; exit 1 ;;
+	*)
+		i=0
+		until bash -c 'exec 3<>/dev/tcp/127.0.0.1/$0 || exit 1
+			printf "GET %s HTTP/1.0\r\n\r\n" "$1" >&3
+			read -r status <&3
+			case $status in "HTTP/1."?" 200"*) exit 0 ;; esac
+			exit 1' "$ready" /.agentbox/keys-ready 2>/dev/null; do
+			i=$((i + 1))
+			if [ "$i" -ge 600 ]; then
+				echo "agentbox-workspace: the gateway did not receive the model keys within 30 s; nothing ran" >&2
+				exit 1
+			fi
+			sleep 0.05
+		done
+		;;
+	esac
 fi
 workspace=/workspace
 origin=/run/agentbox/origin

@@ -124,6 +124,12 @@ readonly GATEWAY_FOREVER=99999999999 # the END of a grant until revoked
 readonly -a GATEWAY_PORTS=(443)
 readonly GATEWAY_NAMES=gateway_names # the chain of granted names' redirects
 readonly GATEWAY_MAP=gateway_ports     # the map from a port to its listener
+# The model keys the gateway holds (set-key NAME puts one into its keys
+# map, in HAProxy's memory; the map's file stays empty).
+readonly GATEWAY_KEYS_MAP=/run/agentbox/gateway/keys.map
+readonly KEYS_DONE=.done
+readonly GATEWAY_KEYS_DIR=/etc/agentbox-keys # a task's on Kubernetes
+readonly -a GATEWAY_KEYS=()
 # The request endpoint (docs/approvals.md): the agent asks here for a
 # grant, a person answers on the host. It runs as its own uid, writes the
 # requests into the spool and answers their state; it grants nothing.
@@ -450,6 +456,7 @@ log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 
 usage() {
 	printf 'usage: %s [run|%s]\n       %s grant PREFIX PORTS SECONDS | revoke PREFIX PORTS | grants | policies   (SECONDS 0: until revoked)\n       %s grant-name NAME PORTS SECONDS | revoke-name NAME PORTS\n       %s requests | answer ID approved|denied UNTIL NOTE_HEX\n' "${0##*/}" "$HEALTH_ARG" "${0##*/}" "${0##*/}" "${0##*/}" >&2
+	printf '       %s set-key NAME (the key on stdin) | keys-done\n' "${0##*/}" >&2
 	exit 2
 }
 
@@ -856,6 +863,7 @@ launch_gateway() {
 	for port in "${GATEWAY_PORTS[@]}"; do
 		: >"$GATEWAY_GRANTS/grants_$port.map"
 	done
+	: >"$GATEWAY_KEYS_MAP"
 	rm -f "$GATEWAY_SOCKET"
 	# From /: HAProxy returns to its starting directory after reading its
 	# configuration, and fails if that is gone or hidden.
@@ -897,15 +905,93 @@ stop_gateway() {
 	gw_pid=""
 }
 
-# gateway_cmd sends one command to HAProxy's runtime API and prints its
-# answer (perl of perl-base: bash has no Unix sockets).
-gateway_cmd() {
+# gateway_send sends the command on its standard input (one line) to
+# HAProxy's runtime API and prints its answer (perl of perl-base: bash has
+# no Unix sockets). The command is in no process's arguments.
+gateway_send() {
 	perl -MIO::Socket::UNIX -e '
 		my $s = IO::Socket::UNIX->new(Peer => $ARGV[0]) or die "connecting to $ARGV[0]: $!\n";
-		print $s "$ARGV[1]\n";
+		my $cmd = <STDIN>;
+		print $s $cmd if defined $cmd;
 		local $/;
 		my $answer = <$s>;
-		print $answer if defined $answer;' "$GATEWAY_SOCKET" "$1"
+		print $answer if defined $answer;' "$GATEWAY_SOCKET"
+}
+
+# gateway_cmd sends one command to HAProxy's runtime API and prints its
+# answer.
+gateway_cmd() { printf '%s\n' "$1" | gateway_send; }
+
+# await_api waits up to 30 s (as long as a task's agent waits for its
+# keys) for HAProxy's runtime API: agentbox run hands a task's keys as its
+# egress starts, and a restarted egress opens it anew.
+await_api() {
+	local i
+	for ((i = 0; i < 300; i++)); do
+		[[ -S $GATEWAY_SOCKET ]] && return 0
+		sleep 0.1
+	done
+	log "error: the gateway's runtime API ($GATEWAY_SOCKET) did not open within 30 s"
+	return 1
+}
+
+# set_key NAME: the first line of standard input is the model key NAME
+# (docs/gateway.md): it goes from there through a pipe into the gateway's
+# keys map, in HAProxy's memory, and into no argument, environment or
+# file. One word of letters, digits and -._~+/= (what API keys and tokens
+# are made of); nothing else could be a safe runtime API command.
+set_key() {
+	local name=$1 value="" answer word='^[A-Za-z0-9._~+/=-]+$'
+	if [[ " ${GATEWAY_KEYS[*]} " != *" $name "* ]]; then
+		log "error: the gateway holds no key $name (its keys: ${GATEWAY_KEYS[*]:-none})"
+		exit 2
+	fi
+	IFS= read -r value || true
+	if [[ ! $value =~ $word ]] || ((${#value} > 4096)); then
+		log "error: $name on standard input is not one word (up to 4096) of letters, digits and -._~+/="
+		exit 2
+	fi
+	await_api || exit 1
+	answer=$(printf 'set map %s %s %s\n' "$GATEWAY_KEYS_MAP" "$name" "$value" | gateway_send) || answer="no answer"
+	if [[ -n ${answer//[[:space:]]/} ]]; then
+		answer=$(printf 'add map %s %s %s\n' "$GATEWAY_KEYS_MAP" "$name" "$value" | gateway_send) || answer="no answer"
+	fi
+	if [[ -n ${answer//[[:space:]]/} ]]; then
+		log "error: the gateway refused the key $name (is egress running?)"
+		exit 1
+	fi
+	echo "the gateway holds $name"
+}
+
+# load_keys: the keys of a task on Kubernetes come as the files of a
+# Secret mounted only in this container, one per name: each goes into the
+# keys map (set_key), then keys-done, before egress says it is ready (the
+# agent starts after). A key refused is logged: its requests get 503.
+load_keys() {
+	local name
+	[[ -d $GATEWAY_KEYS_DIR ]] || return 0
+	for name in "${GATEWAY_KEYS[@]}"; do
+		[[ -f $GATEWAY_KEYS_DIR/$name ]] || continue
+		(set_key "$name" <"$GATEWAY_KEYS_DIR/$name") >/dev/null ||
+			log "error: the gateway refused the key $name of $GATEWAY_KEYS_DIR"
+	done
+	(keys_done) || return 1
+	log "the gateway holds the keys of $GATEWAY_KEYS_DIR"
+}
+
+# keys_done: agentbox has handed over every key it has; each key's
+# listener says so from now on (a task's agent waits for it).
+keys_done() {
+	local answer
+	await_api || exit 1
+	answer=$(printf 'set map %s %s 1\n' "$GATEWAY_KEYS_MAP" "$KEYS_DONE" | gateway_send) || answer="no answer"
+	if [[ -n ${answer//[[:space:]]/} ]]; then
+		answer=$(printf 'add map %s %s 1\n' "$GATEWAY_KEYS_MAP" "$KEYS_DONE" | gateway_send) || answer="no answer"
+	fi
+	if [[ -n ${answer//[[:space:]]/} ]]; then
+		log "error: the gateway refused the end of the keys (is egress running?)"
+		exit 1
+	fi
 }
 
 # gateway_grant NAME SECS: the gateway admits NAME on the granted ports it
@@ -1937,6 +2023,7 @@ run() {
 	start_logger
 	start_dnsmasq
 	await_gateway || exit 1
+	load_keys || exit 1
 	never_dns || true # the keeper tries again at every look; granted names do not resolve meanwhile
 	start_keeper
 	start_requests
@@ -1987,6 +2074,8 @@ if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
 	3:revoke-name) revoke_name "$2" "$3" ;;
 	1:requests) requests ;;
 	5:answer) answer "$2" "$3" "$4" "$5" ;;
+	"2:set-key") set_key "$2" ;;
+	"1:keys-done") keys_done ;;
 	*) usage ;;
 	esac
 fi
