@@ -123,9 +123,7 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 		}
 		v.Gateway = &entrypointGateway{Conf: GatewayConfigPath, Socket: GatewaySocket,
 			GrantsDir: GatewayGrantsDir, Pid: gatewayPid, Forever: gatewayForever, KeysMap: GatewayKeysMap, KeysDone: keysDone, KeysDir: GatewayKeysDir}
-		for _, k := range p.Keys {
-			v.Gateway.Keys = append(v.Gateway.Keys, k.Name)
-		}
+		v.Gateway.Keys = heldNames(p)
 		for _, g := range ports {
 			v.Gateway.Ports = append(v.Gateway.Ports, g.Port)
 		}

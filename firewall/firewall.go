@@ -128,6 +128,7 @@ const (
 	entrypointFile = "entrypoint.sh"
 	ulogdFile      = "ulogd.conf"
 	gatewayFile    = "haproxy.cfg"
+	gitLuaFile     = "git.lua"
 )
 
 // Policy is the egress policy the firewall enforces: in ModeAllowlist, TCP
@@ -155,6 +156,10 @@ type Policy struct {
 	// Keys are the model credentials the gateway holds for the agent
 	// (keys.go): only with the gateway.
 	Keys []Key
+	// Forges are the git forges whose HTTPS git goes through the
+	// gateway's front door (forge.go): only with the gateway. Render then
+	// renders git.lua too.
+	Forges []Forge
 }
 
 // Mode is what a profile's firewall admits besides loopback.
@@ -225,6 +230,11 @@ func Render(p Policy) (map[string][]byte, error) {
 	}
 	if p.Gateway {
 		if out[gatewayFile], err = renderGateway(p); err != nil {
+			return nil, err
+		}
+	}
+	if len(p.Forges) > 0 {
+		if out[gitLuaFile], err = execute("git.lua.tmpl", struct{ Header string }{Header}); err != nil {
 			return nil, err
 		}
 	}

@@ -55,6 +55,9 @@ type gatewayView struct {
 	KeysMap, CAFile            string
 	KeysReadyPath, KeysDone    string
 	KeyHeaders                 []string
+	Forges                     []gatewayForge
+	ForgeNames                 []string // ".host" of each forge
+	GitLua, ForgeUser          string
 }
 
 // gatewayPort is one port of allowed names and its listener.
@@ -104,5 +107,9 @@ func renderGateway(p Policy) ([]byte, error) {
 		KeyHeaders:    KeyHeaders,
 		KeysReadyPath: KeysReadyPath,
 		KeysDone:      keysDone,
+		Forges:        gatewayForges(p),
+		ForgeNames:    forgeNames(p),
+		GitLua:        GatewayGitLua,
+		ForgeUser:     forgeUser,
 	})
 }
