@@ -86,6 +86,12 @@ func schemaConstraints() map[string]schemaNode {
 
 		"env":       {"propertyNames": schemaNode{"pattern": "^" + validate.EnvNameGrammar + "$"}},
 		"secrets[]": {"pattern": "^" + validate.EnvNameGrammar + "$", "not": schemaNode{"pattern": "^" + ReservedEnvPrefix}},
+		// git.forges: what the gateway's front door reads (config/gitforges.go).
+		"git.forges[].token":             {"pattern": "^" + validate.EnvNameGrammar + "$"},
+		"git.forges[].repos[]":           {"pattern": `^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)+$`},
+		"git.forges[].push[].repo":       {"pattern": `^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)+$`},
+		"git.forges[].push[].branches":   {"minItems": 1},
+		"git.forges[].push[].branches[]": {"pattern": `^[^/:~^?\[\\ .-][^:~^?\[\\ ]*$`, "maxLength": 200},
 
 		"workspace.path":       {"pattern": `^(/` + segment + `)+$`},
 		"workspace.readonly[]": {"pattern": `^` + segment + `(/` + segment + `)*$`},
