@@ -178,6 +178,17 @@ func (f *forgeLab) gatewayLine(since int, parts ...string) (string, bool) {
 // direct TLS to the forge is refused.
 func TestLabGatewayForge(t *testing.T) {
 	f := newForgeLab(t)
+	// A task's agent waits on the front door when the gateway holds no key.
+	ready := []byte("GET " + firewall.KeysReadyPath + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+	if r := f.send("127.0.0.1", firewall.GatewayForgeListenBase, 0, 2*time.Second, "\x00never", ready); !strings.HasPrefix(r.Data, "HTTP/1.1 503") {
+		t.Errorf("the front door's readiness before keys-done: %v, want 503", r)
+	}
+	if out, code, err := f.egress.EnterInput("", append(netlab.CapArgv(egressCaps), firewall.EntrypointPath, firewall.KeysDoneArg)...); err != nil || code != 0 {
+		t.Fatalf("keys-done: exit %d (%v): %s", code, err, out)
+	}
+	if r := f.send("127.0.0.1", firewall.GatewayForgeListenBase, 0, 2*time.Second, "\x00never", ready); !strings.HasPrefix(r.Data, "HTTP/1.1 200") {
+		t.Errorf("the front door's readiness after keys-done: %v, want 200", r)
+	}
 	basic := "[Basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+realKey)) + "]"
 	t.Run("Fetch", func(t *testing.T) {
 		f := &forgeLab{lab: f.on(t), forge: f.forge, repos: f.repos, work: f.work}
