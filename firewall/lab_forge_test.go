@@ -1,6 +1,7 @@
 package firewall_test
 
 import (
+	"crypto/rand"
 	"encoding/base64"
 	"fmt"
 	"os"
@@ -265,6 +266,30 @@ func testForgePush(t *testing.T, f *forgeLab) {
 		} else {
 			t.Logf("push of %s: %s\n%s", c.what, line, r.Data)
 		}
+	}
+	// A pack larger than git's post buffer (1 MiB) goes in chunks, after
+	// a probe: allowed, it passes whole; refused, it is refused.
+	big := make([]byte, 3<<20)
+	rand.Read(big)
+	if err := os.WriteFile(filepath.Join(f.work, "acme-app", "big"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.git("acme-app", "add", "big"); !r.OK {
+		t.Fatalf("add: %v", r)
+	}
+	if r := f.git("acme-app", "commit", "-q", "-m", "big"); !r.OK {
+		t.Fatalf("commit: %v", r)
+	}
+	if r := f.git("acme-app", "push", "origin", "HEAD:refs/heads/agent/big"); !r.OK || f.ref("acme/app", "refs/heads/agent/big") == "" {
+		t.Errorf("a large push to agent/big: %v", r)
+	}
+	since := len(f.egress.Log().Lines())
+	if r := f.git("acme-app", "push", "origin", "HEAD:refs/heads/big"); r.OK || f.ref("acme/app", "refs/heads/big") != "" {
+		t.Errorf("a large push to big: %v, want refused", r)
+	} else if _, ok := f.gatewayLine(since, "refs=refs/heads/big", "verdict=refused"); !ok {
+		t.Errorf("a large push to big: not logged as refused; git said %s", r.Data)
+	} else {
+		t.Logf("a large push to big: %s", r.Data)
 	}
 	for _, ref := range []string{"refs/heads/agent/two", "refs/heads/fix-x", "refs/heads/other", "refs/tags/agent/v1"} {
 		if got := f.ref("acme/app", ref); got != "" {

@@ -1,8 +1,10 @@
 package netlab
 
 import (
+	"bytes"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/cgi"
@@ -57,6 +59,16 @@ func (s *server) startTLS(c TLSServer) error {
 			Env: []string{"GIT_PROJECT_ROOT=" + c.Git, "GIT_HTTP_EXPORT_ALL=1"}}
 		handler = func(w http.ResponseWriter, r *http.Request) {
 			s.record(requestEvent(r))
+			// CGI takes no chunked body (net/http/cgi answers 400): a
+			// large push comes in chunks, which a real forge takes.
+			if r.ContentLength < 0 {
+				body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+				if err != nil {
+					http.Error(w, err.Error(), http.StatusBadRequest)
+					return
+				}
+				r.Body, r.ContentLength, r.TransferEncoding = io.NopCloser(bytes.NewReader(body)), int64(len(body)), nil
+			}
 			backend.ServeHTTP(w, r)
 		}
 	}
