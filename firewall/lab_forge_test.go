@@ -249,8 +249,8 @@ func testForgePush(t *testing.T, f *forgeLab) {
 		{"a tag", "acme-app", []string{"refs/tags/agent/v1"}, "only branches may be pushed", []string{"repo=acme/app", "refs=refs/tags/agent/v1", "verdict=refused"}},
 		{"several refs, one not allowed", "acme-app", []string{"refs/heads/agent/two", "refs/heads/fix-x", "refs/heads/other"},
 			"refused with the push's other refs", []string{"repo=acme/app", "refs=refs/heads/agent/two,refs/heads/fix-x,refs/heads/other", "verdict=refused"}},
-		{"another repository", "other-repo", []string{"refs/heads/agent/one"}, "pushes to this repository are not allowed", []string{"repo=other/repo", "service=receive-pack", "verdict=refused", "reason=push-not-listed"}},
-		{"a repository fetched with the token", "acme-private", []string{"refs/heads/agent/one"}, "pushes to this repository are not allowed", []string{"repo=acme/private", "reason=push-not-listed"}},
+		{"another repository", "other-repo", []string{"refs/heads/agent/one"}, "pushes to this repository are not allowed", []string{"repo=other/repo", "service=receive-pack", "verdict=refused", "reason=push-not-listed", "refs=refs/heads/agent/one"}},
+		{"a repository fetched with the token", "acme-private", []string{"refs/heads/agent/one"}, "pushes to this repository are not allowed", []string{"repo=acme/private", "reason=push-not-listed", "refs=refs/heads/agent/one"}},
 	} {
 		since := len(f.egress.Log().Lines())
 		args := []string{"push", "origin"}
