@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -73,10 +74,6 @@ func newForgeLab(t *testing.T) *forgeLab {
 		{Listen: addr(unlistedV4, forgePort), Certs: certs, Git: f.repos},
 		{Listen: addr(unlistedV6, forgePort), Certs: certs, Git: f.repos},
 	}})
-	gitconfig := fmt.Sprintf("[url %q]\n\tinsteadOf = %s\n", firewall.ForgeURL(firewall.GatewayForgeListenBase), labForge.URL())
-	if err := os.WriteFile(filepath.Join(f.work, "gitconfig"), []byte(gitconfig), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	spec := l.egressSpec()
 	spec.Files[labCA] = netlab.File{Data: caPEM, Mode: 0o644}
 	spec.Files[firewall.GatewayGitLua] = netlab.File{Data: files["git.lua"], Mode: 0o644}
@@ -135,11 +132,18 @@ func (f *forgeLab) makeRepo(repo string) {
 }
 
 // git runs git as the agent in dir (relative to its work tree), with the
-// generated system config's insteadOf and no prompt.
+// git configuration the generator gives the agent's environment
+// (generator.ForgeGitConfig), no prompt, and a proxy in the environment
+// that the front door must not go through.
 func (f *forgeLab) git(dir string, args ...string) netlab.Response {
 	f.t.Helper()
-	argv := append([]string{"env", "HOME=" + f.work, "GIT_CONFIG_SYSTEM=" + filepath.Join(f.work, "gitconfig"), "GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_TERMINAL_PROMPT=0", "git", "-C", filepath.Join(f.work, dir), "-c", "user.name=agent", "-c", "user.email=agent@agentbox.invalid"}, args...)
+	pairs := generator.ForgeGitConfig([]firewall.Forge{labForge})
+	argv := []string{"env", "HOME=" + f.work, "GIT_CONFIG_SYSTEM=/dev/null", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0",
+		"http_proxy=http://127.0.0.1:1", "GIT_CONFIG_COUNT=" + strconv.Itoa(len(pairs))}
+	for i, kv := range pairs {
+		argv = append(argv, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, kv[0]), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, kv[1]))
+	}
+	argv = append(append(argv, "git", "-C", filepath.Join(f.work, dir), "-c", "user.name=agent", "-c", "user.email=agent@agentbox.invalid"), args...)
 	return f.do(netlab.Request{Op: "exec", Argv: argv, Timeout: 30 * time.Second})
 }
 

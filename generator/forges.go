@@ -88,11 +88,11 @@ func forgeEnv(forges []firewall.Forge, keys bool) []catalog.EnvVar {
 		return nil
 	}
 	listen := firewall.ForgeListeners(forges)
-	out := []catalog.EnvVar{{Name: "GIT_CONFIG_COUNT", Value: strconv.Itoa(len(forges))}}
-	for i, f := range forges {
+	pairs := ForgeGitConfig(forges)
+	out := []catalog.EnvVar{{Name: "GIT_CONFIG_COUNT", Value: strconv.Itoa(len(pairs))}}
+	for i, kv := range pairs {
 		n := strconv.Itoa(i)
-		out = append(out, catalog.EnvVar{Name: "GIT_CONFIG_KEY_" + n, Value: "url." + firewall.ForgeURL(listen[f.Host]) + ".insteadOf"},
-			catalog.EnvVar{Name: "GIT_CONFIG_VALUE_" + n, Value: f.URL()})
+		out = append(out, catalog.EnvVar{Name: "GIT_CONFIG_KEY_" + n, Value: kv[0]}, catalog.EnvVar{Name: "GIT_CONFIG_VALUE_" + n, Value: kv[1]})
 	}
 	tokens := forgeTokens(forges)
 	for _, t := range tokens {
@@ -105,6 +105,21 @@ func forgeEnv(forges []firewall.Forge, keys bool) []catalog.EnvVar {
 				break
 			}
 		}
+	}
+	return out
+}
+
+// ForgeGitConfig is the agent's git configuration for the forges' front
+// doors, as key and value: each forge's URL goes to its front door
+// (url.<front door>.insteadOf), and never through a proxy that the
+// environment names (http.<front door>.proxy empty: the front door is on
+// the agent's own loopback).
+func ForgeGitConfig(forges []firewall.Forge) [][2]string {
+	listen := firewall.ForgeListeners(forges)
+	var out [][2]string
+	for _, f := range forges {
+		door := firewall.ForgeURL(listen[f.Host])
+		out = append(out, [2]string{"url." + door + ".insteadOf", f.URL()}, [2]string{"http." + door + ".proxy", ""})
 	}
 	return out
 }

@@ -57,9 +57,10 @@ func TestProfileForges(t *testing.T) {
 	for _, e := range env {
 		got = append(got, e.Name+"="+e.Value)
 	}
-	want := []string{GatewayReadyEnv + "=980", "CORP_TOKEN=" + catalog.KeyPlaceholder, "GIT_CONFIG_COUNT=2",
-		"GIT_CONFIG_KEY_0=url.http://127.0.0.1:980/.insteadOf", "GIT_CONFIG_KEY_1=url.http://127.0.0.1:981/.insteadOf",
-		"GIT_CONFIG_VALUE_0=https://git.corp.example/", "GIT_CONFIG_VALUE_1=https://github.com/"}
+	want := []string{GatewayReadyEnv + "=980", "CORP_TOKEN=" + catalog.KeyPlaceholder, "GIT_CONFIG_COUNT=4",
+		"GIT_CONFIG_KEY_0=url.http://127.0.0.1:980/.insteadOf", "GIT_CONFIG_KEY_1=http.http://127.0.0.1:980/.proxy",
+		"GIT_CONFIG_KEY_2=url.http://127.0.0.1:981/.insteadOf", "GIT_CONFIG_KEY_3=http.http://127.0.0.1:981/.proxy",
+		"GIT_CONFIG_VALUE_0=https://git.corp.example/", "GIT_CONFIG_VALUE_1=", "GIT_CONFIG_VALUE_2=https://github.com/", "GIT_CONFIG_VALUE_3="}
 	if !slices.Equal(got, want) {
 		t.Errorf("env:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
@@ -110,8 +111,9 @@ func TestForgesRender(t *testing.T) {
 	compose := string(files[ComposeFile])
 	for _, want := range []string{
 		"      CORP_TOKEN: \"" + catalog.KeyPlaceholder + "\"\n",
-		"      GIT_CONFIG_KEY_1: \"url.http://127.0.0.1:981/.insteadOf\"\n",
-		"      GIT_CONFIG_VALUE_1: \"https://github.com/\"\n",
+		"      GIT_CONFIG_KEY_2: \"url.http://127.0.0.1:981/.insteadOf\"\n",
+		"      GIT_CONFIG_VALUE_2: \"https://github.com/\"\n",
+		"      GIT_CONFIG_VALUE_3: \"\"\n",
 		"      GITHUB_TOKEN:\n",
 	} {
 		if !strings.Contains(compose, want) {
