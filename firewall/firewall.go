@@ -128,7 +128,6 @@ const (
 	entrypointFile = "entrypoint.sh"
 	ulogdFile      = "ulogd.conf"
 	gatewayFile    = "haproxy.cfg"
-	gitLuaFile     = "git.lua"
 )
 
 // Policy is the egress policy the firewall enforces: in ModeAllowlist, TCP
@@ -230,11 +229,6 @@ func Render(p Policy) (map[string][]byte, error) {
 	}
 	if p.Gateway {
 		if out[gatewayFile], err = renderGateway(p); err != nil {
-			return nil, err
-		}
-	}
-	if len(p.Forges) > 0 {
-		if out[gitLuaFile], err = execute("git.lua.tmpl", struct{ Header string }{Header}); err != nil {
 			return nil, err
 		}
 	}

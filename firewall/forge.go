@@ -59,6 +59,17 @@ const (
 	forgeUser = "x-access-token"
 )
 
+// GitLua is the front door's judge, which HAProxy loads from
+// GatewayGitLua when a policy has forges: the same for every policy, so a
+// project's egress image holds one.
+func GitLua() []byte {
+	out, err := execute("git.lua.tmpl", struct{ Header string }{Header})
+	if err != nil {
+		panic(err) // a constant template
+	}
+	return out
+}
+
 // ForgeURL is where the agent's git sends the https URLs of a forge whose
 // front door listens on listen: git's url.<ForgeURL>.insteadOf.
 func ForgeURL(listen int) string {

@@ -27,7 +27,7 @@ func TestForgeConfigValid(t *testing.T) {
 	}
 	dir := t.TempDir()
 	lua := filepath.Join(dir, "git.lua")
-	if err := os.WriteFile(lua, files[gitLuaFile], 0o644); err != nil {
+	if err := os.WriteFile(lua, GitLua(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg := strings.ReplaceAll(string(files[gatewayFile]), GatewayGitLua, lua)

@@ -76,7 +76,7 @@ func newForgeLab(t *testing.T) *forgeLab {
 	}})
 	spec := l.egressSpec()
 	spec.Files[labCA] = netlab.File{Data: caPEM, Mode: 0o644}
-	spec.Files[firewall.GatewayGitLua] = netlab.File{Data: files["git.lua"], Mode: 0o644}
+	spec.Files[firewall.GatewayGitLua] = netlab.File{Data: firewall.GitLua(), Mode: 0o644}
 	p := l.start(spec)
 	l.ready(p)
 	t.Cleanup(func() {

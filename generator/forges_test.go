@@ -123,11 +123,11 @@ func TestForgesRender(t *testing.T) {
 	if strings.Contains(compose, "      CORP_TOKEN:\n") {
 		t.Error("the balanced compose file passes CORP_TOKEN from the host")
 	}
-	if lua := files[EgressDir+"/git.lua"]; !strings.Contains(string(lua), "agentbox_git_push") {
-		t.Errorf("balanced has no git.lua")
+	if lua := files[GitLuaFile]; !strings.Contains(string(lua), "agentbox_git_push") {
+		t.Errorf("the project has no %s", GitLuaFile)
 	}
 	docker := string(files[EgressDockerfile])
-	for _, want := range []string{"/git.lua /etc/agentbox/profiles/balanced/\n", "ln -s " + ImageProfileLink + "/git.lua " + firewall.GatewayGitLua} {
+	for _, want := range []string{"COPY gateway-git.lua " + firewall.GatewayGitLua + "\n"} {
 		if !strings.Contains(docker, want) {
 			t.Errorf("the egress Dockerfile lacks %q:\n%s", want, docker)
 		}
