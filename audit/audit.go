@@ -30,17 +30,22 @@ import (
 // agentbox audit derives an expire record from the log (WithExpiries),
 // which holds no line for it.
 type Record struct {
-	Time     time.Time  `json:"time"`
-	Event    string     `json:"event"` // grant, revoke, expire, policy-add or policy-remove
-	User     string     `json:"user"`  // the host user who ran agentbox
-	Project  string     `json:"project"`
-	Sandbox  string     `json:"sandbox"`
-	Task     string     `json:"task,omitempty"` // empty: the sandbox of agentbox up
-	Dest     string     `json:"destination"`    // an address, a CIDR or a name
-	Ports    []uint16   `json:"ports"`
-	Seconds  int64      `json:"duration_seconds,omitempty"` // grants only
-	Expires  *time.Time `json:"expires,omitempty"`          // grants only
-	Reason   string     `json:"reason,omitempty"`
+	Time    time.Time  `json:"time"`
+	Event   string     `json:"event"` // grant, revoke, expire, policy-add, policy-remove or deny
+	User    string     `json:"user"`  // the host user who ran agentbox
+	Project string     `json:"project"`
+	Sandbox string     `json:"sandbox"`
+	Task    string     `json:"task,omitempty"` // empty: the sandbox of agentbox up
+	Dest    string     `json:"destination"`    // an address, a CIDR or a name
+	Ports   []uint16   `json:"ports"`
+	Seconds int64      `json:"duration_seconds,omitempty"` // grants only
+	Expires *time.Time `json:"expires,omitempty"`          // grants only
+	Reason  string     `json:"reason,omitempty"`
+	// An agent's request (agentbox approve, deny): its ID, when it was
+	// asked, and a denial's reason (the host user's).
+	Request  string     `json:"request,omitempty"`
+	Asked    *time.Time `json:"asked,omitempty"`
+	Note     string     `json:"note,omitempty"`
 	Result   string     `json:"result"` // "ok", or the error
 	Duration string     `json:"-"`      // Seconds as 1h30m, for the table
 }
@@ -52,6 +57,7 @@ const (
 	Expire       = "expire" // derived by WithExpiries, never written
 	PolicyAdd    = "policy-add"
 	PolicyRemove = "policy-remove"
+	Deny         = "deny" // an agent's request denied (agentbox deny)
 	OK           = "ok"
 )
 

@@ -51,7 +51,7 @@ func WithExpiries(recs []Record, now time.Time) []Record {
 		g := recs[i]
 		slices.Sort(ports)
 		out = append(out, Record{Time: *g.Expires, Event: Expire, Project: g.Project, Sandbox: g.Sandbox,
-			Task: g.Task, Dest: g.Dest, Ports: ports, Reason: g.Reason, Result: OK})
+			Task: g.Task, Dest: g.Dest, Ports: ports, Reason: g.Reason, Request: g.Request, Result: OK})
 	}
 	slices.SortStableFunc(out, func(a, b Record) int { return a.Time.Compare(b.Time) })
 	return out

@@ -67,7 +67,10 @@ const geminiDefaults = `// {{header}}
   "privacy": {"usageStatisticsEnabled": false},
   "security": {"auth": {"selectedType": "gemini-api-key"}},
   "telemetry": {"enabled": false},
-  "tools": {"sandbox": false}
+  "tools": {"sandbox": false},
+  // agentbox-request's MCP server: the agent asks the person at the host
+  // for a destination that the sandbox refuses (docs/approvals.md).
+  "mcpServers": {"agentbox": {"command": {{json (index .RequestMCP 0)}}, "args": [{{json (index .RequestMCP 1)}}]}}
 }
 `
 
@@ -95,7 +98,7 @@ var agents = []Agent{
 		},
 		Domains:   []string{"*.anthropic.com", "*.claude.ai", "*.claude.com"},
 		Extension: "anthropic.claude-code",
-		Files:     []File{{ClaudeManagedSettings, claudeManagedSettings}},
+		Files:     []File{{ClaudeManagedSettings, claudeManagedSettings}, {ClaudeManagedMCP, claudeManagedMCP}},
 		// /login: the OAuth token exchange and the account's profile.
 		Login:       []string{"claude.ai", "console.anthropic.com", "platform.claude.com"},
 		Credentials: []string{".credentials.json"},
@@ -188,6 +191,16 @@ const ClaudeManagedSettings = "/etc/claude-code/managed-settings.json"
 const claudeManagedSettings = `{"//":{{json header}},"permissions":{"defaultMode":"bypassPermissions"},"skipDangerousModePermissionPrompt":true}
 `
 
+// ClaudeManagedMCP is Claude Code's managed MCP configuration: its servers
+// are the only ones Claude Code loads.
+const ClaudeManagedMCP = "/etc/claude-code/managed-mcp.json"
+
+// claudeManagedMCP registers agentbox-request's MCP server
+// (docs/approvals.md): the agent asks the person at the host for a
+// destination that the sandbox refuses.
+const claudeManagedMCP = `{"//":{{json header}},"mcpServers":{"agentbox":{"type":"stdio","command":{{json (index .RequestMCP 0)}},"args":[{{json (index .RequestMCP 1)}}]}}}
+`
+
 // CodexSystemConfig is Codex's system configuration file: the image owns it,
 // while ~/.codex (CODEX_HOME, where a user's config.toml would override it)
 // is the state volume, which hides whatever the image has there.
@@ -233,6 +246,12 @@ base_url = {{toml .}}
 env_key = "OPENAI_API_KEY"
 wire_api = "responses"
 {{- end}}
+
+# agentbox-request's MCP server: the agent asks the person at the host for a
+# destination that the sandbox refuses (docs/approvals.md).
+[mcp_servers.agentbox]
+command = {{toml (index .RequestMCP 0)}}
+args = [{{toml (index .RequestMCP 1)}}]
 `
 
 // services is the catalog of named domain groups, sorted by name. Every

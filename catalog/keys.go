@@ -34,9 +34,16 @@ type KeyHeader struct {
 // includes /v1); Gemini CLI x-goog-api-key; Copilot CLI's own provider
 // (BYOK) by its type: openai (the default) a bearer token, anthropic
 // x-api-key, azure api-key.
+//
+// The keys of one BaseVar are in the order the gateway prefers them when
+// several were handed over (it sends one: the first): for claude, its own
+// order (its documentation, 2026: ANTHROPIC_AUTH_TOKEN, then
+// ANTHROPIC_API_KEY, then CLAUDE_CODE_OAUTH_TOKEN), so that holding the
+// keys at the gateway does not change which account pays; for Copilot's
+// provider, the API key (agentbox's choice, not measured against the CLI).
 var modelKeys = []ModelKey{
-	{Name: "ANTHROPIC_API_KEY", BaseVar: "ANTHROPIC_BASE_URL", Default: "https://api.anthropic.com", Header: "x-api-key"},
 	{Name: "ANTHROPIC_AUTH_TOKEN", BaseVar: "ANTHROPIC_BASE_URL", Default: "https://api.anthropic.com", Header: "authorization", Bearer: true},
+	{Name: "ANTHROPIC_API_KEY", BaseVar: "ANTHROPIC_BASE_URL", Default: "https://api.anthropic.com", Header: "x-api-key"},
 	{Name: "CLAUDE_CODE_OAUTH_TOKEN", BaseVar: "ANTHROPIC_BASE_URL", Default: "https://api.anthropic.com", Header: "authorization", Bearer: true},
 	{Name: "COPILOT_PROVIDER_API_KEY", BaseVar: "COPILOT_PROVIDER_BASE_URL", Header: "authorization", Bearer: true,
 		TypeVar: "COPILOT_PROVIDER_TYPE", TypeHeaders: map[string]KeyHeader{

@@ -59,9 +59,13 @@ type Config struct {
 	ElevationAllowed    bool
 	ElevationAllowedPos yamlpos.Pos // zero when elevation.allowed is not written
 	ElevationMax        time.Duration
-	ElevationMaxPos     yamlpos.Pos    // zero when elevation.max_duration is not written
-	ElevationNever      []netip.Prefix // as written
-	ElevationNeverPos   []yamlpos.Pos  // where each of ElevationNever is written
+	ElevationMaxPos     yamlpos.Pos // zero when elevation.max_duration is not written
+	// ElevationRequestTimeout is how long an agent's request waits for an
+	// answer (elevation.request_timeout).
+	ElevationRequestTimeout    time.Duration
+	ElevationRequestTimeoutPos yamlpos.Pos
+	ElevationNever             []netip.Prefix // as written
+	ElevationNeverPos          []yamlpos.Pos  // where each of ElevationNever is written
 
 	// Kubernetes is the kubernetes section; nil when it is not written.
 	Kubernetes *Kubernetes

@@ -21,26 +21,33 @@ import (
 // not written.
 const DefaultElevationMax = time.Hour
 
+// MaxRequestTimeout is the longest elevation.request_timeout.
+const MaxRequestTimeout = 24 * time.Hour
+
 // elevation checks the elevation section and applies its defaults.
 func (c *checker) elevation(w wireElevation, cfg *Config) {
-	e := Elevation{Allowed: true, Max: DefaultElevationMax}
+	e := Elevation{Allowed: true, Max: DefaultElevationMax, RequestTimeout: firewall.DefaultRequestTimeout}
 	c.elevationRules("elevation", w, &e)
 	cfg.ElevationAllowed, cfg.ElevationAllowedPos = e.Allowed, e.AllowedPos
 	cfg.ElevationMax, cfg.ElevationMaxPos = e.Max, e.MaxPos
+	cfg.ElevationRequestTimeout, cfg.ElevationRequestTimeoutPos = e.RequestTimeout, e.RequestTimeoutPos
 	cfg.ElevationNever, cfg.ElevationNeverPos = e.Never, e.NeverPos
 	cfg.ElevationNeverNames, cfg.ElevationNeverNamesPos = e.NeverNames, e.NeverNamesPos
 }
 
 // Elevation is what agentbox allow may grant under a profile.
 type Elevation struct {
-	Allowed       bool
-	AllowedPos    yamlpos.Pos // zero when not written
-	Max           time.Duration
-	MaxPos        yamlpos.Pos // zero when not written
-	Never         []netip.Prefix
-	NeverPos      []yamlpos.Pos
-	NeverNames    []string // names of elevation.never (lower case, without "*.")
-	NeverNamesPos []yamlpos.Pos
+	Allowed    bool
+	AllowedPos yamlpos.Pos // zero when not written
+	Max        time.Duration
+	MaxPos     yamlpos.Pos // zero when not written
+	// RequestTimeout is how long an agent's request waits for an answer.
+	RequestTimeout    time.Duration
+	RequestTimeoutPos yamlpos.Pos // zero when not written
+	Never             []netip.Prefix
+	NeverPos          []yamlpos.Pos
+	NeverNames        []string // names of elevation.never (lower case, without "*.")
+	NeverNamesPos     []yamlpos.Pos
 }
 
 // elevationRules checks an elevation section at path and overwrites what
@@ -52,6 +59,14 @@ func (c *checker) elevationRules(path string, w wireElevation, e *Elevation) {
 	if w.MaxDuration != nil {
 		e.Max, _ = c.taskDuration(path+".max_duration", w.MaxDuration, DefaultElevationMax)
 		e.MaxPos = c.pos[path+".max_duration"]
+	}
+	if w.RequestTimeout != nil {
+		at := path + ".request_timeout"
+		if d, ok := c.taskDuration(at, w.RequestTimeout, firewall.DefaultRequestTimeout); ok && d > MaxRequestTimeout {
+			c.failf(at, "%s is over %s: the egress keeps a request for a day", FormatTaskDuration(d), FormatTaskDuration(MaxRequestTimeout))
+		} else if ok {
+			e.RequestTimeout, e.RequestTimeoutPos = d, c.pos[at]
+		}
 	}
 	if w.Never == nil {
 		return

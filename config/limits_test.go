@@ -4,7 +4,18 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/agentbox-dev/agentbox/firewall"
 )
+
+// portList is "from, from+1, ..., to-1".
+func portList(from, to int) string {
+	var ps []string
+	for p := from; p < to; p++ {
+		ps = append(ps, fmt.Sprint(p))
+	}
+	return strings.Join(ps, ", ")
+}
 
 // TestLimitErrors: one past each limit is an error at its place.
 func TestLimitErrors(t *testing.T) {
@@ -30,6 +41,8 @@ func TestLimitErrors(t *testing.T) {
 		{"domains", "network:\n  " + items("domains", "    ", "example.com", over), "agentbox.yaml:3:5: network.domains: " + tooMany},
 		{"domain ports", "network:\n  domains:\n    - host: example.com\n      " + items("ports", "        ", "443", over),
 			"agentbox.yaml:5:9: network.domains[0].ports: " + tooMany},
+		{"ports of names", "network:\n  domains:\n    - {host: a.example, ports: [80]}\n    - {host: b.example, ports: [" + portList(1000, 1000+firewall.GatewayListenMax-1) + "]}\n",
+			fmt.Sprintf("agentbox.yaml:4:7: network.domains[1]: the domains' ports come to %d here; the gateway, which checks the name of every connection to an allowed name, listens on at most %d ports: list a service on more ports by address (network.cidrs)", firewall.GatewayListenMax+1, firewall.GatewayListenMax)},
 		{"cidrs", "network:\n  " + items("cidrs", "    ", "198.18.0.1", over), "agentbox.yaml:3:5: network.cidrs: " + tooMany},
 		{"cidr ports", "network:\n  cidrs:\n    - cidr: 198.18.0.1\n      " + items("ports", "        ", "443", over),
 			"agentbox.yaml:5:9: network.cidrs[0].ports: " + tooMany},

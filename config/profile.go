@@ -104,7 +104,8 @@ func (cfg *Config) ProfileNames() []string {
 func (cfg *Config) Builtin(name string) Profile {
 	p := Profile{Name: name, From: name, CPUs: cfg.CPUs, Memory: cfg.Memory, Pids: cfg.Pids,
 		Elevate: Elevation{Allowed: cfg.ElevationAllowed, AllowedPos: cfg.ElevationAllowedPos,
-			Max: cfg.ElevationMax, MaxPos: cfg.ElevationMaxPos, Never: cfg.ElevationNever, NeverPos: cfg.ElevationNeverPos,
+			Max: cfg.ElevationMax, MaxPos: cfg.ElevationMaxPos,
+			RequestTimeout: cfg.ElevationRequestTimeout, RequestTimeoutPos: cfg.ElevationRequestTimeoutPos, Never: cfg.ElevationNever, NeverPos: cfg.ElevationNeverPos,
 			NeverNames: cfg.ElevationNeverNames, NeverNamesPos: cfg.ElevationNeverNamesPos}}
 	top := NetworkRules{Services: cfg.Services, Domains: cfg.Domains, CIDRs: cfg.CIDRs, Ports: cfg.Ports}
 	switch name {

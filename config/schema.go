@@ -69,7 +69,7 @@ func schemaConstraints() map[string]schemaNode {
 		"name":             {"pattern": "^" + validate.ProjectNameGrammar + "$", "maxLength": 63, "not": schemaNode{"pattern": validate.TaskSeparatorGrammar}},
 		"agent":            {"enum": anys(catalog.AgentNames())},
 		"image.packages[]": {"pattern": "^" + validate.DebianPackageGrammar + "(=" + validate.DebianVersionGrammar + ")?$", "maxLength": 200},
-		"image.user.uid":   merged(id, schemaNode{"not": schemaNode{"enum": []int{firewall.DNSUID, firewall.GatewayUID}}}),
+		"image.user.uid":   merged(id, schemaNode{"not": schemaNode{"enum": []int{firewall.DNSUID, firewall.GatewayUID, firewall.RequestUID}}}),
 		"image.user.gid":   id,
 
 		"network.services[]":        {"enum": anys(catalog.ServiceNames())},
@@ -97,11 +97,11 @@ func schemaConstraints() map[string]schemaNode {
 		"devcontainer.ide":          {"enum": anys(IDEs)},
 		"devcontainer.extensions[]": {"pattern": "^" + validate.ExtensionGrammar + "$", "maxLength": 200},
 
-		"run.timeout":     taskDuration,
-		"run.max_timeout": taskDuration,
-		"run.env[]":       {"pattern": "^" + validate.EnvNameGrammar + "$", "not": schemaNode{"pattern": "^" + ReservedEnvPrefix}},
-
-		"elevation.max_duration": taskDuration,
+		"run.timeout":               taskDuration,
+		"run.max_timeout":           taskDuration,
+		"run.env[]":                 {"pattern": "^" + validate.EnvNameGrammar + "$", "not": schemaNode{"pattern": "^" + ReservedEnvPrefix}},
+		"elevation.max_duration":    taskDuration,
+		"elevation.request_timeout": taskDuration,
 	}
 	profiles := schemaNode{"propertyNames": schemaNode{"pattern": "^" + ProfileGrammar + "$", "not": schemaNode{"enum": anys(BuiltinProfiles)}}}
 	m["profiles"] = profiles

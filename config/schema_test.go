@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/config"
+	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/internal/testing/configtest"
 	"github.com/agentbox-dev/agentbox/internal/testing/golden"
 	"github.com/agentbox-dev/agentbox/internal/validate"
@@ -172,7 +173,7 @@ func TestJSONSchemaNullScalars(t *testing.T) {
 // schema, and one more entry in env or a list fails both.
 func TestJSONSchemaAtLimits(t *testing.T) {
 	sch := configtest.Schema(t, config.JSONSchema(), config.SchemaID)
-	v, ok := configtest.Instance(t, []byte(configtest.AtLimits(config.MaxEntries, config.MaxEnvString)))
+	v, ok := configtest.Instance(t, []byte(configtest.AtLimits(config.MaxEntries, config.MaxEnvString, firewall.GatewayListenMax)))
 	if !ok {
 		t.Fatal("not one plain YAML document")
 	}

@@ -95,6 +95,8 @@ func (c *checker) image(w *wireFile, cfg *Config) {
 		c.failf("image.user.uid", "uid %d is reserved for the filter resolver, whose traffic the firewall exempts", cfg.UID)
 	case firewall.GatewayUID:
 		c.failf("image.user.uid", "uid %d is reserved for the gateway, whose traffic the firewall exempts", cfg.UID)
+	case firewall.RequestUID:
+		c.failf("image.user.uid", "uid %d is reserved for the request endpoint, which writes the agent's requests for grants", cfg.UID)
 	}
 	cfg.GID = c.id("image.user.gid", w.Image.User.GID, cfg.UID)
 }
@@ -205,6 +207,8 @@ func (c *checker) networkRules(path string, n wireNetwork) NetworkRules {
 	if n.Ports != nil {
 		out.Ports = c.ports(path+".ports", n.Ports)
 	}
+	// The ports of allowed names: the catalog's 443, then the entries'.
+	namePorts := map[uint16]bool{443: true}
 	for i, d := range entries(c, path+".domains", n.Domains) {
 		at := fmt.Sprintf("%s.domains[%d]", path, i)
 		if d.Host == "" {
@@ -217,6 +221,7 @@ func (c *checker) networkRules(path string, n wireNetwork) NetworkRules {
 			continue
 		}
 		out.Domains = append(out.Domains, DomainRule{Name: name, Wildcard: wild, Ports: c.ports(at+".ports", d.Ports)})
+		c.namePorts(at, out, namePorts)
 	}
 	for i, r := range entries(c, path+".cidrs", n.CIDRs) {
 		at := fmt.Sprintf("%s.cidrs[%d]", path, i)
@@ -232,6 +237,26 @@ func (c *checker) networkRules(path string, n wireNetwork) NetworkRules {
 		out.CIDRs = append(out.CIDRs, CIDRRule{Prefix: p, Ports: c.ports(at+".ports", r.Ports)})
 	}
 	return out
+}
+
+// namePorts adds the ports of n's last domain entry, at path, to seen and
+// fails when they pass what the gateway listens for: one listener below
+// 1024 per port of allowed names (firewall.GatewayListenMax). Reported
+// once, at the entry that passes it.
+func (c *checker) namePorts(path string, n NetworkRules, seen map[uint16]bool) {
+	before := len(seen)
+	d := n.Domains[len(n.Domains)-1]
+	ports := d.Ports
+	if ports == nil {
+		ports = n.Ports
+	}
+	for _, p := range ports {
+		seen[p] = true
+	}
+	if len(seen) > firewall.GatewayListenMax && before <= firewall.GatewayListenMax {
+		c.failf(path, "the domains' ports come to %d here; the gateway, which checks the name of every connection to an allowed name, listens on at most %d ports: list a service on more ports by address (network.cidrs)",
+			len(seen), firewall.GatewayListenMax)
+	}
 }
 
 func (c *checker) resources(w *wireFile, cfg *Config) {

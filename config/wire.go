@@ -47,9 +47,11 @@ type wireProfileWorkspace struct {
 }
 
 type wireElevation struct {
-	Allowed     *bool    `yaml:"allowed" jsonschema:"Whether agentbox allow may grant anything. Default: true."`
-	MaxDuration *string  `yaml:"max_duration" jsonschema:"The longest --for of a grant: whole hours, minutes and seconds such as 30m or 1h30m, at most 168h. Default: 1h."`
-	Never       []string `yaml:"never" jsonschema:"CIDRs (or addresses) that may never be granted, on top of the private, loopback, link-local, multicast and special ranges that agentbox always refuses; and domain names (example.com or *.example.com, each meaning the name and the names below it) that may never be granted, nor any name above or below them."`
+	Allowed     *bool   `yaml:"allowed" jsonschema:"Whether agentbox allow may grant anything. Default: true."`
+	MaxDuration *string `yaml:"max_duration" jsonschema:"The longest --for of a grant: whole hours, minutes and seconds such as 30m or 1h30m, at most 168h. Default: 1h."`
+	// The request endpoint's (docs/approvals.md), compiled into the egress.
+	RequestTimeout *string  `yaml:"request_timeout" jsonschema:"How long an agent's request for a grant (agentbox-request) waits for a person's answer before it times out: whole hours, minutes and seconds such as 10m, at most 24h. Default: 10m."`
+	Never          []string `yaml:"never" jsonschema:"CIDRs (or addresses) that may never be granted, on top of the private, loopback, link-local, multicast and special ranges that agentbox always refuses; and domain names (example.com or *.example.com, each meaning the name and the names below it) that may never be granted, nor any name above or below them."`
 }
 
 type wireRun struct {

@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/connlog"
 	"github.com/agentbox-dev/agentbox/internal/denials"
 	"github.com/agentbox-dev/agentbox/internal/shquote"
 	"github.com/agentbox-dev/agentbox/sandbox"
@@ -28,6 +30,9 @@ type LogSource func(ctx context.Context, dir, task string, since time.Time) (io.
 type Blocked struct {
 	Names           []BlockedName           `json:"names"`
 	Addresses       []BlockedDest           `json:"addresses"`
+	Gateway         []BlockedGateway        `json:"gateway"`
+	GatewayDropped  int                     `json:"gateway_dropped_records"` // the gateway's records of any verdict the rate limit dropped
+	GatewayBad      int                     `json:"gateway_bad_records"`
 	Packets         map[string]int          `json:"rejected_packets"`
 	Dropped         int                     `json:"dropped_refusals"`
 	DroppedRecords  int                     `json:"dropped_records"`
@@ -51,6 +56,19 @@ type BlockedDest struct {
 	Last     *time.Time `json:"last_seen"`
 	Reason   string     `json:"reason"`
 	Why      string     `json:"why"`
+}
+
+// BlockedGateway is the connections the gateway refused with one name
+// (its SNI or Host; "" when they named none) on one port for one reason.
+// Name is the agent's, as sent: escape it to print it.
+type BlockedGateway struct {
+	Name   string     `json:"name"`
+	Port   int        `json:"port"`
+	Count  int        `json:"count"`
+	First  *time.Time `json:"first_seen"`
+	Last   *time.Time `json:"last_seen"`
+	Reason string     `json:"reason"` // connlog's reason: name, no_name, protocol, timeout, unresolved, other
+	Why    string     `json:"why"`
 }
 
 // BlockedCIDRSuggestion is a network.cidrs entry that would allow refused
@@ -104,14 +122,75 @@ func ReadBlocked(log io.ReadCloser, cfg *config.Config, since time.Time, suggest
 	if !since.IsZero() {
 		opts = append(opts, denials.Since(since))
 	}
-	rep, err := denials.Parse(log, opts...)
+	// One read of the log: the gateway's records through a pipe.
+	pr, pw := io.Pipe()
+	gw := make(chan *connlog.Log, 1)
+	go func() {
+		l, err := connlog.Parse(pr, since)
+		pr.CloseWithError(err)
+		gw <- l
+	}()
+	rep, err := denials.Parse(io.TeeReader(log, pw), opts...)
+	pw.CloseWithError(err)
+	conns := <-gw
 	if cerr := log.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return nil, err
 	}
-	return newBlocked(rep, suggest, probedTargets(cfg)), nil
+	v := newBlocked(rep, suggest, probedTargets(cfg))
+	v.Gateway, v.GatewayDropped, v.GatewayBad = gatewayRefusals(conns.Connections), conns.Dropped, conns.BadRecords
+	return v, nil
+}
+
+// gatewayRefusals are the refused records by name, port and reason, most
+// first, at most denials.MaxNames of them (the rest in the last row, with
+// the reason "more").
+func gatewayRefusals(recs []connlog.Record) []BlockedGateway {
+	type key struct {
+		name   string
+		port   int
+		reason string
+	}
+	rows := map[key]*BlockedGateway{}
+	for _, r := range recs {
+		if r.Verdict != connlog.Refused {
+			continue
+		}
+		k := key{r.Name, r.Port, r.Reason}
+		g, ok := rows[k]
+		if !ok {
+			if len(rows) >= denials.MaxNames {
+				k = key{reason: "more"}
+				if g, ok = rows[k]; !ok {
+					g = &BlockedGateway{Reason: "more", Why: "refusals beyond the first rows, not listed apart"}
+					rows[k] = g
+				}
+			} else {
+				g = &BlockedGateway{Name: r.Name, Port: r.Port, Reason: r.Reason, Why: r.Why}
+				rows[k] = g
+			}
+		}
+		g.Count++
+		at := r.Start.UTC()
+		if g.First == nil || at.Before(*g.First) {
+			g.First = &at
+		}
+		if g.Last == nil || at.After(*g.Last) {
+			last := at
+			g.Last = &last
+		}
+	}
+	out := []BlockedGateway{}
+	for _, g := range rows {
+		out = append(out, *g)
+	}
+	slices.SortFunc(out, func(a, b BlockedGateway) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Port, b.Port),
+			cmp.Compare(a.Reason, b.Reason))
+	})
+	return out
 }
 
 func newBlocked(rep *denials.Report, suggest bool, probed probes) *Blocked {

@@ -64,3 +64,37 @@ esac
 		t.Errorf("opened %q", opened)
 	}
 }
+
+// TestReadBlockedGateway: the connections the gateway refused are what
+// the sandbox refused too: one row per name, port and reason, counted,
+// with the first and last time; admitted connections, and those whose
+// name's address did not answer, are not refusals.
+func TestReadBlockedGateway(t *testing.T) {
+	log := strings.Join([]string{
+		`2026-11-27T15:00:01.000000000Z dnsmasq[25]: config a.cdn.example.com is NXDOMAIN`,
+		`2026-11-27T15:00:01.000000000Z agentbox-gateway: {"start":1795793687.916,"port":443,"name":"allowed.test","name_bytes":12,"addr":"198.18.0.10","up":80,"down":22,"ms":1,"term":"--","why":"-","dropped":0}`,
+		`2026-11-27T15:00:02.000000000Z agentbox-gateway: {"start":1795793687.922,"port":443,"name":"cohost.test","name_bytes":11,"addr":"-","up":79,"down":0,"ms":0,"term":"PR","why":"name","dropped":0}`,
+		`2026-11-27T15:00:04.000000000Z agentbox-gateway: {"start":1795793689.000,"port":443,"name":"cohost.test","name_bytes":11,"addr":"-","up":79,"down":0,"ms":0,"term":"PR","why":"name","dropped":0}`,
+		`2026-11-27T15:00:04.000000000Z agentbox-gateway: {"start":1795793687.922,"port":443,"name":"-","name_bytes":0,"addr":"-","up":59,"down":0,"ms":0,"term":"PR","why":"no_name","dropped":0}`,
+		`2026-11-27T15:00:05.000000000Z agentbox-gateway: {"start":1795793687.930,"port":80,"name":"allowed.test","name_bytes":12,"addr":"198.18.0.10","up":57,"down":0,"ms":4,"term":"SC","why":"-","dropped":0}`,
+		``,
+	}, "\n")
+	v, err := ReadBlocked(io.NopCloser(strings.NewReader(log)), nil, time.Time{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Names) != 1 {
+		t.Errorf("names: %+v", v.Names)
+	}
+	if len(v.Gateway) != 2 {
+		t.Fatalf("gateway refusals: %+v", v.Gateway)
+	}
+	g := v.Gateway[0]
+	if g.Name != "cohost.test" || g.Port != 443 || g.Count != 2 || g.Reason != "name" || g.Why == "" ||
+		g.First == nil || g.Last == nil || !g.Last.After(*g.First) {
+		t.Errorf("first row: %+v", g)
+	}
+	if g := v.Gateway[1]; g.Name != "" || g.Count != 1 || g.Reason != "no_name" {
+		t.Errorf("second row: %+v", g)
+	}
+}

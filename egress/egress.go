@@ -94,6 +94,7 @@ func (p *Project) Allow(ctx context.Context, task string, r Request) (time.Time,
 	rec := p.record(task, audit.Grant, r.Dest)
 	expires := rec.Time.Add(r.For)
 	rec.Seconds, rec.Expires, rec.Reason = int64(r.For/time.Second), &expires, r.Reason
+	rec.Request, rec.Asked = r.Asked, r.AskedAt
 	asked := false
 	err := p.logged(&rec, func() error {
 		name, err := p.Profile(ctx, p.Dir, task)

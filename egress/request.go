@@ -16,6 +16,10 @@ type Request struct {
 	Dest
 	For    time.Duration
 	Reason string
+	// Asked and AskedAt are the agent's request that a person approved
+	// (agentbox approve): its ID and time, for the audit record.
+	Asked   string
+	AskedAt *time.Time
 }
 
 // ParseRequest reads a grant asked for as agentbox allow's command line

@@ -38,16 +38,26 @@ type entrypointView struct {
 	entrypointTables
 	entrypointResolvers
 	entrypointProcess
-	Names         []string           // sorted
-	NeverNames    []string           // sorted
-	NeverFilter   bool               // whether the never filter runs
-	NeverNameSets string             // the never names' sets, as nftset= names them
-	Gateway       *entrypointGateway // nil without the gateway
+	Names         []string            // sorted
+	NeverNames    []string            // sorted
+	NeverFilter   bool                // whether the never filter runs
+	NeverNameSets string              // the never names' sets, as nftset= names them
+	Gateway       *entrypointGateway  // nil without the gateway
+	Requests      *entrypointRequests // nil without the request endpoint
+}
+
+// entrypointRequests is what the entrypoint needs of the request endpoint.
+type entrypointRequests struct {
+	Addr, Spool, Answers, Pid, Name string
+	Port, UID                       int
+	Program                         string // requests.pl.tmpl rendered
 }
 
 // entrypointGateway is what the entrypoint needs of the gateway.
 type entrypointGateway struct {
 	Conf, Socket, GrantsDir, Pid string
+	Names, Map                   string // rules.nft's chain of granted names' redirects, and its map of listeners
+	V6Env                        string // set for HAProxy when the loopback has ::1
 	Forever                      int64
 	Ports                        []int // the ports of allowed names, each with a grants map
 	KeysMap, KeysDone, KeysDir   string
@@ -122,11 +132,21 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 			return nil, err
 		}
 		v.Gateway = &entrypointGateway{Conf: GatewayConfigPath, Socket: GatewaySocket,
-			GrantsDir: GatewayGrantsDir, Pid: gatewayPid, Forever: gatewayForever, KeysMap: GatewayKeysMap, KeysDone: keysDone, KeysDir: GatewayKeysDir}
+			GrantsDir: GatewayGrantsDir, Pid: gatewayPid, Forever: gatewayForever,
+			Names: gatewayNames, Map: gatewayMap, V6Env: gatewayV6Env,
+			KeysMap: GatewayKeysMap, KeysDone: keysDone, KeysDir: GatewayKeysDir}
 		v.Gateway.Keys = heldNames(p)
 		for _, g := range ports {
 			v.Gateway.Ports = append(v.Gateway.Ports, g.Port)
 		}
+	}
+	if p.Requests != nil {
+		prog, err := RequestsProgram(p)
+		if err != nil {
+			return nil, err
+		}
+		v.Requests = &entrypointRequests{Addr: RequestAddr, Spool: RequestSpool, Answers: RequestAnswers,
+			Pid: requestPid, Name: requestName, Port: RequestPort, UID: RequestUID, Program: string(prog)}
 	}
 	return execute("entrypoint.sh.tmpl", v)
 }

@@ -109,7 +109,7 @@ var Sysctls = []Sysctl{portStart}
 var portStart = Sysctl{"net.ipv4.ip_unprivileged_port_start", "1024"}
 
 // Packages lists the Debian packages the egress image installs (sorted).
-var Packages = []string{"dnsmasq-base", "nftables", "ulogd2", "ulogd2-json"}
+var Packages = []string{"ca-certificates", "dnsmasq-base", "haproxy", "nftables", "ulogd2", "ulogd2-json"}
 
 // HealthCommand is the compose healthcheck (exec form).
 var HealthCommand = []string{EntrypointPath, healthArg}
@@ -152,6 +152,10 @@ type Policy struct {
 	// carries; Render then renders haproxy.cfg too. Only ModeAllowlist
 	// with Domains has a gateway: the other modes have no names to check.
 	Gateway bool
+	// Requests runs the request endpoint (requests.go), where the agent
+	// asks for a grant that a person answers; nil: none (a profile whose
+	// elevation.allowed is false).
+	Requests *Requests
 	// Keys are the model credentials the gateway holds for the agent
 	// (keys.go): only with the gateway.
 	Keys []Key

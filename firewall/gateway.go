@@ -46,18 +46,31 @@ const gatewayForever = 99999999999
 // listener.
 const gatewayMap = "gateway_ports"
 
+// gatewayV6Env is set in HAProxy's environment by the entrypoint when the
+// loopback has ::1; haproxy.cfg binds the IPv6 listeners only then (a
+// Docker network without IPv6 takes ::1 away, and a bind to it fails).
+const gatewayV6Env = "AGENTBOX_GATEWAY_V6"
+
+// gatewayNames is the ruleset's nat chain that sends the agent's
+// connections to the addresses of timed name grants to the gateway; the
+// entrypoint writes it with the slots.
+const gatewayNames = "gateway_names"
+
 // gatewayView is what templates/haproxy.cfg.tmpl sees.
 type gatewayView struct {
-	Header, FilterAddr, Socket string
-	UID, HelloSeconds          int
-	Ports                      []gatewayPort
-	Keys                       []gatewayKey
-	KeysMap, CAFile            string
-	KeysReadyPath, KeysDone    string
-	KeyHeaders                 []string
-	Forges                     []gatewayForge
-	ForgeNames                 []string // ".host" of each forge
-	GitLua, ForgeUser          string
+	Header, FilterAddr, Socket, LogPrefix string
+	V6Env                                 string // set when the loopback has ::1
+	UID, HelloSeconds, TimeoutMillis      int
+	LogLen, NameMax, LogBurst, LogPeriod  int
+	Why                                   gatewayWhys
+	Ports                                 []gatewayPort
+	Keys                                  []gatewayFront
+	KeysMap, CAFile                       string
+	KeysReadyPath, KeysDone               string
+	KeyHeaders                            []string
+	Forges                                []gatewayForge
+	ForgeNames                            []string // ".host" of each forge
+	GitLua, ForgeUser                     string
 }
 
 // gatewayPort is one port of allowed names and its listener.
@@ -95,11 +108,21 @@ func renderGateway(p Policy) ([]byte, error) {
 		return nil, err
 	}
 	return execute("haproxy.cfg.tmpl", gatewayView{
-		Header:        Header,
-		FilterAddr:    filterAddr,
-		Socket:        GatewaySocket,
-		UID:           GatewayUID,
-		HelloSeconds:  GatewayHelloSeconds,
+		Header:       Header,
+		FilterAddr:   filterAddr,
+		Socket:       GatewaySocket,
+		V6Env:        gatewayV6Env,
+		UID:          GatewayUID,
+		HelloSeconds: GatewayHelloSeconds,
+		// The inspect delay has passed (its timer fires at the delay; the
+		// clock reads whole milliseconds).
+		TimeoutMillis: GatewayHelloSeconds*1000 - 10,
+		LogPrefix:     GatewayLogPrefix,
+		LogLen:        gatewayLogLen,
+		NameMax:       GatewayLogNameMax,
+		LogBurst:      GatewayLogBurst,
+		LogPeriod:     GatewayLogPeriod,
+		Why:           gatewayWhy,
 		Ports:         ports,
 		Keys:          gatewayKeys(p),
 		KeysMap:       GatewayKeysMap,

@@ -32,7 +32,7 @@ func TestGatewayRender(t *testing.T) {
 			t.Errorf("port %d listens on %d, want %d", g.Port, g.Listen, GatewayListenBase+i)
 		}
 		for _, want := range []string{
-			"frontend port_" + itoa(g.Port) + "\n\tbind 127.0.0.1:" + itoa(g.Listen) + " name v4\n\tbind [::1]:" + itoa(g.Listen) + " name v6 v6only\n",
+			"frontend port_" + itoa(g.Port) + "\n\tbind 127.0.0.1:" + itoa(g.Listen) + " name v4\n.if defined(" + gatewayV6Env + ")\n\tbind [::1]:" + itoa(g.Listen) + " name v6 v6only\n.endif\n",
 			"set-dst-port int(" + itoa(g.Port) + ")",
 		} {
 			if !strings.Contains(cfg, want) {

@@ -35,6 +35,20 @@ type Key struct {
 	// network in the clear.
 	Host string
 	Port uint16
+	// Base is the key's frontend: the keys of one Base share one listener
+	// (one base URL of the agent's: claude reads ANTHROPIC_BASE_URL for its
+	// API key and its subscription token alike) and one provider. Of the
+	// keys of a Base that were handed over, the first in Policy.Keys goes
+	// upstream. "": Name, a Base of its own.
+	Base string
+}
+
+// base is k's frontend.
+func (k Key) base() string {
+	if k.Base != "" {
+		return k.Base
+	}
+	return k.Name
 }
 
 // KeyHeaders are the headers that carry a model credential: the gateway
@@ -73,16 +87,18 @@ const (
 	keysDone = ".done"
 )
 
-// KeyListeners returns each key's listener port by Name.
+// KeyListeners returns each key's listener port by Name: its Base's, the
+// Bases in sorted order from GatewayKeyListenBase on.
 func KeyListeners(keys []Key) map[string]int {
-	names := make([]string, 0, len(keys))
+	var bases []string
 	for _, k := range keys {
-		names = append(names, k.Name)
+		bases = append(bases, k.base())
 	}
-	slices.Sort(names)
-	out := make(map[string]int, len(names))
-	for i, n := range names {
-		out[n] = GatewayKeyListenBase + i
+	slices.Sort(bases)
+	bases = slices.Compact(bases)
+	out := make(map[string]int, len(keys))
+	for _, k := range keys {
+		out[k.Name] = GatewayKeyListenBase + slices.Index(bases, k.base())
 	}
 	return out
 }
@@ -109,8 +125,9 @@ func ValidCredential(v string) bool {
 	return true
 }
 
-// checkKeys returns sorted copies of the keys, or an error for each that
-// the normalized policy p cannot serve.
+// checkKeys returns copies of the keys sorted by Base (in their order
+// within one), or an error for each that the normalized policy p cannot
+// serve.
 func checkKeys(keys []Key, p Policy) ([]Key, []error) {
 	if len(keys) == 0 {
 		return nil, nil
@@ -118,18 +135,23 @@ func checkKeys(keys []Key, p Policy) ([]Key, []error) {
 	if !p.Gateway {
 		return nil, []error{errors.New("keys need the gateway (an allowlist with names)")}
 	}
-	if len(keys) > GatewayKeyMax {
-		return nil, []error{fmt.Errorf("the gateway holds at most %d keys, not %d", GatewayKeyMax, len(keys))}
+	out := slices.Clone(keys)
+	slices.SortStableFunc(out, func(a, b Key) int { return strings.Compare(a.base(), b.base()) })
+	if last := KeyListeners(out)[out[len(out)-1].Name]; last-GatewayKeyListenBase >= GatewayKeyMax {
+		return nil, []error{fmt.Errorf("the gateway serves at most %d base URLs of keys, not %d", GatewayKeyMax, last-GatewayKeyListenBase+1)}
 	}
 	var errs []error
-	out := slices.Clone(keys)
-	slices.SortFunc(out, func(a, b Key) int { return strings.Compare(a.Name, b.Name) })
+	seen := map[string]bool{}
 	for i, k := range out {
-		if i > 0 && out[i-1].Name == k.Name {
+		if seen[k.Name] {
 			errs = append(errs, fmt.Errorf("key %q: listed twice", k.Name))
 		}
+		seen[k.Name] = true
 		if err := checkKey(k, p); err != nil {
 			errs = append(errs, fmt.Errorf("key %q: %w", k.Name, err))
+		}
+		if i > 0 && out[i-1].base() == k.base() && (out[i-1].Host != k.Host || out[i-1].Port != k.Port) {
+			errs = append(errs, fmt.Errorf("key %q: base %s goes to %s port %d, and %s to %s port %d: one provider per base", k.Name, k.base(), out[i-1].Host, out[i-1].Port, out[i-1].Name, k.Host, k.Port))
 		}
 	}
 	return out, errs
@@ -188,21 +210,33 @@ func checkPlainUpstream(a netip.Addr, port uint16, p Policy) error {
 	return fmt.Errorf("%s port %d is in no CIDR entry", a, port)
 }
 
-// gatewayKey is one key as templates/haproxy.cfg.tmpl sees it.
-type gatewayKey struct {
-	Key
+// gatewayFront is one frontend of keys (a Base) as
+// templates/haproxy.cfg.tmpl sees it.
+type gatewayFront struct {
+	Base     string
+	Keys     []Key // in order: the first handed over goes upstream
+	Names    string
+	Host     string
+	Port     uint16
 	Listen   int
 	TLS      bool
 	HostPort string // the Host header: Host, with the port unless 443 (TLS) or 80
 }
 
-// gatewayKeys returns the normalized policy's keys with their listeners.
-func gatewayKeys(p Policy) []gatewayKey {
+// gatewayKeys returns the normalized policy's keys by frontend, with their
+// listeners.
+func gatewayKeys(p Policy) []gatewayFront {
 	listen := KeyListeners(p.Keys)
-	var out []gatewayKey
+	var out []gatewayFront
 	for _, k := range p.Keys {
+		if n := len(out); n > 0 && out[n-1].Base == k.base() {
+			out[n-1].Keys = append(out[n-1].Keys, k)
+			out[n-1].Names += ", " + k.Name
+			continue
+		}
 		_, err := netip.ParseAddr(k.Host)
-		g := gatewayKey{Key: k, Listen: listen[k.Name], TLS: err != nil, HostPort: k.Host}
+		g := gatewayFront{Base: k.base(), Keys: []Key{k}, Names: k.Name, Host: k.Host, Port: k.Port,
+			Listen: listen[k.Name], TLS: err != nil, HostPort: k.Host}
 		if g.TLS && k.Port != 443 || !g.TLS && k.Port != 80 {
 			g.HostPort = k.Host + ":" + strconv.Itoa(int(k.Port))
 			if !g.TLS && strings.Contains(k.Host, ":") {
@@ -212,10 +246,4 @@ func gatewayKeys(p Policy) []gatewayKey {
 		out = append(out, g)
 	}
 	return out
-}
-
-// HasGateway says whether Render gives p a gateway: Gateway set, the
-// allowlist mode, and names to check.
-func (p Policy) HasGateway() bool {
-	return p.Gateway && p.Mode == ModeAllowlist && len(p.Domains) > 0
 }

@@ -3,6 +3,7 @@ package firewall
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,12 +49,13 @@ func TestKeysRender(t *testing.T) {
 	}
 	for _, want := range []string{
 		"frontend key_ANTHROPIC_API_KEY\n\tmode http\n\tbind 127.0.0.1:990\n",
-		"http-request set-var(txn.key) str(ANTHROPIC_API_KEY),map(" + GatewayKeysMap + ")",
-		"http-request set-header x-api-key %[var(txn.key)]\n\thttp-request set-header host registry.acme.test\n",
+		"http-request set-var(txn.which) str(ANTHROPIC_API_KEY) if !{ var(txn.which) -m found } { str(ANTHROPIC_API_KEY),map(" + GatewayKeysMap + ") -m found }\n",
+		"http-request set-var(txn.key) var(txn.which),map(" + GatewayKeysMap + ")\n",
+		"http-request set-header x-api-key %[var(txn.key)] if { var(txn.which) -m str ANTHROPIC_API_KEY }\n\thttp-request set-header host registry.acme.test\n",
 		"do-resolve(txn.addr,filter,ipv4) str(registry.acme.test)",
 		"server up 0.0.0.0:0 ssl verify required ca-file " + GatewayCAFile + " sni str(registry.acme.test) verifyhost registry.acme.test\n",
 		"bind 127.0.0.1:992\n",
-		"http-request set-header authorization \"Bearer %[var(txn.key)]\"\n\thttp-request set-header host example.test:8443\n",
+		"http-request set-header authorization \"Bearer %[var(txn.key)]\" if { var(txn.which) -m str OPENAI_API_KEY }\n\thttp-request set-header host example.test:8443\n",
 		"set-dst-port int(8443)",
 		"sni str(example.test) verifyhost example.test\n",
 		"http-request set-dst str(10.1.2.3)\n\thttp-request set-dst-port int(5432)\n",
@@ -151,5 +153,57 @@ func TestValidCredential(t *testing.T) {
 		if ValidCredential(v) {
 			t.Errorf("%q accepted", v)
 		}
+	}
+}
+
+// TestKeysOneBase: the keys of one Base (claude's API key and its
+// subscription token, both read from ANTHROPIC_BASE_URL) share a listener
+// and a frontend; the first of them handed over goes upstream with its own
+// header; a Base with two providers is an error.
+func TestKeysOneBase(t *testing.T) {
+	p := withGateway(policies["rich"])
+	p.Keys = []Key{
+		{Name: "TOKEN", Header: "authorization", Bearer: true, Host: "registry.acme.test", Port: 443, Base: "ANTHROPIC_BASE_URL"},
+		{Name: "API_KEY", Header: "x-api-key", Host: "registry.acme.test", Port: 443, Base: "ANTHROPIC_BASE_URL"},
+		{Name: "OTHER", Header: "x-api-key", Host: "registry.acme.test", Port: 443},
+	}
+	listen := KeyListeners(p.Keys)
+	if listen["TOKEN"] != 990 || listen["API_KEY"] != 990 || listen["OTHER"] != 991 {
+		t.Errorf("listeners %v, want the Base's 990 for both of it, 991 for OTHER", listen)
+	}
+	cfg := string(mustRender(t, p)[gatewayFile])
+	if n := strings.Count(cfg, "\nfrontend key_"); n != 2 {
+		t.Errorf("%d key frontends, want 2:\n%s", n, cfg)
+	}
+	front := cfg[strings.Index(cfg, "frontend key_ANTHROPIC_BASE_URL\n"):]
+	front = front[:strings.Index(front, "\nbackend ")]
+	token := strings.Index(front, "set-var(txn.which) str(TOKEN) if !{ var(txn.which) -m found } { str(TOKEN),map(")
+	api := strings.Index(front, "set-var(txn.which) str(API_KEY) if !{ var(txn.which) -m found } { str(API_KEY),map(")
+	if token < 0 || api < token {
+		t.Errorf("the Base's frontend does not try TOKEN, then API_KEY:\n%s", front)
+	}
+	for _, want := range []string{
+		"bind 127.0.0.1:990\n",
+		"http-request set-header authorization \"Bearer %[var(txn.key)]\" if { var(txn.which) -m str TOKEN }\n",
+		"http-request set-header x-api-key %[var(txn.key)] if { var(txn.which) -m str API_KEY }\n",
+		"the gateway holds no TOKEN, API_KEY:",
+	} {
+		if !strings.Contains(front, want) {
+			t.Errorf("the Base's frontend lacks %q:\n%s", want, front)
+		}
+	}
+	p.Keys[1].Host = "example.test"
+	p.Keys[1].Port = 8443
+	if _, err := Render(p); err == nil || !strings.Contains(err.Error(), "one provider per base") {
+		t.Errorf("a Base with two providers: %v", err)
+	}
+}
+
+// TestPackagesHaveCABundle: the gateway verifies providers against
+// GatewayCAFile, which Debian's ca-certificates ships (bookworm-slim has
+// none): the egress image installs it.
+func TestPackagesHaveCABundle(t *testing.T) {
+	if !slices.Contains(Packages, "ca-certificates") || !slices.IsSorted(Packages) {
+		t.Errorf("firewall.Packages %q: want ca-certificates (for %s), sorted", Packages, GatewayCAFile)
 	}
 }

@@ -122,7 +122,7 @@ func testDnsmasqKilled(t *testing.T) {
 	l := newLab(t)
 	p := l.startReady()
 	l.resolve("allowed.test", "A")
-	if r := l.do(netlab.Request{Op: "open", ID: "held", Addr: addr(allowedV4, 443)}); !r.OK {
+	if r := l.do(netlab.Request{Op: "open", ID: "held", Addr: addr(allowedV4, 443), Chunks: [][]byte{helloLine("allowed.test")}}); !r.OK {
 		t.Fatalf("connecting to allowed.test: %v", r)
 	}
 	if r := l.do(netlab.Request{Op: "echo", ID: "held", Line: "before"}); r.Data != "before" {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/testing/netlab"
 )
 
@@ -32,7 +34,21 @@ func BenchmarkLabGateway(b *testing.B) {
 		b.Fatal("the ClientHello holds a newline: the server would read a command in it")
 	}
 	gated := l.files["rules.nft"]
-	plain := generated(b)["rules.nft"]
+	// The same policy without the gateway: the address-based ruleset.
+	c, err := generator.Compile("testdata/lab", generator.CompileOptions{CheckMounts: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pol := c.Plan().Policy
+	pol.Gateway = false
+	files, err := firewall.Render(pol)
+	if err != nil {
+		b.Fatal(err)
+	}
+	plain := files["rules.nft"]
+	if bytes.Equal(plain, gated) {
+		b.Fatal("the rulesets with and without the gateway are the same")
+	}
 	load := func(rules []byte) {
 		path := filepath.Join(l.lab.Dir(), "bench-rules.nft")
 		if err := os.WriteFile(path, rules, 0o644); err != nil {
@@ -47,12 +63,8 @@ func BenchmarkLabGateway(b *testing.B) {
 		time.Sleep(settle)
 	}
 	setup := func() time.Duration {
-		r := l.do(netlab.Request{Op: "send", Addr: addr(unlistedV4, 443), Chunks: [][]byte{hello}, Timeout: 2 * time.Second, Line: "\n"})
+		r := l.do(netlab.Request{Op: "send", Addr: addr(allowedV4, 443), Chunks: [][]byte{hello}, Timeout: 2 * time.Second, Line: "\n"})
 		if !r.OK || !strings.HasPrefix(r.Data, "hello "+addr(allowedV4, 443)) {
-			// The nftables-only path needs the address dialled.
-			r = l.do(netlab.Request{Op: "send", Addr: addr(allowedV4, 443), Chunks: [][]byte{hello}, Timeout: 2 * time.Second, Line: "\n"})
-		}
-		if !r.OK {
 			b.Fatalf("set-up: %v", r)
 		}
 		return r.Elapsed

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/firewall"
-	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/testing/netlab"
 	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 )
@@ -55,6 +54,16 @@ func httpHead(host string) []byte {
 	return []byte("GET / HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n")
 }
 
+// helloLine is a ClientHello naming sni and a newline, which the lab's
+// servers read as a line and skip: for connections held open ("open").
+func helloLine(sni string) []byte {
+	h := append(clientHello(sni, false), '\n')
+	if bytes.Count(h, []byte("\n")) != 1 {
+		panic("the ClientHello of " + sni + " holds a newline")
+	}
+	return h
+}
+
 // send writes chunks to host:port as the agent and returns the response.
 func (l *lab) send(host string, port int, pause, timeout time.Duration, until string, chunks ...[]byte) netlab.Response {
 	l.t.Helper()
@@ -87,9 +96,10 @@ func (l *lab) stopped(what, host string, port int, chunks ...[]byte) {
 }
 
 // TestLabGateway: with the gateway, a TLS connection on a port of allowed
-// names reaches an address of the name in its ClientHello, and only when
-// that name is allowed on that port; plain HTTP likewise by Host; the
-// address the agent dialled does not decide.
+// names to an address of an allowed name reaches an address of the name in
+// its ClientHello, and only when that name is allowed on that port; plain
+// HTTP likewise by Host; the address the agent dialled does not decide
+// where it goes, and one that no allowed name gave is refused at once.
 func TestLabGateway(t *testing.T) {
 	l := newGatewayLab(t)
 	// The agent has resolved allowed.test: under the address-based
@@ -101,6 +111,7 @@ func TestLabGateway(t *testing.T) {
 		l := l.on(t)
 		l.reaches("SNI allowed.test", allowedV4, 443, addr(allowedV4, 443), clientHello("allowed.test", false))
 		l.reaches("SNI allowed.test over IPv6", allowedV6, 443, addr(allowedV6, 443), clientHello("allowed.test", false))
+		l.resolve("deep.sub.wild.test", "A")
 		l.reaches("SNI a name below *.wild.test", wildV4, 443, addr(wildV4, 443), clientHello("deep.sub.wild.test", false))
 	})
 	t.Run("OtherNameOnAllowedAddress", func(t *testing.T) {
@@ -112,8 +123,14 @@ func TestLabGateway(t *testing.T) {
 	})
 	t.Run("DialledAddressDoesNotDecide", func(t *testing.T) {
 		l := l.on(t)
-		l.reaches("SNI allowed.test", unlistedV4, 443, addr(allowedV4, 443), clientHello("allowed.test", false))
-		l.reaches("SNI allowed.test over IPv6", unlistedV6, 443, addr(allowedV6, 443), clientHello("allowed.test", false))
+		// At the address of another allowed name: where the name leads.
+		l.resolve("x.wild.test", "A")
+		l.resolve("x.wild.test", "AAAA")
+		l.reaches("SNI allowed.test", wildV4, 443, addr(allowedV4, 443), clientHello("allowed.test", false))
+		l.reaches("SNI allowed.test over IPv6", "2001:2::20", 443, addr(allowedV6, 443), clientHello("allowed.test", false))
+		// At an address that no allowed name gave: the filter refuses it.
+		l.refuses(unlistedV4, 443)
+		l.refuses(unlistedV6, 443)
 	})
 	t.Run("NoSNI", func(t *testing.T) {
 		l.on(t).stopped("a ClientHello without SNI", allowedV4, 443, clientHello("", false))
@@ -125,7 +142,7 @@ func TestLabGateway(t *testing.T) {
 	t.Run("SplitClientHello", func(t *testing.T) {
 		l := l.on(t)
 		hello := clientHello("allowed.test", false)
-		r := l.send(unlistedV4, 443, 30*time.Millisecond, 2*time.Second, "\n", hello[:3], hello[3:40], hello[40:])
+		r := l.send(wildV4, 443, 30*time.Millisecond, 2*time.Second, "\n", hello[:3], hello[3:40], hello[40:])
 		if want := "hello " + addr(allowedV4, 443); !r.OK || !strings.HasPrefix(r.Data, want) {
 			t.Errorf("a ClientHello in three segments: %v, want %q", r, want)
 		}
@@ -155,9 +172,9 @@ func TestLabGateway(t *testing.T) {
 	})
 	t.Run("PlainHTTP", func(t *testing.T) {
 		l := l.on(t)
-		r := l.send(unlistedV4, 80, 0, 2*time.Second, "hello http", httpHead("allowed.test"))
+		r := l.send(allowedV4, 80, 0, 2*time.Second, "hello http", httpHead("allowed.test"))
 		if want := "hello http " + addr(allowedV4, 80); !r.OK || !strings.Contains(r.Data, want) {
-			t.Errorf("Host allowed.test at %s: %v, want %q", addr(unlistedV4, 80), r, want)
+			t.Errorf("Host allowed.test at %s: %v, want %q", addr(allowedV4, 80), r, want)
 		}
 		l.stopped("Host cohost.test", allowedV4, 80, httpHead("cohost.test"))
 		l.stopped("no Host", allowedV4, 80, []byte("GET / HTTP/1.0\r\n\r\n"))
@@ -170,23 +187,14 @@ func TestLabGateway(t *testing.T) {
 	})
 }
 
-// newGatewayLab starts the lab's firewall with the gateway: the egress
-// files rendered with Policy.Gateway, whose entrypoint starts HAProxy.
+// newGatewayLab starts the lab's firewall, which has the gateway as every
+// allowlist profile has (generator sets Policy.Gateway), and logs the
+// egress's output when the test fails.
 func newGatewayLab(t testing.TB) *lab {
 	testenv.RequireProgram(t, "haproxy")
 	l := newLab(t)
-	c, err := generator.Compile("testdata/lab", generator.CompileOptions{CheckMounts: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol := c.Plan().Policy
-	pol.Gateway = true
-	files, err := firewall.Render(pol)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"rules.nft", "entrypoint.sh", "haproxy.cfg"} {
-		l.files[name] = files[name]
+	if l.files["haproxy.cfg"] == nil {
+		t.Fatal("the lab's generated files hold no haproxy.cfg: the gateway is off")
 	}
 	p := l.startReady()
 	t.Cleanup(func() {
@@ -206,6 +214,7 @@ func TestLabGatewayGrant(t *testing.T) {
 	p := l.egress
 	hello := clientHello("granted.test", false)
 	l.stopped("SNI granted.test before its grant", unlistedV4, 443, hello)
+	l.resolve("allowed.test", "A") // the address the agent dials below
 
 	if out, code := egressCmd(t, p, "grant-name", "granted.test", "443", "3"); code != 0 {
 		t.Fatalf("grant-name: exit %d: %s", code, out)
@@ -279,4 +288,22 @@ func TestLabGatewayFailClosed(t *testing.T) {
 	if out, code, err := p.Enter(argv...); err != nil || code == 0 || !strings.Contains(out, "gateway") {
 		t.Errorf("the healthcheck with HAProxy dead: exit %d (%v): %s", code, err, out)
 	}
+}
+
+// TestLabGatewayNoIPv6Loopback: in a namespace whose loopback has no ::1
+// (Docker's default network without IPv6 disables it), the gateway starts
+// with its IPv4 listeners only, and names pass through it.
+func TestLabGatewayNoIPv6Loopback(t *testing.T) {
+	testenv.RequireProgram(t, "haproxy")
+	l := newLab(t)
+	l.lab.Sysctl(l.sbx, "net/ipv6/conf/lo/disable_ipv6", "1")
+	p := l.startReady()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the egress log:\n%s", p.Output())
+		}
+	})
+	l.resolve("allowed.test", "A")
+	l.connectsName("allowed.test", allowedV4, 443, addr(allowedV4, 443))
+	l.stopped("SNI cohost.test", allowedV4, 443, clientHello("cohost.test", false))
 }

@@ -85,7 +85,7 @@ func TestLabGrantName(t *testing.T) {
 	if !l.resolvesTo("granted.test", unlistedV4) {
 		t.Fatalf("granted.test does not resolve during its grant")
 	}
-	l.connects(unlistedV4, 443)
+	l.connectsName("granted.test", unlistedV4, 443, addr(unlistedV4, 443))
 	// At once: nothing waits for a periodic reload (BenchmarkLabGrantName
 	// measures how long it takes; a bound here only catches a wait).
 	if took := time.Since(start); took > 3*time.Second {
@@ -95,8 +95,8 @@ func TestLabGrantName(t *testing.T) {
 		t.Errorf("sub.granted.test does not resolve during the grant of granted.test")
 	}
 	l.nxdomain("other.test")
-	l.refuses(unlistedV4, 80) // the grant names its ports
-	if r := l.do(netlab.Request{Op: "open", ID: "named", Addr: addr(unlistedV4, 443)}); !r.OK {
+	l.stopped("Host granted.test on port 80", unlistedV4, 80, httpHead("granted.test")) // the grant names its ports
+	if r := l.do(netlab.Request{Op: "open", ID: "named", Addr: addr(unlistedV4, 443), Chunks: [][]byte{helloLine("granted.test")}}); !r.OK {
 		t.Fatalf("opening a connection during the grant: %v", r)
 	}
 	if out, _ := enter("grants"); !strings.HasPrefix(out, "granted.test 443 ") {
@@ -117,11 +117,11 @@ func TestLabGrantName(t *testing.T) {
 	} else {
 		t.Logf("the grant resolver answered again %v after it was killed", took.Round(time.Millisecond))
 	}
-	l.connects(unlistedV4, 443)
+	l.connectsName("granted.test", unlistedV4, 443, addr(unlistedV4, 443))
 
 	// Expiry: new connections refused, the open one cut, NXDOMAIN again.
 	time.Sleep(time.Until(granted.Add(4200 * time.Millisecond)))
-	l.refuses(unlistedV4, 443)
+	l.stopped("SNI granted.test after its grant", unlistedV4, 443, clientHello("granted.test", false))
 	if r := l.do(netlab.Request{Op: "echo", ID: "named", Line: "after", Timeout: 300 * time.Millisecond}); r.OK {
 		t.Errorf("the connection opened during the grant still works after it expired: %v", r)
 	}
@@ -154,7 +154,7 @@ func testGrantNameRevoke(t *testing.T, l *lab, p *netlab.Proc) {
 	if out, code := enter("revoke-name", "granted.test", "443,8443"); code != 0 {
 		t.Fatalf("revoke-name: exit %d: %s", code, out)
 	}
-	l.refuses(unlistedV4, 443)
+	l.stopped("SNI granted.test after its revoke", unlistedV4, 443, clientHello("granted.test", false))
 	l.refuses(unlistedV4, 8443)
 	l.nxdomain("granted.test")
 
@@ -218,16 +218,16 @@ func testGrantNameKeeperDead(t *testing.T, l *lab, p *netlab.Proc) {
 	if !l.resolvesTo("kept.test", unlistedV4) {
 		t.Fatalf("kept.test does not resolve during its grant")
 	}
-	l.connects(unlistedV4, 443)
+	l.connectsName("kept.test", unlistedV4, 443, addr(unlistedV4, 443))
 	keeper := pidIn(t, p, "/run/agentbox/keeper.pid")
 	if out, code, err := p.Enter("kill", "-KILL", strconv.Itoa(keeper)); err != nil || code != 0 {
 		t.Fatalf("killing the keeper: %v %d %s", err, code, out)
 	}
-	if r := l.do(netlab.Request{Op: "open", ID: "kept", Addr: addr(unlistedV4, 443)}); !r.OK {
+	if r := l.do(netlab.Request{Op: "open", ID: "kept", Addr: addr(unlistedV4, 443), Chunks: [][]byte{helloLine("kept.test")}}); !r.OK {
 		t.Fatalf("opening a connection during the grant: %v", r)
 	}
 	time.Sleep(time.Until(start.Add(2200 * time.Millisecond)))
-	l.refuses(unlistedV4, 443)
+	l.stopped("SNI kept.test after its grant", unlistedV4, 443, clientHello("kept.test", false))
 	if r := l.do(netlab.Request{Op: "echo", ID: "kept", Line: "after", Timeout: 300 * time.Millisecond}); r.OK {
 		t.Errorf("the connection opened during the grant still works after it expired: %v", r)
 	}
@@ -279,7 +279,7 @@ func TestLabGrantNameLatency(t *testing.T) {
 		if r := l.do(dnsReq(agentResolver, "udp", name, "A")); !slices.Equal(r.Answers, []string{unlistedV4}) {
 			t.Fatalf("%s: %v\n%s", name, r, p.Output())
 		}
-		l.connects(unlistedV4, 443)
+		l.connectsName(name, unlistedV4, 443, addr(unlistedV4, 443))
 		took = append(took, time.Since(start))
 		egressCmd(t, p, "revoke-name", name, "443")
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/connlog"
 	"github.com/agentbox-dev/agentbox/internal/testing/netlab"
 )
 
@@ -37,6 +38,10 @@ var labKeys = []firewall.Key{
 	{Name: "WRONGNAME_KEY", Header: "x-api-key", Host: "wrongname.test", Port: modelPort},
 	{Name: "SELFSIGNED_KEY", Header: "x-api-key", Host: "selfsigned.test", Port: modelPort},
 	{Name: "UNSET_KEY", Header: "x-api-key", Host: "model.test", Port: modelPort},
+	// One base URL, two keys (claude's API key and subscription token):
+	// the first handed over of the two goes upstream.
+	{Name: "PAIR_API_KEY", Header: "x-api-key", Host: "model.test", Port: modelPort, Base: "PAIR_BASE_URL"},
+	{Name: "PAIR_TOKEN", Header: "authorization", Bearer: true, Host: "model.test", Port: modelPort, Base: "PAIR_BASE_URL"},
 }
 
 // labCA is the lab's own CA, which the lab gives HAProxy instead of the
@@ -228,9 +233,64 @@ func TestLabGatewayKeys(t *testing.T) {
 			t.Errorf("a key never set: %v, want 503 saying so", r)
 		}
 	})
+	t.Run("OneBaseTwoKeys", func(t *testing.T) { oneBaseTwoKeys(t, l.on(t), model, listen["PAIR_TOKEN"]) })
 	t.Run("NowhereTheAgentReads", func(t *testing.T) { agentSearch(t, l.on(t)) })
 	if out := l.egress.Output(); strings.Contains(out, realKey) || strings.Contains(out, realBearer) {
 		t.Errorf("the egress log holds a key:\n%s", out)
+	}
+	keyRecords(t, l.egress.Output())
+}
+
+// keyRecords: the requests through the keys' listeners are connection
+// records like the names' (internal/connlog reads them all), with the
+// provider's name and port; the keys' readiness checks are not recorded.
+func keyRecords(t *testing.T, out string) {
+	log, err := connlog.Parse(strings.NewReader(out), time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if log.BadRecords > 0 {
+		t.Errorf("%d records of the egress log do not parse:\n%s", log.BadRecords, out)
+	}
+	var allowed, ready int
+	for _, r := range log.Connections {
+		if r.Name == "model.test" && r.Port == modelPort && r.Verdict == connlog.Allowed && r.BytesUp > 0 && r.BytesDown > 0 {
+			allowed++
+		}
+		if r.Port == 0 || r.Name == "" {
+			ready++
+		}
+	}
+	if allowed < 3 || ready > 0 {
+		t.Errorf("%d allowed records of model.test:%d (want the 3 of RealKeyUpstream at least: a record is written when its stream ends), %d without a name: %+v", allowed, modelPort, ready, log.Connections)
+	}
+}
+
+// oneBaseTwoKeys: the two keys of PAIR_BASE_URL share listen; with the
+// token alone handed over, the provider gets it as a bearer token; once the
+// API key is handed over too, the API key alone, in x-api-key.
+func oneBaseTwoKeys(t *testing.T, l *lab, model *netlab.Helper, listen int) {
+	if got := firewall.KeyListeners(labKeys)["PAIR_API_KEY"]; got != listen {
+		t.Fatalf("PAIR_API_KEY listens on %d, PAIR_TOKEN on %d: want one listener", got, listen)
+	}
+	r := l.send("127.0.0.1", listen, 0, 2*time.Second, "secrets file", modelRequest(listen))
+	if !strings.HasPrefix(r.Data, "HTTP/1.1 503") || !strings.Contains(r.Data, "holds no PAIR_API_KEY, PAIR_TOKEN") {
+		t.Errorf("neither key handed over: %v, want 503 naming both", r)
+	}
+	since := len(events(t, model, 0))
+	for _, c := range []struct{ set, value, header, want string }{
+		{"PAIR_TOKEN", realBearer, "Authorization", "[Bearer " + realBearer + "]"},
+		{"PAIR_API_KEY", realKey, "X-Api-Key", "[" + realKey + "]"},
+	} {
+		if out, code, err := l.egress.EnterInput(c.value+"\n", append(netlab.CapArgv(egressCaps), firewall.EntrypointPath, firewall.SetKeyArg, c.set)...); err != nil || code != 0 {
+			t.Fatalf("set-key %s: exit %d (%v): %s", c.set, code, err, out)
+		}
+		r := l.send("127.0.0.1", listen, 0, sseHold-time.Second, "data: first", modelRequest(listen))
+		got := events(t, model, since)
+		since += len(got)
+		if !r.OK || len(got) != 1 || fmt.Sprint(got[0].Headers) != fmt.Sprint(map[string]string{c.header: c.want}) {
+			t.Errorf("after set-key %s: %v; the model server saw %+v, want only %s %s", c.set, r, got, c.header, c.want)
+		}
 	}
 }
 

@@ -89,7 +89,7 @@ func TestLabNever(t *testing.T) {
 		if _, ok := eventually(time.Second, func() bool { return l.resolvesTo("granted.test", unlistedV4) }); !ok {
 			t.Fatalf("granted.test does not resolve during its grant")
 		}
-		l.connects(unlistedV4, 443)
+		l.connectsName("granted.test", unlistedV4, 443, addr(unlistedV4, 443))
 	})
 	l.healthy(p)
 }

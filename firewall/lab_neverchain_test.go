@@ -66,7 +66,7 @@ func TestLabNeverChain(t *testing.T) {
 		if got := l.resolve("granted.test", "A"); !slices.Equal(got, []string{unlistedV4}) {
 			t.Errorf("granted.test during its grant: %q", got)
 		}
-		l.connects(unlistedV4, 443)
+		l.connectsName("granted.test", unlistedV4, 443, addr(unlistedV4, 443))
 		if udp := l.do(dnsReq(agentResolver, "udp", "bigalias.test", "A")); !udp.OK || !udp.TC {
 			t.Errorf("bigalias.test over UDP: %v, want a truncated answer", udp)
 		}

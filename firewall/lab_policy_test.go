@@ -24,9 +24,9 @@ func TestLabPolicyLive(t *testing.T) {
 	if !l.resolvesTo("granted.test", unlistedV4) {
 		t.Fatalf("granted.test does not resolve")
 	}
-	l.connects(unlistedV4, 443)
+	l.connectsName("granted.test", unlistedV4, 443, addr(unlistedV4, 443))
 	t.Logf("from grant-name ... 0 to the first connection: %v", time.Since(start).Round(time.Millisecond))
-	l.refuses(unlistedV4, 80)
+	l.stopped("Host granted.test on port 80", unlistedV4, 80, httpHead("granted.test"))
 
 	// A timed grant of the same name and port leaves it without an end.
 	if out, code := enter("grant-name", "granted.test", "443", "1"); code != 0 || !strings.Contains(out, "already") {
@@ -42,7 +42,7 @@ func TestLabPolicyLive(t *testing.T) {
 	if !l.resolvesTo("granted.test", unlistedV4) {
 		t.Errorf("granted.test no longer resolves after the keeper's looks")
 	}
-	l.connects(unlistedV4, 443)
+	l.connectsName("granted.test", unlistedV4, 443, addr(unlistedV4, 443))
 
 	if out, code := enter("revoke-name", "granted.test", "443"); code != 0 {
 		t.Fatalf("revoke-name: exit %d: %s", code, out)
@@ -58,7 +58,7 @@ func TestLabPolicyLive(t *testing.T) {
 	if out, code := enter("grant", unlistedV4+"/32", "443", "0"); code != 0 || !strings.Contains(out, "until revoked") {
 		t.Fatalf("grant with 0 seconds: exit %d: %s", code, out)
 	}
-	l.connects(unlistedV4, 443)
+	l.connectsName("granted.test", unlistedV4, 443, addr(unlistedV4, 443))
 	if out, code := enter("grant", unlistedV4+"/32", "443", "1"); code != 0 || !strings.Contains(out, "already") {
 		t.Errorf("a timed grant of an address allowed until revoked: exit %d: %s", code, out)
 	}
@@ -72,7 +72,7 @@ func TestLabPolicyLive(t *testing.T) {
 		t.Errorf("policies: %q", out)
 	}
 	time.Sleep(1500 * time.Millisecond)
-	l.connects(unlistedV4, 443)
+	l.connectsName("granted.test", unlistedV4, 443, addr(unlistedV4, 443))
 	if out, code := enter("revoke", unlistedV4+"/32", "443"); code != 0 {
 		t.Fatalf("revoke: exit %d: %s", code, out)
 	}

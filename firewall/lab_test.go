@@ -52,6 +52,9 @@ func generated(t testing.TB) map[string][]byte {
 		}
 		out[name] = data
 	}
+	if data, ok := c.Files[generator.EgressDir+"/haproxy.cfg"]; ok { // the gateway
+		out["haproxy.cfg"] = data
+	}
 	return out
 }
 

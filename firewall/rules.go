@@ -107,10 +107,10 @@ type rulesView struct {
 
 // gatewayRules is what rules.nft needs of the gateway.
 type gatewayRules struct {
-	UID       int
-	User, Map string
-	Listen    string // the listeners' ports: a range
-	Ports     []gatewayPort
+	UID              int
+	User, Map, Names string
+	Listen           string // the listeners' ports: a range
+	Ports            []gatewayPort
 }
 
 // nftSet is a named set of addresses of one family.
@@ -148,7 +148,7 @@ func renderRules(p Policy) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		gw = &gatewayRules{UID: GatewayUID, User: GatewayUser, Map: gatewayMap, Ports: ports,
+		gw = &gatewayRules{UID: GatewayUID, User: GatewayUser, Map: gatewayMap, Names: gatewayNames, Ports: ports,
 			Listen: fmt.Sprintf("%d-%d", GatewayListenBase, GatewayListenBase+max(len(ports), 1)-1)}
 	}
 	upstream := []nftSet{v4.set(upstreamV4), v6.set(upstreamV6)}

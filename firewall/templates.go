@@ -18,6 +18,7 @@ var templateFiles = []string{
 	"templates/rules.nft.tmpl",
 	"templates/dnsmasq.conf.tmpl",
 	"templates/neverdns.pl.tmpl", // in entrypoint.sh
+	"templates/requests.pl.tmpl", // in entrypoint.sh
 	"templates/entrypoint.sh.tmpl",
 	"templates/ulogd.conf.tmpl",
 	"templates/haproxy.cfg.tmpl",
@@ -29,6 +30,7 @@ var templateFiles = []string{
 var funcs = template.FuncMap{
 	"join": strings.Join,
 	"shq":  shquote.Word,
+	"bits": prefixBits,
 }
 
 var templates = template.Must(template.New("firewall").

@@ -34,8 +34,16 @@ func normalize(p Policy) (Policy, error) {
 	if err := errors.Join(append(append(errs, keyErrs...), forgeErrs...)...); err != nil {
 		return Policy{}, err
 	}
+	out.Requests = p.Requests
 	out.Keys, out.Forges = keys, forges
 	return out, nil
+}
+
+// HasGateway says whether p, rendered, has a gateway: only when asked for,
+// in ModeAllowlist, with names to judge (the ports of allowed names; with
+// none, there is nothing for it to check).
+func (p Policy) HasGateway() bool {
+	return p.Gateway && p.Mode == ModeAllowlist && len(p.Domains) > 0
 }
 
 // checkDomains returns copies of the valid domains, with sorted ports and

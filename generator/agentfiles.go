@@ -19,7 +19,13 @@ const AgentFilesDir = OutDir + "/agent-files"
 type agentFileView struct {
 	Env       map[string]string // the agent's environment (the catalog's and env: in agentbox.yaml) by name
 	Workspace string            // where the agent works
+	// RequestMCP runs agentbox-request's MCP server: node and its script.
+	RequestMCP []string
 }
+
+// RequestMCPScript is where the agent image holds agentbox-request's MCP
+// server (RequestMCPFile), for agents that run on node.
+const RequestMCPScript = "/usr/local/lib/agentbox/request-mcp.js"
 
 // agentFileFuncs are the functions of an agent file's template.
 var agentFileFuncs = template.FuncMap{
@@ -31,7 +37,7 @@ var agentFileFuncs = template.FuncMap{
 // AgentFiles renders agent's Files for the environment env and the
 // workspace, by their path in the image.
 func AgentFiles(agent catalog.Agent, env []catalog.EnvVar, workspace string) (map[string][]byte, error) {
-	v := agentFileView{Env: map[string]string{}, Workspace: workspace}
+	v := agentFileView{Env: map[string]string{}, Workspace: workspace, RequestMCP: []string{"node", RequestMCPScript}}
 	for _, e := range env {
 		v.Env[e.Name] = e.Value
 	}

@@ -42,7 +42,9 @@ func TestProfileForges(t *testing.T) {
 	if got := fmt.Sprint(forges); got != "[{git.corp.example 0 CORP_TOKEN [team/app] [{team/app [agent/*]}]} {github.com 0  [] []}]" {
 		t.Errorf("forges: %s", got)
 	}
-	if got := ProfileForges(cfg, profilePolicy(cfg, mustProfile(t, cfg, "balanced"))); got != nil {
+	off := profilePolicy(cfg, mustProfile(t, cfg, "balanced"))
+	off.Gateway = false
+	if got := ProfileForges(cfg, off); got != nil {
 		t.Errorf("forges without the gateway: %v", got)
 	}
 	pol.Forges = forges
@@ -64,8 +66,8 @@ func TestProfileForges(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("env:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if names := HeldKeyNames(cfg, "balanced"); len(names) != 0 {
-		t.Errorf("held without the gateway: %v", names)
+	if names := HeldKeyNames(cfg, "balanced"); !slices.Equal(names, []string{"CORP_TOKEN"}) {
+		t.Errorf("held by balanced's gateway: %v, want the forge's token", names)
 	}
 }
 

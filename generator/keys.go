@@ -32,8 +32,10 @@ type HeldKey struct {
 // holds at its gateway: each name of secrets and run.env that
 // catalog.ModelKeys knows, when the profile has a gateway and the
 // credential has a provider (its base URL variable in env:, else the
-// catalog's default). A provider the gateway cannot serve is an error
-// (KeyErrors, by name): the key does not go back to the agent.
+// catalog's default). The keys of one base URL (claude's API key and its
+// subscription token) share its listener, in the catalog's order. A
+// provider the gateway cannot serve is an error (KeyErrors, by name): the
+// key does not go back to the agent.
 func HeldKeys(cfg *config.Config, pol firewall.Policy) ([]HeldKey, KeyErrors) {
 	if !pol.HasGateway() {
 		return nil, nil
@@ -44,21 +46,18 @@ func HeldKeys(cfg *config.Config, pol firewall.Policy) ([]HeldKey, KeyErrors) {
 	}
 	var out []HeldKey
 	errs := KeyErrors{}
-	byBase := map[string]string{}
-	for _, name := range cfg.TaskEnv() {
-		mk, ok := catalog.LookupModelKey(name)
-		if !ok {
+	names := cfg.TaskEnv()
+	// In the catalog's order: of the keys of one base URL, the first that
+	// agentbox hands over goes upstream (firewall.Key.Base).
+	for _, mk := range catalog.ModelKeys() {
+		name := mk.Name
+		if !slices.Contains(names, name) {
 			continue
 		}
 		upstream := cmp.Or(env[mk.BaseVar], mk.Default)
 		if upstream == "" {
 			continue // the CLI sends it nowhere without a base URL of the user's
 		}
-		if other, dup := byBase[mk.BaseVar]; dup {
-			errs[name] = fmt.Errorf("%s and %s both go to %s: the gateway holds one key per base URL; pass one of them", other, name, mk.BaseVar)
-			continue
-		}
-		byBase[mk.BaseVar] = name
 		k, err := heldKey(mk, upstream, env)
 		if err == nil {
 			err = firewall.CheckKey(k.Key, pol)
@@ -86,11 +85,17 @@ type KeyErrors map[string]error
 // path until HeldKeys knows the listener.
 func heldKey(mk catalog.ModelKey, upstream string, env map[string]string) (HeldKey, error) {
 	u, err := url.Parse(upstream)
-	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return HeldKey{}, fmt.Errorf("%s %q: want scheme://host[:port][/path]", mk.BaseVar, upstream)
+	if err != nil || u.Host == "" || u.User != nil || u.Fragment != "" {
+		return HeldKey{}, fmt.Errorf("%s %q: want scheme://host[:port][/path][?query]", mk.BaseVar, upstream)
 	}
-	k := HeldKey{Key: firewall.Key{Name: mk.Name, Header: mk.Header, Bearer: mk.Bearer, Host: strings.ToLower(u.Hostname())},
-		BaseVar: mk.BaseVar, Upstream: upstream, BaseURL: strings.TrimSuffix(u.EscapedPath(), "/")}
+	// The path and the query stay the agent's: the gateway passes each
+	// request's target through as the CLI builds it from its base URL.
+	path := strings.TrimSuffix(u.EscapedPath(), "/")
+	if u.RawQuery != "" {
+		path += "?" + u.RawQuery
+	}
+	k := HeldKey{Key: firewall.Key{Name: mk.Name, Header: mk.Header, Bearer: mk.Bearer, Host: strings.ToLower(u.Hostname()), Base: mk.BaseVar},
+		BaseVar: mk.BaseVar, Upstream: upstream, BaseURL: path}
 	if h, ok := mk.TypeHeaders[env[mk.TypeVar]]; ok {
 		k.Header, k.Bearer = h.Header, h.Bearer
 	}

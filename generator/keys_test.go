@@ -89,7 +89,6 @@ func TestHeldKeysRefused(t *testing.T) {
 		{"env: {ANTHROPIC_BASE_URL: 'https://llm.corp.example'}\nsecrets: [ANTHROPIC_API_KEY]", "llm.corp.example is not allowed on port 443"},
 		{"secrets: [OPENAI_API_KEY]", "api.openai.com is not allowed on port 443"},
 		{"env: {ANTHROPIC_BASE_URL: 'ftp://x.anthropic.com'}\nsecrets: [ANTHROPIC_API_KEY]", "want https"},
-		{"secrets: [ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN]", "secrets[1]: profile balanced: ANTHROPIC_API_KEY and CLAUDE_CODE_OAUTH_TOKEN both go to ANTHROPIC_BASE_URL"},
 	} {
 		cfg, err := loadString(t, "agent: claude\ndevcontainer: {ide: none}\n"+c.yaml)
 		if err != nil {
@@ -98,7 +97,7 @@ func TestHeldKeysRefused(t *testing.T) {
 		pp := profilePlan(cfg, mustProfile(t, cfg, "balanced"), "")
 		pp.Policy.Gateway = true
 		errs := &yamlpos.Errors{File: config.ConfigFile}
-		if held := planKeys(cfg, &pp, errs); len(held) > 0 && !strings.Contains(c.want, "both go") {
+		if held := planKeys(cfg, &pp, errs); len(held) > 0 {
 			t.Errorf("%s: held %v", c.yaml, held)
 		}
 		if err := errs.Err(); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -182,7 +181,7 @@ func TestHeldKeysRender(t *testing.T) {
 	if strings.Contains(compose, "      ANTHROPIC_API_KEY:\n") {
 		t.Error("the balanced compose file passes ANTHROPIC_API_KEY from the host")
 	}
-	if cfgText := string(files[EgressDir+"/haproxy.cfg"]); !strings.Contains(cfgText, "frontend key_ANTHROPIC_API_KEY\n") {
+	if cfgText := string(files[EgressDir+"/haproxy.cfg"]); !strings.Contains(cfgText, "frontend key_ANTHROPIC_BASE_URL\n") {
 		t.Errorf("balanced's haproxy.cfg serves no ANTHROPIC_API_KEY:\n%s", cfgText)
 	}
 	open := string(files[ProfileCompose(cfg, "open")])
@@ -287,5 +286,71 @@ func TestTaskKeyEnv(t *testing.T) {
 	env = map[string]any{}
 	if taskKeyEnv(env, nil); len(env) != 0 {
 		t.Errorf("no held keys: %v", env)
+	}
+}
+
+// TestHeldKeysOneBaseURL: a user may hold claude's API key and its
+// subscription token at once (secrets and run.env): both go to the
+// gateway, on ANTHROPIC_BASE_URL's one listener, in claude's own order
+// (ANTHROPIC_AUTH_TOKEN, ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN),
+// whatever order agentbox.yaml lists them in.
+func TestHeldKeysOneBaseURL(t *testing.T) {
+	cfg, err := loadString(t, "agent: claude\ndevcontainer: {ide: none}\nsecrets: [CLAUDE_CODE_OAUTH_TOKEN, ANTHROPIC_API_KEY]\nrun: {env: [ANTHROPIC_AUTH_TOKEN]}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, errs := HeldKeys(cfg, gatewayPolicy(t, cfg, "balanced"))
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	var got []string
+	for _, k := range held {
+		got = append(got, fmt.Sprintf("%s %s %s=%s", k.Name, k.Base, k.BaseVar, k.BaseURL))
+	}
+	want := []string{
+		"ANTHROPIC_AUTH_TOKEN ANTHROPIC_BASE_URL ANTHROPIC_BASE_URL=http://127.0.0.1:990",
+		"ANTHROPIC_API_KEY ANTHROPIC_BASE_URL ANTHROPIC_BASE_URL=http://127.0.0.1:990",
+		"CLAUDE_CODE_OAUTH_TOKEN ANTHROPIC_BASE_URL ANTHROPIC_BASE_URL=http://127.0.0.1:990",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("held keys:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	errsPos := &yamlpos.Errors{File: config.ConfigFile}
+	p := plan(cfg, fakeLock(cfg), errsPos)
+	if err := errsPos.Err(); err != nil {
+		t.Fatal(err)
+	}
+	files, err := render(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(files[EgressDir+"/haproxy.cfg"]), "\nfrontend key_"); n != 1 {
+		t.Errorf("balanced's haproxy.cfg has %d key frontends, want one for ANTHROPIC_BASE_URL", n)
+	}
+}
+
+// TestHeldKeysQuery: a base URL's query stays in the agent's base URL on
+// the gateway, which passes the request's path and query through as the
+// CLI sends them: the provider sees what it would without the gateway.
+func TestHeldKeysQuery(t *testing.T) {
+	cfg, err := loadString(t, "agent: codex\ndevcontainer: {ide: none}\nnetwork: {domains: [models.example.test]}\nenv: {OPENAI_BASE_URL: 'https://models.example.test/v1?team=\"a\"&x=1'}\nrun: {env: [OPENAI_API_KEY]}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, errs := HeldKeys(cfg, gatewayPolicy(t, cfg, "balanced"))
+	if errs != nil || len(held) != 1 {
+		t.Fatalf("%v %v", held, errs)
+	}
+	if k := held[0]; k.BaseURL != `http://127.0.0.1:990/v1?team="a"&x=1` || k.Host != "models.example.test" || k.Port != 443 {
+		t.Errorf("the key of a base URL with a query: %+v", k)
+	}
+	for _, bad := range []string{"https://models.example.test/v1#frag", "https://u:p@models.example.test/v1"} {
+		cfg, err := loadString(t, "agent: codex\ndevcontainer: {ide: none}\nnetwork: {domains: [models.example.test]}\nenv: {OPENAI_BASE_URL: '"+bad+"'}\nrun: {env: [OPENAI_API_KEY]}\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, errs := HeldKeys(cfg, gatewayPolicy(t, cfg, "balanced")); errs["OPENAI_API_KEY"] == nil {
+			t.Errorf("%s: held", bad)
+		}
 	}
 }

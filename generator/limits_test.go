@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/config"
+	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/internal/testing/configtest"
 	"github.com/agentbox-dev/agentbox/internal/yamlpos"
 )
@@ -12,7 +13,7 @@ import (
 // accepts plans, renders and passes every check of generate: compose-go's
 // node limit, the Dockerfile and shell parsers.
 func TestAtLimitsGenerates(t *testing.T) {
-	src := configtest.AtLimits(config.MaxEntries, config.MaxEnvString)
+	src := configtest.AtLimits(config.MaxEntries, config.MaxEnvString, firewall.GatewayListenMax)
 	if len(src) > config.MaxFileSize {
 		t.Fatalf("the file at the limits is %d bytes, over MaxFileSize", len(src))
 	}

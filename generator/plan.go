@@ -254,3 +254,9 @@ func sortedUniqueFold(s []string) []string {
 	slices.SortStableFunc(out, func(a, b string) int { return strings.Compare(validate.LowerASCII(a), validate.LowerASCII(b)) })
 	return slices.CompactFunc(out, func(a, b string) bool { return validate.LowerASCII(a) == validate.LowerASCII(b) })
 }
+
+// AnyGateway says whether some profile's egress runs the gateway, and so
+// the egress image links its configuration.
+func (p *Plan) AnyGateway() bool {
+	return slices.ContainsFunc(p.Profiles, func(pp ProfilePlan) bool { return pp.Policy.HasGateway() })
+}

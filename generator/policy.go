@@ -34,6 +34,9 @@ func profilePolicy(cfg *config.Config, p *config.Profile) firewall.Policy {
 		pol = allowlist(cfg, p.Network, p.Catalog)
 	}
 	pol.Mode = p.Mode
+	// The gateway checks the name of every connection to an allowed name
+	// (docs/gateway.md); HasGateway says where there is one.
+	pol.Gateway = p.Mode == firewall.ModeAllowlist
 	if p.Mode == firewall.ModeOpen {
 		pol.Domains = nil
 	}
@@ -41,6 +44,11 @@ func profilePolicy(cfg *config.Config, p *config.Profile) firewall.Policy {
 		pol.Never = append(pol.Never, n.Masked())
 	}
 	pol.NeverNames = slices.Clone(p.Elevate.NeverNames)
+	// The request endpoint, where the agent asks for a grant, wherever a
+	// grant may be made.
+	if p.Elevate.Allowed {
+		pol.Requests = &firewall.Requests{Timeout: p.Elevate.RequestTimeout, Max: p.Elevate.Max}
+	}
 	return pol
 }
 

@@ -110,3 +110,39 @@ func TestProfileSelectorFailsClosed(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestTimeout: elevation.request_timeout reaches each profile's
+// request endpoint (a profile's own, or the top level's); a profile that
+// permits no grant has no endpoint; more than a day is refused.
+func TestRequestTimeout(t *testing.T) {
+	cfg, err := loadString(t, `
+agent: none
+elevation: {request_timeout: 30m, max_duration: 2h}
+profiles:
+  quick:
+    from: balanced
+    elevation: {request_timeout: 90s}
+  calm:
+    from: balanced
+    elevation: {allowed: false}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]time.Duration{"balanced": 30 * time.Minute, "quick": 90 * time.Second, "calm": 0, "locked": 0} {
+		p, ok := cfg.Profile(name)
+		if !ok {
+			t.Fatalf("no profile %s", name)
+		}
+		pol := profilePolicy(cfg, p)
+		switch {
+		case want == 0 && pol.Requests != nil:
+			t.Errorf("%s: a request endpoint without grants", name)
+		case want != 0 && (pol.Requests == nil || pol.Requests.Timeout != want || pol.Requests.Max != 2*time.Hour):
+			t.Errorf("%s: %+v, want a timeout of %v", name, pol.Requests, want)
+		}
+	}
+	if _, err := loadString(t, "agent: none\nelevation: {request_timeout: 25h}\n"); err == nil || !strings.Contains(err.Error(), "elevation.request_timeout") || !strings.Contains(err.Error(), "is over 24h") {
+		t.Errorf("25h: %v", err)
+	}
+}

@@ -32,6 +32,12 @@ const (
 	DevcontainerFile = DevcontainerDir + "/devcontainer.json"
 	// WorkspaceScript is the agent image's entrypoint: it makes the clone.
 	WorkspaceScript = OutDir + "/workspace.sh"
+	// RequestScript is agentbox-request in the agent image: the agent asks
+	// the person at the host for a grant (docs/approvals.md).
+	RequestScript = OutDir + "/agentbox-request.sh"
+	// RequestMCPFile is its MCP server, in the images of agents on node
+	// (RequestMCPScript).
+	RequestMCPFile = OutDir + "/agentbox-request-mcp.js"
 	// GitConfigMask replaces the host repository's .git/config in the
 	// sandbox: a git config file with comments only.
 	GitConfigMask = OutDir + "/git-config"
@@ -82,6 +88,7 @@ type view struct {
 	DnsmasqPath     string
 	EntrypointPath  string
 	UlogdPath       string
+	GatewayPath     string
 	HealthCommand   []string
 	OriginDir       string
 	WorkspaceEntry  string // where the image holds WorkspaceScript
@@ -90,6 +97,10 @@ type view struct {
 	FilterAddr      string
 	WaitFirewallEnv string
 	ReceiveEnv      string
+	RequestAddr     string // the egress's request endpoint
+	RequestPort     int
+	RequestCommand  string // where the image holds RequestScript
+	RequestMCP      string // where it holds RequestMCPFile
 	GatewayReadyEnv string // keys.go
 	KeysReadyPath   string
 
@@ -163,6 +174,7 @@ func render(p *Plan) (map[string][]byte, error) {
 		EgressDockerfile: "egress.Dockerfile.tmpl",
 		DevcontainerFile: "devcontainer.json.tmpl",
 		WorkspaceScript:  "workspace.sh.tmpl",
+		RequestScript:    "agentbox-request.sh.tmpl",
 		GitConfigMask:    "git-config.tmpl",
 		ProfileSelector:  "egress-profile.sh.tmpl",
 	} {
@@ -172,6 +184,11 @@ func render(p *Plan) (map[string][]byte, error) {
 	}
 	if err := renderAgentFiles(files, p); err != nil {
 		return nil, err
+	}
+	if p.Agent.Package != "" {
+		if err := execute(files, RequestMCPFile, "agentbox-request-mcp.js.tmpl", v); err != nil {
+			return nil, err
+		}
 	}
 	renderForges(files, p)
 	if p.NPMTree != nil {
@@ -283,6 +300,7 @@ func newView(p *Plan) view {
 		DnsmasqPath:     firewall.DnsmasqPath,
 		EntrypointPath:  firewall.EntrypointPath,
 		UlogdPath:       firewall.UlogdPath,
+		GatewayPath:     firewall.GatewayConfigPath,
 		HealthCommand:   firewall.HealthCommand,
 		OriginDir:       OriginDir,
 		WorkspaceEntry:  "/usr/local/bin/agentbox-workspace",
@@ -291,6 +309,10 @@ func newView(p *Plan) view {
 		FilterAddr:      firewall.FilterAddr,
 		WaitFirewallEnv: WaitFirewallEnv,
 		ReceiveEnv:      ReceiveEnv,
+		RequestAddr:     firewall.RequestAddr,
+		RequestPort:     firewall.RequestPort,
+		RequestCommand:  "/usr/local/bin/agentbox-request",
+		RequestMCP:      RequestMCPScript,
 		GatewayReadyEnv: GatewayReadyEnv,
 		KeysReadyPath:   firewall.KeysReadyPath,
 

@@ -185,6 +185,7 @@ func Explain(c *generator.Compiled) (*Sandbox, error) {
 func (o origins) topElevation() config.Elevation {
 	c := o.cfg
 	return config.Elevation{Allowed: c.ElevationAllowed, AllowedPos: c.ElevationAllowedPos, Max: c.ElevationMax, MaxPos: c.ElevationMaxPos,
+		RequestTimeout: c.ElevationRequestTimeout, RequestTimeoutPos: c.ElevationRequestTimeoutPos,
 		Never: c.ElevationNever, NeverPos: c.ElevationNeverPos, NeverNames: c.ElevationNeverNames, NeverNamesPos: c.ElevationNeverNamesPos}
 }
 

@@ -27,6 +27,10 @@ type ElevationView struct {
 	Never         []NeverRule `json:"never"`        // elevation.never, as written
 	AllowedOrigin Origin      `json:"allowed_origin"`
 	MaxOrigin     Origin      `json:"max_duration_origin"`
+	// RequestTimeout is how long an agent's request for a grant waits for
+	// a person's answer.
+	RequestTimeout       string `json:"request_timeout"`
+	RequestTimeoutOrigin Origin `json:"request_timeout_origin"`
 }
 
 // NeverRule is one entry of elevation.never: a CIDR or a name that agentbox
@@ -76,7 +80,8 @@ func (o origins) elevation(path string, e config.Elevation) ElevationView {
 		return o.at("elevation." + k)
 	}
 	v := ElevationView{Allowed: e.Allowed, MaxDuration: config.FormatTaskDuration(e.Max), Never: []NeverRule{},
-		AllowedOrigin: key("allowed"), MaxOrigin: key("max_duration")}
+		AllowedOrigin: key("allowed"), MaxOrigin: key("max_duration"),
+		RequestTimeout: config.FormatTaskDuration(e.RequestTimeout), RequestTimeoutOrigin: key("request_timeout")}
 	for i, p := range e.Never {
 		v.Never = append(v.Never, NeverRule{Entry: prefixString(p), Origin: o.entryAt(path+".never", e.NeverPos[i])})
 	}

@@ -90,6 +90,9 @@ func elevationFacts(subject, profile string, e ElevationView, add func(fact)) {
 	inherited := profile != "" && !strings.HasPrefix(e.MaxOrigin.Key, "profiles.")
 	add(fact{what: "max_duration", subject: subject, value: e.MaxDuration, origin: e.MaxOrigin, aspect: GainTime, rule: limit,
 		num: seconds(e.MaxDuration), profile: profile, inherited: inherited, gain: "a grant of agentbox allow may last up to " + e.MaxDuration})
+	add(fact{what: "request_timeout", subject: subject + ": an agent's request", value: e.RequestTimeout, origin: e.RequestTimeoutOrigin, aspect: GainTime,
+		rule: limit, num: seconds(e.RequestTimeout), profile: profile, inherited: profile != "" && !strings.HasPrefix(e.RequestTimeoutOrigin.Key, "profiles."),
+		gain: "an agent's request may wait up to " + e.RequestTimeout + " for an approval"})
 	for _, n := range e.Never {
 		add(fact{what: "elevation never", subject: strings.TrimPrefix(subject+" ", "agentbox allow ") + n.Entry, value: "refused by allow",
 			origin: n.Origin, aspect: GainReach, rule: refuses, gain: "agentbox allow may grant " + n.Entry, profile: profile, inherited: profile != "" && !strings.HasPrefix(n.Key, "profiles.")})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"sync"
 	"time"
 
 	"github.com/agentbox-dev/agentbox/firewall"
@@ -109,4 +110,30 @@ func EgressLog(ctx context.Context, dir, task string, since time.Time) (io.ReadC
 		return nil, err
 	}
 	return eg.Log(ctx, since)
+}
+
+// EgressRunner is RunEgress that finds each egress container (of a
+// directory and task) once and reuses it: a command that runs the
+// entrypoint several times (agentbox approve: the requests, the grant, the
+// answer) opens the sandbox once. For one command's life: a sandbox
+// restarted meanwhile keeps its service's name, a task's container its ID
+// until it is removed.
+func EgressRunner() func(ctx context.Context, dir, task string, args ...string) (string, error) {
+	var mu sync.Mutex
+	found := map[[2]string]Egress{}
+	return func(ctx context.Context, dir, task string, args ...string) (string, error) {
+		mu.Lock()
+		eg, ok := found[[2]string{dir, task}]
+		mu.Unlock()
+		if !ok {
+			var err error
+			if eg, err = EgressIn(ctx, dir, task, true); err != nil {
+				return "", err
+			}
+			mu.Lock()
+			found[[2]string{dir, task}] = eg
+			mu.Unlock()
+		}
+		return eg.Output(ctx, append([]string{firewall.EntrypointPath}, args...)...)
+	}
 }

@@ -34,20 +34,15 @@ func HandKeys(ctx context.Context, e Egress, names, environ []string) (missing [
 	if len(names) == 0 {
 		return nil, nil
 	}
-	values := map[string]string{}
-	for _, kv := range environ {
-		if name, value, ok := strings.Cut(kv, "="); ok {
-			values[name] = value // the last wins, as in exec
-		}
+	if err := CheckKeyValues(names, environ); err != nil {
+		return nil, err
 	}
+	values := environValues(environ)
 	for _, name := range names {
 		v := values[name]
-		switch {
-		case v == "":
+		if v == "" {
 			missing = append(missing, name)
 			continue
-		case !firewall.ValidCredential(v):
-			return missing, fmt.Errorf("the value of %s is not one word of letters, digits and -._~+/= (at most 4096): the gateway cannot hold it", name)
 		}
 		if _, err := e.Input(ctx, v+"\n", firewall.EntrypointPath, firewall.SetKeyArg, name); err != nil {
 			return missing, fmt.Errorf("handing %s to the gateway: %w", name, err)
@@ -57,4 +52,27 @@ func HandKeys(ctx context.Context, e Egress, names, environ []string) (missing [
 		return missing, fmt.Errorf("telling the gateway the keys are there: %w", err)
 	}
 	return missing, nil
+}
+
+// CheckKeyValues says which value of environ that the gateway would hold
+// (names) it cannot: up and run call it before they start anything.
+func CheckKeyValues(names, environ []string) error {
+	values := environValues(environ)
+	for _, name := range names {
+		if v := values[name]; v != "" && !firewall.ValidCredential(v) {
+			return fmt.Errorf("the value of %s is not one word of letters, digits and -._~+/= (at most 4096): the gateway cannot hold it", name)
+		}
+	}
+	return nil
+}
+
+// environValues returns environ by name, the last winning, as in exec.
+func environValues(environ []string) map[string]string {
+	values := map[string]string{}
+	for _, kv := range environ {
+		if name, value, ok := strings.Cut(kv, "="); ok {
+			values[name] = value
+		}
+	}
+	return values
 }

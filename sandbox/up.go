@@ -44,6 +44,9 @@ func Up(ctx context.Context, w Want, steps Steps, stdin io.Reader, stdout, stder
 	}
 	c.Env = EnvironWith(us)
 	WarnMissingSecrets(stderr, c.Env, p.Config.Secrets)
+	if err := checkSandboxKeys(p, c); err != nil {
+		return err
+	}
 	if err := WriteLocalCA(p.Dir, us); err != nil {
 		return err
 	}
@@ -70,6 +73,20 @@ func Up(ctx context.Context, w Want, steps Steps, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "agentbox: recording the files the sandbox started from (generate and shell will not say when it is older): %s\n", termsafe.Message(err.Error()))
 	}
 	return nil
+}
+
+// checkSandboxKeys refuses, before anything starts, a value that the
+// sandbox's gateway would hold and cannot (CheckKeyValues).
+func checkSandboxKeys(p *Project, c Compose) error {
+	names := generator.HeldKeyNames(p.Config, p.Profile)
+	if len(names) == 0 {
+		return nil
+	}
+	env, err := c.Env("up")
+	if err != nil {
+		return err
+	}
+	return CheckKeyValues(names, env)
 }
 
 // handSandboxKeys hands the sandbox's egress the model keys of secrets

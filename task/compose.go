@@ -57,6 +57,15 @@ func (b *Compose) Start(ctx context.Context) error {
 
 // up builds the images when needed and starts the task's project.
 func (b *Compose) up(ctx context.Context) error {
+	if names := generator.HeldKeyNames(b.P.Cfg, b.P.Rec.Profile); len(names) > 0 {
+		env, err := b.compose().Env("up")
+		if err != nil {
+			return err
+		}
+		if err := sandbox.CheckKeyValues(names, env); err != nil {
+			return fmt.Errorf("task %s: %w", b.P.Rec.Name, err)
+		}
+	}
 	if err := b.EnsureImages(ctx); err != nil {
 		return err
 	}
@@ -242,7 +251,7 @@ func (b *Compose) stopAll(ctx context.Context, sum *Summary) error {
 	}
 	if b.egress != nil {
 		log := b.P.Docker.LogStream(ctx, b.egress.ID)
-		sum.RefusedNames, sum.RefusedAddresses, sum.RejectedPackets, _ = EgressRefusals(log, b.P.Cfg.CIDRPrefixes())
+		sum.ReadEgressLog(log, b.P.Cfg.CIDRPrefixes())
 		log.Close()
 	}
 	return err

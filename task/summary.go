@@ -1,6 +1,7 @@
 package task
 
 import (
+	"github.com/agentbox-dev/agentbox/internal/connlog"
 	"net"
 	"strconv"
 	"time"
@@ -42,6 +43,11 @@ type Summary struct {
 	// (at most firewall.LogRate a second), one per destination.
 	RefusedAddresses []AddrCount    `json:"refused_addresses"`
 	RejectedPackets  map[string]int `json:"rejected_packets"`
+	// Destinations are the gateway's records of the task's connections,
+	// by name and port (all of them, refused ones too), and
+	// DroppedConnections the records its rate limit dropped.
+	Destinations       []connlog.Destination `json:"destinations"`
+	DroppedConnections int                   `json:"dropped_connection_records"`
 	// Timings are the seconds each phase took: prepare (checks and the
 	// task's clone), start (until the agent runs, the firewall loaded and
 	// answering), command, and collect (stop, branch, summary).
@@ -76,7 +82,7 @@ func (a AddrCount) String() string {
 // (nil: unknown), and says how it ended.
 func NewSummary(rec *Record, timedOut, stopped bool, exit *int) *Summary {
 	sum := &Summary{Task: rec.Name, Branch: "refs/heads/" + rec.Branch, RejectedPackets: map[string]int{},
-		Timings: map[string]float64{}, Workspace: WorkspaceClone}
+		Destinations: []connlog.Destination{}, Timings: map[string]float64{}, Workspace: WorkspaceClone}
 	if rec.Workspace == WorkspaceDirect {
 		sum.Workspace = WorkspaceDirect
 	}

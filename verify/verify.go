@@ -100,6 +100,7 @@ var Table = []Spec{
 	{"all", "network", "metadata", nil},
 	{"all", "network", "low ports", nil},
 	{"all", "network", "allowed name", nil},
+	{"all", "network", "other name at an allowed address", mode(firewall.ModeAllowlist)},
 	{"all", "privileges", "capabilities", nil},
 	{"all", "privileges", "no_new_privs", nil},
 	{"all", "privileges", "sudo", nil},

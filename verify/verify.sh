@@ -30,12 +30,15 @@ readonly marker=.agentbox-verify-marker
 
 report() { printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5"; }
 
+# is_name HOST: HOST is a name, not an IPv4 or IPv6 address.
+is_name() { [[ $1 == *[!0-9.]* && $1 != *:* ]]; }
+
 # tcp HOST PORT: connect within 3 s; prints what happened, returns 0 on connect.
 # What a sandbox with no network, or a filter with no upstream resolver,
 # does is told from a refusal: "no network/upstream: ...".
 tcp() {
 	local out status
-	if [[ $1 == *[!0-9.]* && $1 != *:* ]] && ! getent ahosts "$1" >/dev/null 2>&1; then
+	if is_name "$1" && ! getent ahosts "$1" >/dev/null 2>&1; then
 		unresolved "$1"; return 1 # a name; bash would say "Invalid argument"
 	fi
 	out=$(timeout 3 bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ "$1" "$2" 2>&1)
@@ -248,6 +251,9 @@ network() {
 	fi
 	if [[ -z $allowed ]]; then
 		report SKIP network "allowed name" "connect to an allowed name" "the profile lists no name"
+		if [[ $network_mode == allowlist ]]; then
+			report SKIP network "other name at an allowed address" "ask an allowed name's address for another name" "the profile lists no name"
+		fi
 	else
 		split_hostport "$allowed"
 		if out=$(tcp "$host" "$port"); then
@@ -255,7 +261,30 @@ network() {
 		else
 			report FAIL network "allowed name" "connect to $allowed" "$out"
 		fi
+		if [[ $network_mode == allowlist ]]; then
+			other_name "$host" "$port"
+		fi
 	fi
+}
+
+# other_name HOST PORT: at an allowed name's address, a request that names
+# another name (HTTP Host: the unlisted name) gets no answer: the gateway
+# checks the name each connection carries, not only its address.
+other_name() {
+	local tried="ask $1:$2 for $unlisted_name (HTTP Host)" out status
+	if ! is_name "$1"; then
+		report SKIP network "other name at an allowed address" "$tried" "$1 is an address: the gateway judges names"
+		return
+	fi
+	out=$(timeout 6 bash -c 'exec 3<>"/dev/tcp/$1/$2" || exit 3
+		printf "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" "$3" >&3
+		IFS= read -r -t 5 line <&3 && printf "%s" "${line%$'"'"'\r'"'"'}"' _ "$1" "$2" "$unlisted_name" 2>/dev/null)
+	status=$?
+	case $status in
+	0) report FAIL network "other name at an allowed address" "$tried" "answered: ${out:0:60}" ;;
+	3) report FAIL network "other name at an allowed address" "$tried" "could not connect" ;;
+	*) report PASS network "other name at an allowed address" "$tried" "closed with no answer" ;;
+	esac
 }
 
 # open_network: under open, an unlisted address connects.

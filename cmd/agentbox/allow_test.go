@@ -393,10 +393,10 @@ func TestAudit(t *testing.T) {
 		}
 	}
 	stdout, stderr, code := runDeps(t, d, "audit", "-C", dir)
-	want := `TIME                  EVENT   TASK   DESTINATION     PORTS   FOR  USER   RESULT         REASON
-2026-11-22T10:00:00Z  grant   -      198.18.7.0/24   443     30m  alice  ok             old \x1b[2J
-2026-11-22T10:30:00Z  expire  -      198.18.7.0/24   443     -    -      ok             old \x1b[2J
-2026-11-22T11:59:00Z  revoke  fix-1  198.18.13.5/32  22, 80  -    bob    no such grant  -
+	want := `TIME                  EVENT   TASK   DESTINATION     PORTS   FOR  USER   RESULT         REQUEST  REASON
+2026-11-22T10:00:00Z  grant   -      198.18.7.0/24   443     30m  alice  ok             -        old \x1b[2J
+2026-11-22T10:30:00Z  expire  -      198.18.7.0/24   443     -    -      ok             -        old \x1b[2J
+2026-11-22T11:59:00Z  revoke  fix-1  198.18.13.5/32  22, 80  -    bob    no such grant  -        -
 `
 	if code != 0 || stdout != want {
 		t.Errorf("exit %d: %s\ngot\n%s\nwant\n%s", code, stderr, stdout, want)
@@ -475,13 +475,13 @@ func TestAuditExpiry(t *testing.T) {
 		}
 	}
 	stdout, stderr, code := runDeps(t, d, "audit", "-C", dir, "--since", "52m")
-	want := `TIME                  EVENT   TASK   DESTINATION     PORTS  FOR  USER   RESULT      REASON
-2026-11-22T11:10:00Z  expire  -      198.18.7.0/24   8443   -    -      ok          fixtures
-2026-11-22T11:20:00Z  grant   fix-1  example.com     443    10m  bob    ok          docs
-2026-11-22T11:25:00Z  grant   fix-1  example.com     443    10m  bob    ok          docs again
-2026-11-22T11:35:00Z  expire  fix-1  example.com     443    -    -      ok          docs again
-2026-11-22T11:40:00Z  grant   -      203.0.113.5/32  22     1m   bob    nft failed  ssh
-2026-11-22T11:59:00Z  grant   -      203.0.113.5/32  22     10m  alice  ok          ssh
+	want := `TIME                  EVENT   TASK   DESTINATION     PORTS  FOR  USER   RESULT      REQUEST  REASON
+2026-11-22T11:10:00Z  expire  -      198.18.7.0/24   8443   -    -      ok          -        fixtures
+2026-11-22T11:20:00Z  grant   fix-1  example.com     443    10m  bob    ok          -        docs
+2026-11-22T11:25:00Z  grant   fix-1  example.com     443    10m  bob    ok          -        docs again
+2026-11-22T11:35:00Z  expire  fix-1  example.com     443    -    -      ok          -        docs again
+2026-11-22T11:40:00Z  grant   -      203.0.113.5/32  22     1m   bob    nft failed  -        ssh
+2026-11-22T11:59:00Z  grant   -      203.0.113.5/32  22     10m  alice  ok          -        ssh
 `
 	if code != 0 || stdout != want {
 		t.Errorf("exit %d: %s\ngot\n%s\nwant\n%s", code, stderr, stdout, want)

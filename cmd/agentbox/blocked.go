@@ -42,13 +42,17 @@ addresses refused over TCP: review them before you paste.`,
 			return o.run(c.Context(), d, stdout, c.ErrOrStderr())
 		},
 	}
-	f := c.Flags()
-	f.StringVar(&o.task, "task", "", "a task of agentbox run instead of the sandbox")
-	_ = c.RegisterFlagCompletionFunc("task", completeTask(dir, false))
-	f.StringVar(&o.since, "since", "", "only what was refused since: a duration (1h, 30m) or an RFC 3339 time")
-	f.BoolVar(&o.json, "json", false, "print JSON (the shape is in docs/firewall.md)")
-	f.BoolVar(&o.suggest, "suggest", false, "print the agentbox.yaml lines that would allow what was refused")
+	o.flags(c, dir, "what was refused", "docs/firewall.md")
+	c.Flags().BoolVar(&o.suggest, "suggest", false, "print the agentbox.yaml lines that would allow what was refused")
 	return c
+}
+
+// flags adds the flags blocked and connections share.
+func (o *blockedOptions) flags(c *cobra.Command, dir *string, what, doc string) {
+	c.Flags().StringVar(&o.task, "task", "", "a task of agentbox run instead of the sandbox")
+	_ = c.RegisterFlagCompletionFunc("task", completeTask(dir, false))
+	c.Flags().StringVar(&o.since, "since", "", "only "+what+" since: a duration (1h, 30m) or an RFC 3339 time")
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON (the shape is in "+doc+")")
 }
 
 func (o *blockedOptions) run(ctx context.Context, d deps, stdout, stderr io.Writer) error {
@@ -75,19 +79,13 @@ func (o *blockedOptions) run(ctx context.Context, d deps, stdout, stderr io.Writ
 	return report(stdout, "blocked", "text", v)
 }
 
-// parseSince reads --since: empty (everything), a duration before now, or
-// an RFC 3339 time.
+// parseSince reads --since (egress.ParseSince); a bad one is a usage error.
 func parseSince(s string, now time.Time) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
+	t, err := egress.ParseSince(s, now)
+	if err != nil {
+		return t, &exitErr{exitUsage, err}
 	}
-	if d, err := time.ParseDuration(s); err == nil && d > 0 {
-		return now.Add(-d), nil
-	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
-	}
-	return time.Time{}, usageErrorf("invalid --since %q: a positive duration (1h, 30m) or an RFC 3339 time (2026-01-02T15:04:05Z)", s)
+	return t, nil
 }
 
 // portCell is a port of blocked's table: "-" for none (ICMP).

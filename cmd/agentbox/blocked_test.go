@@ -50,6 +50,10 @@ var sandboxEgressLog = `2026-11-22T10:00:00.100000000Z dnsmasq[25]: query[A] age
 2026-11-22T10:35:30.000000000Z ` + pktRecord("unlisted", "198.51.100.7", 6, 22) + `
 2026-11-22T10:36:00.000000000Z ` + pktRecord("special", "10.1.2.3", 6, 5432) + `
 2026-11-22T10:37:00.000000000Z ` + pktRecord("udp", "198.51.100.8", 17, 53) + `
+2026-11-22T10:38:00.000000000Z agentbox-gateway: {"start":1795343880.000,"port":443,"name":"cohost.example","name_bytes":14,"addr":"-","up":79,"down":0,"ms":0,"term":"PR","why":"name","dropped":0}
+2026-11-22T10:38:01.000000000Z agentbox-gateway: {"start":1795343881.000,"port":443,"name":"allowed.example","name_bytes":15,"addr":"198.51.100.9","up":79,"down":4000,"ms":20,"term":"--","why":"-","dropped":0}
+2026-11-22T10:39:00.000000000Z agentbox-gateway: {"start":1795343940.000,"port":443,"name":"cohost.example","name_bytes":14,"addr":"-","up":79,"down":0,"ms":0,"term":"PR","why":"name","dropped":2}
+2026-11-22T10:39:30.000000000Z agentbox-gateway: {"start":1795343970.000,"port":80,"name":"\u001b]0;x\u0007.example","name_bytes":14,"addr":"-","up":60,"down":0,"ms":0,"term":"PR","why":"name","dropped":0}
 2026-11-22T10:40:00.000000000Z agentbox-egress: rejected packets: dns=2 docker_dns=0 special=1 other=3 spoof=0 routing=0
 `
 
@@ -88,6 +92,11 @@ ADDRESS       PORT  PROTO  COUNT  FIRST                 LAST                  WH
 198.51.100.7  22    tcp    1      2026-11-22T10:35:30Z  2026-11-22T10:35:30Z  TCP to an unlisted address or port
 198.51.100.8  53    udp    1      2026-11-22T10:37:00Z  2026-11-22T10:37:00Z  UDP (only TCP is allowed)
 rejected packets: dns=2 other=3 special=1 (every packet; the rows above are those logged, at most 5 a second)
+
+NAME (THE GATEWAY)    PORT  COUNT  FIRST                 LAST                  WHY
+cohost.example        443   2      2026-11-22T10:38:00Z  2026-11-22T10:39:00Z  name not allowed on this port
+\x1b]0;x\x07.example  80    1      2026-11-22T10:39:30Z  2026-11-22T10:39:30Z  name not allowed on this port
+2 records of the gateway dropped by its rate limit (of any verdict)
 `, time.Time{}},
 		{"suggest", []string{"--suggest"}, `# agentbox blocked --suggest: network.domains entries that would allow what was refused.
 # Review each one before you apply it: an allowed name is a place the agent can send data to.
@@ -129,6 +138,11 @@ ADDRESS       PORT  PROTO  COUNT  FIRST                 LAST                  WH
 198.51.100.7  22    tcp    1      2026-11-22T10:35:30Z  2026-11-22T10:35:30Z  TCP to an unlisted address or port
 198.51.100.8  53    udp    1      2026-11-22T10:37:00Z  2026-11-22T10:37:00Z  UDP (only TCP is allowed)
 rejected packets: dns=2 other=3 special=1 (every packet; the rows above are those logged, at most 5 a second)
+
+NAME (THE GATEWAY)    PORT  COUNT  FIRST                 LAST                  WHY
+cohost.example        443   2      2026-11-22T10:38:00Z  2026-11-22T10:39:00Z  name not allowed on this port
+\x1b]0;x\x07.example  80    1      2026-11-22T10:39:30Z  2026-11-22T10:39:30Z  name not allowed on this port
+2 records of the gateway dropped by its rate limit (of any verdict)
 `, time.Date(2026, 11, 22, 10, 30, 30, 0, time.UTC)},
 		{"a task without timestamps", []string{"--task", "fix-1"}, `NAME          COUNT  FIRST  LAST  TYPES  WHY
 task.example  1      -      -     -      unlisted name
@@ -136,6 +150,8 @@ task.example  1      -      -     -      unlisted name
 ADDRESS   PORT  PROTO  COUNT  FIRST  LAST  WHY
 10.9.9.9  -     icmp   1      -      -     ICMP
 rejected packets: none
+
+no connections refused by the gateway
 `, time.Time{}},
 	}
 	for _, tt := range tests {
@@ -178,7 +194,8 @@ func TestBlockedJSON(t *testing.T) {
 			`"types": [`, `"why": "unlisted name"`, `"rejected_packets": {`, `"dns": 2`, `"dropped_refusals": 0`, `"skipped_lines": 0`,
 			`"name": "\u001b]0;owned\u0007.example"`,
 			`"addresses": [`, `"address": "198.51.100.7"`, `"port": 443`, `"protocol": "tcp"`, `"reason": "unlisted"`,
-			`"why": "TCP to an unlisted address or port"`, `"dropped_records": 0`, `"bad_records": 0`} {
+			`"why": "TCP to an unlisted address or port"`, `"dropped_records": 0`, `"bad_records": 0`,
+			`"gateway": [`, `"name": "cohost.example"`, `"reason": "name"`, `"name": "\u001b]0;x\u0007.example"`, `"gateway_dropped_records": 2`} {
 			if !strings.Contains(stdout, want) {
 				t.Errorf("the JSON lacks %s:\n%s", want, stdout)
 			}

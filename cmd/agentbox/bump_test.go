@@ -62,7 +62,7 @@ func newFakeHub(t *testing.T) *fakeHub {
 		debian: &imagestest.Debian{State: debian.Snapshot{Debian: "20261101T000000Z", Security: "20261101T060000Z"},
 			Versions: map[string]string{"ca-certificates": "20230311", "git": "1:2.39.5-0+deb12u2",
 				"nodejs": "18.19.0+dfsg-6~deb12u2", "npm": "9.2.0~ds1-1", "dnsmasq-base": "2.90-4~deb12u1",
-				"nftables": "1.0.6-2+deb12u2", "jq": "1.6-2.1", "ulogd2": "2.0.8-1", "ulogd2-json": "2.0.8-1"}}}
+				"nftables": "1.0.6-2+deb12u2", "jq": "1.6-2.1", "ulogd2": "2.0.8-1", "ulogd2-json": "2.0.8-1", "haproxy": "2.6.12-1+deb12u4"}}}
 	h.registry.Store(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	reg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.registry.Load().(http.Handler).ServeHTTP(w, r)

@@ -13,6 +13,7 @@ import (
 	"github.com/agentbox-dev/agentbox/internal/settings"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/agentbox-dev/agentbox/task"
+	"github.com/agentbox-dev/agentbox/task/kube"
 )
 
 // deps are the collaborators the commands reach the world through: the
@@ -67,12 +68,13 @@ func realDeps() deps {
 		npm: func(dir string, s settings.Settings) npm.Source {
 			return bump.NPMClient(dir, s, os.Getenv)
 		},
-		debian:    func(s settings.Settings) bump.DebianArchive { return bump.NewDebianArchive(s) },
-		now:       time.Now,
-		bundle:    sandbox.BundleBranches,
-		egressLog: sandbox.EgressLog,
-		egress:    sandbox.RunEgress,
-		profile:   sandbox.ProfileIn,
+		debian: func(s settings.Settings) bump.DebianArchive { return bump.NewDebianArchive(s) },
+		now:    time.Now,
+		bundle: sandbox.BundleBranches,
+		// A task on a cluster: its pod's egress container, through kubectl.
+		egressLog: kube.EgressLog(sandbox.EgressLog),
+		egress:    kube.EgressRunner(sandbox.EgressRunner()),
+		profile:   kube.Profile(sandbox.ProfileIn),
 		auditDir:  audit.StateDir,
 		user:      audit.HostUser,
 		up:        upSandbox,

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentbox-dev/agentbox/config"
+	"github.com/agentbox-dev/agentbox/firewall"
 )
 
 // TestValidateAndGenerateAgree: whatever validate accepts, generate
@@ -27,7 +28,8 @@ func TestValidateAndGenerateAgree(t *testing.T) {
 		var b strings.Builder
 		b.WriteString("network:\n  domains:\n")
 		for i := range n {
-			fmt.Fprintf(&b, "    - {host: d%d.example.com, ports: [%d]}\n", i, 1000+i)
+			// As many ports of names as the gateway listens on (443 is one).
+			fmt.Fprintf(&b, "    - {host: d%d.example.com, ports: [%d]}\n", i, 1000+i%(firewall.GatewayListenMax-1))
 		}
 		return b.String()
 	}

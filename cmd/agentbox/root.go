@@ -128,7 +128,7 @@ func bareRoot(stdout, stderr io.Writer) *cobra.Command {
 
 // subcommands returns agentbox's commands; prog shows their progress.
 func subcommands(dir *string, d deps, prog *progress.Progress, stdout, stderr io.Writer) []*cobra.Command {
-	return []*cobra.Command{
+	return append([]*cobra.Command{
 		newInitCmd(dir, stdout, stderr),
 		newGenerateCmd(dir, stdout, stderr),
 		newValidateCmd(dir, stdout, stderr),
@@ -142,6 +142,7 @@ func subcommands(dir *string, d deps, prog *progress.Progress, stdout, stderr io
 		newVerifyCmd(dir, stdout, stderr),
 		newFetchCmd(dir, d.bundle, stdout, stderr),
 		newBlockedCmd(dir, d, stdout),
+		newConnectionsCmd(dir, d, stdout),
 		newAllowCmd(dir, d, stdout),
 		newRevokeCmd(dir, d, stdout),
 		newAuditCmd(dir, d, stdout),
@@ -156,7 +157,7 @@ func subcommands(dir *string, d deps, prog *progress.Progress, stdout, stderr io
 		newExplainCmd(dir, stdout),
 		newDiffCmd(dir, stdout),
 		newCICmd(dir, stdout, stderr),
-	}
+	}, newRequestsCmds(dir, d, stdout, stderr)...)
 }
 
 // addCompletionCmd adds cobra's `completion bash|zsh|fish|powershell` (and

@@ -30,7 +30,8 @@ func writeSecrets(t *testing.T, content string, perm os.FileMode) string {
 
 // TestUpPassesSecrets: agentbox up gives docker compose the names of
 // secrets from the secrets file, the environment winning, and refuses a
-// file open to others; a name set nowhere is reported.
+// file open to others; a name set nowhere is reported; the value of a key
+// the gateway holds must be one (it is refused before anything starts).
 func TestUpPassesSecrets(t *testing.T) {
 	dir := project(t, "secrets")
 	const name = "CLAUDE_CODE_OAUTH_TOKEN"
@@ -44,7 +45,10 @@ func TestUpPassesSecrets(t *testing.T) {
 	}{
 		{"from the file", name + "=from-file\n# comment\n\nOTHER=x\n", 0o600, "", "from-file", ""},
 		{"the environment wins", name + "=from-file\n", 0o600, "from-env", "from-env", ""},
-		{"value as written", name + "= spaced =value \n", 0o400, "", " spaced =value ", ""},
+		{"value as written", name + "=a=b==\n", 0o400, "", "a=b==", ""},
+		// The gateway holds it: a value that is no key is refused before
+		// anything starts.
+		{"not a key", name + "= spaced =value \n", 0o600, "", "", "the value of " + name + " is not one word"},
 		{"set nowhere", "OTHER=x\n", 0o600, "", "unset", "the agent goes without: ANTHROPIC_API_KEY, " + name},
 		{"open to the group", name + "=x\n", 0o640, "", "", "mode 0640); run: chmod 600"},
 		{"open to others", name + "=x\n", 0o604, "", "", "chmod 600"},

@@ -62,7 +62,7 @@ func printSummary(w io.Writer, s *task.Summary) {
 	if n := len(s.Uncommitted); n > 0 {
 		fmt.Fprintf(w, "  uncommitted  %d files left in the task's clone (agentbox rm removes them), e.g. %s\n", n, esc(s.Uncommitted[0]))
 	}
-	printRefused(w, s)
+	printNetwork(w, s)
 }
 
 // printDirect prints what a direct task changed in the project.
@@ -80,36 +80,12 @@ func printDirect(w io.Writer, s *task.Summary) {
 	for _, l := range s.RemovedLinks {
 		fmt.Fprintf(w, "  removed  %s: a link the agent made that led out of the project\n", esc(l))
 	}
-	printRefused(w, s)
+	printNetwork(w, s)
 }
 
-// printRefused prints the names the firewall refused.
-func printRefused(w io.Writer, s *task.Summary) {
-	var refused []string
-	for _, n := range s.RefusedNames {
-		refused = append(refused, fmt.Sprintf("%s (%d)", esc(n.Name), n.Count))
+// printNetwork prints the destinations the task used and what was refused.
+func printNetwork(w io.Writer, s *task.Summary) {
+	for _, line := range s.NetworkLines() {
+		fmt.Fprintf(w, "  %s\n", line)
 	}
-	if len(refused) > 0 {
-		fmt.Fprintf(w, "  refused  %s\n", strings.Join(refused, ", "))
-	}
-	printAddresses(w, s.RefusedAddresses)
-}
-
-// maxSummaryAddrs is how many refused destinations the summary names.
-const maxSummaryAddrs = 10
-
-// printAddresses prints the summary's line of refused destinations.
-func printAddresses(w io.Writer, addrs []task.AddrCount) {
-	if len(addrs) == 0 {
-		return
-	}
-	var shown []string
-	for _, a := range addrs[:min(len(addrs), maxSummaryAddrs)] {
-		shown = append(shown, fmt.Sprintf("%s (%d)", a, a.Count))
-	}
-	more := ""
-	if n := len(addrs) - len(shown); n > 0 {
-		more = fmt.Sprintf(" and %d more (agentbox blocked --task lists them)", n)
-	}
-	fmt.Fprintf(w, "  refused  %s%s\n", strings.Join(shown, ", "), more)
 }

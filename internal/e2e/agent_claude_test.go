@@ -22,11 +22,14 @@ import (
 
 // The real Claude Code in the sandbox (issue 20): agentbox bump resolves its
 // npm tree from the npm registry, the agent image installs it with npm ci,
-// and it runs against the Anthropic fake, which the test serves on its fake
-// internet's gateway (the host's address on the test's own network, which
-// every container reaches through its default route). agentbox.yaml allows
+// and it runs against the Anthropic fake, which the test serves on the
+// host's address on Docker's default bridge (private, as the gateway wants
+// an endpoint it sends a key to in plain HTTP; every container reaches it
+// through its default route). agentbox.yaml allows
 // that address and port alone, names it in ANTHROPIC_BASE_URL (env:) and
-// passes ANTHROPIC_API_KEY to tasks (run.env).
+// passes ANTHROPIC_API_KEY to tasks (run.env), which the gateway of the
+// task's egress holds: the agent gets a placeholder and the gateway's base
+// URL, the fake gets the key.
 const (
 	claudeKey    = "sk-ant-agentbox-e2e-0123456789abcdef"
 	claudePrompt = "Write CLAUDE-FAKE.txt and commit it."
@@ -38,9 +41,6 @@ const (
 	// lands as an uncommitted change.
 	claudeWrite = `printf 'written by claude\n' > ` + claudeFile
 	claudeRuns  = 3 // clone tasks timed for the figure (median)
-	// claudeKubePort is where the cluster's task finds the fake, on the
-	// cluster bridge's gateway (kubeGateway).
-	claudeKubePort = 18090
 )
 
 // claudeArgs is the claude command line of every part: print mode, with
@@ -72,9 +72,9 @@ func testRealClaude(e *env) {
 
 	models := &modelServer{}
 	models.next(claudeCommit)
-	ln, err := net.Listen("tcp", net.JoinHostPort(fakeGateway, "0"))
+	ln, err := net.Listen("tcp", net.JoinHostPort(e.bridgeGW, "0"))
 	if err != nil {
-		t.Fatalf("listening on the fake internet's gateway: %v", err)
+		t.Fatalf("listening on the host's address on Docker's default bridge: %v", err)
 	}
 	srv := &http.Server{Handler: models}
 	go srv.Serve(ln)
@@ -94,8 +94,6 @@ network:
   cidrs:
     - cidr: %s/32
       ports: [%d]
-    - cidr: %s/32
-      ports: [%d]
 env:
   ANTHROPIC_BASE_URL: http://%s:%d
 run:
@@ -107,7 +105,7 @@ devcontainer:
 kubernetes:
   namespace: default
   registry: %s/agentbox-e2e
-`, p.name, nodeImage, e.baseTag, fakeGateway, port, kubeGateway, claudeKubePort, fakeGateway, port, e.registry)
+`, p.name, nodeImage, e.baseTag, e.bridgeGW, port, e.bridgeGW, port, e.registry)
 	if err := os.WriteFile(filepath.Join(p.dir, "agentbox.yaml"), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -143,27 +141,21 @@ kubernetes:
 	t.Run("Kubernetes", func(t *testing.T) { claudeKube(e.sub(t), p.in(e.sub(t)), models, env) })
 }
 
-// claudeKube: one claude task on the test cluster, as a Job. The fake is
-// served on the cluster bridge's gateway too; the task's command names it
-// in ANTHROPIC_BASE_URL (the address differs from the Docker network's).
+// claudeKube: one claude task on the test cluster, as a Job. Its egress's
+// gateway holds the key (a Secret mounted in egress alone) and sends it to
+// agentbox.yaml's ANTHROPIC_BASE_URL, the fake on the host's bridge
+// address, which a pod reaches as a host address; the agent's base URL is
+// the gateway's, so the task's command sets none of its own.
 func claudeKube(e *env, p *project, models *modelServer, env []string) {
 	t := e.t
 	kubeconfig := requireCluster(e)
 	e.must(runOpt{dir: e.root}, "bash", "scripts/k8s/cluster.sh", "trust-registry", e.registry)
-	ln, err := net.Listen("tcp", fmt.Sprintf("%s:%d", kubeGateway, claudeKubePort))
-	if err != nil {
-		t.Fatalf("listening on the cluster's bridge: %v", err)
-	}
-	srv := &http.Server{Handler: models}
-	go srv.Serve(ln)
-	defer srv.Close()
 	r := p.mustAgentbox(env, "build", "--push")
 	e.trackImages(p.name)
 	e.timed("claude: agentbox build --push (kube)", r.took)
 	env = append(slices.Clone(env), "KUBECONFIG="+kubeconfig)
 	fake := models.next(claudeCommit)
-	args := append([]string{"run", "--on", "kubernetes", "--name", "kclaude", "--json", "--",
-		"env", fmt.Sprintf("ANTHROPIC_BASE_URL=http://%s:%d", kubeGateway, claudeKubePort)}, claudeArgs...)
+	args := append([]string{"run", "--on", "kubernetes", "--name", "kclaude", "--json", "--"}, claudeArgs...)
 	r = p.agentbox(env, args...)
 	e.timed("claude: agentbox run --on kubernetes -- claude -p", r.took)
 	var sum runSummary
@@ -237,12 +229,16 @@ func claudeDirect(e *env, p *project, models *modelServer, env []string) {
 	env = append(slices.Clone(env), "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=safe.directory", "GIT_CONFIG_VALUE_0=*")
 	file := filepath.Join(p.dir, claudeFile)
 	defer os.Remove(file)
-	r := p.agentbox(env, append([]string{"run", "--workspace", "direct", "--name", "claude-direct", "--json", "--"}, claudeArgs...)...)
-	e.timed("claude: agentbox run --workspace direct -- claude -p", r.took)
+	// Then the search of the task's sandbox for the key, which only the
+	// gateway holds.
+	r := p.agentbox(env, append([]string{"run", "--workspace", "direct", "--name", "claude-direct", "--json", "--"}, withKeySearch(claudeArgs, claudeKey)...)...)
+	e.timed("claude: agentbox run --workspace direct -- claude -p, then the key search", r.took)
 	if r.failed() {
 		t.Fatalf("agentbox run --workspace direct -- claude: %s", r)
 	}
 	checkClaudeTurns(e, fake, r)
+	ms := checkKeySearch(e, "claude's direct task", r, true)
+	e.timed("  of which the key search", time.Duration(ms)*time.Millisecond)
 	if data, err := os.ReadFile(file); err != nil || string(data) != "written by claude\n" {
 		t.Errorf("claude's file in the project: %q %v", data, err)
 	}

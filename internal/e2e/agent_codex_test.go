@@ -22,11 +22,12 @@ import (
 // The real Codex and OpenCode CLIs in the sandbox (issue 20): agentbox bump
 // resolves the CLI's npm tree from the npm registry, the agent image
 // installs it with npm ci, and it runs against the OpenAI Responses fake,
-// served on the fake internet's gateway (the host's address on the test's
-// own network). agentbox.yaml allows that address and port alone, names it
+// served on the host's address on Docker's default bridge (private, as the
+// gateway wants an endpoint it sends a key to in plain HTTP). agentbox.yaml allows that address and port alone, names it
 // in OPENAI_BASE_URL (env:; for Codex agentbox turns it into a provider in
 // /etc/codex/config.toml, OpenCode reads it itself) and passes
-// OPENAI_API_KEY to tasks (run.env).
+// OPENAI_API_KEY to the sandbox and tasks (secrets), which the gateway
+// holds: the agent gets a placeholder and the gateway's base URL.
 const (
 	codexKey    = "sk-agentbox-e2e-codex-0123456789abcdef"
 	codexPrompt = "Write CODEX-FAKE.txt and commit it."
@@ -79,9 +80,9 @@ func testRealOpenAI(e *env, a openAIAgent) {
 
 	models := &codexModels{}
 	models.next(codexCommit)
-	ln, err := net.Listen("tcp", net.JoinHostPort(fakeGateway, "0"))
+	ln, err := net.Listen("tcp", net.JoinHostPort(e.bridgeGW, "0"))
 	if err != nil {
-		t.Fatalf("listening on the fake internet's gateway: %v", err)
+		t.Fatalf("listening on the host's address on Docker's default bridge: %v", err)
 	}
 	srv := &http.Server{Handler: models}
 	go srv.Serve(ln)
@@ -103,13 +104,12 @@ network:
       ports: [%d]
 env:
   OPENAI_BASE_URL: http://%s:%d/v1
-run:
-  env: [OPENAI_API_KEY]
+secrets: [OPENAI_API_KEY]
 resources:
   memory: 2g
 devcontainer:
   ide: none
-`, a.name, p.name, a.name, nodeImage, e.baseTag, fakeGateway, port, fakeGateway, port)
+`, a.name, p.name, a.name, nodeImage, e.baseTag, e.bridgeGW, port, e.bridgeGW, port)
 	if err := os.WriteFile(filepath.Join(p.dir, "agentbox.yaml"), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -158,9 +158,10 @@ func codexShell(e *env, p *project, a openAIAgent, models *codexModels, env []st
 	fake := models.next(codexCommit)
 	p.mustAgentbox(env, "up")
 	upWithFakeDNS(e, p, env)
-	r := p.agentbox(env, append([]string{"shell", "--", "env", "OPENAI_API_KEY=" + codexKey}, a.args...)...)
-	e.timed(a.name+": agentbox shell -- "+a.args[0]+" (fake model)", r.took)
+	r := p.agentbox(env, append([]string{"shell", "--"}, withKeySearch(a.args, codexKey)...)...)
+	e.timed(a.name+": agentbox shell -- "+a.args[0]+" (fake model), then the key search", r.took)
 	codexTurns(e, fake, r)
+	checkKeySearch(e, a.name+" in the sandbox (shell)", r, false)
 	if r = p.agentbox(env, "fetch"); r.failed() {
 		t.Fatalf("agentbox fetch: %s", r)
 	}
@@ -187,13 +188,15 @@ func codexShell(e *env, p *project, a openAIAgent, models *codexModels, env []st
 func codexRun(e *env, p *project, a openAIAgent, models *codexModels, env []string) {
 	t := e.t
 	fake := models.next(codexCommit)
-	r := p.agentbox(env, append([]string{"run", "--name", a.name, "--json", "--"}, a.args...)...)
-	e.timed(a.name+": agentbox run -- "+a.args[0]+", run to branch", r.took)
+	r := p.agentbox(env, append([]string{"run", "--name", a.name, "--json", "--"}, withKeySearch(a.args, codexKey)...)...)
+	e.timed(a.name+": agentbox run -- "+a.args[0]+", run to branch, then the key search", r.took)
 	var sum runSummary
 	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || r.code != 0 {
 		t.Fatalf("agentbox run -- %s: exit %d, summary %q (%v)\n%s", a.name, r.code, r.stdout, err, tail(r.stderr, 60))
 	}
 	codexTurns(e, fake, r)
+	ms := checkKeySearch(e, a.name+"'s task", r, true)
+	e.timed("  of which the key search", time.Duration(ms)*time.Millisecond)
 	if len(sum.Commits) != 1 || sum.BranchStatus != "new" {
 		t.Errorf("the summary of task %s: %+v", a.name, sum)
 	}

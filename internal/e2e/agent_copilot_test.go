@@ -22,8 +22,10 @@ import (
 // npm tree from the npm registry, the image installs it with npm ci, and a
 // task of agentbox run runs it against the fake Chat Completions API as its
 // custom provider (BYOK: COPILOT_PROVIDER_BASE_URL and COPILOT_MODEL in
-// env:, COPILOT_PROVIDER_API_KEY passed to tasks by run.env), served on the
-// fake internet's gateway, which agentbox.yaml allows by address and port:
+// env:, COPILOT_PROVIDER_API_KEY passed by secrets, held by the gateway),
+// served on the host's address on Docker's default bridge (private, as the
+// gateway wants for plain HTTP), which agentbox.yaml allows by address and
+// port:
 // up + shell + fetch, run (clone) and run --workspace direct.
 const (
 	copilotKey    = "agentbox-e2e-copilot-key-0123456789"
@@ -68,9 +70,9 @@ func testRealCopilot(e *env) {
 
 	models := &copilotModels{}
 	models.next(copilotCommit)
-	ln, err := net.Listen("tcp", net.JoinHostPort(fakeGateway, "0"))
+	ln, err := net.Listen("tcp", net.JoinHostPort(e.bridgeGW, "0"))
 	if err != nil {
-		t.Fatalf("listening on the fake internet's gateway: %v", err)
+		t.Fatalf("listening on the host's address on Docker's default bridge: %v", err)
 	}
 	srv := &http.Server{Handler: models}
 	go srv.Serve(ln)
@@ -93,13 +95,12 @@ network:
 env:
   COPILOT_PROVIDER_BASE_URL: http://%s:%d/v1
   COPILOT_MODEL: gpt-4.1
-run:
-  env: [COPILOT_PROVIDER_API_KEY]
+secrets: [COPILOT_PROVIDER_API_KEY]
 resources:
   memory: 2g
 devcontainer:
   ide: none
-`, p.name, nodeImage, e.baseTag, fakeGateway, port, fakeGateway, port)
+`, p.name, nodeImage, e.baseTag, e.bridgeGW, port, e.bridgeGW, port)
 	if err := os.WriteFile(filepath.Join(p.dir, "agentbox.yaml"), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func copilotShell(e *env, p *project, models *copilotModels, env []string) {
 	fake := models.next(copilotCommit)
 	p.mustAgentbox(env, "up")
 	upWithFakeDNS(e, p, env)
-	r := p.agentbox(env, append([]string{"shell", "--", "env", "COPILOT_PROVIDER_API_KEY=" + copilotKey}, copilotArgs...)...)
+	r := p.agentbox(env, append([]string{"shell", "--"}, copilotArgs...)...)
 	e.timed("copilot: agentbox shell -- copilot (fake model)", r.took)
 	copilotTurns(e, fake, r)
 	if r = p.agentbox(env, "fetch"); r.failed() {

@@ -20,10 +20,12 @@ import (
 // The real Gemini CLI in the sandbox (issue 20): agentbox bump resolves its
 // npm tree from the npm registry, the agent image installs it with npm ci,
 // and a task of agentbox run runs it against the fake Gemini API, served on
-// the fake internet's gateway (the host's address on the test's own
-// network). agentbox.yaml allows that address and port alone, names it in
-// GOOGLE_GEMINI_BASE_URL (env:) and passes GEMINI_API_KEY to tasks
-// (run.env); the image's generated settings do the rest.
+// the host's address on Docker's default bridge (private, as the gateway
+// wants an endpoint it sends a key to in plain HTTP). agentbox.yaml allows that address and port alone, names it in
+// GOOGLE_GEMINI_BASE_URL (env:) and passes GEMINI_API_KEY to the sandbox
+// and tasks (secrets), which the gateway holds (the agent gets a
+// placeholder and the gateway's base URL); the image's generated settings
+// do the rest.
 const (
 	geminiKey    = "agentbox-e2e-gemini-key-0123456789"
 	geminiFile   = "GEMINI-FAKE.txt"
@@ -68,9 +70,9 @@ func testRealGemini(e *env) {
 
 	models := &geminiModels{}
 	models.next("/workspace", geminiCommit)
-	ln, err := net.Listen("tcp", net.JoinHostPort(fakeGateway, "0"))
+	ln, err := net.Listen("tcp", net.JoinHostPort(e.bridgeGW, "0"))
 	if err != nil {
-		t.Fatalf("listening on the fake internet's gateway: %v", err)
+		t.Fatalf("listening on the host's address on Docker's default bridge: %v", err)
 	}
 	srv := &http.Server{Handler: models}
 	go srv.Serve(ln)
@@ -92,13 +94,12 @@ network:
       ports: [%d]
 env:
   GOOGLE_GEMINI_BASE_URL: http://%s:%d
-run:
-  env: [GEMINI_API_KEY]
+secrets: [GEMINI_API_KEY]
 resources:
   memory: 2g
 devcontainer:
   ide: none
-`, p.name, nodeImage, e.baseTag, fakeGateway, port, fakeGateway, port)
+`, p.name, nodeImage, e.baseTag, e.bridgeGW, port, e.bridgeGW, port)
 	if err := os.WriteFile(filepath.Join(p.dir, "agentbox.yaml"), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -128,9 +129,10 @@ func geminiShell(e *env, p *project, models *geminiModels, env []string) {
 	fake := models.next("/workspace", geminiCommit)
 	p.mustAgentbox(env, "up")
 	upWithFakeDNS(e, p, env)
-	r := p.agentbox(env, append([]string{"shell", "--", "env", "GEMINI_API_KEY=" + geminiKey}, geminiArgs...)...)
-	e.timed("gemini: agentbox shell -- gemini (fake model)", r.took)
+	r := p.agentbox(env, append([]string{"shell", "--"}, withKeySearch(geminiArgs, geminiKey)...)...)
+	e.timed("gemini: agentbox shell -- gemini (fake model), then the key search", r.took)
 	geminiTurns(e, fake, r)
+	checkKeySearch(e, "gemini in the sandbox (shell)", r, false)
 	if r = p.agentbox(env, "fetch"); r.failed() {
 		t.Fatalf("agentbox fetch: %s", r)
 	}
@@ -149,13 +151,15 @@ func geminiShell(e *env, p *project, models *geminiModels, env []string) {
 func geminiRun(e *env, p *project, models *geminiModels, env []string) {
 	t := e.t
 	fake := models.next("/workspace", geminiCommit)
-	r := p.agentbox(env, append([]string{"run", "--name", "gemini", "--json", "--"}, geminiArgs...)...)
-	e.timed("gemini: agentbox run -- gemini, run to branch", r.took)
+	r := p.agentbox(env, append([]string{"run", "--name", "gemini", "--json", "--"}, withKeySearch(geminiArgs, geminiKey)...)...)
+	e.timed("gemini: agentbox run -- gemini, run to branch, then the key search", r.took)
 	var sum runSummary
 	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || r.code != 0 {
 		t.Fatalf("agentbox run -- gemini: exit %d, summary %q (%v)\n%s", r.code, r.stdout, err, tail(r.stderr, 80))
 	}
 	geminiTurns(e, fake, r)
+	ms := checkKeySearch(e, "gemini's task", r, true)
+	e.timed("  of which the key search", time.Duration(ms)*time.Millisecond)
 	if len(sum.Commits) != 1 || sum.BranchStatus != "new" {
 		t.Errorf("the summary of task gemini: %+v", sum)
 	}

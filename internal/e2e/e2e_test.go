@@ -27,6 +27,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/catalog"
+	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/lockfile"
 )
@@ -69,6 +71,7 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("Kubernetes", func(t *testing.T) { testKubernetes(e.sub(t)) })
 	t.Run("AllowName", func(t *testing.T) { testAllowName(e.sub(t), none.in(e.sub(t))) })
 	t.Run("Policy", func(t *testing.T) { testPolicy(e.sub(t), none.in(e.sub(t))) })
+	t.Run("Approve", func(t *testing.T) { testApprove(e.sub(t), none.in(e.sub(t))) })
 	// The other real agent CLIs run in parallel: each has its own project,
 	// state directory, model fake and npm proxy, and most of their time is
 	// the image build (npm ci of the CLI from the npm registry) and bump,
@@ -243,6 +246,36 @@ func upWithFakeDNS(e *env, p *project, env []string) {
 	if !strings.HasPrefix(ip, "198.18.0.") {
 		t.Fatalf("the egress container is not on %s: address %q", e.netName, ip)
 	}
+	handKeysAgain(e, eg, env)
+}
+
+// handKeysAgain hands a recreated egress the model keys of env that its
+// gateway holds, as agentbox up does (sandbox.HandKeys: on the
+// entrypoint's standard input), then says they are all there: the keys
+// live in HAProxy's memory, and compose up recreated it without them.
+func handKeysAgain(e *env, eg string, env []string) {
+	t := e.t
+	handed := 0
+	for _, kv := range env {
+		name, value, _ := strings.Cut(kv, "=")
+		if _, ok := catalog.LookupModelKey(name); !ok || value == "" {
+			continue
+		}
+		r := e.run(runOpt{stdin: value + "\n"}, "docker", "exec", "-i", eg, firewall.EntrypointPath, firewall.SetKeyArg, name)
+		switch {
+		case r.code == 2 && strings.Contains(r.stderr, "holds no key"):
+			// Not one of this gateway's keys (a task's, or no gateway).
+		case r.failed():
+			t.Fatalf("handing %s to the recreated egress: %s", name, r)
+		default:
+			handed++
+		}
+	}
+	if handed > 0 {
+		if r := e.run(runOpt{}, "docker", "exec", eg, firewall.EntrypointPath, firewall.KeysDoneArg); r.failed() {
+			t.Fatalf("keys-done in the recreated egress: %s", r)
+		}
+	}
 }
 
 type verifyReport struct {
@@ -312,7 +345,7 @@ var coreProbes = []string{
 	"files/host paths", "files/workspace is a clone", "files/read-only git database", "files/host git config",
 	"files/hidden files", "files/protected paths", "files/docker socket",
 	"network/unlisted name", "network/unlisted address", "network/other resolver", "network/IPv6", "network/metadata",
-	"network/allowed name", "network/low ports",
+	"network/allowed name", "network/other name at an allowed address", "network/low ports",
 	"privileges/capabilities", "privileges/no_new_privs", "privileges/sudo", "privileges/network settings", "privileges/pids limit",
 	"resources/memory limit",
 	"persistence/outside the workspace", "persistence/workspace",
@@ -328,6 +361,62 @@ echo "status: ${status%$'\r'}"
 while IFS= read -r line <&3; do line=${line%$'\r'}; [[ -z $line ]] && break; done
 cat <&3 >/workspace/download.bin
 sha256sum /workspace/download.bin`
+
+// otherHostScript asks the allowed name's address for another name (an
+// HTTP Host the policy does not list): the gateway closes the connection
+// with no answer.
+const otherHostScript = `set -uo pipefail
+exec 3<>/dev/tcp/` + allowedName + `/80 || { echo "connect failed"; exit 0; }
+printf 'GET /payload.bin HTTP/1.0\r\nHost: ` + unlistedName + `\r\n\r\n' >&3
+if IFS= read -r -t 10 status <&3; then echo "status: ${status%$'\r'}"; else echo "no answer"; fi`
+
+// checkGateway: on the allowed name's address, a request for another name
+// gets nothing (the gateway checks the Host), and agentbox connections
+// records both the download above and that refusal.
+func checkGateway(e *env, p *project) {
+	t := e.t
+	r := p.mustAgentbox(nil, "shell", "--", "bash", "-c", otherHostScript)
+	if strings.Contains(r.stdout, "status:") {
+		t.Errorf("Host %s at the address of %s got an answer through the gateway: %s", unlistedName, allowedName, r)
+	}
+	r = p.mustAgentbox(nil, "connections", "--json")
+	var log struct {
+		Connections []struct {
+			Name, Verdict, Reason string
+			Port                  int
+			BytesDown             int64 `json:"bytes_down"`
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &log); err != nil {
+		t.Fatalf("agentbox connections --json: %v\n%s", err, r)
+	}
+	var download, refused bool
+	for _, c := range log.Connections {
+		download = download || (c.Name == allowedName && c.Port == 80 && c.Verdict == "allowed" && c.BytesDown >= int64(len(e.payload)))
+		refused = refused || (c.Name == unlistedName && c.Port == 80 && c.Verdict == "refused" && c.Reason == "name")
+	}
+	if !download || !refused {
+		t.Errorf("agentbox connections lacks the download from %s (%v) or the refusal of %s (%v):\n%s", allowedName, download, unlistedName, refused, r.stdout)
+	}
+	// What the sandbox refused holds the gateway's refusal too.
+	r = p.mustAgentbox(nil, "blocked", "--json")
+	var blocked struct {
+		Gateway []struct {
+			Name, Reason string
+			Port, Count  int
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &blocked); err != nil {
+		t.Fatalf("agentbox blocked --json: %v\n%s", err, r)
+	}
+	found := false
+	for _, g := range blocked.Gateway {
+		found = found || (g.Name == unlistedName && g.Port == 80 && g.Reason == "name" && g.Count >= 1)
+	}
+	if !found {
+		t.Errorf("agentbox blocked lacks the gateway's refusal of %s on port 80:\n%s", unlistedName, r.stdout)
+	}
+}
 
 // testSandbox: bump, generate --check, up, verify, a real download, down.
 func testSandbox(e *env, p *project) {
@@ -371,6 +460,7 @@ func testSandbox(e *env, p *project) {
 		t.Fatalf("download: the file written in the sandbox's workspace is in the project directory (%v)", err)
 	}
 	checkDNSOverTCP(e, p)
+	checkGateway(e, p)
 
 	// What the fake internet saw: the allowed name was asked upstream and
 	// fetched; the unlisted name never left the sandbox, and the decoy host

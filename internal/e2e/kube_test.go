@@ -215,7 +215,11 @@ echo "cluster task done"`, "/workspace", kubeGateway, kubeAllowed, kubeGateway, 
 // agentbox stop ends it (exit 0, the summary's code 130) and brings its branch back.
 func testKubeStop(e *env, p *project, env []string) {
 	t := e.t
-	script := `cd /workspace; git -c user.name=t -c user.email=t@agentbox.invalid commit -q --allow-empty -m "before the stop"; echo waiting; sleep 600`
+	// The agent asks for the decoy before it waits (its egress may still
+	// start the request endpoint: exit 2).
+	script := `cd /workspace; git -c user.name=t -c user.email=t@agentbox.invalid commit -q --allow-empty -m "before the stop"
+for i in $(seq 50); do agentbox-request ` + decoyIP + `:80 --reason "e2e: a task on a cluster asks" --for 1m; c=$?; [ $c != 2 ] && break; sleep 0.2; done
+echo "asked: exit $c"; echo waiting; sleep 600`
 	if r := p.agentbox(env, "run", "--on", "kubernetes", "--detach", "--name", "kstop", "--", "bash", "-c", script); r.failed() {
 		t.Fatalf("agentbox run --detach: %s", r)
 	}
@@ -229,6 +233,7 @@ func testKubeStop(e *env, p *project, env []string) {
 	if r := p.agentbox(env, "ps"); !strings.Contains(r.stdout, "kstop") || !strings.Contains(r.stdout, "running") {
 		t.Errorf("agentbox ps: %s", r)
 	}
+	approveKubeTask(e, p, env)
 	r := p.agentbox(env, "stop", "kstop", "--json")
 	var sum runSummary
 	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || r.code != 0 || sum.ExitCode != 130 || sum.State != "stopped" || sum.BranchStatus != "new" {
@@ -348,4 +353,41 @@ func envValue(env []string, name string) string {
 		}
 	}
 	return ""
+}
+
+// approveKubeTask: the request of a task on a cluster is listed with the
+// sandbox's, approved into its pod's egress (allow --list --task reads it
+// there), and not into the sandbox's; blocked and connections read the
+// pod's egress log.
+func approveKubeTask(e *env, p *project, env []string) {
+	t := e.t
+	if logs := p.agentbox(env, "logs", "kstop").stdout; !strings.Contains(logs, "asked: exit 3") {
+		t.Fatalf("agentbox-request in the cluster task did not leave its request pending: %s", logs)
+	}
+	r := p.agentbox(env, "requests", "--json")
+	var reqs []struct{ ID, Task, State string }
+	if err := json.Unmarshal([]byte(r.stdout), &reqs); err != nil {
+		t.Fatalf("agentbox requests --json: %v\n%s", err, r)
+	}
+	id := ""
+	for _, q := range reqs {
+		if q.Task == "kstop" && q.State == "pending" {
+			id = q.ID
+		}
+	}
+	if id == "" {
+		t.Fatalf("agentbox requests does not list the cluster task's request: %s", r)
+	}
+	if r := p.agentbox(env, "approve", id); r.failed() || !strings.Contains(r.stdout, "for task kstop") {
+		t.Fatalf("agentbox approve of the cluster task's request: %s", r)
+	}
+	if r := p.agentbox(env, "allow", "--list", "--task", "kstop"); !strings.Contains(r.stdout, decoyIP+"/32") ||
+		!strings.Contains(r.stdout, "e2e: a task on a cluster asks") {
+		t.Errorf("agentbox allow --list --task kstop lacks the approved grant: %s", r)
+	}
+	for _, cmd := range [][]string{{"blocked", "--task", "kstop", "--json"}, {"connections", "--task", "kstop", "--json"}} {
+		if r := p.agentbox(env, cmd...); r.failed() {
+			t.Errorf("agentbox %s: %s", strings.Join(cmd, " "), r)
+		}
+	}
 }

@@ -110,9 +110,9 @@ func testQuickstart(e *env) {
 	copyImage(e, nodeImage, e.registry+"/library/node:24-bookworm-slim")
 	copyImage(e, e.baseTag, e.registry+"/library/debian:bookworm-slim")
 
-	ln, err := net.Listen("tcp", net.JoinHostPort(fakeGateway, "0"))
+	ln, err := net.Listen("tcp", net.JoinHostPort(e.bridgeGW, "0"))
 	if err != nil {
-		t.Fatalf("listening on the fake internet's gateway: %v", err)
+		t.Fatalf("listening on the host's address on Docker's default bridge: %v", err)
 	}
 	srv := &http.Server{Handler: q.models}
 	go srv.Serve(ln)
@@ -203,7 +203,7 @@ func (q *quickstart) walk(e *env, what string) *project {
 				t.Fatalf("agentbox init did not name the project %s:\n%s", p.name, readFile(t, filepath.Join(p.dir, "agentbox.yaml")))
 			}
 			useFakeModel(e, p, q.port)
-			substituted(fmt.Sprintf("agentbox.yaml: env ANTHROPIC_BASE_URL=http://%s:%d, network.cidrs %s/32 port %d, secrets [ANTHROPIC_API_KEY] (its value in the secrets file)", fakeGateway, q.port, fakeGateway, q.port))
+			substituted(fmt.Sprintf("agentbox.yaml: env ANTHROPIC_BASE_URL=http://%s:%d, network.cidrs %s/32 port %d, secrets [ANTHROPIC_API_KEY] (its value in the secrets file)", e.bridgeGW, q.port, e.bridgeGW, q.port))
 		case cmd == "agentbox bump":
 			lock := readFile(t, filepath.Join(p.dir, "agentbox.lock"))
 			for _, want := range []string{`"node:24-bookworm-slim": "sha256:`, `"debian:bookworm-slim": "sha256:`, `"@anthropic-ai/claude-code":`} {
@@ -289,8 +289,8 @@ func useFakeModel(e *env, p *project, port int) {
 	path := filepath.Join(p.dir, "agentbox.yaml")
 	data := readFile(e.t, path)
 	for _, r := range []struct{ line, with string }{
-		{`  cidrs: []`, fmt.Sprintf(`  cidrs: [{cidr: %s/32, ports: [%d]}]`, fakeGateway, port)},
-		{`env: {}`, fmt.Sprintf(`env: {ANTHROPIC_BASE_URL: "http://%s:%d"}`, fakeGateway, port)},
+		{`  cidrs: []`, fmt.Sprintf(`  cidrs: [{cidr: %s/32, ports: [%d]}]`, e.bridgeGW, port)},
+		{`env: {}`, fmt.Sprintf(`env: {ANTHROPIC_BASE_URL: "http://%s:%d"}`, e.bridgeGW, port)},
 		{`secrets: []`, `secrets: [ANTHROPIC_API_KEY]`},
 	} {
 		re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(r.line) + `( .*)?$`)

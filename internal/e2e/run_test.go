@@ -216,6 +216,9 @@ func checkEndedByDeadline(e *env, p *project, task string) {
 	if late > 2*time.Second || late < -time.Second {
 		t.Errorf("task %s: the agent ended %v after its deadline; want within 2 s", task, late)
 	}
+	// The egress stops its helpers (resolver, logger, gateway, keeper)
+	// after the agent's processes end: it exits a moment later.
+	waitFor(5*time.Second, func() bool { return !e.state(eg).Running })
 	if st := e.state(eg); st.Running || st.ExitCode != 124 {
 		t.Errorf("task %s: egress %+v, want exited 124; its log:\n%s", task, st, tail(e.logsOf(eg), 15))
 	}

@@ -33,6 +33,9 @@ type AnthropicRequest struct {
 type Anthropic struct {
 	Tool    string // the CLI's shell tool, "Bash" for Claude Code
 	Command string
+	// Input, when not nil, is the tool call's input instead of Command's
+	// (another tool than the shell: an MCP server's).
+	Input map[string]any
 
 	mu   sync.Mutex
 	reqs []AnthropicRequest
@@ -157,10 +160,13 @@ func (a *Anthropic) messages(w http.ResponseWriter, body []byte) {
 		blocks = []map[string]any{{"type": "text", "text": AnthropicFinalText}}
 	case req.offers(a.Tool):
 		stop = "tool_use"
+		var input any = map[string]string{"command": a.Command, "description": "Write the file and commit it"}
+		if a.Input != nil {
+			input = a.Input
+		}
 		blocks = []map[string]any{
 			{"type": "text", "text": "I will write the file and commit it."},
-			{"type": "tool_use", "id": AnthropicToolUseID, "name": a.Tool,
-				"input": map[string]string{"command": a.Command, "description": "Write the file and commit it"}},
+			{"type": "tool_use", "id": AnthropicToolUseID, "name": a.Tool, "input": input},
 		}
 	default:
 		blocks = []map[string]any{{"type": "text", "text": "OK"}}

@@ -19,6 +19,11 @@ import (
 type OpenAI struct {
 	Command string // the shell script the model asks the agent to run
 	Final   string // the model's last message
+	// Tool, when not empty, is called instead of the shell: the offered
+	// tool whose name ends in Tool (an MCP server's, whatever prefix the
+	// CLI gives it), with Args.
+	Tool string
+	Args map[string]any
 
 	mu       sync.Mutex
 	requests []OpenAIRequest
@@ -92,8 +97,11 @@ func (f *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.Output = openAIToolOutput(in)
 	var items []openAIItem
-	if rec.Output == "" && f.Command != "" && openAIOffersTools(in) {
+	if rec.Output == "" && (f.Command != "" || f.Tool != "") && openAIOffersTools(in) {
 		call, err := openAIShellCall(in, f.Command)
+		if f.Tool != "" {
+			call, err = openAIToolCall(in, f.Tool, f.Args)
+		}
 		if err != nil {
 			http.Error(w, "fakemodel: "+err.Error(), http.StatusBadRequest)
 			return
@@ -193,6 +201,43 @@ func openAIShellCall(in openAIInput, script string) (openAIItem, error) {
 		return openAIItem{}, err
 	}
 	return openAIItem{Type: "function_call", ID: "fc_1", CallID: "call_1", Name: name, Arguments: string(a), Status: "completed"}, nil
+}
+
+// openAIToolCall builds a call of the offered tool whose name ends in
+// suffix, with args; in Codex's code mode, JavaScript that calls the nested
+// tool named suffix.
+func openAIToolCall(in openAIInput, suffix string, args map[string]any) (openAIItem, error) {
+	var names []string
+	offered := map[string]string{} // name -> type
+	var walk func([]openAITool)
+	walk = func(ts []openAITool) {
+		for _, t := range ts {
+			if t.Type == "namespace" {
+				walk(t.Tools)
+				continue
+			}
+			names = append(names, t.Name)
+			offered[t.Name] = t.Type
+		}
+	}
+	walk(in.Tools)
+	for _, it := range in.Input {
+		walk(it.Tools)
+	}
+	a, err := json.Marshal(args)
+	if err != nil {
+		return openAIItem{}, err
+	}
+	for _, n := range names {
+		if strings.HasSuffix(n, suffix) {
+			return openAIItem{Type: "function_call", ID: "fc_1", CallID: "call_1", Name: n, Arguments: string(a), Status: "completed"}, nil
+		}
+	}
+	if offered["exec"] == "custom" { // Codex's code mode: the tool is nested, by its full name
+		js := "const r = await tools." + suffix + "(" + string(a) + ");\ntext(typeof r === \"string\" ? r : JSON.stringify(r));\n"
+		return openAIItem{Type: "custom_tool_call", ID: "ctc_1", CallID: "call_1", Name: "exec", Input: js, Status: "completed"}, nil
+	}
+	return openAIItem{}, fmt.Errorf("the request offers no tool *%s (tools: %q)", suffix, names)
 }
 
 // openAIItem is one output item of a response.

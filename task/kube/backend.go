@@ -78,7 +78,7 @@ func (b *Backend) Collect(ctx context.Context, sum *task.Summary, timedOut bool)
 	go func() {
 		defer close(done)
 		if out, err := b.K.run(ctx, nil, "logs", pod.Name, "-c", "egress", "--timestamps"); err == nil {
-			sum.RefusedNames, sum.RefusedAddresses, sum.RejectedPackets, _ = task.EgressRefusals(bytes.NewReader(out), p.Cfg.CIDRPrefixes())
+			sum.ReadEgressLog(bytes.NewReader(out), p.Cfg.CIDRPrefixes())
 		}
 	}()
 	script := task.BundleScript(p.Cfg.Workspace)

@@ -24,8 +24,10 @@ const dnsPort = 53
 
 // AtLimits returns an agentbox.yaml with maxEntries entries in env and in
 // every list, and one environment string of maxEnvString bytes: the largest
-// file of each kind that the loader accepts.
-func AtLimits(maxEntries, maxEnvString int) string {
+// file of each kind that the loader accepts; the domains name
+// maxNamePorts ports in all (443 among them), the most the gateway listens
+// on.
+func AtLimits(maxEntries, maxEnvString, maxNamePorts int) string {
 	var b strings.Builder
 	list := func(indent, key string, item func(i int) string) {
 		fmt.Fprintf(&b, "%s%s:\n", indent, key)
@@ -47,10 +49,16 @@ func AtLimits(maxEntries, maxEnvString int) string {
 	b.WriteString("network:\n")
 	list("  ", "services", func(i int) string { return []string{"github", "pypi", "crates"}[i%3] })
 	list("  ", "domains", func(i int) string {
+		// The ports of names stop where the gateway's listeners do (443
+		// is the catalog's); the other entries reuse them in many groups.
 		if i == 0 {
-			return "{host: all-ports.example.com, ports: " + ports(maxEntries) + "}"
+			return "{host: all-ports.example.com, ports: " + ports(maxNamePorts-1) + "}"
 		}
-		return fmt.Sprintf("{host: d%d.example.com, ports: [%d, 443]}", i, 1000+i) // a port group each
+		p := 1 + i%(maxNamePorts-2)
+		if p == dnsPort {
+			p = maxNamePorts - 1
+		}
+		return fmt.Sprintf("{host: d%d.example.com, ports: [%d, 443]}", i, p)
 	})
 	list("  ", "cidrs", func(i int) string { return fmt.Sprintf("{cidr: 198.18.%d.%d, ports: [%d]}", i/256, i%256, 2000+i) })
 	b.WriteString("  ports: " + ports(maxEntries) + "\n")

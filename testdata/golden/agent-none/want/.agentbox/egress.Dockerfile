@@ -38,8 +38,8 @@ RUN --mount=type=secret,id=agentbox_ca,required=false \
     fi; \
     arch="$(dpkg --print-architecture)"; \
     case "$arch" in \
-      amd64) pins='dnsmasq-base=2.90-4~deb12u1 nftables=1.0.6-2+deb12u2 ulogd2=2.0.8-1 ulogd2-json=2.0.8-1' ;; \
-      arm64) pins='dnsmasq-base=2.90-4~deb12u1 nftables=1.0.6-2+deb12u2 ulogd2=2.0.8-1 ulogd2-json=2.0.8-1' ;; \
+      amd64) pins='ca-certificates=20230311 dnsmasq-base=2.90-4~deb12u1 haproxy=2.6.12-1+deb12u4 nftables=1.0.6-2+deb12u2 ulogd2=2.0.8-1 ulogd2-json=2.0.8-1' ;; \
+      arm64) pins='ca-certificates=20230311 dnsmasq-base=2.90-4~deb12u1 haproxy=2.6.12-1+deb12u4 nftables=1.0.6-2+deb12u2 ulogd2=2.0.8-1 ulogd2-json=2.0.8-1' ;; \
       *) echo "agentbox: agentbox.lock pins no packages for $arch (agentbox bump pins amd64 arm64)" >&2; exit 1 ;; \
     esac; \
     rm -f /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; \

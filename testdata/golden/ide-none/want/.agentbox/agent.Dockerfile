@@ -153,6 +153,13 @@ ENV GIT_AUTHOR_NAME="Claude Code (agentbox)" GIT_AUTHOR_EMAIL="claude@agentbox.i
 RUN git config --system user.name 'Claude Code (agentbox)' \
  && git config --system user.email claude@agentbox.invalid
 
+# agentbox-request: the agent asks the person at the host for a grant
+# (docs/approvals.md).
+COPY agentbox-request.sh /usr/local/bin/agentbox-request
+# Its MCP server, which the agent CLI's configuration registers.
+COPY agentbox-request-mcp.js /usr/local/lib/agentbox/request-mcp.js
+RUN chmod 0755 /usr/local/bin/agentbox-request
+
 # No way back to root: drop every setuid and setgid bit.
 RUN find / -xdev -type f -perm /6000 -exec chmod a-s {} +
 

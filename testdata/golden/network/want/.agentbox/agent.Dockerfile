@@ -130,6 +130,11 @@ ENV GIT_AUTHOR_NAME="Agent (agentbox)" GIT_AUTHOR_EMAIL="agent@agentbox.invalid"
 RUN git config --system user.name 'Agent (agentbox)' \
  && git config --system user.email agent@agentbox.invalid
 
+# agentbox-request: the agent asks the person at the host for a grant
+# (docs/approvals.md).
+COPY agentbox-request.sh /usr/local/bin/agentbox-request
+RUN chmod 0755 /usr/local/bin/agentbox-request
+
 # No way back to root: drop every setuid and setgid bit.
 RUN find / -xdev -type f -perm /6000 -exec chmod a-s {} +
 

@@ -38,8 +38,8 @@ RUN --mount=type=secret,id=agentbox_ca,required=false \
     fi; \
     arch="$(dpkg --print-architecture)"; \
     case "$arch" in \
-      amd64) pins='dnsmasq-base=2.90-4~deb12u1 nftables=1.0.6-2+deb12u2 ulogd2=2.0.8-1 ulogd2-json=2.0.8-1' ;; \
-      arm64) pins='dnsmasq-base=2.90-4~deb12u1 nftables=1.0.6-2+deb12u2 ulogd2=2.0.8-1 ulogd2-json=2.0.8-1' ;; \
+      amd64) pins='ca-certificates=20230311 dnsmasq-base=2.90-4~deb12u1 haproxy=2.6.12-1+deb12u4 nftables=1.0.6-2+deb12u2 ulogd2=2.0.8-1 ulogd2-json=2.0.8-1' ;; \
+      arm64) pins='ca-certificates=20230311 dnsmasq-base=2.90-4~deb12u1 haproxy=2.6.12-1+deb12u4 nftables=1.0.6-2+deb12u2 ulogd2=2.0.8-1 ulogd2-json=2.0.8-1' ;; \
       *) echo "agentbox: agentbox.lock pins no packages for $arch (agentbox bump pins amd64 arm64)" >&2; exit 1 ;; \
     esac; \
     rm -f /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; \
@@ -79,7 +79,7 @@ RUN groupadd --system --gid 5353 agentbox-dns \
 # Every profile's firewall program, a directory each. The entrypoint checks
 # the profile that AGENTBOX_PROFILE names against this image's list and links its
 # directory to /run/agentbox-profile, where the firewall's own paths lead.
-COPY egress/rules.nft egress/dnsmasq.conf egress/entrypoint.sh egress/ulogd.conf /etc/agentbox/profiles/balanced/
+COPY egress/rules.nft egress/dnsmasq.conf egress/entrypoint.sh egress/ulogd.conf egress/haproxy.cfg /etc/agentbox/profiles/balanced/
 COPY egress/locked/rules.nft egress/locked/dnsmasq.conf egress/locked/entrypoint.sh egress/locked/ulogd.conf /etc/agentbox/profiles/locked/
 COPY egress/open/rules.nft egress/open/dnsmasq.conf egress/open/entrypoint.sh egress/open/ulogd.conf /etc/agentbox/profiles/open/
 COPY egress/profile.sh /usr/local/bin/agentbox-profile
@@ -88,6 +88,7 @@ RUN chmod -R u=rwX,go=rX /etc/agentbox/profiles \
  && ln -s /run/agentbox-profile/rules.nft /etc/agentbox/rules.nft \
  && ln -s /run/agentbox-profile/dnsmasq.conf /etc/agentbox/dnsmasq.conf \
  && ln -s /run/agentbox-profile/entrypoint.sh /usr/local/bin/agentbox-egress \
- && ln -s /run/agentbox-profile/ulogd.conf /etc/agentbox/ulogd.conf
+ && ln -s /run/agentbox-profile/ulogd.conf /etc/agentbox/ulogd.conf \
+ && ln -s /run/agentbox-profile/haproxy.cfg /etc/agentbox/haproxy.cfg
 
 ENTRYPOINT ["/usr/local/bin/agentbox-profile"]

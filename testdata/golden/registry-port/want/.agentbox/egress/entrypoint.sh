@@ -111,11 +111,352 @@ readonly -a NAMES=(
 # refuses before every grant.
 readonly -a NEVER_NAMES=()
 readonly NEVER_NAME_SETS='4#inet#agentbox#never_name_v4,6#inet#agentbox#never_name_v6' # nftset= sets of their addresses
+# The gateway (docs/gateway.md): HAProxy, from haproxy.cfg, which drops to
+# its own uid; rules.nft sends the agent's TCP on these ports to it. Its
+# runtime API (root's only) takes the timed name grants: one map of
+# ".NAME END" per port, END in Unix seconds, which HAProxy compares with
+# the clock at each connection.
+readonly GATEWAY_CONF=/etc/agentbox/haproxy.cfg
+readonly GATEWAY_SOCKET=/run/agentbox/gateway.sock
+readonly GATEWAY_GRANTS=/run/agentbox/gateway
+readonly GATEWAY_PID=/run/agentbox/gateway.pid
+readonly GATEWAY_FOREVER=99999999999 # the END of a grant until revoked
+readonly -a GATEWAY_PORTS=(443)
+readonly GATEWAY_NAMES=gateway_names # the chain of granted names' redirects
+readonly GATEWAY_MAP=gateway_ports     # the map from a port to its listener
+# The model keys the gateway holds (set-key NAME puts one into its keys
+# map, in HAProxy's memory; the map's file stays empty).
+readonly GATEWAY_KEYS_MAP=/run/agentbox/gateway/keys.map
+readonly KEYS_DONE=.done
+readonly GATEWAY_KEYS_DIR=/etc/agentbox-keys # a task's on Kubernetes
+readonly -a GATEWAY_KEYS=()
+# The request endpoint (docs/approvals.md): the agent asks here for a
+# grant, a person answers on the host. It runs as its own uid, writes the
+# requests into the spool and answers their state; it grants nothing.
+readonly REQUESTS_ADDR=127.0.0.1
+readonly REQUESTS_PORT=57
+readonly REQUESTS_UID=5355
+readonly REQUESTS_SPOOL=/run/agentbox/requests
+readonly REQUESTS_ANSWERS=/run/agentbox/answers
+readonly REQUESTS_PID=/run/agentbox/requests.pid
+readonly REQUESTS_NAME=agentbox-requests
+read -r -d '' REQUESTS_PL <<'PERL' || true
+# The request endpoint: the agent asks here for a destination it was
+# refused (agentbox-request, the MCP tool), with a reason and a wished
+# duration; a person answers on the host (agentbox approve, deny, watch).
+# It grants nothing: it writes each request into the spool, which the host
+# reads through the entrypoint (requests), and answers with the state the
+# host wrote (answer). Every request is data of the agent's: the reason is
+# kept as hex, the destination only in the characters a destination has.
+#
+# Perl of perl-base (Essential in Debian), no module beyond it. Started by
+# the entrypoint as root: it listens on ADDR:PORT (below 1024, where the
+# agent cannot bind), then runs as uid UID (its own: neither root nor the
+# agent), which owns the spool and nothing else. One connection at a time,
+# each read within 3 s, a head of at most 4096 bytes, a body of at most
+# 2048; at most 5 requests wait at once, at most 10 in 600 s.
+use strict;
+use warnings;
+use IO::Socket::INET;
+use Socket qw(inet_pton AF_INET AF_INET6);
+use POSIX ();
+
+$0 = 'agentbox-requests';
+my ($addr, $port, $spool, $answers, $uid) = @ARGV;
+defined $uid or die "usage: perl -e PROGRAM ADDR PORT SPOOL ANSWERS UID\n";
+my $parent = getppid;
+my $timeout = 600; # an unanswered request times out
+my $max_seconds = 3600; # elevation.max_duration
+my $max_pending = 5;
+my ($max_window, $window) = (10, 600);
+my @never_names = ();
+# Ranges no grant reaches: the special ranges and elevation.never, each
+# with why, whether it is IPv4, and its prefix's bits.
+my @refused = (
+	['0.0.0.0/8', '"this" network', 1, '00000000'],
+	['10.0.0.0/8', 'private (RFC 1918)', 1, '00001010'],
+	['100.64.0.0/10', 'shared address space, carrier-grade NAT (RFC 6598)', 1, '0110010001'],
+	['127.0.0.0/8', 'loopback', 1, '01111111'],
+	['169.254.0.0/16', 'link-local, includes cloud metadata at 169.254.169.254', 1, '1010100111111110'],
+	['172.16.0.0/12', 'private (RFC 1918)', 1, '101011000001'],
+	['192.0.0.0/24', 'IETF protocol assignments', 1, '110000000000000000000000'],
+	['192.0.2.0/24', 'documentation (RFC 5737)', 1, '110000000000000000000010'],
+	['192.168.0.0/16', 'private (RFC 1918)', 1, '1100000010101000'],
+	['198.51.100.0/24', 'documentation (RFC 5737)', 1, '110001100011001101100100'],
+	['203.0.113.0/24', 'documentation (RFC 5737)', 1, '110010110000000001110001'],
+	['224.0.0.0/4', 'multicast', 1, '1110'],
+	['240.0.0.0/4', 'reserved, includes broadcast', 1, '1111'],
+	['::/96', 'unspecified, loopback and IPv4-compatible (deprecated, RFC 4291)', 0, '000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000'],
+	['::ffff:0.0.0.0/96', 'IPv4-mapped', 0, '000000000000000000000000000000000000000000000000000000000000000000000000000000001111111111111111'],
+	['64:ff9b::/104', '0.0.0.0/8 in NAT64 (RFC 6052)', 0, '00000000011001001111111110011011000000000000000000000000000000000000000000000000000000000000000000000000'],
+	['64:ff9b::a00:0/104', '10.0.0.0/8 in NAT64 (RFC 6052)', 0, '00000000011001001111111110011011000000000000000000000000000000000000000000000000000000000000000000001010'],
+	['64:ff9b::6440:0/106', '100.64.0.0/10 in NAT64 (RFC 6052)', 0, '0000000001100100111111111001101100000000000000000000000000000000000000000000000000000000000000000110010001'],
+	['64:ff9b::7f00:0/104', '127.0.0.0/8 in NAT64 (RFC 6052)', 0, '00000000011001001111111110011011000000000000000000000000000000000000000000000000000000000000000001111111'],
+	['64:ff9b::a9fe:0/112', '169.254.0.0/16 in NAT64 (RFC 6052)', 0, '0000000001100100111111111001101100000000000000000000000000000000000000000000000000000000000000001010100111111110'],
+	['64:ff9b::ac10:0/108', '172.16.0.0/12 in NAT64 (RFC 6052)', 0, '000000000110010011111111100110110000000000000000000000000000000000000000000000000000000000000000101011000001'],
+	['64:ff9b::c000:0/120', '192.0.0.0/24 in NAT64 (RFC 6052)', 0, '000000000110010011111111100110110000000000000000000000000000000000000000000000000000000000000000110000000000000000000000'],
+	['64:ff9b::c000:200/120', '192.0.2.0/24 in NAT64 (RFC 6052)', 0, '000000000110010011111111100110110000000000000000000000000000000000000000000000000000000000000000110000000000000000000010'],
+	['64:ff9b::c0a8:0/112', '192.168.0.0/16 in NAT64 (RFC 6052)', 0, '0000000001100100111111111001101100000000000000000000000000000000000000000000000000000000000000001100000010101000'],
+	['64:ff9b::c633:6400/120', '198.51.100.0/24 in NAT64 (RFC 6052)', 0, '000000000110010011111111100110110000000000000000000000000000000000000000000000000000000000000000110001100011001101100100'],
+	['64:ff9b::cb00:7100/120', '203.0.113.0/24 in NAT64 (RFC 6052)', 0, '000000000110010011111111100110110000000000000000000000000000000000000000000000000000000000000000110010110000000001110001'],
+	['64:ff9b::e000:0/100', '224.0.0.0/4 in NAT64 (RFC 6052)', 0, '0000000001100100111111111001101100000000000000000000000000000000000000000000000000000000000000001110'],
+	['64:ff9b::f000:0/100', '240.0.0.0/4 in NAT64 (RFC 6052)', 0, '0000000001100100111111111001101100000000000000000000000000000000000000000000000000000000000000001111'],
+	['64:ff9b:1::/48', 'local-use IPv4/IPv6 translation (RFC 8215)', 0, '000000000110010011111111100110110000000000000001'],
+	['100::/64', 'discard-only (RFC 6666)', 0, '0000000100000000000000000000000000000000000000000000000000000000'],
+	['2001::/32', 'Teredo (RFC 4380): an IPv4 address, obfuscated, in the last 32 bits', 0, '00100000000000010000000000000000'],
+	['2001:db8::/32', 'documentation (RFC 3849)', 0, '00100000000000010000110110111000'],
+	['2002::/24', '0.0.0.0/8 in 6to4 (RFC 3056)', 0, '001000000000001000000000'],
+	['2002:a00::/24', '10.0.0.0/8 in 6to4 (RFC 3056)', 0, '001000000000001000001010'],
+	['2002:6440::/26', '100.64.0.0/10 in 6to4 (RFC 3056)', 0, '00100000000000100110010001'],
+	['2002:7f00::/24', '127.0.0.0/8 in 6to4 (RFC 3056)', 0, '001000000000001001111111'],
+	['2002:a9fe::/32', '169.254.0.0/16 in 6to4 (RFC 3056)', 0, '00100000000000101010100111111110'],
+	['2002:ac10::/28', '172.16.0.0/12 in 6to4 (RFC 3056)', 0, '0010000000000010101011000001'],
+	['2002:c000::/40', '192.0.0.0/24 in 6to4 (RFC 3056)', 0, '0010000000000010110000000000000000000000'],
+	['2002:c000:200::/40', '192.0.2.0/24 in 6to4 (RFC 3056)', 0, '0010000000000010110000000000000000000010'],
+	['2002:c0a8::/32', '192.168.0.0/16 in 6to4 (RFC 3056)', 0, '00100000000000101100000010101000'],
+	['2002:c633:6400::/40', '198.51.100.0/24 in 6to4 (RFC 3056)', 0, '0010000000000010110001100011001101100100'],
+	['2002:cb00:7100::/40', '203.0.113.0/24 in 6to4 (RFC 3056)', 0, '0010000000000010110010110000000001110001'],
+	['2002:e000::/20', '224.0.0.0/4 in 6to4 (RFC 3056)', 0, '00100000000000101110'],
+	['2002:f000::/20', '240.0.0.0/4 in 6to4 (RFC 3056)', 0, '00100000000000101111'],
+	['fc00::/7', 'unique local', 0, '1111110'],
+	['fe80::/10', 'link-local', 0, '1111111010'],
+	['fec0::/10', 'site-local (deprecated, RFC 3879)', 0, '1111111011'],
+	['ff00::/8', 'multicast', 0, '11111111'],
+);
+$| = 1;
+
+sub logline { print STDERR 'agentbox-egress: requests: ', @_, "\n" }
+
+my $listen = IO::Socket::INET->new(LocalAddr => $addr, LocalPort => $port, Proto => 'tcp', Listen => 16, ReuseAddr => 1, Timeout => 1)
+	or die "agentbox-egress: requests: cannot listen on $addr:$port: $@\n";
+if ($> == 0) {
+	# The spool: root's, in the endpoint's group, which may write it; root
+	# (without CAP_CHOWN) gives a file to a group it is in.
+	$) = "$uid $uid";
+	mkdir $spool, 0770;
+	chown -1, $uid, $spool or die "agentbox-egress: requests: chgrp $spool: $!\n";
+	chmod 0770, $spool or die "agentbox-egress: requests: chmod $spool: $!\n";
+	POSIX::setgid($uid) or die "agentbox-egress: requests: setgid: $!\n";
+	POSIX::setuid($uid) or die "agentbox-egress: requests: setuid: $!\n";
+}
+logline("listening on $addr:$port");
+
+# bits returns address $_[0] (IPv4 or IPv6) as a string of bits, and
+# whether it is IPv4; nothing if it is neither.
+sub bits {
+	my $a = shift;
+	if ($a =~ /^[0-9.]+$/) {
+		my $b = inet_pton(AF_INET, $a) // return;
+		return (unpack('B*', $b), 1);
+	}
+	return if $a !~ /^[0-9a-fA-F:]+$/;
+	my $b = inet_pton(AF_INET6, $a) // return;
+	return (unpack('B*', $b), 0);
+}
+
+# prefix reads ADDRESS or ADDRESS/LEN into its bits (masked to LEN) and
+# whether it is IPv4; nothing if it is neither.
+sub prefix {
+	my ($a, $len) = split m{/}, shift, 2;
+	my ($b, $v4) = bits($a);
+	return if !defined $b;
+	my $max = length $b;
+	$len = $max if !defined $len;
+	return if $len !~ /^[0-9]{1,3}$/ || $len > $max;
+	return if substr($b, $len) =~ /1/; # host bits set
+	return (substr($b, 0, $len), $v4);
+}
+
+# dest reads DEST as agentbox allow does: HOST, HOST:PORT[,PORT] or
+# [IPv6PREFIX]:PORT[,PORT], HOST an address, a CIDR or a name; the port is
+# 443 when none is written. It returns the destination as the spool keeps
+# it and why it is refused ("" if it is not), or nothing if malformed.
+sub dest {
+	my $s = shift;
+	return if length $s > 300 || $s !~ m{^[A-Za-z0-9.:/\[\],*_-]+$};
+	my ($host, $ports) = ($s, '443');
+	if ($s =~ /^\[([^\]]+)\](?::([0-9,]+))?$/) {
+		($host, $ports) = ($1, $2 // '443');
+	} elsif (($s =~ tr/://) == 1) {
+		($host, $ports) = split /:/, $s, 2;
+	}
+	my @ports = split /,/, $ports, -1;
+	return if !@ports || @ports > 16 || grep { !/^[1-9][0-9]{0,4}$/ || $_ > 65535 } @ports;
+	if ($host =~ /[g-zG-Z_*]/ && $s !~ /^\[/) {
+		my $name = lc $host;
+		$name =~ s/^\*\.//;
+		$name =~ s/\.$//;
+		return if length $name > 253 || $name !~ /\./;
+		for my $label (split /\./, $name, -1) {
+			return if $label !~ /^[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?$/;
+		}
+		for my $n (@never_names) {
+			if ($name eq $n || substr($name, -length($n) - 1) eq ".$n" || substr($n, -length($name) - 1) eq ".$name") {
+				return ("$name:$ports", "$name overlaps $n, which elevation.never forbids");
+			}
+		}
+		return ("$name:$ports", '');
+	}
+	my ($bits, $v4) = prefix($host);
+	return if !defined $bits;
+	for my $r (@refused) {
+		my ($rv4, $rb) = ($r->[2], $r->[3]);
+		next if $rv4 != $v4;
+		my $n = length $rb < length $bits ? length $rb : length $bits;
+		if (substr($rb, 0, $n) eq substr($bits, 0, $n)) {
+			return ($v4 ? "$host:$ports" : "[$host]:$ports", "$host overlaps $r->[0] ($r->[1]), which agentbox never grants");
+		}
+	}
+	return ($v4 ? "$host:$ports" : "[$host]:$ports", '');
+}
+
+# seconds reads a duration such as 30m, 1h or 1h30m (as --for takes it).
+sub seconds {
+	my $d = shift;
+	return if $d !~ /^(?:([0-9]{1,3})h)?(?:([0-9]{1,4})m)?(?:([0-9]{1,6})s)?$/ || $d eq '';
+	return ($1 // 0) * 3600 + ($2 // 0) * 60 + ($3 // 0);
+}
+
+sub utc { POSIX::strftime('%Y-%m-%dT%H:%M:%SZ', gmtime shift) }
+
+# fields reads a spool file's "KEY VALUE" lines.
+sub fields {
+	my $path = shift;
+	open my $f, '<', $path or return;
+	my %f;
+	while (my $line = <$f>) {
+		chomp $line;
+		my ($k, $v) = split / /, $line, 2;
+		$f{$k} = $v // '';
+	}
+	return \%f;
+}
+
+# state is request ID's state: pending, approved, denied or timed-out,
+# with what the agent learns of it.
+sub state {
+	my $id = shift;
+	my $r = fields("$spool/$id.req") or return;
+	my $out = "id: $id\ndestination: $r->{dest}\nseconds: $r->{seconds}\n";
+	my $a = fields("$answers/$id");
+	if ($a && ($a->{state} // '') =~ /^(approved|denied)$/) {
+		$out .= "state: $1\n";
+		$out .= 'until: ' . utc($a->{until}) . "\n" if $1 eq 'approved' && ($a->{until} // '') =~ /^[0-9]+$/;
+		my $note = pack 'H*', ($a->{note} // '') =~ /^([0-9a-f]*)$/ ? $1 : '';
+		$note =~ s/[^\x20-\x7e]/?/g;
+		$out .= "note: $note\n" if $note ne '';
+		return $out;
+	}
+	return $out . "state: timed-out\n" if time >= $r->{expires};
+	return $out . "state: pending\nexpires: " . utc($r->{expires}) . "\n";
+}
+
+# spooled returns how many requests wait and how many came in the window.
+sub spooled {
+	my ($pending, $recent, $now) = (0, 0, time);
+	opendir my $d, $spool or return (0, 0);
+	for my $file (readdir $d) {
+		next if $file !~ /^(r[0-9a-f]{12})\.req$/;
+		my $id = $1;
+		my $r = fields("$spool/$file") or next;
+		if (($r->{time} // 0) < $now - 86400) { # a day old: gone
+			unlink "$spool/$file";
+			next;
+		}
+		$recent++ if $r->{time} > $now - $window;
+		$pending++ if $r->{expires} > $now && !-e "$answers/$id";
+	}
+	return ($pending, $recent);
+}
+
+# ask takes a request's form and answers it.
+sub ask {
+	my %form;
+	for my $pair (split /&/, shift) {
+		my ($k, $v) = map { my $x = $_ // ''; $x =~ tr/+/ /; $x =~ s/%([0-9A-Fa-f]{2})/chr hex $1/ge; $x } split /=/, $pair, 2;
+		return (400, "error: the field $k is given twice\n") if exists $form{$k};
+		$form{$k} = $v;
+	}
+	my ($dest, $why) = dest($form{dest} // '');
+	return (400, "error: a destination is ADDRESS, CIDR or NAME, then optionally :PORT[,PORT] (an IPv6 one as [2001:db8::1]:443)\n") if !defined $dest;
+	my $secs = seconds($form{for} // '');
+	return (400, "error: for is a duration such as 30m, 1h or 1h30m\n") if !$secs;
+	my $reason = $form{reason} // '';
+	$reason =~ s/^\s+|\s+$//g;
+	return (400, "error: a reason is required: say why you need $dest\n") if $reason eq '';
+	return (400, "error: the reason is over 500 bytes\n") if length $reason > 500;
+	return (403, "state: refused\ndestination: $dest\nnote: $why\n") if $why ne '';
+	return (403, "state: refused\ndestination: $dest\nnote: for is over elevation.max_duration ($max_seconds s)\n") if $secs > $max_seconds;
+	my ($pending, $recent) = spooled();
+	return (429, "error: $pending requests wait for an answer already (at most $max_pending)\n") if $pending >= $max_pending;
+	return (429, "error: $recent requests in the last $window s (at most $max_window): wait\n") if $recent >= $max_window;
+	open my $rnd, '<', '/dev/urandom' or return (500, "error: no randomness\n");
+	read $rnd, my $raw, 6;
+	close $rnd;
+	my $id = 'r' . unpack 'H*', $raw;
+	my $now = time;
+	open my $f, '>', "$spool/.$id" or return (500, "error: cannot write the spool\n");
+	printf $f "v 1\nid %s\ntime %d\nexpires %d\ndest %s\nseconds %d\nreason %s\n", $id, $now, $now + $timeout, $dest, $secs, unpack 'H*', $reason;
+	close $f or return (500, "error: cannot write the spool\n");
+	rename "$spool/.$id", "$spool/$id.req" or return (500, "error: cannot write the spool\n");
+	logline("request $id for $dest");
+	return (201, state($id));
+}
+
+# serve reads one HTTP request from $c and answers it.
+sub serve {
+	my $c = shift;
+	my ($head, $body) = ('', '');
+	while ($head !~ /\r?\n\r?\n/) {
+		my $n = sysread $c, $head, 512, length $head;
+		return if !$n;
+		return reply($c, 431, "error: the request's head is over 4096 bytes\n") if length $head > 4096;
+	}
+	($head, $body) = split /\r?\n\r?\n/, $head, 2;
+	my ($method, $path) = $head =~ m{^(GET|POST) (\S+) HTTP/1\.[01]\r?(?:\n|$)} or return reply($c, 400, "error: not an HTTP request\n");
+	if ($method eq 'GET') {
+		my ($id) = $path =~ m{^/v1/requests/(r[0-9a-f]{12})$} or return reply($c, 404, "error: no such request\n");
+		my $s = state($id) // return reply($c, 404, "error: no such request\n");
+		return reply($c, 200, $s);
+	}
+	return reply($c, 404, "error: POST /v1/requests\n") if $path ne '/v1/requests';
+	my ($len) = $head =~ /^content-length: *([0-9]{1,5})\r?$/mi or return reply($c, 411, "error: a Content-Length is required\n");
+	return reply($c, 413, "error: the body is over 2048 bytes\n") if $len > 2048;
+	while (length $body < $len) {
+		my $n = sysread $c, $body, $len - length $body, length $body;
+		return if !$n;
+	}
+	return reply($c, ask(substr $body, 0, $len));
+}
+
+sub reply {
+	my ($c, $code, $text) = @_;
+	my %why = (200 => 'OK', 201 => 'Created', 400 => 'Bad Request', 403 => 'Forbidden', 404 => 'Not Found',
+		411 => 'Length Required', 413 => 'Payload Too Large', 429 => 'Too Many Requests', 431 => 'Request Header Fields Too Large', 500 => 'Internal Server Error');
+	syswrite $c, sprintf("HTTP/1.0 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", $code, $why{$code}, length $text, $text);
+}
+
+$SIG{PIPE} = 'IGNORE';
+while (1) {
+	exit 0 if getppid != $parent;
+	my $c = $listen->accept or next;
+	eval {
+		local $SIG{ALRM} = sub { die "slow\n" };
+		alarm 3;
+		serve($c);
+		alarm 0;
+	};
+	alarm 0;
+	close $c;
+}
+PERL
+readonly REQUESTS_PL
 
 log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 
 usage() {
-	printf 'usage: %s [run|%s]\n       %s grant PREFIX PORTS SECONDS | revoke PREFIX PORTS | grants | policies   (SECONDS 0: until revoked)\n       %s grant-name NAME PORTS SECONDS | revoke-name NAME PORTS\n' "${0##*/}" "$HEALTH_ARG" "${0##*/}" "${0##*/}" >&2
+	printf 'usage: %s [run|%s]\n       %s grant PREFIX PORTS SECONDS | revoke PREFIX PORTS | grants | policies   (SECONDS 0: until revoked)\n       %s grant-name NAME PORTS SECONDS | revoke-name NAME PORTS\n       %s requests | answer ID approved|denied UNTIL NOTE_HEX\n' "${0##*/}" "$HEALTH_ARG" "${0##*/}" "${0##*/}" "${0##*/}" >&2
+	printf '       %s set-key NAME (the key on stdin) | keys-done\n' "${0##*/}" >&2
 	exit 2
 }
 
@@ -509,6 +850,246 @@ stop_logger() {
 }
 
 # ---------------------------------------------------------------------------
+# The gateway.
+
+# launch_gateway starts HAProxy in the foreground as a child, with an empty
+# grants map per port; await_gateway then waits for it. HAProxy starts
+# while the ruleset loads and dnsmasq starts (it takes tens of
+# milliseconds, mostly its TLS library), as it needs neither to start.
+launch_gateway() {
+	local port
+	gw_pid=""
+	mkdir -p "$GATEWAY_GRANTS"
+	for port in "${GATEWAY_PORTS[@]}"; do
+		: >"$GATEWAY_GRANTS/grants_$port.map"
+	done
+	: >"$GATEWAY_KEYS_MAP"
+	rm -f "$GATEWAY_SOCKET"
+	# From /: HAProxy returns to its starting directory after reading its
+	# configuration, and fails if that is gone or hidden.
+	# Its IPv6 listeners only where the loopback has ::1 (a Docker network
+	# without IPv6 has none; IPv6 then reaches nothing anyway).
+	local -a v6=()
+	if grep -q '^00000000000000000000000000000001 ' /proc/net/if_inet6 2>/dev/null; then
+		v6=(AGENTBOX_GATEWAY_V6=1)
+	fi
+	(cd / && exec env "${v6[@]}" haproxy -db -f "$GATEWAY_CONF" </dev/null) &
+	gw_pid=$!
+	echo "$gw_pid" >"$GATEWAY_PID"
+}
+
+# await_gateway waits up to 5 s for HAProxy's runtime API, which it opens
+# after its listeners.
+await_gateway() {
+	local i
+	for ((i = 0; i < 500; i++)); do
+		if ! alive "$gw_pid"; then
+			log "error: the gateway (haproxy) exited during start"
+			return 1
+		fi
+		if [[ -S $GATEWAY_SOCKET ]]; then
+			log "the gateway listens (haproxy, pid $gw_pid)"
+			return 0
+		fi
+		sleep 0.01
+	done
+	log "error: the gateway (haproxy) did not start within 5 s"
+	return 1
+}
+
+stop_gateway() {
+	if [[ -n ${gw_pid-} ]] && alive "$gw_pid"; then
+		kill -TERM "$gw_pid" 2>/dev/null || true
+		wait "$gw_pid" 2>/dev/null || true
+	fi
+	gw_pid=""
+}
+
+# gateway_send sends the command on its standard input (one line) to
+# HAProxy's runtime API and prints its answer (perl of perl-base: bash has
+# no Unix sockets). The command is in no process's arguments.
+gateway_send() {
+	perl -MIO::Socket::UNIX -e '
+		my $s = IO::Socket::UNIX->new(Peer => $ARGV[0]) or die "connecting to $ARGV[0]: $!\n";
+		my $cmd = <STDIN>;
+		print $s $cmd if defined $cmd;
+		local $/;
+		my $answer = <$s>;
+		print $answer if defined $answer;' "$GATEWAY_SOCKET"
+}
+
+# gateway_cmd sends one command to HAProxy's runtime API and prints its
+# answer.
+gateway_cmd() { printf '%s\n' "$1" | gateway_send; }
+
+# set_key NAME: the first line of standard input is the model key NAME
+# (docs/gateway.md): it goes from there through a pipe into the gateway's
+# keys map, in HAProxy's memory, and into no argument, environment or
+# file. One word of letters, digits and -._~+/= (what API keys and tokens
+# are made of); nothing else could be a safe runtime API command.
+set_key() {
+	local name=$1 value="" answer word='^[A-Za-z0-9._~+/=-]+$'
+	if [[ " ${GATEWAY_KEYS[*]} " != *" $name "* ]]; then
+		log "error: the gateway holds no key $name (its keys: ${GATEWAY_KEYS[*]:-none})"
+		exit 2
+	fi
+	IFS= read -r value || true
+	if [[ ! $value =~ $word ]] || ((${#value} > 4096)); then
+		log "error: $name on standard input is not one word (up to 4096) of letters, digits and -._~+/="
+		exit 2
+	fi
+	answer=$(printf 'set map %s %s %s\n' "$GATEWAY_KEYS_MAP" "$name" "$value" | gateway_send) || answer="no answer"
+	if [[ -n ${answer//[[:space:]]/} ]]; then
+		answer=$(printf 'add map %s %s %s\n' "$GATEWAY_KEYS_MAP" "$name" "$value" | gateway_send) || answer="no answer"
+	fi
+	if [[ -n ${answer//[[:space:]]/} ]]; then
+		log "error: the gateway refused the key $name (is egress running?)"
+		exit 1
+	fi
+	echo "the gateway holds $name"
+}
+
+# load_keys: the keys of a task on Kubernetes come as the files of a
+# Secret mounted only in this container, one per name: each goes into the
+# keys map (set_key), then keys-done, before egress says it is ready (the
+# agent starts after). A key refused is logged: its requests get 503.
+load_keys() {
+	local name
+	[[ -d $GATEWAY_KEYS_DIR ]] || return 0
+	for name in "${GATEWAY_KEYS[@]}"; do
+		[[ -f $GATEWAY_KEYS_DIR/$name ]] || continue
+		(set_key "$name" <"$GATEWAY_KEYS_DIR/$name") >/dev/null ||
+			log "error: the gateway refused the key $name of $GATEWAY_KEYS_DIR"
+	done
+	(keys_done) || return 1
+	log "the gateway holds the keys of $GATEWAY_KEYS_DIR"
+}
+
+# keys_done: agentbox has handed over every key it has; each key's
+# listener says so from now on (a task's agent waits for it).
+keys_done() {
+	local answer
+	answer=$(printf 'set map %s %s 1\n' "$GATEWAY_KEYS_MAP" "$KEYS_DONE" | gateway_send) || answer="no answer"
+	if [[ -n ${answer//[[:space:]]/} ]]; then
+		answer=$(printf 'add map %s %s 1\n' "$GATEWAY_KEYS_MAP" "$KEYS_DONE" | gateway_send) || answer="no answer"
+	fi
+	if [[ -n ${answer//[[:space:]]/} ]]; then
+		log "error: the gateway refused the end of the keys (is egress running?)"
+		exit 1
+	fi
+}
+
+# gateway_grant NAME SECS: the gateway admits NAME on the granted ports it
+# listens on until SECS from now (0: until revoked); on other ports the
+# grant stays address-based. A grant made again replaces the entry.
+gateway_grant() {
+	local name=$1 end=$GATEWAY_FOREVER port answer
+	(($2)) && end=$((EPOCHSECONDS + $2))
+	for port in "${name_ports[@]}"; do
+		[[ " ${GATEWAY_PORTS[*]} " == *" $port "* ]] || continue
+		gateway_cmd "del map $GATEWAY_GRANTS/grants_$port.map .$name" >/dev/null 2>&1 || true
+		answer=$(gateway_cmd "add map $GATEWAY_GRANTS/grants_$port.map .$name $end") || answer="no answer"
+		if [[ -n ${answer//[[:space:]]/} ]]; then
+			log "error: the gateway refused the grant of $name on port $port: $answer"
+			return 1
+		fi
+	done
+}
+
+# gateway_revoke NAME: the gateway's entries for NAME on the revoked ports.
+gateway_revoke() {
+	local port
+	for port in "${name_ports[@]}"; do
+		[[ " ${GATEWAY_PORTS[*]} " == *" $port "* ]] || continue
+		gateway_cmd "del map $GATEWAY_GRANTS/grants_$port.map .$1" >/dev/null 2>&1 || true
+	done
+}
+
+# ---------------------------------------------------------------------------
+# The request endpoint.
+
+# start_requests starts the request endpoint (perl, as root, which binds
+# its port and makes the spool, then runs as $REQUESTS_UID) and waits up to
+# 5 s until it listens; one still starting then is left to start. It is no
+# control: one that does not start is a warning (the agent cannot ask;
+# agentbox allow still grants).
+start_requests() {
+	local i
+	req_pid=""
+	mkdir -p -m 0755 "$REQUESTS_ANSWERS"
+	perl -e "$REQUESTS_PL" "$REQUESTS_ADDR" "$REQUESTS_PORT" "$REQUESTS_SPOOL" "$REQUESTS_ANSWERS" "$REQUESTS_UID" </dev/null &
+	req_pid=$!
+	echo "$req_pid" >"$REQUESTS_PID"
+	for ((i = 0; i < 500; i++)); do
+		if ! alive "$req_pid"; then
+			log "warning: the request endpoint exited during start: the agent cannot ask for grants"
+			req_pid=""
+			return 0
+		fi
+		if (exec 3<>"/dev/tcp/$REQUESTS_ADDR/$REQUESTS_PORT") 2>/dev/null; then
+			log "the request endpoint listens on $REQUESTS_ADDR:$REQUESTS_PORT (pid $req_pid)"
+			return 0
+		fi
+		sleep 0.01
+	done
+	log "warning: the request endpoint does not listen yet (pid $req_pid): the agent's requests fail until it does"
+	return 0
+}
+
+stop_requests() {
+	if [[ -n ${req_pid-} ]] && alive "$req_pid"; then
+		kill -TERM "$req_pid" 2>/dev/null || true
+		wait "$req_pid" 2>/dev/null || true
+	fi
+	req_pid=""
+	return 0
+}
+
+# requests prints each request of the spool, then its answer if any: a
+# "request ID" line, the request's KEY VALUE lines, "answer" and the
+# answer's lines, and an empty line. agentbox requests reads it (and checks
+# every line: the agent chose the values the endpoint took).
+requests() {
+	local f id
+	[[ -d $REQUESTS_SPOOL ]] || return 0
+	for f in "$REQUESTS_SPOOL"/r*.req; do
+		[[ -f $f ]] || continue
+		id=${f##*/} id=${id%.req}
+		[[ $id =~ ^r[0-9a-f]{12}$ ]] && (($(stat -c %s "$f") <= 4096)) || continue
+		printf 'request %s\n' "$id"
+		cat "$f"
+		if [[ -f $REQUESTS_ANSWERS/$id ]]; then
+			printf 'answer\n'
+			cat "$REQUESTS_ANSWERS/$id"
+		fi
+		printf '\n'
+	done
+}
+
+# answer ID STATE UNTIL NOTE_HEX writes the answer to request ID, once:
+# approved (until UNTIL, Unix seconds, after agentbox approve's grant) or
+# denied (UNTIL 0), with a note (hex) the agent reads.
+answer() {
+	local id=$1 state=$2 until=$3 note=$4
+	if [[ ! $id =~ ^r[0-9a-f]{12}$ || ! -f $REQUESTS_SPOOL/$id.req ]]; then
+		log "error: no request ${id@Q}"
+		exit 1
+	fi
+	if [[ ! $state =~ ^(approved|denied)$ || ! $until =~ ^[0-9]{1,12}$ || ! $note =~ ^([0-9a-f]{2}){0,1000}$ ]]; then
+		log "error: want answer ID approved|denied UNTIL NOTE_HEX"
+		exit 2
+	fi
+	mkdir -p -m 0755 "$REQUESTS_ANSWERS"
+	if [[ -e $REQUESTS_ANSWERS/$id ]]; then
+		log "error: request $id is answered already"
+		exit 1
+	fi
+	printf 'state %s\nuntil %s\nnote %s\n' "$state" "$until" "$note" >"$REQUESTS_ANSWERS/.$id"
+	mv "$REQUESTS_ANSWERS/.$id" "$REQUESTS_ANSWERS/$id"
+	echo "$id $state"
+}
+
+# ---------------------------------------------------------------------------
 # Commands.
 
 # on_exit runs whenever run ends after taking the lock: fail closed.
@@ -520,7 +1101,9 @@ on_exit() {
 	close_egress || status=1
 	stop_dnsmasq
 	stop_logger
+	stop_gateway
 	stop_keeper
+	stop_requests
 	print_counters
 	exit "$status"
 }
@@ -872,10 +1455,15 @@ name_slots() {
 name_chain() {
 	local k name mark
 	echo "flush chain $TABLE $NAME_CHAIN"
+	echo "flush chain $TABLE $GATEWAY_NAMES"
 	while read -r k name; do
 		mark=$(name_mark "$k")
 		echo "add rule $TABLE $NAME_CHAIN ip daddr @gn_${k}_v4 ct mark set $mark ct mark . tcp dport @$NAME_LIVE accept comment \"$name\""
 		echo "add rule $TABLE $NAME_CHAIN ip6 daddr @gn_${k}_v6 ct mark set $mark ct mark . tcp dport @$NAME_LIVE accept comment \"$name\""
+		# The agent's connections to the name's addresses, on a port with a
+		# listener, go to the gateway (a port without one: address-based).
+		echo "add rule $TABLE $GATEWAY_NAMES ip daddr @gn_${k}_v4 meta l4proto tcp redirect to : tcp dport map @$GATEWAY_MAP comment \"$name\""
+		echo "add rule $TABLE $GATEWAY_NAMES ip6 daddr @gn_${k}_v6 meta l4proto tcp redirect to : tcp dport map @$GATEWAY_MAP comment \"$name\""
 	done < <(name_slots)
 	# A slot's mark left on a connection that none accepted: cleared.
 	echo "add rule $TABLE $NAME_CHAIN ct mark set ct mark & 0x000000ff"
@@ -939,6 +1527,7 @@ GRANT
 		log "error: nftables refused the grant (is the firewall running?)"
 		exit 1
 	fi
+	gateway_grant "$name" "$secs" || exit 1
 	bump_req
 	flock -u 8
 	poke_keeper
@@ -966,6 +1555,7 @@ revoke_name() {
 		log "error: no grant of $1 $2"
 		exit 1
 	fi
+	gateway_revoke "$1"
 	bump_req
 	flock -u 8
 	poke_keeper
@@ -1392,6 +1982,7 @@ run() {
 	trap 'log "SIGTERM: stopping"; exit 0' TERM
 	trap 'log "SIGINT: stopping"; exit 0' INT
 	rm -f "$READY"
+	launch_gateway
 	read_deadline
 	if [[ -n $deadline ]]; then
 		trap end_task USR1
@@ -1416,8 +2007,11 @@ run() {
 
 	start_logger
 	start_dnsmasq
+	await_gateway || exit 1
+	load_keys || exit 1
 	never_dns || true # the keeper tries again at every look; granted names do not resolve meanwhile
 	start_keeper
+	start_requests
 	: >"$READY"
 	took=$(((${EPOCHREALTIME/./} - ${start/./}) / 1000))
 	log "ready (${#NAMES[@]} names, upstream ${upstreams[*]}, ${took} ms)"
@@ -1447,6 +2041,9 @@ health() {
 	read -r comm 2>/dev/null <"/proc/$pid/comm" || comm=""
 	[[ $comm == dnsmasq ]] && alive "$pid" || { echo "unhealthy: dnsmasq (pid $pid) is not running"; exit 1; }
 	nft list table "$TABLE_FAMILY" "$TABLE_NAME" >/dev/null 2>&1 || { echo "unhealthy: table $TABLE is not loaded"; exit 1; }
+	read -r pid 2>/dev/null <"$GATEWAY_PID" || { echo "unhealthy: cannot read $GATEWAY_PID"; exit 1; }
+	[[ $pid =~ ^[0-9]+$ ]] && read -r comm 2>/dev/null <"/proc/$pid/comm" || comm=""
+	[[ $comm == haproxy ]] && alive "$pid" || { echo "unhealthy: the gateway (haproxy) is not running"; exit 1; }
 }
 
 # Tests source this file to check the functions above; only a run executes.
@@ -1460,6 +2057,10 @@ if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
 	1:policies) policies ;;
 	4:grant-name) grant_name "$2" "$3" "$4" ;;
 	3:revoke-name) revoke_name "$2" "$3" ;;
+	1:requests) requests ;;
+	5:answer) answer "$2" "$3" "$4" "$5" ;;
+	"2:set-key") set_key "$2" ;;
+	"1:keys-done") keys_done ;;
 	*) usage ;;
 	esac
 fi

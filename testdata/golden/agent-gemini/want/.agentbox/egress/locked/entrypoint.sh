@@ -109,7 +109,7 @@ readonly NEVER_NAME_SETS='4#inet#agentbox#never_name_v4,6#inet#agentbox#never_na
 log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 
 usage() {
-	printf 'usage: %s [run|%s]\n       %s grant PREFIX PORTS SECONDS | revoke PREFIX PORTS | grants | policies   (SECONDS 0: until revoked)\n       %s grant-name NAME PORTS SECONDS | revoke-name NAME PORTS\n' "${0##*/}" "$HEALTH_ARG" "${0##*/}" "${0##*/}" >&2
+	printf 'usage: %s [run|%s]\n       %s grant PREFIX PORTS SECONDS | revoke PREFIX PORTS | grants | policies   (SECONDS 0: until revoked)\n       %s grant-name NAME PORTS SECONDS | revoke-name NAME PORTS\n       %s requests | answer ID approved|denied UNTIL NOTE_HEX\n' "${0##*/}" "$HEALTH_ARG" "${0##*/}" "${0##*/}" "${0##*/}" >&2
 	exit 2
 }
 
@@ -496,6 +496,39 @@ stop_logger() {
 }
 
 # ---------------------------------------------------------------------------
+# The request endpoint.
+
+# start_requests starts the request endpoint (perl, as root, which binds
+# its port and makes the spool, then runs as $REQUESTS_UID) and waits up to
+# 5 s until it listens; one still starting then is left to start. It is no
+# control: one that does not start is a warning (the agent cannot ask;
+# agentbox allow still grants).
+start_requests() {
+	return 0
+}
+
+stop_requests() {
+	return 0
+}
+
+# requests prints each request of the spool, then its answer if any: a
+# "request ID" line, the request's KEY VALUE lines, "answer" and the
+# answer's lines, and an empty line. agentbox requests reads it (and checks
+# every line: the agent chose the values the endpoint took).
+requests() {
+	log "error: this profile has no request endpoint (elevation.allowed is false)"
+	exit 1
+}
+
+# answer ID STATE UNTIL NOTE_HEX writes the answer to request ID, once:
+# approved (until UNTIL, Unix seconds, after agentbox approve's grant) or
+# denied (UNTIL 0), with a note (hex) the agent reads.
+answer() {
+	log "error: this profile has no request endpoint (elevation.allowed is false)"
+	exit 1
+}
+
+# ---------------------------------------------------------------------------
 # Commands.
 
 # on_exit runs whenever run ends after taking the lock: fail closed.
@@ -508,6 +541,7 @@ on_exit() {
 	stop_dnsmasq
 	stop_logger
 	stop_keeper
+	stop_requests
 	print_counters
 	exit "$status"
 }
@@ -1406,6 +1440,7 @@ run() {
 	start_dnsmasq
 	never_dns || true # the keeper tries again at every look; granted names do not resolve meanwhile
 	start_keeper
+	start_requests
 	: >"$READY"
 	took=$(((${EPOCHREALTIME/./} - ${start/./}) / 1000))
 	log "ready (mode none: loopback only, no upstream, ${took} ms)"
@@ -1448,6 +1483,8 @@ if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
 	1:policies) policies ;;
 	4:grant-name) grant_name "$2" "$3" "$4" ;;
 	3:revoke-name) revoke_name "$2" "$3" ;;
+	1:requests) requests ;;
+	5:answer) answer "$2" "$3" "$4" "$5" ;;
 	*) usage ;;
 	esac
 fi

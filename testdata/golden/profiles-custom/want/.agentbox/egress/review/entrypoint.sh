@@ -107,11 +107,31 @@ readonly -a NAMES=(
 # refuses before every grant.
 readonly -a NEVER_NAMES=()
 readonly NEVER_NAME_SETS='4#inet#agentbox#never_name_v4,6#inet#agentbox#never_name_v6' # nftset= sets of their addresses
+# The gateway (docs/gateway.md): HAProxy, from haproxy.cfg, which drops to
+# its own uid; rules.nft sends the agent's TCP on these ports to it. Its
+# runtime API (root's only) takes the timed name grants: one map of
+# ".NAME END" per port, END in Unix seconds, which HAProxy compares with
+# the clock at each connection.
+readonly GATEWAY_CONF=/etc/agentbox/haproxy.cfg
+readonly GATEWAY_SOCKET=/run/agentbox/gateway.sock
+readonly GATEWAY_GRANTS=/run/agentbox/gateway
+readonly GATEWAY_PID=/run/agentbox/gateway.pid
+readonly GATEWAY_FOREVER=99999999999 # the END of a grant until revoked
+readonly -a GATEWAY_PORTS=(443)
+readonly GATEWAY_NAMES=gateway_names # the chain of granted names' redirects
+readonly GATEWAY_MAP=gateway_ports     # the map from a port to its listener
+# The model keys the gateway holds (set-key NAME puts one into its keys
+# map, in HAProxy's memory; the map's file stays empty).
+readonly GATEWAY_KEYS_MAP=/run/agentbox/gateway/keys.map
+readonly KEYS_DONE=.done
+readonly GATEWAY_KEYS_DIR=/etc/agentbox-keys # a task's on Kubernetes
+readonly -a GATEWAY_KEYS=()
 
 log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 
 usage() {
-	printf 'usage: %s [run|%s]\n       %s grant PREFIX PORTS SECONDS | revoke PREFIX PORTS | grants | policies   (SECONDS 0: until revoked)\n       %s grant-name NAME PORTS SECONDS | revoke-name NAME PORTS\n' "${0##*/}" "$HEALTH_ARG" "${0##*/}" "${0##*/}" >&2
+	printf 'usage: %s [run|%s]\n       %s grant PREFIX PORTS SECONDS | revoke PREFIX PORTS | grants | policies   (SECONDS 0: until revoked)\n       %s grant-name NAME PORTS SECONDS | revoke-name NAME PORTS\n       %s requests | answer ID approved|denied UNTIL NOTE_HEX\n' "${0##*/}" "$HEALTH_ARG" "${0##*/}" "${0##*/}" "${0##*/}" >&2
+	printf '       %s set-key NAME (the key on stdin) | keys-done\n' "${0##*/}" >&2
 	exit 2
 }
 
@@ -505,6 +525,195 @@ stop_logger() {
 }
 
 # ---------------------------------------------------------------------------
+# The gateway.
+
+# launch_gateway starts HAProxy in the foreground as a child, with an empty
+# grants map per port; await_gateway then waits for it. HAProxy starts
+# while the ruleset loads and dnsmasq starts (it takes tens of
+# milliseconds, mostly its TLS library), as it needs neither to start.
+launch_gateway() {
+	local port
+	gw_pid=""
+	mkdir -p "$GATEWAY_GRANTS"
+	for port in "${GATEWAY_PORTS[@]}"; do
+		: >"$GATEWAY_GRANTS/grants_$port.map"
+	done
+	: >"$GATEWAY_KEYS_MAP"
+	rm -f "$GATEWAY_SOCKET"
+	# From /: HAProxy returns to its starting directory after reading its
+	# configuration, and fails if that is gone or hidden.
+	# Its IPv6 listeners only where the loopback has ::1 (a Docker network
+	# without IPv6 has none; IPv6 then reaches nothing anyway).
+	local -a v6=()
+	if grep -q '^00000000000000000000000000000001 ' /proc/net/if_inet6 2>/dev/null; then
+		v6=(AGENTBOX_GATEWAY_V6=1)
+	fi
+	(cd / && exec env "${v6[@]}" haproxy -db -f "$GATEWAY_CONF" </dev/null) &
+	gw_pid=$!
+	echo "$gw_pid" >"$GATEWAY_PID"
+}
+
+# await_gateway waits up to 5 s for HAProxy's runtime API, which it opens
+# after its listeners.
+await_gateway() {
+	local i
+	for ((i = 0; i < 500; i++)); do
+		if ! alive "$gw_pid"; then
+			log "error: the gateway (haproxy) exited during start"
+			return 1
+		fi
+		if [[ -S $GATEWAY_SOCKET ]]; then
+			log "the gateway listens (haproxy, pid $gw_pid)"
+			return 0
+		fi
+		sleep 0.01
+	done
+	log "error: the gateway (haproxy) did not start within 5 s"
+	return 1
+}
+
+stop_gateway() {
+	if [[ -n ${gw_pid-} ]] && alive "$gw_pid"; then
+		kill -TERM "$gw_pid" 2>/dev/null || true
+		wait "$gw_pid" 2>/dev/null || true
+	fi
+	gw_pid=""
+}
+
+# gateway_send sends the command on its standard input (one line) to
+# HAProxy's runtime API and prints its answer (perl of perl-base: bash has
+# no Unix sockets). The command is in no process's arguments.
+gateway_send() {
+	perl -MIO::Socket::UNIX -e '
+		my $s = IO::Socket::UNIX->new(Peer => $ARGV[0]) or die "connecting to $ARGV[0]: $!\n";
+		my $cmd = <STDIN>;
+		print $s $cmd if defined $cmd;
+		local $/;
+		my $answer = <$s>;
+		print $answer if defined $answer;' "$GATEWAY_SOCKET"
+}
+
+# gateway_cmd sends one command to HAProxy's runtime API and prints its
+# answer.
+gateway_cmd() { printf '%s\n' "$1" | gateway_send; }
+
+# set_key NAME: the first line of standard input is the model key NAME
+# (docs/gateway.md): it goes from there through a pipe into the gateway's
+# keys map, in HAProxy's memory, and into no argument, environment or
+# file. One word of letters, digits and -._~+/= (what API keys and tokens
+# are made of); nothing else could be a safe runtime API command.
+set_key() {
+	local name=$1 value="" answer word='^[A-Za-z0-9._~+/=-]+$'
+	if [[ " ${GATEWAY_KEYS[*]} " != *" $name "* ]]; then
+		log "error: the gateway holds no key $name (its keys: ${GATEWAY_KEYS[*]:-none})"
+		exit 2
+	fi
+	IFS= read -r value || true
+	if [[ ! $value =~ $word ]] || ((${#value} > 4096)); then
+		log "error: $name on standard input is not one word (up to 4096) of letters, digits and -._~+/="
+		exit 2
+	fi
+	answer=$(printf 'set map %s %s %s\n' "$GATEWAY_KEYS_MAP" "$name" "$value" | gateway_send) || answer="no answer"
+	if [[ -n ${answer//[[:space:]]/} ]]; then
+		answer=$(printf 'add map %s %s %s\n' "$GATEWAY_KEYS_MAP" "$name" "$value" | gateway_send) || answer="no answer"
+	fi
+	if [[ -n ${answer//[[:space:]]/} ]]; then
+		log "error: the gateway refused the key $name (is egress running?)"
+		exit 1
+	fi
+	echo "the gateway holds $name"
+}
+
+# load_keys: the keys of a task on Kubernetes come as the files of a
+# Secret mounted only in this container, one per name: each goes into the
+# keys map (set_key), then keys-done, before egress says it is ready (the
+# agent starts after). A key refused is logged: its requests get 503.
+load_keys() {
+	local name
+	[[ -d $GATEWAY_KEYS_DIR ]] || return 0
+	for name in "${GATEWAY_KEYS[@]}"; do
+		[[ -f $GATEWAY_KEYS_DIR/$name ]] || continue
+		(set_key "$name" <"$GATEWAY_KEYS_DIR/$name") >/dev/null ||
+			log "error: the gateway refused the key $name of $GATEWAY_KEYS_DIR"
+	done
+	(keys_done) || return 1
+	log "the gateway holds the keys of $GATEWAY_KEYS_DIR"
+}
+
+# keys_done: agentbox has handed over every key it has; each key's
+# listener says so from now on (a task's agent waits for it).
+keys_done() {
+	local answer
+	answer=$(printf 'set map %s %s 1\n' "$GATEWAY_KEYS_MAP" "$KEYS_DONE" | gateway_send) || answer="no answer"
+	if [[ -n ${answer//[[:space:]]/} ]]; then
+		answer=$(printf 'add map %s %s 1\n' "$GATEWAY_KEYS_MAP" "$KEYS_DONE" | gateway_send) || answer="no answer"
+	fi
+	if [[ -n ${answer//[[:space:]]/} ]]; then
+		log "error: the gateway refused the end of the keys (is egress running?)"
+		exit 1
+	fi
+}
+
+# gateway_grant NAME SECS: the gateway admits NAME on the granted ports it
+# listens on until SECS from now (0: until revoked); on other ports the
+# grant stays address-based. A grant made again replaces the entry.
+gateway_grant() {
+	local name=$1 end=$GATEWAY_FOREVER port answer
+	(($2)) && end=$((EPOCHSECONDS + $2))
+	for port in "${name_ports[@]}"; do
+		[[ " ${GATEWAY_PORTS[*]} " == *" $port "* ]] || continue
+		gateway_cmd "del map $GATEWAY_GRANTS/grants_$port.map .$name" >/dev/null 2>&1 || true
+		answer=$(gateway_cmd "add map $GATEWAY_GRANTS/grants_$port.map .$name $end") || answer="no answer"
+		if [[ -n ${answer//[[:space:]]/} ]]; then
+			log "error: the gateway refused the grant of $name on port $port: $answer"
+			return 1
+		fi
+	done
+}
+
+# gateway_revoke NAME: the gateway's entries for NAME on the revoked ports.
+gateway_revoke() {
+	local port
+	for port in "${name_ports[@]}"; do
+		[[ " ${GATEWAY_PORTS[*]} " == *" $port "* ]] || continue
+		gateway_cmd "del map $GATEWAY_GRANTS/grants_$port.map .$1" >/dev/null 2>&1 || true
+	done
+}
+
+# ---------------------------------------------------------------------------
+# The request endpoint.
+
+# start_requests starts the request endpoint (perl, as root, which binds
+# its port and makes the spool, then runs as $REQUESTS_UID) and waits up to
+# 5 s until it listens; one still starting then is left to start. It is no
+# control: one that does not start is a warning (the agent cannot ask;
+# agentbox allow still grants).
+start_requests() {
+	return 0
+}
+
+stop_requests() {
+	return 0
+}
+
+# requests prints each request of the spool, then its answer if any: a
+# "request ID" line, the request's KEY VALUE lines, "answer" and the
+# answer's lines, and an empty line. agentbox requests reads it (and checks
+# every line: the agent chose the values the endpoint took).
+requests() {
+	log "error: this profile has no request endpoint (elevation.allowed is false)"
+	exit 1
+}
+
+# answer ID STATE UNTIL NOTE_HEX writes the answer to request ID, once:
+# approved (until UNTIL, Unix seconds, after agentbox approve's grant) or
+# denied (UNTIL 0), with a note (hex) the agent reads.
+answer() {
+	log "error: this profile has no request endpoint (elevation.allowed is false)"
+	exit 1
+}
+
+# ---------------------------------------------------------------------------
 # Commands.
 
 # on_exit runs whenever run ends after taking the lock: fail closed.
@@ -516,7 +725,9 @@ on_exit() {
 	close_egress || status=1
 	stop_dnsmasq
 	stop_logger
+	stop_gateway
 	stop_keeper
+	stop_requests
 	print_counters
 	exit "$status"
 }
@@ -868,10 +1079,15 @@ name_slots() {
 name_chain() {
 	local k name mark
 	echo "flush chain $TABLE $NAME_CHAIN"
+	echo "flush chain $TABLE $GATEWAY_NAMES"
 	while read -r k name; do
 		mark=$(name_mark "$k")
 		echo "add rule $TABLE $NAME_CHAIN ip daddr @gn_${k}_v4 ct mark set $mark ct mark . tcp dport @$NAME_LIVE accept comment \"$name\""
 		echo "add rule $TABLE $NAME_CHAIN ip6 daddr @gn_${k}_v6 ct mark set $mark ct mark . tcp dport @$NAME_LIVE accept comment \"$name\""
+		# The agent's connections to the name's addresses, on a port with a
+		# listener, go to the gateway (a port without one: address-based).
+		echo "add rule $TABLE $GATEWAY_NAMES ip daddr @gn_${k}_v4 meta l4proto tcp redirect to : tcp dport map @$GATEWAY_MAP comment \"$name\""
+		echo "add rule $TABLE $GATEWAY_NAMES ip6 daddr @gn_${k}_v6 meta l4proto tcp redirect to : tcp dport map @$GATEWAY_MAP comment \"$name\""
 	done < <(name_slots)
 	# A slot's mark left on a connection that none accepted: cleared.
 	echo "add rule $TABLE $NAME_CHAIN ct mark set ct mark & 0x000000ff"
@@ -935,6 +1151,7 @@ GRANT
 		log "error: nftables refused the grant (is the firewall running?)"
 		exit 1
 	fi
+	gateway_grant "$name" "$secs" || exit 1
 	bump_req
 	flock -u 8
 	poke_keeper
@@ -962,6 +1179,7 @@ revoke_name() {
 		log "error: no grant of $1 $2"
 		exit 1
 	fi
+	gateway_revoke "$1"
 	bump_req
 	flock -u 8
 	poke_keeper
@@ -1388,6 +1606,7 @@ run() {
 	trap 'log "SIGTERM: stopping"; exit 0' TERM
 	trap 'log "SIGINT: stopping"; exit 0' INT
 	rm -f "$READY"
+	launch_gateway
 	read_deadline
 	if [[ -n $deadline ]]; then
 		trap end_task USR1
@@ -1412,8 +1631,11 @@ run() {
 
 	start_logger
 	start_dnsmasq
+	await_gateway || exit 1
+	load_keys || exit 1
 	never_dns || true # the keeper tries again at every look; granted names do not resolve meanwhile
 	start_keeper
+	start_requests
 	: >"$READY"
 	took=$(((${EPOCHREALTIME/./} - ${start/./}) / 1000))
 	log "ready (${#NAMES[@]} names, upstream ${upstreams[*]}, ${took} ms)"
@@ -1443,6 +1665,9 @@ health() {
 	read -r comm 2>/dev/null <"/proc/$pid/comm" || comm=""
 	[[ $comm == dnsmasq ]] && alive "$pid" || { echo "unhealthy: dnsmasq (pid $pid) is not running"; exit 1; }
 	nft list table "$TABLE_FAMILY" "$TABLE_NAME" >/dev/null 2>&1 || { echo "unhealthy: table $TABLE is not loaded"; exit 1; }
+	read -r pid 2>/dev/null <"$GATEWAY_PID" || { echo "unhealthy: cannot read $GATEWAY_PID"; exit 1; }
+	[[ $pid =~ ^[0-9]+$ ]] && read -r comm 2>/dev/null <"/proc/$pid/comm" || comm=""
+	[[ $comm == haproxy ]] && alive "$pid" || { echo "unhealthy: the gateway (haproxy) is not running"; exit 1; }
 }
 
 # Tests source this file to check the functions above; only a run executes.
@@ -1456,6 +1681,10 @@ if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
 	1:policies) policies ;;
 	4:grant-name) grant_name "$2" "$3" "$4" ;;
 	3:revoke-name) revoke_name "$2" "$3" ;;
+	1:requests) requests ;;
+	5:answer) answer "$2" "$3" "$4" "$5" ;;
+	"2:set-key") set_key "$2" ;;
+	"1:keys-done") keys_done ;;
 	*) usage ;;
 	esac
 fi

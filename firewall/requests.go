@@ -1,0 +1,95 @@
+package firewall
+
+import (
+	"fmt"
+	"net/netip"
+	"path"
+	"strings"
+	"time"
+)
+
+// The request endpoint (docs/approvals.md): an HTTP server on the egress's
+// loopback, where the agent asks for a destination with a reason and a
+// wished duration, and learns the answer. It grants nothing: it writes each
+// request into RequestSpool and reads the answers that the host writes
+// into RequestAnswers through the entrypoint (requests, answer). It runs
+// as RequestUID, its own uid (neither root nor the agent's), and listens
+// below 1024, where the agent cannot bind.
+const (
+	RequestAddr = "127.0.0.1"
+	RequestPort = 57
+	RequestUID  = 5355
+	// RequestSpool holds a file ID.req per request, written by the
+	// endpoint: "KEY VALUE" lines (v, id, time, expires, dest, seconds,
+	// reason as hex).
+	RequestSpool = runDir + "/requests"
+	// RequestAnswers holds a file ID per answered request, written by the
+	// entrypoint's answer (root): state, until, note as hex.
+	RequestAnswers = runDir + "/answers"
+	// RequestMaxReason caps a request's reason, in bytes (audit.MaxReason).
+	RequestMaxReason = 500
+	// RequestMaxPending requests may wait at once; RequestMaxPerWindow
+	// may come in RequestWindow.
+	RequestMaxPending   = 5
+	RequestMaxPerWindow = 10
+	RequestWindow       = 10 * time.Minute
+	// DefaultRequestTimeout is how long a request waits for an answer.
+	DefaultRequestTimeout = 10 * time.Minute
+	requestName           = "agentbox-requests" // its process's name ($0)
+	requestPid            = runDir + "/requests.pid"
+)
+
+// Requests is what the request endpoint of a profile needs: how long a
+// request waits, and the longest grant the profile's elevation permits.
+// A profile whose elevation.allowed is false has no endpoint.
+type Requests struct {
+	Timeout time.Duration
+	Max     time.Duration // elevation.max_duration
+}
+
+// requestsView is what templates/requests.pl.tmpl sees.
+type requestsView struct {
+	Prog, Name                                         string
+	TimeoutSeconds, MaxSeconds                         int64
+	MaxPending, MaxPerWindow, WindowSeconds, MaxReason int
+	MaxHead, MaxBody, ReadSeconds, MaxPorts            int
+	NeverNames                                         []string
+	Refused                                            []SpecialRange
+}
+
+// RequestsProgram renders the request endpoint's Perl for policy p (its
+// Requests set), as the entrypoint runs it: perl -e PROGRAM ADDR PORT
+// SPOOL ANSWERS UID.
+func RequestsProgram(p Policy) ([]byte, error) {
+	v := requestsView{
+		Prog: path.Base(EntrypointPath), Name: requestName,
+		TimeoutSeconds: int64(p.Requests.Timeout / time.Second), MaxSeconds: int64(p.Requests.Max / time.Second),
+		MaxPending: RequestMaxPending, MaxPerWindow: RequestMaxPerWindow, WindowSeconds: int(RequestWindow / time.Second),
+		MaxReason: RequestMaxReason, MaxHead: 4096, MaxBody: 2048, ReadSeconds: 3, MaxPorts: 16,
+		NeverNames: p.NeverNames,
+		Refused:    SpecialRanges(),
+	}
+	for _, f := range []family{v4, v6} {
+		v.Refused = append(v.Refused, neverRanges(p.Never, f)...)
+	}
+	for _, r := range v.Refused {
+		if strings.ContainsAny(r.Why, `'\\`) {
+			return nil, fmt.Errorf("the reason %q of %s does not fit a Perl string", r.Why, r.Prefix)
+		}
+	}
+	if v.TimeoutSeconds < 1 || v.MaxSeconds < 1 {
+		return nil, fmt.Errorf("the request endpoint needs a timeout and a longest grant of a second or more")
+	}
+	return execute("requests.pl.tmpl", v)
+}
+
+// prefixBits writes p's prefix as bits: "00001010" for 10.0.0.0/8.
+func prefixBits(p netip.Prefix) string {
+	var b strings.Builder
+	for i, byt := range p.Addr().AsSlice() {
+		for j := 0; j < 8 && i*8+j < p.Bits(); j++ {
+			b.WriteByte('0' + byt>>(7-j)&1)
+		}
+	}
+	return b.String()
+}
