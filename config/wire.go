@@ -64,12 +64,12 @@ type wireRun struct {
 type wireGit struct {
 	Name   *string     `yaml:"name" jsonschema:"The name of the agent's commits. Default: the agent CLI's name followed by (agentbox), such as Claude Code (agentbox); Agent (agentbox) for agent none."`
 	Email  *string     `yaml:"email" jsonschema:"The email address of the agent's commits. Default: AGENT@agentbox.invalid, such as claude@agentbox.invalid."`
-	Forges []wireForge `yaml:"forges" jsonschema:"Git forges whose HTTPS git goes through the gateway's front door (profiles with the gateway): the agent fetches any public repository, fetches with your token only the repositories listed, and pushes only to the branches push lists. github.com has a front door whenever a profile allows it, listed or not (then: no token, no push)."`
+	Forges []wireForge `yaml:"forges" jsonschema:"Git forges whose HTTPS git goes through the gateway's front door (profiles with the gateway): the agent fetches any public repository, fetches with your token only the repositories listed, and pushes only to the branches push lists. github.com has a front door whenever a profile allows it, listed or not (then: no token, no push, and direct TLS to github.com still allowed, which agents' logins use; listed, it is refused)."`
 }
 
 // wireForge is one entry of git.forges.
 type wireForge struct {
-	Host  string     `yaml:"host" jsonschema:"required,The forge's name, such as github.com: allowed on port 443 by the default profile. Direct TLS to it is refused; its git goes through the front door."`
+	Host  string     `yaml:"host" jsonschema:"required,The forge's name, such as github.com: allowed on port 443 by the default profile. Direct TLS to it is refused (its web pages and logins too); its git goes through the front door."`
 	Token *string    `yaml:"token" jsonschema:"The variable of secrets or run.env that holds your token for the forge: the gateway holds it and adds it to the requests of repos and push's repositories; the agent never gets it. Default: none (public repositories only, no push)."`
 	Repos []string   `yaml:"repos" jsonschema:"Repositories (owner/name) fetched with the token. push's repositories are added. Default: none: agentbox reads no git remote, so the generated files depend on agentbox.yaml alone."`
 	Push  []wirePush `yaml:"push" jsonschema:"Repositories the agent may push to, and the branches. Default: none: every push is refused."`

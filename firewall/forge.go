@@ -15,9 +15,9 @@ import (
 // forge's https URLs to the forge's listener (ForgeListeners) in plain HTTP
 // on loopback; HAProxy judges each request of git's smart-HTTP protocol
 // (git.lua), adds the user's token for the repositories Token lists, and
-// talks TLS to Host with its certificate verified. Direct TLS (and plain
-// HTTP) to Host itself is refused on every port: its git goes through the
-// front door or nowhere.
+// talks TLS to Host with its certificate verified. Unless Direct, direct
+// TLS (and plain HTTP) to Host itself is refused on every port: its git
+// goes through the front door or nowhere.
 type Forge struct {
 	// Host is the forge's name, e.g. github.com: allowed on Port.
 	Host string
@@ -34,6 +34,10 @@ type Forge struct {
 	// Push are the repositories the agent may push to, and their branches.
 	// None: no push passes.
 	Push []ForgePush
+	// Direct leaves direct TLS (and plain HTTP) to Host as the policy
+	// allows it: the front door serves the agent's git, but its other
+	// traffic to the name (a login, web pages) still passes.
+	Direct bool
 }
 
 // ForgePush lets the agent push to some branches of a repository.
@@ -152,7 +156,7 @@ func checkForge(f Forge, p Policy) (Forge, error) {
 	} else if len(f.TokenRepos) > 0 || len(f.Push) > 0 {
 		errs = append(errs, errors.New("repositories for the token, or pushes, but no token"))
 	}
-	out := Forge{Host: f.Host, Port: f.port(), Token: f.Token, TokenRepos: slices.Clone(f.TokenRepos)}
+	out := Forge{Host: f.Host, Port: f.port(), Token: f.Token, TokenRepos: slices.Clone(f.TokenRepos), Direct: f.Direct}
 	for _, r := range f.TokenRepos {
 		if err := CheckRepo(r); err != nil {
 			errs = append(errs, err)
@@ -275,11 +279,14 @@ func heldNames(p Policy) []string {
 	return slices.Compact(out)
 }
 
-// forgeNames are the forges' names, which the ports' frontends refuse.
+// forgeNames are the names of the forges not Direct, which the ports'
+// frontends refuse.
 func forgeNames(p Policy) []string {
 	var out []string
 	for _, f := range p.Forges {
-		out = append(out, "."+f.Host)
+		if !f.Direct {
+			out = append(out, "."+f.Host)
+		}
 	}
 	return out
 }

@@ -91,4 +91,10 @@ func TestForgeChecks(t *testing.T) {
 	if !strings.Contains(string(files[entrypointFile]), "GATEWAY_KEYS=(GITHUB_TOKEN)") {
 		t.Errorf("the entrypoint does not take the forge's token")
 	}
+	p := forgePolicy()
+	p.Forges[0].Direct = true
+	if files, err = Render(p); err != nil || strings.Contains(string(files[gatewayFile]), "reject if { var(txn.dotname) -m str .github.com }") ||
+		!strings.Contains(string(files[gatewayFile]), "frontend forge_github.com") {
+		t.Errorf("a Direct forge: %v, want its front door and its name not refused", err)
+	}
 }

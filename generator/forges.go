@@ -16,7 +16,8 @@ import (
 // front door of a profile with policy pol (docs/gateway.md, "Pushes
 // scoped"): each of git.forges that pol allows on port 443, and
 // config.DefaultForge when pol allows it and git.forges does not list it
-// (no token, no push). None without the gateway.
+// (no token, no push, and direct TLS to it left as the policy allows it:
+// agents' logins use it, Copilot's among them). None without the gateway.
 func ProfileForges(cfg *config.Config, pol firewall.Policy) []firewall.Forge {
 	if !pol.HasGateway() {
 		return nil
@@ -33,7 +34,7 @@ func ProfileForges(cfg *config.Config, pol firewall.Policy) []firewall.Forge {
 	}
 	listed := slices.ContainsFunc(cfg.GitForges, func(f config.GitForge) bool { return f.Host == config.DefaultForge })
 	if !listed && allows(pol, config.DefaultForge, config.HTTPSPort) {
-		out = append(out, firewall.Forge{Host: config.DefaultForge})
+		out = append(out, firewall.Forge{Host: config.DefaultForge, Direct: true})
 	}
 	slices.SortFunc(out, func(a, b firewall.Forge) int { return cmp.Compare(a.Host, b.Host) })
 	return out

@@ -39,7 +39,7 @@ func TestProfileForges(t *testing.T) {
 	}
 	pol := gatewayPolicy(t, cfg, "balanced")
 	forges := ProfileForges(cfg, pol)
-	if got := fmt.Sprint(forges); got != "[{git.corp.example 0 CORP_TOKEN [team/app] [{team/app [agent/*]}]} {github.com 0  [] []}]" {
+	if got := fmt.Sprint(forges); got != "[{git.corp.example 0 CORP_TOKEN [team/app] [{team/app [agent/*]}] false} {github.com 0  [] [] true}]" {
 		t.Errorf("forges: %s", got)
 	}
 	off := profilePolicy(cfg, mustProfile(t, cfg, "balanced"))
