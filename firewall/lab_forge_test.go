@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/connlog"
 	"github.com/agentbox-dev/agentbox/internal/testing/netlab"
 )
 
@@ -228,6 +229,23 @@ func TestLabGatewayForge(t *testing.T) {
 		l.stopped("plain HTTP to the forge", unlistedV4, forgePort, httpHead(forgeHost))
 	})
 	t.Run("NowhereTheAgentReads", func(t *testing.T) { agentSearch(t, f.on(t)) })
+	t.Run("Records", func(t *testing.T) {
+		log, err := connlog.Parse(strings.NewReader(f.egress.Output()), time.Time{})
+		if err != nil || log.BadRecords != 0 {
+			t.Fatalf("the records: %v, %d bad", err, log.BadRecords)
+		}
+		var fetched, refused bool
+		for _, r := range log.Connections {
+			if r.Git == nil {
+				continue
+			}
+			fetched = fetched || r.Git.Verdict == "fetch" && r.Verdict == connlog.Allowed && r.Name == forgeHost
+			refused = refused || r.Git.Refs == "refs/heads/main" && r.Git.Repo == "acme/app" && r.Verdict == connlog.Refused && r.Reason == connlog.WhyGit
+		}
+		if !fetched || !refused {
+			t.Errorf("no record of a fetch (%v) or of the refused push to main (%v) among %d", fetched, refused, len(log.Connections))
+		}
+	})
 	if out := f.egress.Output(); strings.Contains(out, realKey) {
 		t.Errorf("the egress log holds the token:\n%s", out)
 	}
@@ -249,12 +267,12 @@ func testForgePush(t *testing.T, f *forgeLab) {
 		want       string // in git's output
 		log        []string
 	}{
-		{"another branch", "acme-app", []string{"refs/heads/main"}, "branch not allowed", []string{"repo=acme/app", "refs=refs/heads/main", "verdict=refused", "reason=ref-not-allowed"}},
-		{"a tag", "acme-app", []string{"refs/tags/agent/v1"}, "only branches may be pushed", []string{"repo=acme/app", "refs=refs/tags/agent/v1", "verdict=refused"}},
+		{"another branch", "acme-app", []string{"refs/heads/main"}, "branch not allowed", []string{`"repo":"acme/app"`, `"refs":"refs/heads/main`, `"verdict":"refused"`, `"reason":"ref-not-allowed"`}},
+		{"a tag", "acme-app", []string{"refs/tags/agent/v1"}, "only branches may be pushed", []string{`"repo":"acme/app"`, `"refs":"refs/tags/agent/v1`, `"verdict":"refused"`}},
 		{"several refs, one not allowed", "acme-app", []string{"refs/heads/agent/two", "refs/heads/fix-x", "refs/heads/other"},
-			"refused with the push's other refs", []string{"repo=acme/app", "refs=refs/heads/agent/two,refs/heads/fix-x,refs/heads/other", "verdict=refused"}},
-		{"another repository", "other-repo", []string{"refs/heads/agent/one"}, "pushes to this repository are not allowed", []string{"repo=other/repo", "service=receive-pack", "verdict=refused", "reason=push-not-listed", "refs=refs/heads/agent/one"}},
-		{"a repository fetched with the token", "acme-private", []string{"refs/heads/agent/one"}, "pushes to this repository are not allowed", []string{"repo=acme/private", "reason=push-not-listed", "refs=refs/heads/agent/one"}},
+			"refused with the push's other refs", []string{`"repo":"acme/app"`, `"refs":"refs/heads/agent/two,refs/heads/fix-x,refs/heads/other`, `"verdict":"refused"`}},
+		{"another repository", "other-repo", []string{"refs/heads/agent/one"}, "pushes to this repository are not allowed", []string{`"repo":"other/repo"`, `"service":"receive-pack"`, `"verdict":"refused"`, `"reason":"push-not-listed"`, `"refs":"refs/heads/agent/one`}},
+		{"a repository fetched with the token", "acme-private", []string{"refs/heads/agent/one"}, "pushes to this repository are not allowed", []string{`"repo":"acme/private"`, `"reason":"push-not-listed"`, `"refs":"refs/heads/agent/one`}},
 	} {
 		since := len(f.egress.Log().Lines())
 		args := []string{"push", "origin"}
@@ -290,7 +308,7 @@ func testForgePush(t *testing.T, f *forgeLab) {
 	since := len(f.egress.Log().Lines())
 	if r := f.git("acme-app", "push", "origin", "HEAD:refs/heads/big"); r.OK || f.ref("acme/app", "refs/heads/big") != "" {
 		t.Errorf("a large push to big: %v, want refused", r)
-	} else if _, ok := f.gatewayLine(since, "refs=refs/heads/big", "verdict=refused"); !ok {
+	} else if _, ok := f.gatewayLine(since, `"refs":"refs/heads/big`, `"verdict":"refused"`); !ok {
 		t.Errorf("a large push to big: not logged as refused; git said %s", r.Data)
 	} else {
 		t.Logf("a large push to big: %s", r.Data)
@@ -326,14 +344,14 @@ func testForgeRaw(t *testing.T, f *forgeLab) {
 		log  []string // in the gateway's line
 	}{
 		{"a ref with control characters", post(pkt(zero+" "+one+" refs/heads/agent/a\x1b[31mb\x00report-status\n")+"0000", ""),
-			"not a valid ref name", []string{"refs=refs/heads/agent/a%1B%5B31mb", "verdict=refused"}},
-		{"commands beyond the buffer", post(many.String(), ""), "do not fit in the gateway's buffer", []string{"reason=commands-exceed-buffer"}},
+			"not a valid ref name", []string{`"refs":"refs/heads/agent/a%1B%5B31mb`, `"verdict":"refused"`}},
+		{"commands beyond the buffer", post(many.String(), ""), "do not fit in the gateway's buffer", []string{`"reason":"commands-exceed-buffer"`}},
 		{"a gzipped push", post(pkt(zero+" "+one+" refs/heads/agent/a\x00report-status\n")+"0000", "Content-Encoding: gzip\r\n"),
-			"must not be encoded", []string{"reason=encoded-body"}},
-		{"a signed push", post(pkt("push-cert\x00report-status\n")+"0000", ""), "signed pushes are not supported", []string{"reason=push-cert"}},
-		{"not git", []byte("GET /acme/app/archive/main.zip HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"), "smart HTTP protocol only", []string{"reason=not-git"}},
-		{"a dumb fetch", []byte("GET /acme/app.git/info/refs HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"), "smart HTTP protocol only", []string{"reason=not-git"}},
-		{"a path with ..", []byte("GET /acme/../other/repo/info/refs?service=git-upload-pack HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"), "smart HTTP protocol only", []string{"reason=not-git"}},
+			"must not be encoded", []string{`"reason":"encoded-body"`}},
+		{"a signed push", post(pkt("push-cert\x00report-status\n")+"0000", ""), "signed pushes are not supported", []string{`"reason":"push-cert"`}},
+		{"not git", []byte("GET /acme/app/archive/main.zip HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"), "smart HTTP protocol only", []string{`"reason":"not-git"`}},
+		{"a dumb fetch", []byte("GET /acme/app.git/info/refs HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"), "smart HTTP protocol only", []string{`"reason":"not-git"`}},
+		{"a path with ..", []byte("GET /acme/../other/repo/info/refs?service=git-upload-pack HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"), "smart HTTP protocol only", []string{`"reason":"not-git"`}},
 	} {
 		since := len(f.egress.Log().Lines())
 		r := f.send("127.0.0.1", firewall.GatewayForgeListenBase, 0, 5*time.Second, "\x00never", c.req)

@@ -34,6 +34,7 @@ end
 -- git shows as "remote: " lines.
 local function text(txn, status, reason, msg)
 	txn:set_var("txn.git_verdict", "refused")
+	txn:set_var("txn.why", "git")
 	txn:set_var("txn.git_reason", reason)
 	local r = txn:reply()
 	r:set_status(status)
@@ -189,6 +190,7 @@ local function report(txn, cmds, caps, reasons, reason, msg)
 		return text(txn, 403, reason, msg)
 	end
 	txn:set_var("txn.git_verdict", "refused")
+	txn:set_var("txn.why", "git")
 	txn:set_var("txn.git_reason", reason)
 	local rep = txn:reply()
 	rep:set_status(200)
@@ -263,6 +265,7 @@ core.register_action("agentbox_git_push", {"http-req"}, function(txn, list)
 	if txn.f:method() == "GET" then
 		if #pats == 0 then
 			txn:set_var("txn.git_verdict", "refused")
+			txn:set_var("txn.why", "git")
 			txn:set_var("txn.git_reason", "push-not-listed")
 			txn:set_var("txn.git_advertise", "1")
 			return
