@@ -55,11 +55,14 @@ func (k Key) base() string {
 // removes each of them from the agent's request before it sets its own.
 var KeyHeaders = []string{"api-key", "authorization", "x-api-key", "x-goog-api-key"}
 
-// The keys' listeners: GatewayKeyListenBase for the first key (by Name),
-// one above for the next; on 127.0.0.1 below 1024, where the agent cannot
-// bind. The ports of allowed names' listeners stay below them.
+// The keys' listeners: GatewayKeyListenBase for the first Base (by
+// name), one above for the next; on 127.0.0.1 below 1024, where the agent
+// cannot bind, and from 1000 on: the Fetch standard blocks 989, 990, 993
+// and 995 ("bad port"), and Node's fetch (Gemini CLI's) refuses a base URL
+// there. The ports of allowed names' listeners stay below them (the agent
+// never dials those: the ruleset redirects to them).
 const (
-	GatewayKeyListenBase = 990
+	GatewayKeyListenBase = 1000
 	GatewayKeyMax        = 1024 - GatewayKeyListenBase
 	// GatewayKeysMap is the keys map: "NAME CREDENTIAL" lines, in HAProxy's
 	// memory only (the file stays empty; set-key adds through the runtime

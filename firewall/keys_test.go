@@ -31,7 +31,7 @@ func TestKeysRender(t *testing.T) {
 	files := mustRender(t, withKeys())
 	cfg := string(files[gatewayFile])
 	listen := KeyListeners(withKeys().Keys)
-	for name, want := range map[string]int{"ANTHROPIC_API_KEY": 990, "LOCAL_KEY": 991, "OPENAI_API_KEY": 992} {
+	for name, want := range map[string]int{"ANTHROPIC_API_KEY": 1000, "LOCAL_KEY": 1001, "OPENAI_API_KEY": 1002} {
 		if listen[name] != want {
 			t.Errorf("%s listens on %d, want %d", name, listen[name], want)
 		}
@@ -48,13 +48,13 @@ func TestKeysRender(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"frontend key_ANTHROPIC_API_KEY\n\tmode http\n\tbind 127.0.0.1:990\n",
+		"frontend key_ANTHROPIC_API_KEY\n\tmode http\n\tbind 127.0.0.1:1000\n",
 		"http-request set-var(txn.which) str(ANTHROPIC_API_KEY) if !{ var(txn.which) -m found } { str(ANTHROPIC_API_KEY),map(" + GatewayKeysMap + ") -m found }\n",
 		"http-request set-var(txn.key) var(txn.which),map(" + GatewayKeysMap + ")\n",
 		"http-request set-header x-api-key %[var(txn.key)] if { var(txn.which) -m str ANTHROPIC_API_KEY }\n\thttp-request set-header host registry.acme.test\n",
 		"do-resolve(txn.addr,filter,ipv4) str(registry.acme.test)",
 		"server up 0.0.0.0:0 ssl verify required ca-file " + GatewayCAFile + " sni str(registry.acme.test) verifyhost registry.acme.test\n",
-		"bind 127.0.0.1:992\n",
+		"bind 127.0.0.1:1002\n",
 		"http-request set-header authorization \"Bearer %[var(txn.key)]\" if { var(txn.which) -m str OPENAI_API_KEY }\n\thttp-request set-header host example.test:8443\n",
 		"set-dst-port int(8443)",
 		"sni str(example.test) verifyhost example.test\n",
@@ -168,8 +168,8 @@ func TestKeysOneBase(t *testing.T) {
 		{Name: "OTHER", Header: "x-api-key", Host: "registry.acme.test", Port: 443},
 	}
 	listen := KeyListeners(p.Keys)
-	if listen["TOKEN"] != 990 || listen["API_KEY"] != 990 || listen["OTHER"] != 991 {
-		t.Errorf("listeners %v, want the Base's 990 for both of it, 991 for OTHER", listen)
+	if listen["TOKEN"] != 1000 || listen["API_KEY"] != 1000 || listen["OTHER"] != 1001 {
+		t.Errorf("listeners %v, want the Base's 1000 for both of it, 1001 for OTHER", listen)
 	}
 	cfg := string(mustRender(t, p)[gatewayFile])
 	if n := strings.Count(cfg, "\nfrontend key_"); n != 2 {
@@ -183,7 +183,7 @@ func TestKeysOneBase(t *testing.T) {
 		t.Errorf("the Base's frontend does not try TOKEN, then API_KEY:\n%s", front)
 	}
 	for _, want := range []string{
-		"bind 127.0.0.1:990\n",
+		"bind 127.0.0.1:1000\n",
 		"http-request set-header authorization \"Bearer %[var(txn.key)]\" if { var(txn.which) -m str TOKEN }\n",
 		"http-request set-header x-api-key %[var(txn.key)] if { var(txn.which) -m str API_KEY }\n",
 		"the gateway holds no TOKEN, API_KEY:",
@@ -205,5 +205,27 @@ func TestKeysOneBase(t *testing.T) {
 func TestPackagesHaveCABundle(t *testing.T) {
 	if !slices.Contains(Packages, "ca-certificates") || !slices.IsSorted(Packages) {
 		t.Errorf("firewall.Packages %q: want ca-certificates (for %s), sorted", Packages, GatewayCAFile)
+	}
+}
+
+// fetchBadPorts are the ports below 1024 that the Fetch standard's "bad
+// port" list blocks (fetch.spec.whatwg.org, "port blocking"): Node's
+// fetch (Gemini CLI's) refuses a URL with one ("bad port") before it
+// connects.
+var fetchBadPorts = []int{1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95,
+	101, 102, 103, 104, 109, 110, 111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465,
+	512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995}
+
+// TestKeyListenersFetchCanReach: no key's listener, the agent's base URL,
+// is a port that fetch refuses (the e2e's Gemini CLI failed with "fetch
+// failed ... bad port" on 990).
+func TestKeyListenersFetchCanReach(t *testing.T) {
+	for port := GatewayKeyListenBase; port < GatewayKeyListenBase+GatewayKeyMax; port++ {
+		if slices.Contains(fetchBadPorts, port) {
+			t.Errorf("key listener port %d is one of fetch's bad ports", port)
+		}
+	}
+	if GatewayKeyListenBase+GatewayKeyMax != 1024 {
+		t.Errorf("the keys' listeners end at %d, want 1023 (below 1024, where the agent cannot bind)", GatewayKeyListenBase+GatewayKeyMax-1)
 	}
 }

@@ -58,9 +58,9 @@ func TestHeldKeys(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s %s %v %s:%d %s=%s", k.Name, k.Header, k.Bearer, k.Host, k.Port, k.BaseVar, k.BaseURL))
 	}
 	want := []string{
-		"ANTHROPIC_API_KEY x-api-key false api.anthropic.com:443 ANTHROPIC_BASE_URL=http://127.0.0.1:990",
-		"GEMINI_API_KEY x-goog-api-key false gemini.corp.example:443 GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:991/api",
-		"OPENAI_API_KEY authorization true api.openai.com:443 OPENAI_BASE_URL=http://127.0.0.1:992/v1",
+		"ANTHROPIC_API_KEY x-api-key false api.anthropic.com:443 ANTHROPIC_BASE_URL=http://127.0.0.1:1000",
+		"GEMINI_API_KEY x-goog-api-key false gemini.corp.example:443 GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:1001/api",
+		"OPENAI_API_KEY authorization true api.openai.com:443 OPENAI_BASE_URL=http://127.0.0.1:1002/v1",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("held keys:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -136,7 +136,7 @@ secrets: [COPILOT_PROVIDER_API_KEY]
 	if errs != nil || len(held) != 1 {
 		t.Fatalf("%v %v", held, errs)
 	}
-	if k := held[0]; k.Header != "x-api-key" || k.Bearer || k.Host != "10.0.0.5" || k.Port != 8080 || k.BaseURL != "http://127.0.0.1:990/v1" {
+	if k := held[0]; k.Header != "x-api-key" || k.Bearer || k.Host != "10.0.0.5" || k.Port != 8080 || k.BaseURL != "http://127.0.0.1:1000/v1" {
 		t.Errorf("copilot's key: %+v", k)
 	}
 }
@@ -166,8 +166,8 @@ func TestHeldKeysRender(t *testing.T) {
 	compose := string(files[ComposeFile])
 	for _, want := range []string{
 		"      ANTHROPIC_API_KEY: \"" + catalog.KeyPlaceholder + "\"\n",
-		"      ANTHROPIC_BASE_URL: \"http://127.0.0.1:990\"\n",
-		"      " + GatewayReadyEnv + ": \"990\"\n",
+		"      ANTHROPIC_BASE_URL: \"http://127.0.0.1:1000\"\n",
+		"      " + GatewayReadyEnv + ": \"1000\"\n",
 		"      MY_TOKEN:\n",
 	} {
 		if !strings.Contains(compose, want) {
@@ -175,7 +175,7 @@ func TestHeldKeysRender(t *testing.T) {
 		}
 	}
 	// run.env's keys are the tasks': the sandbox's agent has no trace of them.
-	if strings.Contains(compose, "OPENAI") || strings.Contains(compose, "GEMINI_API_KEY") || strings.Contains(compose, "127.0.0.1:991") {
+	if strings.Contains(compose, "OPENAI") || strings.Contains(compose, "GEMINI_API_KEY") || strings.Contains(compose, "127.0.0.1:1001") {
 		t.Errorf("the balanced compose file rewrites a key of run.env:\n%s", compose)
 	}
 	if strings.Contains(compose, "      ANTHROPIC_API_KEY:\n") {
@@ -208,7 +208,7 @@ func TestHeldKeysCodex(t *testing.T) {
 		t.Fatal(err, errs.Err())
 	}
 	toml := string(files[AgentFilesDir+"/codex"+catalog.CodexSystemConfig])
-	if !strings.Contains(toml, "base_url = \"http://127.0.0.1:990/v1\"\nenv_key = \"OPENAI_API_KEY\"\n") {
+	if !strings.Contains(toml, "base_url = \"http://127.0.0.1:1000/v1\"\nenv_key = \"OPENAI_API_KEY\"\n") {
 		t.Errorf("codex's config.toml:\n%s", toml)
 	}
 }
@@ -256,7 +256,7 @@ func TestKubeKeys(t *testing.T) {
 		Containers: []corev1.Container{{Name: "agent", Env: []corev1.EnvVar{{Name: "ANTHROPIC_BASE_URL", Value: "https://llm.corp.example"}, {Name: "HOME", Value: "/home/agent"}}},
 			{Name: "collect"}},
 	}
-	held := []HeldKey{{Key: firewall.Key{Name: "ANTHROPIC_API_KEY"}, BaseVar: "ANTHROPIC_BASE_URL", BaseURL: "http://127.0.0.1:990"}}
+	held := []HeldKey{{Key: firewall.Key{Name: "ANTHROPIC_API_KEY"}, BaseVar: "ANTHROPIC_BASE_URL", BaseURL: "http://127.0.0.1:1000"}}
 	kubeKeys(spec, held, "job-keys")
 	if len(spec.Volumes) != 1 || spec.Volumes[0].Secret == nil || spec.Volumes[0].Secret.SecretName != "job-keys" || *spec.Volumes[0].Secret.DefaultMode != 0o400 {
 		t.Errorf("volumes: %+v", spec.Volumes)
@@ -269,7 +269,7 @@ func TestKubeKeys(t *testing.T) {
 			t.Errorf("%s mounts %+v", c.Name, c.VolumeMounts)
 		}
 	}
-	if got := fmt.Sprint(spec.Containers[0].Env); got != "[{ANTHROPIC_BASE_URL http://127.0.0.1:990 nil} {HOME /home/agent nil} {ANTHROPIC_API_KEY "+catalog.KeyPlaceholder+" nil}]" {
+	if got := fmt.Sprint(spec.Containers[0].Env); got != "[{ANTHROPIC_BASE_URL http://127.0.0.1:1000 nil} {HOME /home/agent nil} {ANTHROPIC_API_KEY "+catalog.KeyPlaceholder+" nil}]" {
 		t.Errorf("the agent's environment: %s", got)
 	}
 }
@@ -278,8 +278,8 @@ func TestKubeKeys(t *testing.T) {
 // every held key, run.env's too, and the port to wait on.
 func TestTaskKeyEnv(t *testing.T) {
 	env := map[string]any{"OPENAI_BASE_URL": "https://llm.corp.example/v1", WaitFirewallEnv: "1"}
-	taskKeyEnv(env, []HeldKey{{Key: firewall.Key{Name: "OPENAI_API_KEY"}, BaseVar: "OPENAI_BASE_URL", BaseURL: "http://127.0.0.1:990/v1"}})
-	want := map[string]any{"OPENAI_API_KEY": catalog.KeyPlaceholder, "OPENAI_BASE_URL": "http://127.0.0.1:990/v1", WaitFirewallEnv: "1", GatewayReadyEnv: "990"}
+	taskKeyEnv(env, []HeldKey{{Key: firewall.Key{Name: "OPENAI_API_KEY"}, BaseVar: "OPENAI_BASE_URL", BaseURL: "http://127.0.0.1:1000/v1"}})
+	want := map[string]any{"OPENAI_API_KEY": catalog.KeyPlaceholder, "OPENAI_BASE_URL": "http://127.0.0.1:1000/v1", WaitFirewallEnv: "1", GatewayReadyEnv: "1000"}
 	if fmt.Sprint(env) != fmt.Sprint(want) {
 		t.Errorf("%v, want %v", env, want)
 	}
@@ -308,9 +308,9 @@ func TestHeldKeysOneBaseURL(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s %s %s=%s", k.Name, k.Base, k.BaseVar, k.BaseURL))
 	}
 	want := []string{
-		"ANTHROPIC_AUTH_TOKEN ANTHROPIC_BASE_URL ANTHROPIC_BASE_URL=http://127.0.0.1:990",
-		"ANTHROPIC_API_KEY ANTHROPIC_BASE_URL ANTHROPIC_BASE_URL=http://127.0.0.1:990",
-		"CLAUDE_CODE_OAUTH_TOKEN ANTHROPIC_BASE_URL ANTHROPIC_BASE_URL=http://127.0.0.1:990",
+		"ANTHROPIC_AUTH_TOKEN ANTHROPIC_BASE_URL ANTHROPIC_BASE_URL=http://127.0.0.1:1000",
+		"ANTHROPIC_API_KEY ANTHROPIC_BASE_URL ANTHROPIC_BASE_URL=http://127.0.0.1:1000",
+		"CLAUDE_CODE_OAUTH_TOKEN ANTHROPIC_BASE_URL ANTHROPIC_BASE_URL=http://127.0.0.1:1000",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("held keys:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -341,7 +341,7 @@ func TestHeldKeysQuery(t *testing.T) {
 	if errs != nil || len(held) != 1 {
 		t.Fatalf("%v %v", held, errs)
 	}
-	if k := held[0]; k.BaseURL != `http://127.0.0.1:990/v1?team="a"&x=1` || k.Host != "models.example.test" || k.Port != 443 {
+	if k := held[0]; k.BaseURL != `http://127.0.0.1:1000/v1?team="a"&x=1` || k.Host != "models.example.test" || k.Port != 443 {
 		t.Errorf("the key of a base URL with a query: %+v", k)
 	}
 	for _, bad := range []string{"https://models.example.test/v1#frag", "https://u:p@models.example.test/v1"} {
