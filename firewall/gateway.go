@@ -27,8 +27,9 @@ const (
 	// above. Below 1024, where the agent cannot bind.
 	GatewayListenBase = 600
 	// GatewayListenMax is the most ports of allowed names: their
-	// listeners stay below the keys' (GatewayKeyListenBase).
-	GatewayListenMax = GatewayKeyListenBase - GatewayListenBase
+	// listeners stay below the forges' front doors (GatewayForgeListenBase),
+	// which stay below the keys' (GatewayKeyListenBase).
+	GatewayListenMax = GatewayForgeListenBase - GatewayListenBase
 	// GatewayHelloSeconds is how long the gateway waits for a complete
 	// ClientHello or HTTP request head.
 	GatewayHelloSeconds = 5
