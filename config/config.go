@@ -40,9 +40,10 @@ type Config struct {
 	Hidden      []string      // workspace.hidden, defaults applied
 	IDE         string
 	Extensions  []string
-	Verify      Verify // as written; VerifyTargets applies the defaults
-	GitName     string // git.name as written, "" when not
-	GitEmail    string // git.email as written, "" when not
+	Verify      Verify     // as written; VerifyTargets applies the defaults
+	GitName     string     // git.name as written, "" when not
+	GitEmail    string     // git.email as written, "" when not
+	GitForges   []GitForge // git.forges as written, repositories in lower case
 
 	// The run section, defaults applied; agentbox run alone reads it.
 	RunTimeout       time.Duration // a task's deadline without --timeout
@@ -77,6 +78,22 @@ type Config struct {
 	// without "*."), each standing for itself and the names below it.
 	ElevationNeverNames    []string
 	ElevationNeverNamesPos []yamlpos.Pos
+}
+
+// GitForge is one entry of git.forges: a forge whose git goes through the
+// gateway's front door (docs/gateway.md, "Pushes scoped").
+type GitForge struct {
+	Host    string
+	HostPos yamlpos.Pos
+	Token   string // a name of secrets or run.env; "" for none
+	Repos   []string
+	Push    []GitPush
+}
+
+// GitPush is one entry of git.forges[].push.
+type GitPush struct {
+	Repo     string
+	Branches []string
 }
 
 // DomainRule is one entry of network.domains.

@@ -26,7 +26,9 @@ const SchemaID = "https://agentbox.dev/schema/agentbox.schema.json"
 // the authority: every constraint in it is one the loader enforces too, so
 // the schema accepts every file the loader accepts, and some it rejects.
 func JSONSchema() []byte {
-	r := &reflector{extra: schemaConstraints(), used: map[string]bool{}}
+	extra := schemaConstraints()
+	maps.Copy(extra, forgeConstraints())
+	r := &reflector{extra: extra, used: map[string]bool{}}
 	root := r.object(reflect.TypeFor[wireFile](), "")
 	for _, path := range slices.Sorted(maps.Keys(r.extra)) {
 		if !r.used[path] {
@@ -115,6 +117,19 @@ func schemaConstraints() map[string]schemaNode {
 		}
 	}
 	return m
+}
+
+// forgeConstraints are git.forges': what the gateway's front door reads
+// (config/gitforges.go).
+func forgeConstraints() map[string]schemaNode {
+	repo := schemaNode{"pattern": `^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)+$`}
+	return map[string]schemaNode{
+		"git.forges[].token":             {"pattern": "^" + validate.EnvNameGrammar + "$"},
+		"git.forges[].repos[]":           repo,
+		"git.forges[].push[].repo":       repo,
+		"git.forges[].push[].branches":   {"minItems": 1},
+		"git.forges[].push[].branches[]": {"pattern": `^[^/:~^?\[\\ .-][^:~^?\[\\ ]*$`, "maxLength": 200},
+	}
 }
 
 // reflector builds the schema of a wire struct the way yamlpos decodes it.

@@ -48,6 +48,7 @@ func validateConfig(w *wireFile, pos yamlpos.Positions, errs *yamlpos.Errors, di
 	c.verifyTargets(w.Verify, cfg)
 	c.gitIdentity(w.Git, cfg)
 	c.run(w.Run, w.Secrets, w.Env, cfg)
+	c.gitForges(w.Git.Forges, cfg)
 	c.elevation(w.Elevation, cfg)
 	c.profiles(w, cfg)
 	c.kubernetes(w.Kubernetes, cfg)

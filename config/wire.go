@@ -28,7 +28,7 @@ type wireFile struct {
 	Elevation    wireElevation          `yaml:"elevation" jsonschema:"Limits of agentbox allow (timed grants of an address or CIDR). Changes none of the generated files."`
 	Profile      *string                `yaml:"profile" jsonschema:"The default profile (trust tier): what agentbox up without --profile and the Dev Container start. Default: balanced."`
 	Profiles     map[string]wireProfile `yaml:"profiles" jsonschema:"Your own profiles (trust tiers), each derived from a built-in one: locked, balanced or open."`
-	Git          wireGit                `yaml:"git" jsonschema:"The identity of the agent's commits (author and committer), set in the agent image. Default: the agent's own, such as the name Claude Code (agentbox) and the email claude@agentbox.invalid."`
+	Git          wireGit                `yaml:"git" jsonschema:"The identity of the agent's commits (author and committer), set in the agent image, and the forges whose git goes through the gateway's front door. Default: the agent's own identity, such as the name Claude Code (agentbox) and the email claude@agentbox.invalid."`
 	Kubernetes   wireKubernetes         `yaml:"kubernetes" jsonschema:"Run the sandbox on a Kubernetes cluster too: generate writes a Pod and a Job template under .agentbox/kubernetes/, and agentbox run --on kubernetes runs tasks as Jobs."`
 }
 
@@ -62,8 +62,23 @@ type wireRun struct {
 }
 
 type wireGit struct {
-	Name  *string `yaml:"name" jsonschema:"The name of the agent's commits. Default: the agent CLI's name followed by (agentbox), such as Claude Code (agentbox); Agent (agentbox) for agent none."`
-	Email *string `yaml:"email" jsonschema:"The email address of the agent's commits. Default: AGENT@agentbox.invalid, such as claude@agentbox.invalid."`
+	Name   *string     `yaml:"name" jsonschema:"The name of the agent's commits. Default: the agent CLI's name followed by (agentbox), such as Claude Code (agentbox); Agent (agentbox) for agent none."`
+	Email  *string     `yaml:"email" jsonschema:"The email address of the agent's commits. Default: AGENT@agentbox.invalid, such as claude@agentbox.invalid."`
+	Forges []wireForge `yaml:"forges" jsonschema:"Git forges whose HTTPS git goes through the gateway's front door (profiles with the gateway): the agent fetches any public repository, fetches with your token only the repositories listed, and pushes only to the branches push lists. github.com has a front door whenever a profile allows it, listed or not (then: no token, no push, and direct TLS to github.com still allowed, which agents' logins use; listed, it is refused)."`
+}
+
+// wireForge is one entry of git.forges.
+type wireForge struct {
+	Host  string     `yaml:"host" jsonschema:"required,The forge's name, such as github.com: allowed on port 443 by the default profile. Direct TLS to it is refused (its web pages and logins too); its git goes through the front door."`
+	Token *string    `yaml:"token" jsonschema:"The variable of secrets or run.env that holds your token for the forge: the gateway holds it and adds it to the requests of repos and push's repositories; the agent never gets it. Default: none (public repositories only, no push)."`
+	Repos []string   `yaml:"repos" jsonschema:"Repositories (owner/name) fetched with the token. push's repositories are added. Default: none: agentbox reads no git remote, so the generated files depend on agentbox.yaml alone."`
+	Push  []wirePush `yaml:"push" jsonschema:"Repositories the agent may push to, and the branches. Default: none: every push is refused."`
+}
+
+// wirePush is one entry of git.forges[].push.
+type wirePush struct {
+	Repo     string   `yaml:"repo" jsonschema:"required,The repository (owner/name)."`
+	Branches []string `yaml:"branches" jsonschema:"required,Patterns of the branches the agent may push to (without refs/heads/); * matches any characters but /, such as agent/*. Tags, other refs and deletions are never pushed."`
 }
 
 type wireVerify struct {

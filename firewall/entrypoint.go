@@ -3,7 +3,6 @@ package firewall
 import (
 	"fmt"
 	"path"
-	"slices"
 	"strings"
 )
 
@@ -136,10 +135,7 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 			GrantsDir: GatewayGrantsDir, Pid: gatewayPid, Forever: gatewayForever,
 			Names: gatewayNames, Map: gatewayMap, V6Env: gatewayV6Env,
 			KeysMap: GatewayKeysMap, KeysDone: keysDone, KeysDir: GatewayKeysDir}
-		for _, k := range p.Keys {
-			v.Gateway.Keys = append(v.Gateway.Keys, k.Name)
-		}
-		slices.Sort(v.Gateway.Keys)
+		v.Gateway.Keys = heldNames(p)
 		for _, g := range ports {
 			v.Gateway.Ports = append(v.Gateway.Ports, g.Port)
 		}

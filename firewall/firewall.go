@@ -159,6 +159,10 @@ type Policy struct {
 	// Keys are the model credentials the gateway holds for the agent
 	// (keys.go): only with the gateway.
 	Keys []Key
+	// Forges are the git forges whose HTTPS git goes through the
+	// gateway's front door (forge.go): only with the gateway. Render then
+	// renders git.lua too.
+	Forges []Forge
 }
 
 // Mode is what a profile's firewall admits besides loopback.

@@ -27,8 +27,9 @@ const (
 	// above. Below 1024, where the agent cannot bind.
 	GatewayListenBase = 600
 	// GatewayListenMax is the most ports of allowed names: their
-	// listeners stay below the keys' (GatewayKeyListenBase).
-	GatewayListenMax = GatewayKeyListenBase - GatewayListenBase
+	// listeners stay below the forges' front doors (GatewayForgeListenBase),
+	// which stay below the keys' (GatewayKeyListenBase).
+	GatewayListenMax = GatewayForgeListenBase - GatewayListenBase
 	// GatewayHelloSeconds is how long the gateway waits for a complete
 	// ClientHello or HTTP request head.
 	GatewayHelloSeconds = 5
@@ -68,6 +69,9 @@ type gatewayView struct {
 	KeysMap, CAFile                       string
 	KeysReadyPath, KeysDone               string
 	KeyHeaders                            []string
+	Forges                                []gatewayForge
+	ForgeNames                            []string // ".host" of each forge
+	GitLua, ForgeUser                     string
 }
 
 // gatewayPort is one port of allowed names and its listener.
@@ -127,5 +131,9 @@ func renderGateway(p Policy) ([]byte, error) {
 		KeyHeaders:    KeyHeaders,
 		KeysReadyPath: KeysReadyPath,
 		KeysDone:      keysDone,
+		Forges:        gatewayForges(p),
+		ForgeNames:    forgeNames(p),
+		GitLua:        GatewayGitLua,
+		ForgeUser:     forgeUser,
 	})
 }

@@ -22,6 +22,7 @@ var templateFiles = []string{
 	"templates/entrypoint.sh.tmpl",
 	"templates/ulogd.conf.tmpl",
 	"templates/haproxy.cfg.tmpl",
+	"templates/git.lua.tmpl",
 }
 
 // funcs are the template functions: hermetic (no environment, clock or

@@ -30,11 +30,12 @@ func normalize(p Policy) (Policy, error) {
 		// The gateway judges the names of allowed names' ports: none, no gateway.
 		Gateway: Policy{Gateway: p.Gateway, Mode: p.Mode, Domains: domains}.HasGateway()}
 	keys, keyErrs := checkKeys(p.Keys, out)
-	if err := errors.Join(append(errs, keyErrs...)...); err != nil {
+	forges, forgeErrs := checkForges(p.Forges, out)
+	if err := errors.Join(append(append(errs, keyErrs...), forgeErrs...)...); err != nil {
 		return Policy{}, err
 	}
 	out.Requests = p.Requests
-	out.Keys = keys
+	out.Keys, out.Forges = keys, forges
 	return out, nil
 }
 

@@ -197,19 +197,24 @@ func keyPos(cfg *config.Config, name string) (yamlpos.Pos, string) {
 	return yamlpos.Pos{}, "secrets"
 }
 
-// HeldKeyNames returns the names of the model keys that the gateway of
-// cfg's profile holds: what agentbox up and run hand to its egress.
+// HeldKeyNames returns the names of the model keys and forge tokens that
+// the gateway of cfg's profile holds: what agentbox up and run hand to its
+// egress.
 func HeldKeyNames(cfg *config.Config, profile string) []string {
 	prof, ok := cfg.Profile(cmp.Or(profile, cfg.DefaultProfile))
 	if !ok {
 		return nil
 	}
-	held, _ := HeldKeys(cfg, profilePolicy(cfg, prof))
+	pol := profilePolicy(cfg, prof)
+	held, _ := HeldKeys(cfg, pol)
 	var out []string
 	for _, k := range held {
 		out = append(out, k.Name)
 	}
-	return out
+	// And the forges' tokens (forges.go).
+	out = append(out, forgeTokens(ProfileForges(cfg, pol))...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // defaultPolicy is the default profile's policy: a task on Kubernetes

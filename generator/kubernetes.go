@@ -241,10 +241,11 @@ func TaskJob(cfg *config.Config, files map[string][]byte, t Task, k KubeTask) (*
 			}
 		}
 	}
+	held, _ := HeldKeys(cfg, defaultPolicy(cfg))
 	if k.Keys != "" {
-		held, _ := HeldKeys(cfg, defaultPolicy(cfg))
 		kubeKeys(spec, held, k.Keys)
 	}
+	kubeForges(spec, ProfileForges(cfg, defaultPolicy(cfg)), len(held) > 0)
 	return job, nil
 }
 

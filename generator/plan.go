@@ -130,6 +130,7 @@ func plan(cfg *config.Config, lock *lockfile.Lock, errs *yamlpos.Errors) *Plan {
 	for i := range cfg.Profiles {
 		pp := profilePlan(cfg, &cfg.Profiles[i], p.StateVolume)
 		pp.Keys = planKeys(cfg, &pp, errs)
+		planForges(cfg, &pp, errs)
 		p.Profiles = append(p.Profiles, pp)
 		p.DefaultLocked = p.DefaultLocked || cfg.Profiles[i].Name == cfg.DefaultProfile && cfg.Profiles[i].Locked
 	}

@@ -190,6 +190,7 @@ func render(p *Plan) (map[string][]byte, error) {
 			return nil, err
 		}
 	}
+	renderForges(files, p)
 	if p.NPMTree != nil {
 		files[NPMPackageFile] = p.NPMTree.PackageJSON(Header)
 		files[NPMLockFile] = p.NPMTree.PackageLock(Header)
@@ -215,7 +216,10 @@ func renderProfile(files map[string][]byte, v view, pp ProfilePlan) error {
 	}
 	// The sandbox's agent: the keys of secrets (run.env's are the tasks',
 	// whose compose override sets theirs: taskKeyEnv).
-	plan.Env, plan.Secrets = withHeldKeys(plan.Env, plan.Secrets, sandboxKeys(pp.Keys, plan.Secrets))
+	keys := sandboxKeys(pp.Keys, plan.Secrets)
+	plan.Env, plan.Secrets = withHeldKeys(plan.Env, plan.Secrets, keys)
+	// The forges' front doors and tokens (forges.go).
+	plan.Env, plan.Secrets = withForges(plan.Env, plan.Secrets, pp.Policy.Forges, len(keys) > 0)
 	v.Plan, v.Profile, v.Context, v.Up = &plan, pp, ".", ""
 	if pp.Compose != ComposeFile {
 		v.Context, v.Up = "..", ".."

@@ -86,9 +86,11 @@ func TaskOverride(cfg *config.Config, t Task) ([]byte, error) {
 	}
 	// The keys its gateway holds stay out of the agent's environment: the
 	// profile's compose file gives the agent placeholders (keys.go).
-	held, _ := HeldKeys(cfg, profilePolicy(cfg, prof))
+	pol := profilePolicy(cfg, prof)
+	held, _ := HeldKeys(cfg, pol)
+	forges := ProfileForges(cfg, pol)
 	t.Env = slices.DeleteFunc(slices.Clone(t.Env), func(n string) bool {
-		return slices.ContainsFunc(held, func(k HeldKey) bool { return k.Name == n })
+		return slices.ContainsFunc(held, func(k HeldKey) bool { return k.Name == n }) || slices.Contains(forgeTokens(forges), n)
 	})
 	mounts, err := taskMounts(t, prof)
 	if err != nil {
@@ -97,6 +99,7 @@ func TaskOverride(cfg *config.Config, t Task) ([]byte, error) {
 	labels := taskLabels(cfg, t)
 	services, depends := taskAgent(cfg, t, prof, labels, mounts)
 	taskKeyEnv(services["agent"].(map[string]any)["environment"].(map[string]any), held)
+	taskForgeEnv(services["agent"].(map[string]any)["environment"].(map[string]any), forges, len(held) > 0)
 	doc := map[string]any{"services": services}
 	if t.LoginFrom != "" {
 		copier, err := loginCopy(cfg, prof, t.LoginFrom, labels)

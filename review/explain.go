@@ -193,6 +193,8 @@ func (o origins) topElevation() config.Elevation {
 type GitView struct {
 	Name  string `json:"name"`
 	Email string `json:"email"`
+	// Forges are git.forges (explainforges.go).
+	Forges []ForgeView `json:"forges"`
 	Origin
 	nameOrigin, emailOrigin Origin // each where it is written, else the agent's
 }
@@ -206,7 +208,7 @@ func (o origins) git(p *generator.Plan) GitView {
 			orig = o.at("agent")
 		}
 	}
-	return GitView{Name: p.GitName, Email: p.GitEmail, Origin: orig,
+	return GitView{Name: p.GitName, Email: p.GitEmail, Origin: orig, Forges: o.forges(o.cfg),
 		nameOrigin: cmpOrigin(o.at("git.name"), o.at("agent")), emailOrigin: cmpOrigin(o.at("git.email"), o.at("agent"))}
 }
 

@@ -228,6 +228,7 @@ func facts(s *Sandbox) []fact {
 	devcontainerFacts(s, add)
 	profileFacts(s, add)
 	credentialFacts(s, add)
+	forgeFacts(s, add)
 	return fs
 }
 

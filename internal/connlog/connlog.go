@@ -35,6 +35,7 @@ const (
 	WhyProtocol   = "protocol"   // neither a ClientHello nor an HTTP request head
 	WhyTimeout    = "timeout"    // no complete ClientHello or request head within the inspect delay
 	WhyUnresolved = "unresolved" // the filter resolver gave no address for the name
+	WhyGit        = "git"        // the git front door refused the request (Record.Git says why)
 )
 
 // Bounds of Parse.
@@ -68,6 +69,7 @@ var Reasons = map[string]string{
 	WhyProtocol:       "neither a TLS ClientHello nor an HTTP request (or closed before one was complete)",
 	WhyTimeout:        "no complete ClientHello or HTTP request before the gateway stopped waiting",
 	WhyUnresolved:     "the name did not resolve through the filter resolver",
+	WhyGit:            "refused by the git front door: not git's smart HTTP, or a push it does not allow",
 	ReasonOther:       "closed by the gateway",
 }
 
@@ -89,9 +91,24 @@ type Record struct {
 	Why        string `json:"why"`
 	// Term is HAProxy's termination state (two letters).
 	Term string `json:"termination_state"`
+	// Git is a request of the git front door (docs/gateway.md, "Pushes
+	// scoped"); nil for the other connections.
+	Git *Git `json:"git,omitempty"`
 	// Logged is when the record was written (the connection's end), from
 	// Docker's timestamp; zero without one.
 	Logged time.Time `json:"-"`
+}
+
+// Git is what the git front door judged of one request: its repository,
+// service, verdict (fetch, push or refused), the reason of a refusal and
+// the refs of a push, as the gateway escaped them (bytes other than
+// letters, digits and ._/- as %XX). Hostile: escape it to print it.
+type Git struct {
+	Repo    string `json:"repo"`
+	Service string `json:"service"`
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason"`
+	Refs    string `json:"refs"`
 }
 
 // Log is what Parse read.
@@ -205,6 +222,7 @@ type wire struct {
 	Term      *string      `json:"term"`
 	Why       *string      `json:"why"`
 	Dropped   *int         `json:"dropped"`
+	Git       *Git         `json:"git"`
 }
 
 // parsed is a record and the count of dropped records it carries.

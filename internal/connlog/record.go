@@ -39,6 +39,7 @@ func (w wire) record() (parsed, error) {
 		}
 		r.Address = a.String()
 	}
+	r.Git = w.Git
 	if err := r.judge(*w.Why); err != nil {
 		return parsed{}, err
 	}

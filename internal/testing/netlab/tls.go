@@ -1,10 +1,13 @@
 package netlab
 
 import (
+	"bytes"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/cgi"
 	"time"
 )
 
@@ -12,11 +15,14 @@ import (
 // for the ClientHello's SNI (none: the handshake fails). Every request is
 // recorded (an "https" event: Name the Host header, SNI, Headers the
 // credential headers it carried) and answered with a stream of server-sent
-// events: "data: first", flushed, then after Hold "data: last".
+// events: "data: first", flushed, then after Hold "data: last". With Git,
+// it is a git forge instead: git http-backend serves the repositories
+// under that directory (GIT_PROJECT_ROOT, every one exported).
 type TLSServer struct {
 	Listen string             `json:"listen"`
 	Certs  map[string]TLSCert `json:"certs"` // by SNI
 	Hold   time.Duration      `json:"hold"`
+	Git    string             `json:"git,omitempty"`
 }
 
 // TLSCert is a certificate chain and its key, in PEM.
@@ -48,12 +54,40 @@ func (s *server) startTLS(c TLSServer) error {
 		return nil, fmt.Errorf("no certificate for %q", h.ServerName)
 	}}
 	handler := func(w http.ResponseWriter, r *http.Request) { s.serveSSE(w, r, c.Hold) }
+	if c.Git != "" {
+		backend := &cgi.Handler{Path: "/usr/bin/git", Args: []string{"http-backend"}, Root: "/",
+			Env: []string{"GIT_PROJECT_ROOT=" + c.Git, "GIT_HTTP_EXPORT_ALL=1"}}
+		handler = func(w http.ResponseWriter, r *http.Request) {
+			s.record(requestEvent(r))
+			// CGI takes no chunked body (net/http/cgi answers 400): a
+			// large push comes in chunks, which a real forge takes.
+			if r.ContentLength < 0 {
+				body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+				if err != nil {
+					http.Error(w, err.Error(), http.StatusBadRequest)
+					return
+				}
+				r.Body, r.ContentLength, r.TransferEncoding = io.NopCloser(bytes.NewReader(body)), int64(len(body)), nil
+			}
+			backend.ServeHTTP(w, r)
+		}
+	}
 	srv := &http.Server{Handler: http.HandlerFunc(handler), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(tls.NewListener(ln, cfg)) }()
 	return nil
 }
 
 func (s *server) serveSSE(w http.ResponseWriter, r *http.Request, hold time.Duration) {
+	s.record(requestEvent(r))
+	w.Header().Set("Content-Type", "text/event-stream")
+	fmt.Fprint(w, "data: first\n\n")
+	w.(http.Flusher).Flush()
+	time.Sleep(hold)
+	fmt.Fprint(w, "data: last\n\n")
+}
+
+// requestEvent is the "https" event of request r.
+func requestEvent(r *http.Request) Event {
 	local := "?"
 	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
 		local = a.String()
@@ -67,10 +101,8 @@ func (s *server) serveSSE(w http.ResponseWriter, r *http.Request, hold time.Dura
 			e.Headers[h] = fmt.Sprint(v)
 		}
 	}
-	s.record(e)
-	w.Header().Set("Content-Type", "text/event-stream")
-	fmt.Fprint(w, "data: first\n\n")
-	w.(http.Flusher).Flush()
-	time.Sleep(hold)
-	fmt.Fprint(w, "data: last\n\n")
+	if r.URL.RawQuery != "" {
+		e.Path += "?" + r.URL.RawQuery
+	}
+	return e
 }

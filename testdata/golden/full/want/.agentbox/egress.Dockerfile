@@ -83,6 +83,8 @@ COPY egress/rules.nft egress/dnsmasq.conf egress/entrypoint.sh egress/ulogd.conf
 COPY egress/locked/rules.nft egress/locked/dnsmasq.conf egress/locked/entrypoint.sh egress/locked/ulogd.conf /etc/agentbox/profiles/locked/
 COPY egress/open/rules.nft egress/open/dnsmasq.conf egress/open/entrypoint.sh egress/open/ulogd.conf /etc/agentbox/profiles/open/
 COPY egress/profile.sh /usr/local/bin/agentbox-profile
+# The gateway's git front door's judge (docs/gateway.md, "Pushes scoped").
+COPY gateway-git.lua /etc/agentbox/git.lua
 RUN chmod -R u=rwX,go=rX /etc/agentbox/profiles \
  && chmod 0755 /etc/agentbox/profiles/*/entrypoint.sh /usr/local/bin/agentbox-profile \
  && ln -s /run/agentbox-profile/rules.nft /etc/agentbox/rules.nft \

@@ -407,7 +407,7 @@ readonly GATEWAY_MAP=gateway_ports     # the map from a port to its listener
 readonly GATEWAY_KEYS_MAP=/run/agentbox/gateway/keys.map
 readonly KEYS_DONE=.done
 readonly GATEWAY_KEYS_DIR=/etc/agentbox-keys # a task's on Kubernetes
-readonly -a GATEWAY_KEYS=(ANTHROPIC_API_KEY)
+readonly -a GATEWAY_KEYS=(ANTHROPIC_API_KEY GITHUB_TOKEN)
 # The request endpoint (docs/approvals.md): the agent asks here for a
 # grant, a person answers on the host. It runs as its own uid, writes the
 # requests into the spool and answers their state; it grants nothing.

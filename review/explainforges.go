@@ -1,0 +1,71 @@
+package review
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentbox-dev/agentbox/config"
+)
+
+// ForgeView is one entry of git.forges: a forge whose git goes through the
+// gateway's front door (docs/gateway.md, "Pushes scoped"), the token the
+// gateway adds for some repositories, and where the agent may push.
+// github.com has a front door in every profile with the gateway that
+// allows it, listed or not (then: no token, no push); it is not listed
+// here unless git.forges lists it.
+type ForgeView struct {
+	Host  string      `json:"host"`
+	Token string      `json:"token,omitempty"` // the variable that holds it; "" for none
+	Repos []string    `json:"repos"`           // fetched with the token (push's too)
+	Push  []ForgePush `json:"push"`
+	Origin
+}
+
+// ForgePush is where the agent may push: branch patterns of a repository.
+type ForgePush struct {
+	Repo     string   `json:"repo"`
+	Branches []string `json:"branches"`
+}
+
+// forges are git.forges, each citing its entry.
+func (o origins) forges(cfg *config.Config) []ForgeView {
+	out := []ForgeView{} // [] rather than null in JSON
+	for i, f := range cfg.GitForges {
+		v := ForgeView{Host: f.Host, Token: f.Token, Repos: append([]string{}, f.Repos...), Push: []ForgePush{}, Origin: o.at(fmt.Sprintf("git.forges[%d]", i))}
+		for _, p := range f.Push {
+			v.Push = append(v.Push, ForgePush{Repo: p.Repo, Branches: append([]string{}, p.Branches...)})
+			v.Repos = append(v.Repos, p.Repo)
+		}
+		slices.Sort(v.Repos)
+		v.Repos = slices.Compact(v.Repos)
+		out = append(out, v)
+	}
+	return out
+}
+
+// forgeFacts: each repository the token goes with, each branch pattern the
+// agent may push to.
+func forgeFacts(s *Sandbox, add func(fact)) {
+	for _, f := range s.Git.Forges {
+		add(fact{what: "git forge", subject: f.Host, value: "front door, token " + cmpToken(f.Token), origin: f.Origin, aspect: GainSecrets, rule: neutral,
+			gain: "the gateway adds the host's " + cmpToken(f.Token) + " to the requests of the forge's listed repositories"})
+		for _, r := range f.Repos {
+			add(fact{what: "git token", subject: f.Host + "/" + r, value: "fetched with " + f.Token, origin: f.Origin, aspect: GainSecrets, rule: grants,
+				gain: "the agent reads " + f.Host + "/" + r + " with your token"})
+		}
+		for _, p := range f.Push {
+			for _, b := range p.Branches {
+				add(fact{what: "git push", subject: f.Host + "/" + p.Repo + " " + b, value: "allowed", origin: f.Origin, aspect: GainReach, rule: grants,
+					gain: "the agent may push to the branches " + b + " of " + f.Host + "/" + p.Repo})
+			}
+		}
+	}
+}
+
+func cmpToken(t string) string {
+	if t == "" {
+		return "none"
+	}
+	return strings.TrimSpace(t)
+}
