@@ -1957,6 +1957,11 @@ run() {
 	fi
 
 	read_upstreams
+	# The never filter and the request endpoint (perl, tens of milliseconds
+	# each) start now, as HAProxy did: neither needs the ruleset, and the
+	# agent can reach neither before it.
+	launch_never_dns && never_new=1
+	start_requests
 	read_hosts
 	if ! load_rules; then
 		if missing=$(lacking); then
@@ -1973,8 +1978,6 @@ run() {
 	# The daemons start side by side; each is waited for in turn.
 	start_logger
 	start_dnsmasq
-	launch_never_dns && never_new=1
-	start_requests
 	exec {nap_fd}<> <(:)
 	await_logger
 	await_dnsmasq

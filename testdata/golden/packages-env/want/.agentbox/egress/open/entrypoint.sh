@@ -1849,6 +1849,11 @@ run() {
 		log "error: mode open needs the host's addresses in $HOST_ADDRS_ENV, or the sandbox would reach the host's public addresses: start it with agentbox up (or run), or set $HOST_ADDRS_ENV (the host's addresses, e.g. from hostname -I) where compose runs"
 		exit 1
 	fi
+	# The never filter and the request endpoint (perl, tens of milliseconds
+	# each) start now, as HAProxy did: neither needs the ruleset, and the
+	# agent can reach neither before it.
+	launch_never_dns && never_new=1
+	start_requests
 	read_hosts
 	if ! load_rules; then
 		if missing=$(lacking); then
@@ -1865,8 +1870,6 @@ run() {
 	# The daemons start side by side; each is waited for in turn.
 	start_logger
 	start_dnsmasq
-	launch_never_dns && never_new=1
-	start_requests
 	exec {nap_fd}<> <(:)
 	await_logger
 	await_dnsmasq
