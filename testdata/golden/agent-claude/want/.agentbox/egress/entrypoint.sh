@@ -1718,18 +1718,8 @@ start_grant_dns() {
 
 # never_dns makes the never filter run, if elevation.never names names: it
 # starts one (as root, which binds its port and writes its pid file, then
-# runs as $DNS_USER) unless one runs (launch_never_dns, which then returns
-# 1), and waits up to 1 s until it listens (await_never_dns).
+# runs as $DNS_USER) unless one runs, and waits up to 1 s until it listens.
 never_dns() {
-	launch_never_dns || return 0
-	await_never_dns
-}
-
-launch_never_dns() {
-	return 1
-}
-
-await_never_dns() {
 	return 0
 }
 
@@ -1864,9 +1854,12 @@ name_keeper() {
 	done
 }
 
-# start_keeper starts the keeper in the background; run does at start.
+# start_keeper starts the keeper in the background; run does at start,
+# just before ready. It writes the keeper's pid file (as the keeper does):
+# a grant right after ready must find this keeper, not start another.
 start_keeper() {
 	name_keeper "$$" </dev/null &
+	echo "$!" >"$KEEPER_PID"
 }
 
 # stop_keeper stops the keeper and the grant resolver.
@@ -1929,7 +1922,7 @@ warn_low_ports() {
 }
 
 run() {
-	local start=$EPOCHREALTIME status=0 took missing never_new=0
+	local start=$EPOCHREALTIME status=0 took missing
 	rules_loaded=0
 	dns_pid=""
 	log_pid=""
@@ -1957,10 +1950,8 @@ run() {
 	fi
 
 	read_upstreams
-	# The never filter and the request endpoint (perl, tens of milliseconds
-	# each) start now, as HAProxy did: neither needs the ruleset, and the
-	# agent can reach neither before it.
-	launch_never_dns && never_new=1
+	# The request endpoint (perl, tens of milliseconds) starts now, as
+	# HAProxy did: it needs no rule, and the agent cannot reach it before.
 	start_requests
 	read_hosts
 	if ! load_rules; then
@@ -1982,12 +1973,12 @@ run() {
 	await_logger
 	await_dnsmasq
 	await_gateway || exit 1
-	if ((never_new)); then
-		await_never_dns || true # the keeper tries again at every look; granted names do not resolve meanwhile
-	fi
 	await_requests
 	exec {nap_fd}<&-
 	nap_fd=""
+	# The keeper starts the never filter (perl, tens of milliseconds) at its
+	# first look: it serves only granted names, which do not resolve until
+	# it runs.
 	start_keeper
 	: >"$READY"
 	took=$(((${EPOCHREALTIME/./} - ${start/./}) / 1000))
