@@ -98,3 +98,17 @@ func TestForgeChecks(t *testing.T) {
 		t.Errorf("a Direct forge: %v, want its front door and its name not refused", err)
 	}
 }
+
+// TestGitLuaNoHTTPClient: haproxy.cfg turns off the verification of
+// HAProxy's own HTTP client (httpclient.ssl.verify none: its CA store
+// cost most of HAProxy's start), which is safe only while no Lua of the
+// gateway's calls it.
+func TestGitLuaNoHTTPClient(t *testing.T) {
+	lua, err := templateFS.ReadFile("templates/git.lua.tmpl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(lua), "httpclient") {
+		t.Error("git.lua calls HAProxy's HTTP client, which haproxy.cfg configures not to verify")
+	}
+}

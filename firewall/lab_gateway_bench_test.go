@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ import (
 //	gateway-MB/s, nft-only-MB/s   the medians of each
 //	gateway-setup-us, nft-only-setup-us   from connect() to the server's greeting
 //	added-setup-us        the median of the per-pair differences
+//	haproxy-cpu-ms        HAProxy's CPU time (user and system) per download, the median
 func BenchmarkLabGateway(b *testing.B) {
 	const bulkBytes = 256 << 20
 	settle := 20 * time.Millisecond
@@ -76,16 +78,22 @@ func BenchmarkLabGateway(b *testing.B) {
 		}
 		return r.Elapsed
 	}
-	type figures struct{ setup, bulk time.Duration }
+	haproxy := pidIn(b, l.egress, "/run/agentbox/gateway.pid")
+	type figures struct {
+		setup, bulk time.Duration
+		cpu         float64 // HAProxy's, in ms
+	}
 	run := func(rules []byte) figures {
 		load(rules)
 		var s []float64
 		for range 5 {
 			s = append(s, float64(setup()))
 		}
-		return figures{time.Duration(median(s)), transfer()} // the median of five set-ups
+		cpu := cpuMillis(b, haproxy)
+		bulk := transfer()
+		return figures{time.Duration(median(s)), bulk, cpuMillis(b, haproxy) - cpu} // the median of five set-ups
 	}
-	var ratios, gMBs, nMBs, gSetup, nSetup, added []float64
+	var ratios, gMBs, nMBs, gSetup, nSetup, added, cpu []float64
 	mbs := func(d time.Duration) float64 { return bulkBytes / d.Seconds() / 1e6 }
 	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 	i := 0
@@ -101,6 +109,7 @@ func BenchmarkLabGateway(b *testing.B) {
 		gMBs, nMBs = append(gMBs, mbs(g.bulk)), append(nMBs, mbs(n.bulk))
 		gSetup, nSetup = append(gSetup, us(g.setup)), append(nSetup, us(n.setup))
 		added = append(added, us(g.setup)-us(n.setup))
+		cpu = append(cpu, g.cpu)
 	}
 	b.ReportMetric(median(ratios), "gateway/nft-only")
 	b.ReportMetric(median(gMBs), "gateway-MB/s")
@@ -108,4 +117,30 @@ func BenchmarkLabGateway(b *testing.B) {
 	b.ReportMetric(median(gSetup), "gateway-setup-us")
 	b.ReportMetric(median(nSetup), "nft-only-setup-us")
 	b.ReportMetric(median(added), "added-setup-us")
+	b.ReportMetric(median(cpu), "haproxy-cpu-ms")
+}
+
+// cpuMillis is the CPU time (user and system) process pid has used, in ms.
+func cpuMillis(b *testing.B, pid int) float64 {
+	b.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The fields after the command's closing parenthesis: utime and stime
+	// are the 12th and 13th, in clock ticks (USER_HZ, 100 on Linux).
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		b.Fatalf("/proc/%d/stat: %q", pid, s)
+	}
+	var ticks float64
+	for _, v := range f[11:13] {
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			b.Fatalf("/proc/%d/stat: %q", pid, s)
+		}
+		ticks += n
+	}
+	return ticks * 10
 }

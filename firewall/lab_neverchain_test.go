@@ -27,7 +27,7 @@ func TestLabNeverChain(t *testing.T) {
 		l.connects(neverBelowV6, 443)
 	})
 	p := l.startReady()
-	// run starts the filter before ready (the keeper again if it failed).
+	// The keeper starts the filter at its first look, just after ready.
 	if _, ok := eventually(3*time.Second, func() bool {
 		_, code, _ := p.Enter("test", "-s", "/run/agentbox/never-dns.pid")
 		return code == 0

@@ -410,6 +410,17 @@ alive() {
 	[[ ${stat:0:1} != Z ]]
 }
 
+# nap sleeps $1 seconds: while run waits for its daemons, without a
+# process (a read that times out on a pipe nothing writes to, nap_fd).
+nap() {
+	local x
+	if [[ -n ${nap_fd-} ]]; then
+		read -r -t "$1" -u "$nap_fd" x || true
+	else
+		sleep "$1"
+	fi
+}
+
 # dnsmasq_ready tells whether our dnsmasq answers: it runs, it wrote its pid
 # file (which it does only after binding its address) and a query succeeds.
 dnsmasq_ready() {
@@ -418,10 +429,10 @@ dnsmasq_ready() {
 	[[ $pid == "$dns_pid" ]] && probe_dns 2>/dev/null
 }
 
-# start_dnsmasq starts dnsmasq in the foreground as a child and waits until it
-# answers, up to 5 s.
+# start_dnsmasq starts dnsmasq in the foreground as a child; await_dnsmasq
+# waits until it answers, up to 5 s.
 start_dnsmasq() {
-	local i name ip
+	local name ip
 	if probe_dns 2>/dev/null; then
 		log "error: something else already answers DNS on $FILTER_ADDR:$DNS_PORT"
 		return 1
@@ -433,6 +444,10 @@ start_dnsmasq() {
 	rm -f "$PID_FILE"
 	dnsmasq --keep-in-foreground --conf-file="$DNSMASQ_CONF" --servers-file="$SERVERS" </dev/null &
 	dns_pid=$!
+}
+
+await_dnsmasq() {
+	local i
 	for ((i = 0; i < 500; i++)); do
 		if ! alive "$dns_pid"; then
 			log "error: dnsmasq exited during start"
@@ -441,7 +456,7 @@ start_dnsmasq() {
 		if dnsmasq_ready; then
 			return 0
 		fi
-		sleep 0.01
+		nap 0.01
 	done
 	log "error: dnsmasq did not answer on $FILTER_ADDR:$DNS_PORT within 5 s"
 	return 1
@@ -462,12 +477,11 @@ stop_dnsmasq() {
 # The logger of refused packets.
 
 # start_logger starts ulogd, which writes the packets that rules.nft logs
-# as JSON lines on stdout, and waits up to 2 s until it has dropped to
-# $LOG_USER, which it does once its netlink group is bound. The log is a
+# as JSON lines on stdout; await_logger waits up to 2 s until it has dropped
+# to $LOG_USER, which it does once its netlink group is bound. The log is a
 # record, not a control: without it the firewall refuses the same, so a
 # logger that cannot start is a warning.
 start_logger() {
-	local i status
 	log_pid=""
 	if ! command -v ulogd >/dev/null; then
 		log "warning: ulogd is not installed: refused packets are counted, not logged"
@@ -475,6 +489,11 @@ start_logger() {
 	fi
 	ulogd --configfile "$ULOGD_CONF" --uid "$LOG_USER" </dev/null &
 	log_pid=$!
+}
+
+await_logger() {
+	local i status
+	[[ -n $log_pid ]] || return 0
 	for ((i = 0; i < 200; i++)); do
 		alive "$log_pid" || break
 		status=""
@@ -483,7 +502,7 @@ start_logger() {
 			log "refused packets are logged (ulogd, pid $log_pid)"
 			return 0
 		fi
-		sleep 0.01
+		nap 0.01
 	done
 	log "warning: ulogd did not start: refused packets are counted, not logged"
 	stop_logger
@@ -501,11 +520,15 @@ stop_logger() {
 # The request endpoint.
 
 # start_requests starts the request endpoint (perl, as root, which binds
-# its port and makes the spool, then runs as $REQUESTS_UID) and waits up to
-# 5 s until it listens; one still starting then is left to start. It is no
-# control: one that does not start is a warning (the agent cannot ask;
-# agentbox allow still grants).
+# its port and makes the spool, then runs as $REQUESTS_UID); await_requests
+# waits up to 5 s until it listens; one still starting then is left to
+# start. It is no control: one that does not start is a warning (the agent
+# cannot ask; agentbox allow still grants).
 start_requests() {
+	return 0
+}
+
+await_requests() {
 	return 0
 }
 
@@ -1332,9 +1355,12 @@ name_keeper() {
 	done
 }
 
-# start_keeper starts the keeper in the background; run does at start.
+# start_keeper starts the keeper in the background; run does at start,
+# just before ready. It writes the keeper's pid file (as the keeper does):
+# a grant right after ready must find this keeper, not start another.
 start_keeper() {
 	name_keeper "$$" </dev/null &
+	echo "$!" >"$KEEPER_PID"
 }
 
 # stop_keeper stops the keeper and the grant resolver.
@@ -1425,6 +1451,9 @@ run() {
 
 	# Mode none: no upstream resolver; resolv.conf is not read.
 	upstream4=() upstream6=() upstreams=()
+	# The request endpoint (perl, tens of milliseconds) starts now, as
+	# HAProxy did: it needs no rule, and the agent cannot reach it before.
+	start_requests
 	read_hosts
 	if ! load_rules; then
 		if missing=$(lacking); then
@@ -1438,11 +1467,19 @@ run() {
 		log "refused unless listed: the host and the gateways, ${host4[*]} ${host6[*]}"
 	fi
 
+	# The daemons start side by side; each is waited for in turn.
 	start_logger
 	start_dnsmasq
-	never_dns || true # the keeper tries again at every look; granted names do not resolve meanwhile
+	exec {nap_fd}<> <(:)
+	await_logger
+	await_dnsmasq
+	await_requests
+	exec {nap_fd}<&-
+	nap_fd=""
+	# The keeper starts the never filter (perl, tens of milliseconds) at its
+	# first look: it serves only granted names, which do not resolve until
+	# it runs.
 	start_keeper
-	start_requests
 	: >"$READY"
 	took=$(((${EPOCHREALTIME/./} - ${start/./}) / 1000))
 	log "ready (mode none: loopback only, no upstream, ${took} ms)"
