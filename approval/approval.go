@@ -44,6 +44,7 @@ type Request struct {
 	Reason   string     `json:"reason"`           // the agent's, as it wrote it
 	State    string     `json:"state"`            // pending, approved, denied, timed-out
 	Until    *time.Time `json:"until,omitempty"`  // approved: the grant's end
+	Policy   bool       `json:"policy,omitempty"` // approved into agentbox.yaml's allowlist: no end
 	Note     string     `json:"note,omitempty"`   // denied: why
 	Duration string     `json:"-"`                // Seconds as 1h30m
 }
@@ -139,7 +140,10 @@ func (r *Request) answer(a map[string]string, now time.Time) error {
 		return errors.New("a malformed answer")
 	}
 	r.State, r.Note = a["state"], string(note)
-	if r.State == Approved {
+	switch {
+	case r.State == Approved && until == 0: // added to the policy (ApproveIntoPolicy)
+		r.Policy = true
+	case r.State == Approved:
 		u := time.Unix(until, 0).UTC()
 		r.Until = &u
 	}

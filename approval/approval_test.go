@@ -42,7 +42,8 @@ func TestParseStates(t *testing.T) {
 	out := spooled("r000000000001", now.Add(-time.Minute), "docs.example.com:443", 1800, "read \x1b[2J docs", "") +
 		spooled("r000000000002", now.Add(-11*time.Minute), "198.18.7.0/24:443", 60, "x", "") +
 		spooled("r000000000003", now.Add(-time.Minute), "[2001:2::/48]:443,8443", 60, "x", fmt.Sprintf("state approved\nuntil %d\nnote \n", now.Unix()+60)) +
-		spooled("r000000000004", now.Add(-time.Minute), "example.com:443", 60, "x", fmt.Sprintf("state denied\nuntil 0\nnote %x\n", "no"))
+		spooled("r000000000004", now.Add(-time.Minute), "example.com:443", 60, "x", fmt.Sprintf("state denied\nuntil 0\nnote %x\n", "no")) +
+		spooled("r000000000005", now.Add(-time.Minute), "example.com:443", 60, "x", fmt.Sprintf("state approved\nuntil 0\nnote %x\n", "in the policy"))
 	reqs, err := Parse(out, "fix-1", now)
 	if err != nil {
 		t.Fatal(err)
@@ -51,11 +52,12 @@ func TestParseStates(t *testing.T) {
 	for _, r := range reqs {
 		got = append(got, r.ID[11:]+" "+r.State+" "+r.Task+" "+r.Duration+" "+r.Note)
 	}
-	want := []string{"01 pending fix-1 30m ", "02 timed-out fix-1 1m ", "03 approved fix-1 1m ", "04 denied fix-1 1m no"}
+	want := []string{"01 pending fix-1 30m ", "02 timed-out fix-1 1m ", "03 approved fix-1 1m ", "04 denied fix-1 1m no", "05 approved fix-1 1m in the policy"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("states %q, want %q", got, want)
 	}
-	if reqs[0].Reason != "read \x1b[2J docs" || reqs[2].Until == nil || reqs[2].Until.Unix() != now.Unix()+60 {
+	if reqs[0].Reason != "read \x1b[2J docs" || reqs[2].Until == nil || reqs[2].Until.Unix() != now.Unix()+60 || reqs[2].Policy ||
+		!reqs[4].Policy || reqs[4].Until != nil {
 		t.Errorf("fields: %+v", reqs)
 	}
 }

@@ -253,7 +253,10 @@ func (r Request) Answered() string {
 	if r.Task != "" {
 		where = "task " + r.Task
 	}
-	if r.Until != nil {
+	switch {
+	case r.Policy:
+		return fmt.Sprintf("approved %s: %s for %s: %s", r.ID, termsafe.String(r.Dest), where, termsafe.String(r.Note))
+	case r.Until != nil:
 		return fmt.Sprintf("approved %s: %s for %s, until %s", r.ID, termsafe.String(r.Dest), where, r.Until.UTC().Format(time.RFC3339))
 	}
 	return fmt.Sprintf("denied %s: %s for %s", r.ID, termsafe.String(r.Dest), where)

@@ -78,7 +78,7 @@ func (h *Host) decide(ctx context.Context, r Request, lines <-chan string, out i
 	}
 	fmt.Fprintf(out, "\n%s %s\n  (times out at %s)\n", r.ID, body, r.Expires.Format(time.RFC3339))
 	for {
-		fmt.Fprint(out, "approve? y, n, a duration (10m), or Enter to leave it: ")
+		fmt.Fprint(out, "approve? y, n, a duration (10m), p (add to agentbox.yaml's allowlist), or Enter to leave it: ")
 		line, ok := <-lines
 		if !ok {
 			return false
@@ -105,6 +105,14 @@ func (h *Host) answerWith(ctx context.Context, r Request, answer string, lines <
 		return Request{}, false, nil
 	case "y", "yes":
 		done, err := h.Approve(ctx, r.ID, "")
+		return done, false, err
+	case "p", "policy":
+		done, res, err := h.ApproveIntoPolicy(ctx, r.ID)
+		if err == nil {
+			for _, f := range res.Files {
+				fmt.Fprintf(out, "%-6s %s\n", f.Kind, termsafe.String(f.Path))
+			}
+		}
 		return done, false, err
 	case "n", "no":
 		fmt.Fprint(out, "reason (for the agent and the audit log; Enter for none): ")

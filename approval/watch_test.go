@@ -52,3 +52,23 @@ func TestWatch(t *testing.T) {
 		t.Errorf("raw escapes or notifications %q:\n%s", notes, out.String())
 	}
 }
+
+// TestWatchIntoPolicy: p adds the request's destination to agentbox.yaml's
+// allowlist (ApproveIntoPolicy) and names the files written.
+func TestWatchIntoPolicy(t *testing.T) {
+	h, calls, _ := policyHost(t, map[string]string{"": spooled("r0000000000aa", now.Add(-time.Minute), "docs.example.com:8443", 600, "docs", "")})
+	h.Tasks = func() ([]string, error) { return nil, nil }
+	var out strings.Builder
+	if err := h.Watch(t.Context(), strings.NewReader("p\n"), &out, nil, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"p (add to agentbox.yaml's allowlist)", "agentbox.yaml",
+		"approved r0000000000aa: docs.example.com:8443 for the sandbox: added to agentbox.yaml's allowlist (profile balanced): no end"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the watch lacks %q:\n%s", want, out.String())
+		}
+	}
+	if len(*calls) != 2 {
+		t.Errorf("egress calls %q", *calls)
+	}
+}

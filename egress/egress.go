@@ -134,8 +134,16 @@ func (p *Project) Revoke(ctx context.Context, task string, d Dest) error {
 
 // AddLive adds d to the running sandbox's live sets without an end (an
 // entry of the allowlist, policy add), and records it.
-func (p *Project) AddLive(ctx context.Context, d Dest) error {
+func (p *Project) AddLive(ctx context.Context, d Dest) error { return p.addLiveFor(ctx, d, nil) }
+
+// addLiveFor is AddLive, its record naming the request it answers when
+// asked is not nil.
+func (p *Project) addLiveFor(ctx context.Context, d Dest, asked *Asked) error {
 	rec := p.record("", audit.PolicyAdd, d)
+	if asked != nil {
+		at := asked.Time.UTC()
+		rec.Request, rec.Asked, rec.Reason = asked.ID, &at, asked.Reason
+	}
 	return p.logged(&rec, func() error {
 		_, err := p.Egress(ctx, p.Dir, "", d.command("grant"), d.String(), PortArg(d.Ports), "0")
 		return err

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/generator"
@@ -22,6 +23,17 @@ type PolicyChange struct {
 	// NoApply edits agentbox.yaml and the files only, leaving the running
 	// sandbox as it is.
 	NoApply bool
+	// Request is the agent's request this change answers (agentbox
+	// approve --policy): its ID, time and reason go into the audit
+	// records of the live change.
+	Request *Asked
+}
+
+// Asked is a request of the agent's, as an audit record names it.
+type Asked struct {
+	ID     string
+	Time   time.Time
+	Reason string
 }
 
 // ParsePolicyEntries reads entries of an allowlist (config.ParsePolicyEntry)
@@ -113,7 +125,7 @@ func (p *Project) ChangePolicy(ctx context.Context, c PolicyChange) (*PolicyResu
 	case c.Remove:
 		err = p.removeLive(ctx, r)
 	default:
-		err = p.addLive(ctx, r)
+		err = p.addLive(ctx, r, c.Request)
 	}
 	if err != nil || r.Unapplied != Applied || len(r.Baked) > 0 {
 		return r, err
@@ -122,11 +134,12 @@ func (p *Project) ChangePolicy(ctx context.Context, c PolicyChange) (*PolicyResu
 }
 
 // addLive adds r's changed entries to the running egress's live sets,
-// without an end, and records them.
-func (p *Project) addLive(ctx context.Context, r *PolicyResult) error {
+// without an end, and records them (with the request they answer, when
+// asked is not nil).
+func (p *Project) addLive(ctx context.Context, r *PolicyResult, asked *Asked) error {
 	for _, e := range r.Changed {
 		dst := PolicyDest(e, config.PolicyPorts(r.Config, r.Running, e))
-		if err := p.AddLive(ctx, dst); err != nil {
+		if err := p.addLiveFor(ctx, dst, asked); err != nil {
 			return fmt.Errorf("applying %s to the running sandbox: %w (agentbox.yaml has it: agentbox up applies it, recreating the containers)", e, err)
 		}
 		r.Live = append(r.Live, LiveEntry{e, dst})

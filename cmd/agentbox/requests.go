@@ -69,13 +69,23 @@ func newAnswerCmds(host func() (*approval.Host, error), stdout io.Writer) []*cob
 			return err
 		}
 	}
-	approve := &cobra.Command{Use: "approve ID [--for DURATION]", Args: cobra.ExactArgs(1),
-		Short:   "Grant an agent's request as agentbox allow would (same limits, kernel expiry, audit record)",
-		Example: "  agentbox approve r3f2a9c01b7de\n  agentbox approve r3f2a9c01b7de --for 10m",
+	var policy bool
+	approve := &cobra.Command{Use: "approve ID [--for DURATION | --policy]", Args: cobra.ExactArgs(1),
+		Short:   "Grant an agent's request as agentbox allow would (same limits, kernel expiry, audit record), or add it to the policy",
+		Example: "  agentbox approve r3f2a9c01b7de\n  agentbox approve r3f2a9c01b7de --for 10m\n  agentbox approve r3f2a9c01b7de --policy",
 		RunE: answer(func(ctx context.Context, h *approval.Host, id string) (approval.Request, error) {
+			if policy {
+				r, res, err := h.ApproveIntoPolicy(ctx, id)
+				if res != nil && err == nil {
+					(&policyOptions{}).print(res, stdout, stdout) // the files written, the live change
+				}
+				return r, err
+			}
 			return h.Approve(ctx, id, dur)
 		})}
 	approve.Flags().StringVar(&dur, "for", "", "how long the grant lasts instead of the wished duration: 30m, 1h")
+	approve.Flags().BoolVar(&policy, "policy", false, "add the destination to agentbox.yaml's allowlist instead (agentbox policy add: no end, a change to review), applied to the running sandbox")
+	approve.MarkFlagsMutuallyExclusive("for", "policy")
 	deny := &cobra.Command{Use: "deny ID [--reason TEXT]", Args: cobra.ExactArgs(1),
 		Short:   "Refuse an agent's request (logged; the agent learns the reason)",
 		Example: `  agentbox deny r3f2a9c01b7de --reason "use the internal mirror"`,

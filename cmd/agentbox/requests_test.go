@@ -79,3 +79,13 @@ func TestAuditTimedOut(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovePolicyFlags: a grant's duration and an addition to the
+// policy (no end) exclude each other.
+func TestApprovePolicyFlags(t *testing.T) {
+	dir, d, _, _ := allowProject(t, "", nil)
+	_, stderr, code := runDeps(t, d, "approve", "-C", dir, "r0000000000aa", "--for", "1m", "--policy")
+	if code != exitUsage || !strings.Contains(stderr, "[for policy] were all set") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}

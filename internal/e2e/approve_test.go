@@ -89,6 +89,26 @@ func testApprove(e *env, p *project) {
 		t.Errorf("the sandbox reaches %s after a denial", decoyIP)
 	}
 
+	// Added to the policy instead of a grant: agentbox.yaml lists it, the
+	// running sandbox takes it live, the agent reads approved with no end.
+	r = ask(decoyIP+":80", "--reason", "e2e: for good", "--for", "1m")
+	pid := requestID.FindStringSubmatch(r.stdout)[1]
+	if r := p.agentbox(env, "approve", pid, "--policy"); r.failed() || !strings.Contains(r.stdout, "added to agentbox.yaml's allowlist") {
+		t.Fatalf("agentbox approve --policy: %s", r)
+	}
+	if yaml, _ := os.ReadFile(filepath.Join(p.dir, "agentbox.yaml")); !strings.Contains(string(yaml), decoyIP+"/32") {
+		t.Errorf("agentbox.yaml after approve --policy:\n%s", yaml)
+	}
+	if !reaches() {
+		t.Errorf("the sandbox does not reach %s after approve --policy", decoyIP)
+	}
+	if r := ask("--status", pid); !exited(r, 0) || !strings.Contains(r.stdout, "state: approved\nnote: added to agentbox.yaml") {
+		t.Errorf("the agent's status after approve --policy: %s", r)
+	}
+	if r := p.agentbox(env, "policy", "remove", decoyIP+"/32"); r.failed() || reaches() {
+		t.Errorf("agentbox policy remove after approve --policy: %s", r)
+	}
+
 	// Never granted: refused at once, nothing spooled.
 	for _, dest := range []string{"10.1.2.3:80", "169.254.169.254:80", "[::1]:80", "0.0.0.0/0"} {
 		if r := ask(dest, "--reason", "e2e: must be refused", "--for", "1m"); !exited(r, 1) || !strings.Contains(r.stdout, "state: refused") {
@@ -110,7 +130,7 @@ func testApprove(e *env, p *project) {
 	// The audit log: the request's grant (its ID, reason, the host user),
 	// the denial.
 	r = p.agentbox(env, "audit", "--json")
-	for _, want := range []string{`"request": "` + id + `"`, `"event": "deny"`, `"note": "use the fixtures"`, `"reason": "e2e: the decoy \u001b]0;owned\u0007"`} {
+	for _, want := range []string{`"request": "` + id + `"`, `"request": "` + pid + `"`, `"event": "policy-add"`, `"event": "deny"`, `"note": "use the fixtures"`, `"reason": "e2e: the decoy \u001b]0;owned\u0007"`} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("agentbox audit --json lacks %s:\n%s", want, r.stdout)
 		}

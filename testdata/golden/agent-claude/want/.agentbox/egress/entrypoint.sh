@@ -335,7 +335,8 @@ sub fields {
 	return \%f;
 }
 
-# state is request ID's state: pending, approved, denied or timed-out,
+# state is request ID's state: pending, approved (until a time, or with
+# no end when added to the policy), denied or timed-out,
 # with what the agent learns of it.
 sub state {
 	my $id = shift;
@@ -344,7 +345,7 @@ sub state {
 	my $a = fields("$answers/$id");
 	if ($a && ($a->{state} // '') =~ /^(approved|denied)$/) {
 		$out .= "state: $1\n";
-		$out .= 'until: ' . utc($a->{until}) . "\n" if $1 eq 'approved' && ($a->{until} // '') =~ /^[0-9]+$/;
+		$out .= 'until: ' . utc($a->{until}) . "\n" if $1 eq 'approved' && ($a->{until} // '') =~ /^[1-9][0-9]*$/;
 		my $note = pack 'H*', ($a->{note} // '') =~ /^([0-9a-f]*)$/ ? $1 : '';
 		$note =~ s/[^\x20-\x7e]/?/g;
 		$out .= "note: $note\n" if $note ne '';
