@@ -128,7 +128,11 @@ func startGeneratedEndpoint(t *testing.T, files map[string][]byte) (string, stri
 	}
 	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 	l.Close()
-	cmd := exec.Command("perl", "-e", prog, "127.0.0.1", port, spool, answers, strconv.Itoa(firewall.RequestUID))
+	hosts := filepath.Join(dir, "hosts") // the entrypoint's list of the host's addresses
+	if err := os.WriteFile(hosts, []byte("198.19.255.1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("perl", "-e", prog, "127.0.0.1", port, spool, answers, strconv.Itoa(firewall.RequestUID), hosts)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

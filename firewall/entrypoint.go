@@ -48,7 +48,7 @@ type entrypointView struct {
 
 // entrypointRequests is what the entrypoint needs of the request endpoint.
 type entrypointRequests struct {
-	Addr, Spool, Answers, Pid, Name string
+	Addr, Spool, Answers, Pid, Name, Hosts string
 	Port, UID                       int
 	Program                         string // requests.pl.tmpl rendered
 }
@@ -146,7 +146,7 @@ func renderEntrypoint(p Policy) ([]byte, error) {
 			return nil, err
 		}
 		v.Requests = &entrypointRequests{Addr: RequestAddr, Spool: RequestSpool, Answers: RequestAnswers,
-			Pid: requestPid, Name: requestName, Port: RequestPort, UID: RequestUID, Program: string(prog)}
+			Pid: requestPid, Name: requestName, Hosts: requestHosts, Port: RequestPort, UID: RequestUID, Program: string(prog)}
 	}
 	return execute("entrypoint.sh.tmpl", v)
 }

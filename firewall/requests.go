@@ -37,6 +37,11 @@ const (
 	DefaultRequestTimeout = 10 * time.Minute
 	requestName           = "agentbox-requests" // its process's name ($0)
 	requestPid            = runDir + "/requests.pid"
+	// requestHosts lists the host's addresses and the gateways, one a
+	// line: the entrypoint writes it once it has read them, the endpoint
+	// refuses requests that cover one (the firewall refuses them before
+	// any grant).
+	requestHosts = runDir + "/hosts"
 )
 
 // Requests is what the request endpoint of a profile needs: how long a

@@ -19,8 +19,11 @@ import (
 )
 
 // endpoint is the request endpoint run as a process on loopback.
+// The host's addresses of startEndpoint's list.
+const testHostV4, testHostV6 = "198.19.255.1", "2a01:4f8:ffff:0000:0000:0000:0000:0001"
+
 type endpoint struct {
-	base, spool, answers string
+	base, spool, answers, hosts string
 	cmd                  *exec.Cmd
 	// Port and Spool are for firewall_test (StartEndpoint).
 	Port, Spool string
@@ -63,8 +66,13 @@ func startEndpoint(t *testing.T, p Policy) *endpoint {
 	if err := os.Mkdir(e.answers, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The host's addresses and the gateways, as the entrypoint lists them.
+	e.hosts = filepath.Join(dir, "hosts")
+	if err := os.WriteFile(e.hosts, []byte(testHostV4+"\n"+testHostV6+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var stderr bytes.Buffer
-	e.cmd = exec.Command("perl", "-e", string(prog), "127.0.0.1", strconv.Itoa(port), e.spool, e.answers, strconv.Itoa(RequestUID))
+	e.cmd = exec.Command("perl", "-e", string(prog), "127.0.0.1", strconv.Itoa(port), e.spool, e.answers, strconv.Itoa(RequestUID), e.hosts)
 	e.cmd.Stderr = &stderr
 	if err := e.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -208,11 +216,23 @@ func TestRequestEndpointRefuses(t *testing.T) {
 		{"example.com:99999", "5m", "x", 400, ""},
 		{"198.18.1.1/16", "5m", "x", 400, ""}, // host bits
 		{"exa mple.com", "5m", "x", 400, ""},
+		// The host's addresses: the ruleset refuses them before any grant.
+		{testHostV4 + ":443", "5m", "x", 403, testHostV4 + " covers " + testHostV4 + ", an address of the host or a gateway"},
+		{"198.19.255.0/24", "5m", "x", 403, "198.19.255.0/24 covers " + testHostV4},
+		{"[2a01:4f8:ffff::/48]:443", "5m", "x", 403, "an address of the host or a gateway"},
 	} {
 		code, a := e.ask(t, form(c.dest, c.dur, c.reason))
 		if code != c.code || (c.note != "" && !strings.Contains(a["note"], c.note)) {
 			t.Errorf("%s for %s: %d %q, want %d %q", c.dest, c.dur, code, a[""], c.code, c.note)
 		}
+	}
+	// Before the entrypoint has listed the host's addresses, no address is
+	// taken.
+	if err := os.Remove(e.hosts); err != nil {
+		t.Fatal(err)
+	}
+	if code, a := e.ask(t, form("198.18.7.9:443", "5m", "x")); code != 403 || !strings.Contains(a["note"], "the sandbox is starting") {
+		t.Errorf("an address before the host's are known: %d %q", code, a[""])
 	}
 	if entries, _ := os.ReadDir(e.spool); len(entries) != 0 {
 		t.Errorf("refused requests reached the spool: %v", entries)

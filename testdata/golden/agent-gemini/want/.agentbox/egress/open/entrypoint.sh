@@ -114,6 +114,7 @@ readonly REQUESTS_UID=5355
 readonly REQUESTS_SPOOL=/run/agentbox/requests
 readonly REQUESTS_ANSWERS=/run/agentbox/answers
 readonly REQUESTS_PID=/run/agentbox/requests.pid
+readonly REQUESTS_HOSTS=/run/agentbox/hosts
 readonly REQUESTS_NAME=agentbox-requests
 read -r -d '' REQUESTS_PL <<'PERL' || true
 # The request endpoint: the agent asks here for a destination it was
@@ -137,8 +138,8 @@ use Socket qw(inet_pton AF_INET AF_INET6);
 use POSIX ();
 
 $0 = 'agentbox-requests';
-my ($addr, $port, $spool, $answers, $uid) = @ARGV;
-defined $uid or die "usage: perl -e PROGRAM ADDR PORT SPOOL ANSWERS UID\n";
+my ($addr, $port, $spool, $answers, $uid, $hosts) = @ARGV;
+defined $hosts or die "usage: perl -e PROGRAM ADDR PORT SPOOL ANSWERS UID HOSTS\n";
 my $parent = getppid;
 my $timeout = 600; # an unanswered request times out
 my $max_seconds = 3600; # elevation.max_duration
@@ -282,7 +283,25 @@ sub dest {
 			return ($v4 ? "$host:$ports" : "[$host]:$ports", "$host overlaps $r->[0] ($r->[1]), which agentbox never grants");
 		}
 	}
-	return ($v4 ? "$host:$ports" : "[$host]:$ports", '');
+	return ($v4 ? "$host:$ports" : "[$host]:$ports", host_refusal($host, $bits, $v4));
+}
+
+# host_refusal says why prefix HOST (its bits, IPv4 or not) is refused
+# because it covers an address of the host or a gateway, which the
+# ruleset refuses before any grant ("" if it covers none). The list is the
+# entrypoint's, written once it has read them: until then every address
+# is refused.
+sub host_refusal {
+	my ($host, $bits, $v4) = @_;
+	open my $f, '<', $hosts or return "the sandbox is starting: it does not know the host's addresses yet (ask again)";
+	while (my $a = <$f>) {
+		chomp $a;
+		my ($hb, $hv4) = bits($a);
+		next if !defined $hb || $hv4 != $v4;
+		return "$host covers $a, an address of the host or a gateway, which the firewall refuses before any grant"
+			if substr($hb, 0, length $bits) eq $bits;
+	}
+	return '';
 }
 
 # seconds reads a duration such as 30m, 1h or 1h30m (as --for takes it).
@@ -853,7 +872,8 @@ stop_logger() {
 start_requests() {
 	req_pid=""
 	mkdir -p -m 0755 "$REQUESTS_ANSWERS"
-	perl -e "$REQUESTS_PL" "$REQUESTS_ADDR" "$REQUESTS_PORT" "$REQUESTS_SPOOL" "$REQUESTS_ANSWERS" "$REQUESTS_UID" </dev/null &
+	rm -f "$REQUESTS_HOSTS"
+	perl -e "$REQUESTS_PL" "$REQUESTS_ADDR" "$REQUESTS_PORT" "$REQUESTS_SPOOL" "$REQUESTS_ANSWERS" "$REQUESTS_UID" "$REQUESTS_HOSTS" </dev/null &
 	req_pid=$!
 	echo "$req_pid" >"$REQUESTS_PID"
 	return 0
@@ -1847,6 +1867,10 @@ run() {
 	# HAProxy did: it needs no rule, and the agent cannot reach it before.
 	start_requests
 	read_hosts
+	# The endpoint refuses requests for these: the ruleset refuses them
+	# before any grant.
+	printf '%s\n' "${host4[@]}" "${host6[@]}" >"$REQUESTS_HOSTS.new"
+	mv "$REQUESTS_HOSTS.new" "$REQUESTS_HOSTS"
 	if ! load_rules; then
 		if missing=$(lacking); then
 			log "error: this kernel lacks $missing"
