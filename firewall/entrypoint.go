@@ -49,8 +49,8 @@ type entrypointView struct {
 // entrypointRequests is what the entrypoint needs of the request endpoint.
 type entrypointRequests struct {
 	Addr, Spool, Answers, Pid, Name, Hosts string
-	Port, UID                       int
-	Program                         string // requests.pl.tmpl rendered
+	Port, UID                              int
+	Program                                string // requests.pl.tmpl rendered
 }
 
 // entrypointGateway is what the entrypoint needs of the gateway.

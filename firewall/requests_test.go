@@ -24,7 +24,7 @@ const testHostV4, testHostV6 = "198.19.255.1", "2a01:4f8:ffff:0000:0000:0000:000
 
 type endpoint struct {
 	base, spool, answers, hosts string
-	cmd                  *exec.Cmd
+	cmd                         *exec.Cmd
 	// Port and Spool are for firewall_test (StartEndpoint).
 	Port, Spool string
 }
