@@ -78,7 +78,7 @@ func TestClaudeCodeAsksForAGrant(t *testing.T) {
 	var endpoint *exec.Cmd
 	out, err := inOwnNetns(t, fake, func(url string) *exec.Cmd {
 		// The endpoint in this namespace, on its own address and port.
-		endpoint = exec.Command("perl", "-e", string(prog), firewall.RequestAddr, strconv.Itoa(firewall.RequestPort), spool, answers, strconv.Itoa(firewall.RequestUID))
+		endpoint = exec.Command("perl", endpointArgs(t, prog, spool, answers)...)
 		endpoint.Stderr = os.Stderr
 		if err := endpoint.Start(); err != nil {
 			t.Errorf("starting the endpoint: %v", err)
@@ -177,7 +177,7 @@ func TestGeminiCLIAsksForAGrant(t *testing.T) {
 	defer cancel()
 	var endpoint *exec.Cmd
 	out, err := inOwnNetns(t, fake, func(url string) *exec.Cmd {
-		endpoint = exec.Command("perl", "-e", string(prog), firewall.RequestAddr, strconv.Itoa(firewall.RequestPort), spool, answers, strconv.Itoa(firewall.RequestUID))
+		endpoint = exec.Command("perl", endpointArgs(t, prog, spool, answers)...)
 		endpoint.Stderr = os.Stderr
 		if err := endpoint.Start(); err != nil {
 			t.Errorf("starting the endpoint: %v", err)
@@ -215,4 +215,18 @@ func TestGeminiCLIAsksForAGrant(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(spool, m[1]+".req")); err != nil {
 		t.Errorf("the request is not spooled: %v", err)
 	}
+}
+
+// endpointArgs are perl's arguments for the request endpoint prog, as the
+// egress entrypoint starts it, on its address and port, with spool and
+// answers, and a list of the host's addresses beside the spool that holds
+// none (the tests ask for names).
+func endpointArgs(t *testing.T, prog []byte, spool, answers string) []string {
+	t.Helper()
+	hosts := filepath.Join(filepath.Dir(spool), "hosts")
+	if err := os.WriteFile(hosts, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"-e", string(prog), firewall.RequestAddr, strconv.Itoa(firewall.RequestPort), spool, answers,
+		strconv.Itoa(firewall.RequestUID), hosts}
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -74,8 +73,7 @@ func TestCodexAsksForAGrant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	endpoint, err := lab.Start(ns, netlab.Spec{Argv: []string{"perl", "-e", string(prog), firewall.RequestAddr,
-		strconv.Itoa(firewall.RequestPort), spool, answers, strconv.Itoa(firewall.RequestUID)}})
+	endpoint, err := lab.Start(ns, netlab.Spec{Argv: append([]string{"perl"}, endpointArgs(t, prog, spool, answers)...)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -76,8 +75,7 @@ func TestOpenCodeAsksForAGrant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lab.Start(ns, netlab.Spec{Argv: []string{"perl", "-e", string(prog), firewall.RequestAddr,
-		strconv.Itoa(firewall.RequestPort), spool, answers, strconv.Itoa(firewall.RequestUID)}}); err != nil {
+	if _, err := lab.Start(ns, netlab.Spec{Argv: append([]string{"perl"}, endpointArgs(t, prog, spool, answers)...)}); err != nil {
 		t.Fatal(err)
 	}
 	env := append(codexGitEnv(), "HOME="+home, "OPENAI_API_KEY=sk-agentbox-test-key", "OPENAI_BASE_URL="+srv.URL+"/v1", "PATH="+os.Getenv("PATH"))
