@@ -922,7 +922,11 @@ launch_gateway() {
 	if grep -q '^00000000000000000000000000000001 ' /proc/net/if_inet6 2>/dev/null; then
 		v6=(AGENTBOX_GATEWAY_V6=1)
 	fi
-	(cd / && exec env "${v6[@]}" haproxy -db -f "$GATEWAY_CONF" </dev/null) &
+	# Its records go through a pipe of its own, relayed by cat: HAProxy
+	# makes its log's descriptor non-blocking (and drops a line the pipe
+	# cannot take at once), which on the container's shared stdout would
+	# lose its records and fail the others' writes whenever the reader lags.
+	(cd / && exec env "${v6[@]}" haproxy -db -f "$GATEWAY_CONF" </dev/null) > >(exec cat) &
 	gw_pid=$!
 	echo "$gw_pid" >"$GATEWAY_PID"
 }
