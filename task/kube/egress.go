@@ -42,27 +42,38 @@ func (e Egress) Log(ctx context.Context, since time.Time) (io.ReadCloser, error)
 	return sandbox.StartLog(exec.CommandContext(ctx, argv[0], argv[1:]...))
 }
 
-// TaskEgress is the egress container of the task name of the sandbox in
-// dir when the task runs on a cluster; nil (and no error) when it runs on
-// this machine. kubectl is found on PATH then.
-func TaskEgress(dir, name string) (*Egress, *task.Record, error) {
+// clusterTask is the record of task name of the sandbox in dir, and its
+// agentbox.yaml, when the task runs on a cluster; a nil record (and no
+// error) when it runs on this machine or has no record (the local lookup
+// then says so).
+func clusterTask(dir, name string) (*config.Config, *task.Record, error) {
 	cfg, err := sandbox.LoadConfig(dir)
 	if err != nil {
 		return nil, nil, err
 	}
 	rec, err := task.Read(cfg.Name, name)
 	if err != nil || rec.On != task.OnKubernetes {
-		// A task with no record is left to the local lookup, which says so.
-		return nil, rec, nil
+		return cfg, nil, nil
+	}
+	return cfg, rec, nil
+}
+
+// TaskEgress is the egress container of the task name of the sandbox in
+// dir when the task runs on a cluster; nil (and no error) when it runs on
+// this machine. kubectl is found on PATH then.
+func TaskEgress(dir, name string) (*Egress, error) {
+	_, rec, err := clusterTask(dir, name)
+	if err != nil || rec == nil {
+		return nil, err
 	}
 	if rec.Pod == "" {
-		return nil, rec, fmt.Errorf("task %s: its pod is not known yet (agentbox ps shows the task)", name)
+		return nil, fmt.Errorf("task %s: its pod is not known yet (agentbox ps shows the task)", name)
 	}
 	path, err := task.FindKubectl()
 	if err != nil {
-		return nil, rec, err
+		return nil, err
 	}
-	return &Egress{K: Kubectl{Path: path, Context: rec.KubeContext, Namespace: rec.KubeNamespace}, Pod: rec.Pod}, rec, nil
+	return &Egress{K: Kubectl{Path: path, Context: rec.KubeContext, Namespace: rec.KubeNamespace}, Pod: rec.Pod}, nil
 }
 
 // Runner is the egress package's Runner: it runs the egress entrypoint in
@@ -77,7 +88,7 @@ type LogSource = func(ctx context.Context, dir, task string, since time.Time) (i
 func EgressRunner(local Runner) Runner {
 	return func(ctx context.Context, dir, name string, args ...string) (string, error) {
 		if name != "" {
-			eg, _, err := TaskEgress(dir, name)
+			eg, err := TaskEgress(dir, name)
 			if err != nil {
 				return "", err
 			}
@@ -94,7 +105,7 @@ func EgressRunner(local Runner) Runner {
 func EgressLog(local LogSource) LogSource {
 	return func(ctx context.Context, dir, name string, since time.Time) (io.ReadCloser, error) {
 		if name != "" {
-			eg, _, err := TaskEgress(dir, name)
+			eg, err := TaskEgress(dir, name)
 			if err != nil {
 				return nil, err
 			}
@@ -112,15 +123,12 @@ func EgressLog(local LogSource) LogSource {
 func Profile(local func(ctx context.Context, dir, task string) (string, error)) func(ctx context.Context, dir, task string) (string, error) {
 	return func(ctx context.Context, dir, name string) (string, error) {
 		if name != "" {
-			cfg, err := sandbox.LoadConfig(dir)
+			cfg, rec, err := clusterTask(dir, name)
 			if err != nil {
 				return "", err
 			}
-			if rec, err := task.Read(cfg.Name, name); err == nil && rec.On == task.OnKubernetes {
-				if rec.Profile != "" {
-					return rec.Profile, nil
-				}
-				return cmp.Or(cfg.DefaultProfile, config.DefaultProfile), nil
+			if rec != nil {
+				return cmp.Or(rec.Profile, cfg.DefaultProfile, config.DefaultProfile), nil
 			}
 		}
 		return local(ctx, dir, name)
