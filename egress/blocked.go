@@ -122,17 +122,10 @@ func ReadBlocked(log io.ReadCloser, cfg *config.Config, since time.Time, suggest
 	if !since.IsZero() {
 		opts = append(opts, denials.Since(since))
 	}
-	// One read of the log: the gateway's records through a pipe.
-	pr, pw := io.Pipe()
-	gw := make(chan *connlog.Log, 1)
-	go func() {
-		l, err := connlog.Parse(pr, since)
-		pr.CloseWithError(err)
-		gw <- l
-	}()
-	rep, err := denials.Parse(io.TeeReader(log, pw), opts...)
-	pw.CloseWithError(err)
-	conns := <-gw
+	// One read of the log: the gateway's records beside.
+	tee, parsed := connlog.Beside(log, since)
+	rep, err := denials.Parse(tee, opts...)
+	conns := parsed(err)
 	if cerr := log.Close(); err == nil {
 		err = cerr
 	}
@@ -140,7 +133,9 @@ func ReadBlocked(log io.ReadCloser, cfg *config.Config, since time.Time, suggest
 		return nil, err
 	}
 	v := newBlocked(rep, suggest, probedTargets(cfg))
-	v.Gateway, v.GatewayDropped, v.GatewayBad = gatewayRefusals(conns.Connections), conns.Dropped, conns.BadRecords
+	if conns != nil {
+		v.Gateway, v.GatewayDropped, v.GatewayBad = gatewayRefusals(conns.Connections), conns.Dropped, conns.BadRecords
+	}
 	return v, nil
 }
 

@@ -15,16 +15,9 @@ import (
 // names and destinations the firewall refused (EgressRefusals) and the
 // destinations the gateway recorded (internal/connlog).
 func (s *Summary) ReadEgressLog(log io.Reader, cidrs []netip.Prefix) {
-	pr, pw := io.Pipe()
-	done := make(chan *connlog.Log, 1)
-	go func() {
-		l, _ := connlog.Parse(pr, time.Time{})
-		_, _ = io.Copy(io.Discard, pr) // whatever Parse left, so the tee never blocks
-		done <- l
-	}()
-	s.RefusedNames, s.RefusedAddresses, s.RejectedPackets, _ = EgressRefusals(io.TeeReader(log, pw), cidrs)
-	_ = pw.Close()
-	if l := <-done; l != nil {
+	tee, parsed := connlog.Beside(log, time.Time{})
+	s.RefusedNames, s.RefusedAddresses, s.RejectedPackets, _ = EgressRefusals(tee, cidrs)
+	if l := parsed(nil); l != nil { // what was read, also when the reading failed
 		s.Destinations, s.DroppedConnections = l.Destinations, l.Dropped
 	}
 }

@@ -252,3 +252,24 @@ func parseRecord(body string) (parsed, error) {
 	}
 	return w.record()
 }
+
+// Beside parses r's records while another parser reads r, in one pass:
+// read r through the returned reader, then call done with that reading's
+// error (nil at the end), which returns what Parse read (nil when the
+// reading or Parse failed).
+func Beside(r io.Reader, since time.Time) (io.Reader, func(error) *Log) {
+	pr, pw := io.Pipe()
+	parsed := make(chan *Log, 1)
+	go func() {
+		l, err := Parse(pr, since)
+		_, _ = io.Copy(io.Discard, pr) // whatever Parse left, so the tee never blocks
+		if err != nil {
+			l = nil
+		}
+		parsed <- l
+	}()
+	return io.TeeReader(r, pw), func(err error) *Log {
+		pw.CloseWithError(err)
+		return <-parsed
+	}
+}
