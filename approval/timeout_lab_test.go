@@ -106,11 +106,21 @@ func compileWithTimeout(t *testing.T, timeout string) map[string][]byte {
 // its spool and port.
 func startGeneratedEndpoint(t *testing.T, files map[string][]byte) (string, string) {
 	t.Helper()
-	entry := string(files[generator.OutDir+"/egress/entrypoint.sh"])
+	entry := string(files[generator.EgressProgramDir+"/entrypoint.sh"])
 	_, prog, ok := strings.Cut(entry, "read -r -d '' REQUESTS_PL <<'PERL' || true\n")
 	prog, _, ok2 := strings.Cut(prog, "\nPERL\n")
-	if !ok || !ok2 || !strings.Contains(prog, "my $timeout = 2;") {
-		t.Fatalf("the generated entrypoint has no request endpoint with a timeout of 2 s")
+	if !ok || !ok2 {
+		t.Fatalf("the generated entrypoint has no request endpoint")
+	}
+	// The policy's arguments, as the entrypoint passes them from policy.bash.
+	policy := filepath.Join(t.TempDir(), "policy.bash")
+	if err := os.WriteFile(policy, files[generator.EgressDir+"/policy.bash"], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("bash", "-c", `. "$1"; printf '%s\0' "$REQUESTS_TIMEOUT" "$REQUESTS_MAX_SECONDS" "${NEVER_NAMES[*]}" "$(printf '%s\n' "${NEVER_RANGES[@]}")"`, "bash", policy).Output()
+	args := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+	if err != nil || len(args) != 4 || args[0] != "2" {
+		t.Fatalf("the generated policy.bash: %v, %q; want a request endpoint with a timeout of 2 s", err, args)
 	}
 	dir := t.TempDir()
 	for _, d := range []string{filepath.Dir(dir), dir} { // the endpoint's uid reaches its spool
@@ -132,7 +142,7 @@ func startGeneratedEndpoint(t *testing.T, files map[string][]byte) (string, stri
 	if err := os.WriteFile(hosts, []byte("198.19.255.1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("perl", "-e", prog, "127.0.0.1", port, spool, answers, strconv.Itoa(firewall.RequestUID), hosts)
+	cmd := exec.Command("perl", append([]string{"-e", prog, "127.0.0.1", port, spool, answers, strconv.Itoa(firewall.RequestUID), hosts}, args...)...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

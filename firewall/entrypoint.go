@@ -30,20 +30,17 @@ const (
 )
 
 // entrypointView is what templates/entrypoint.sh.tmpl sees: the constants
-// the script shares with rules.nft and dnsmasq.conf, grouped by what they
-// name, and the policy's names.
+// the script shares with rules.nft, dnsmasq.conf and haproxy.cfg, grouped
+// by what they name. Nothing of a policy: the script is the same for every
+// profile, and reads the profile's policy.bash at start.
 type entrypointView struct {
-	modeFlags
 	entrypointFiles
 	entrypointTables
 	entrypointResolvers
 	entrypointProcess
-	Names         []string            // sorted
-	NeverNames    []string            // sorted
-	NeverFilter   bool                // whether the never filter runs
-	NeverNameSets string              // the never names' sets, as nftset= names them
-	Gateway       *entrypointGateway  // nil without the gateway
-	Requests      *entrypointRequests // nil without the request endpoint
+	NeverNameSets string // the never names' sets, as nftset= names them
+	Gateway       entrypointGateway
+	Requests      entrypointRequests
 }
 
 // entrypointRequests is what the entrypoint needs of the request endpoint.
@@ -59,14 +56,13 @@ type entrypointGateway struct {
 	Names, Map                   string // rules.nft's chain of granted names' redirects, and its map of listeners
 	V6Env                        string // set for HAProxy when the loopback has ::1
 	Forever                      int64
-	Ports                        []int // the ports of allowed names, each with a grants map
 	KeysMap, KeysDone, KeysDir   string
-	Keys                         []string // the keys' names, sorted
 }
 
 // entrypointFiles are the files the entrypoint reads and writes.
 type entrypointFiles struct {
 	Header, Prog, RulesPath, DnsmasqPath, ResolvConf  string
+	PolicyPath                                        string
 	RunDir, LockFile, ReadyFile, ServersFile, PidFile string
 	NamesDir, NamesLock, KeeperPid                    string
 }
@@ -107,47 +103,27 @@ type entrypointProcess struct {
 	UlogdPath, LogUser                        string
 }
 
-// renderEntrypoint renders the program installed at EntrypointPath for a
-// normalized policy. The policy reaches it as the list of allowed names and
-// the mode, which says what the servers file holds.
-func renderEntrypoint(p Policy) ([]byte, error) {
+// renderEntrypoint renders the program installed at EntrypointPath, the
+// same for every policy: the policy reaches it as policy.bash
+// (renderPolicyData).
+func renderEntrypoint() ([]byte, error) {
+	prog, err := RequestsProgram()
+	if err != nil {
+		return nil, err
+	}
 	v := entrypointView{
-		modeFlags:           flagsOf(p.Mode),
 		entrypointFiles:     entrypointFileNames(),
 		entrypointTables:    entrypointTableNames(),
 		entrypointResolvers: entrypointResolverSettings(),
 		entrypointProcess:   entrypointProcessContract(),
-		NeverNames:          p.NeverNames,
-	}
-	for _, d := range p.Domains {
-		v.Names = append(v.Names, d.Name)
-	}
-	// The never filter serves the grant resolver, which asks upstream
-	// resolvers in the allowlist mode only.
-	v.NeverFilter = len(p.NeverNames) > 0 && p.Mode != ModeNone && p.Mode != ModeOpen
-	v.NeverNameSets = fmt.Sprintf("%s%s,%s%s", v.NftsetV4, neverNameV4, v.NftsetV6, neverNameV6)
-	if p.Gateway {
-		ports, err := gatewayPorts(p)
-		if err != nil {
-			return nil, err
-		}
-		v.Gateway = &entrypointGateway{Conf: GatewayConfigPath, Socket: GatewaySocket,
+		Gateway: entrypointGateway{Conf: GatewayConfigPath, Socket: GatewaySocket,
 			GrantsDir: GatewayGrantsDir, Pid: gatewayPid, Forever: gatewayForever,
 			Names: gatewayNames, Map: gatewayMap, V6Env: gatewayV6Env,
-			KeysMap: GatewayKeysMap, KeysDone: keysDone, KeysDir: GatewayKeysDir}
-		v.Gateway.Keys = heldNames(p)
-		for _, g := range ports {
-			v.Gateway.Ports = append(v.Gateway.Ports, g.Port)
-		}
+			KeysMap: GatewayKeysMap, KeysDone: keysDone, KeysDir: GatewayKeysDir},
+		Requests: entrypointRequests{Addr: RequestAddr, Spool: RequestSpool, Answers: RequestAnswers,
+			Pid: requestPid, Name: requestName, Hosts: requestHosts, Port: RequestPort, UID: RequestUID, Program: string(prog)},
 	}
-	if p.Requests != nil {
-		prog, err := RequestsProgram(p)
-		if err != nil {
-			return nil, err
-		}
-		v.Requests = &entrypointRequests{Addr: RequestAddr, Spool: RequestSpool, Answers: RequestAnswers,
-			Pid: requestPid, Name: requestName, Hosts: requestHosts, Port: RequestPort, UID: RequestUID, Program: string(prog)}
-	}
+	v.NeverNameSets = fmt.Sprintf("%s%s,%s%s", v.NftsetV4, neverNameV4, v.NftsetV6, neverNameV6)
 	return execute("entrypoint.sh.tmpl", v)
 }
 
@@ -158,6 +134,7 @@ func entrypointFileNames() entrypointFiles {
 		Prog:        path.Base(EntrypointPath),
 		RulesPath:   RulesPath,
 		DnsmasqPath: DnsmasqPath,
+		PolicyPath:  PolicyPath,
 		ResolvConf:  resolvConf,
 		RunDir:      runDir,
 		LockFile:    lockFile,

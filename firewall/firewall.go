@@ -217,7 +217,11 @@ func Render(p Policy) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	entrypoint, err := renderEntrypoint(p)
+	entrypoint, err := renderEntrypoint()
+	if err != nil {
+		return nil, err
+	}
+	data, err := renderPolicyData(p)
 	if err != nil {
 		return nil, err
 	}
@@ -230,6 +234,7 @@ func Render(p Policy) (map[string][]byte, error) {
 		dnsmasqFile:    dnsmasq,
 		entrypointFile: entrypoint,
 		ulogdFile:      ulogd,
+		policyFile:     data,
 	}
 	if p.Gateway {
 		if out[gatewayFile], err = renderGateway(p); err != nil {

@@ -76,7 +76,7 @@ func TestRenderFiles(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if want := []string{"dnsmasq.conf", "entrypoint.sh", "rules.nft", "ulogd.conf"}; !slices.Equal(keys, want) {
+	if want := []string{"dnsmasq.conf", "entrypoint.sh", "policy.bash", "rules.nft", "ulogd.conf"}; !slices.Equal(keys, want) {
 		t.Errorf("Render returned %q, want %q", keys, want)
 	}
 }

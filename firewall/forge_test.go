@@ -88,8 +88,8 @@ func TestForgeChecks(t *testing.T) {
 			t.Errorf("haproxy.cfg lacks %q", want)
 		}
 	}
-	if !strings.Contains(string(files[entrypointFile]), "GATEWAY_KEYS=(GITHUB_TOKEN)") {
-		t.Errorf("the entrypoint does not take the forge's token")
+	if out := sourceEntrypointOf(t, forgePolicy(), `echo "${GATEWAY_KEYS[*]}"`); out != "GITHUB_TOKEN\n" {
+		t.Errorf("the entrypoint takes the keys %q, want the forge's token", out)
 	}
 	p := forgePolicy()
 	p.Forges[0].Direct = true

@@ -57,7 +57,7 @@ func newForgeLab(t *testing.T) *forgeLab {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"rules.nft", "dnsmasq.conf", "entrypoint.sh"} {
+	for _, name := range []string{"rules.nft", "dnsmasq.conf", "entrypoint.sh", "policy.bash"} {
 		l.files[name] = files[name]
 	}
 	l.files["haproxy.cfg"] = []byte(strings.ReplaceAll(string(files["haproxy.cfg"]), "ca-file "+firewall.GatewayCAFile+" ", "ca-file "+labCA+" "))

@@ -119,7 +119,7 @@ func newKeysLab(t testing.TB, extra map[string]netlab.File) (*lab, *netlab.Helpe
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"rules.nft", "dnsmasq.conf", "entrypoint.sh"} {
+	for _, name := range []string{"rules.nft", "dnsmasq.conf", "entrypoint.sh", "policy.bash"} {
 		l.files[name] = files[name]
 	}
 	ca, leaves := certs(t)

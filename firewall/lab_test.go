@@ -37,7 +37,7 @@ func requireLab(t testing.TB) {
 }
 
 // generated returns the egress files that `agentbox generate` writes for
-// testdata/lab, keyed rules.nft, dnsmasq.conf and entrypoint.sh.
+// testdata/lab, keyed by their names (rules.nft, policy.bash, entrypoint.sh...).
 func generated(t testing.TB) map[string][]byte {
 	t.Helper()
 	c, err := generator.Compile("testdata/lab", generator.CompileOptions{CheckMounts: true})
@@ -45,12 +45,13 @@ func generated(t testing.TB) map[string][]byte {
 		t.Fatal(err)
 	}
 	out := map[string][]byte{}
-	for _, name := range []string{"rules.nft", "dnsmasq.conf", "entrypoint.sh", "ulogd.conf"} {
-		data, ok := c.Files[generator.EgressDir+"/"+name]
+	for _, path := range []string{generator.EgressDir + "/rules.nft", generator.EgressDir + "/dnsmasq.conf", generator.EgressDir + "/policy.bash",
+		generator.EgressProgramDir + "/entrypoint.sh", generator.EgressProgramDir + "/ulogd.conf"} {
+		data, ok := c.Files[path]
 		if !ok {
-			t.Fatalf("generator.Compile rendered no %s/%s", generator.EgressDir, name)
+			t.Fatalf("generator.Compile rendered no %s", path)
 		}
-		out[name] = data
+		out[path[strings.LastIndex(path, "/")+1:]] = data
 	}
 	if data, ok := c.Files[generator.EgressDir+"/haproxy.cfg"]; ok { // the gateway
 		out["haproxy.cfg"] = data
@@ -163,6 +164,7 @@ func (l *lab) egressSpec() netlab.Spec {
 			firewall.DnsmasqPath:    {Data: l.files["dnsmasq.conf"], Mode: 0o644},
 			firewall.EntrypointPath: {Data: l.files["entrypoint.sh"], Mode: 0o755},
 			firewall.UlogdPath:      {Data: l.files["ulogd.conf"], Mode: 0o644},
+			firewall.PolicyPath:     {Data: l.files["policy.bash"], Mode: 0o644},
 			"/etc/resolv.conf":      {Data: []byte("nameserver " + upstream + "\n"), Mode: 0o644},
 			"/etc/passwd": {Data: withUser(l.t, "/etc/passwd",
 				fmt.Sprintf("%s:x:%d:%d::/nonexistent:/usr/sbin/nologin", firewall.DNSUser, firewall.DNSUID, firewall.DNSUID)), Mode: 0o644},

@@ -154,10 +154,10 @@ func TestRenderModeNoneNamesNoUpstream(t *testing.T) {
 	if m := regexp.MustCompile(`(?m)^(server|nftset|local|address=/[^#]).*`).FindString(conf); m != "" {
 		t.Errorf("dnsmasq.conf of mode none has %q", m)
 	}
-	// The entrypoint neither reads resolv.conf nor writes a server.
-	out := sourceEntrypointOf(t, policies["none"], `declare -f run start_dnsmasq`)
-	if strings.Contains(out, "read_upstreams") || strings.Contains(out, "server=") {
-		t.Errorf("the entrypoint of mode none reads or writes upstream resolvers:\n%s", out)
+	// The entrypoint writes no server, even with upstream resolvers.
+	out := sourceEntrypointOf(t, policies["none"], `upstreams=(192.0.2.53) gdns_port="" granted_n=(); servers_conf`)
+	if strings.Contains(out, "server=") || !strings.Contains(out, "no upstream resolver") {
+		t.Errorf("the servers file of mode none:\n%s", out)
 	}
 }
 
@@ -173,9 +173,9 @@ func TestRenderModeOpenForwardsEveryName(t *testing.T) {
 		t.Errorf("dnsmasq.conf of mode open has %q", m)
 	}
 	// The servers file gets a plain server= line per upstream resolver.
-	out := sourceEntrypointOf(t, policies["open"], `declare -f start_dnsmasq`)
-	if !strings.Contains(out, `printf 'server=%s\n' "$ip"`) || strings.Contains(out, "server=/") {
-		t.Errorf("the entrypoint of mode open writes no plain servers:\n%s", out)
+	out := sourceEntrypointOf(t, policies["open"], `upstreams=(192.0.2.53 2001:db8::53) gdns_port="" granted_n=(); servers_conf`)
+	if !strings.Contains(out, "\nserver=192.0.2.53\nserver=2001:db8::53\n") || strings.Contains(out, "server=/") {
+		t.Errorf("the servers file of mode open:\n%s", out)
 	}
 }
 

@@ -33,7 +33,7 @@ while (my $line = <STDIN>) {
 	for _, p := range pairs {
 		fmt.Fprintf(&in, "%x %x\n", p[0], p[1])
 	}
-	cmd := exec.Command(perl, "-e", subs, "192.0.2.53")
+	cmd := exec.Command(perl, "-e", subs, strings.Join(policies["rich"].NeverNames, " "), "192.0.2.53")
 	cmd.Stdin = strings.NewReader(in.String())
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -55,37 +56,41 @@ type Requests struct {
 // requestsView is what templates/requests.pl.tmpl sees.
 type requestsView struct {
 	Prog, Name                                         string
-	TimeoutSeconds, MaxSeconds                         int64
 	MaxPending, MaxPerWindow, WindowSeconds, MaxReason int
 	MaxHead, MaxBody, ReadSeconds, MaxPorts            int
-	NeverNames                                         []string
-	Refused                                            []SpecialRange
+	Refused                                            []SpecialRange // the special ranges
 }
 
-// RequestsProgram renders the request endpoint's Perl for policy p (its
-// Requests set), as the entrypoint runs it: perl -e PROGRAM ADDR PORT
-// SPOOL ANSWERS UID.
-func RequestsProgram(p Policy) ([]byte, error) {
+// RequestsProgram renders the request endpoint's Perl, the same for every
+// policy, as the entrypoint runs it: perl -e PROGRAM ADDR PORT SPOOL
+// ANSWERS UID HOSTS, then the policy's RequestsArgs.
+func RequestsProgram() ([]byte, error) {
 	v := requestsView{
 		Prog: path.Base(EntrypointPath), Name: requestName,
-		TimeoutSeconds: int64(p.Requests.Timeout / time.Second), MaxSeconds: int64(p.Requests.Max / time.Second),
 		MaxPending: RequestMaxPending, MaxPerWindow: RequestMaxPerWindow, WindowSeconds: int(RequestWindow / time.Second),
 		MaxReason: RequestMaxReason, MaxHead: 4096, MaxBody: 2048, ReadSeconds: 3, MaxPorts: 16,
-		NeverNames: p.NeverNames,
-		Refused:    SpecialRanges(),
-	}
-	for _, f := range []family{v4, v6} {
-		v.Refused = append(v.Refused, neverRanges(p.Never, f)...)
-	}
-	for _, r := range v.Refused {
-		if strings.ContainsAny(r.Why, `'\\`) {
-			return nil, fmt.Errorf("the reason %q of %s does not fit a Perl string", r.Why, r.Prefix)
-		}
-	}
-	if v.TimeoutSeconds < 1 || v.MaxSeconds < 1 {
-		return nil, fmt.Errorf("the request endpoint needs a timeout and a longest grant of a second or more")
+		Refused: SpecialRanges(),
 	}
 	return execute("requests.pl.tmpl", v)
+}
+
+// RequestsArgs are the request endpoint's arguments that policy p (its
+// Requests set) decides, as its policy.bash holds them: the timeout and the
+// longest grant in seconds, the never names space-separated, and the never
+// ranges, a "PREFIX WHY" line each.
+func RequestsArgs(p Policy) ([]string, error) {
+	timeout, max := int64(p.Requests.Timeout/time.Second), int64(p.Requests.Max/time.Second)
+	if timeout < 1 || max < 1 {
+		return nil, fmt.Errorf("the request endpoint needs a timeout and a longest grant of a second or more")
+	}
+	var ranges []string
+	for _, f := range []family{v4, v6} {
+		for _, r := range neverRanges(p.Never, f) {
+			ranges = append(ranges, r.Prefix.String()+" "+r.Why)
+		}
+	}
+	return []string{strconv.FormatInt(timeout, 10), strconv.FormatInt(max, 10),
+		strings.Join(p.NeverNames, " "), strings.Join(ranges, "\n")}, nil
 }
 
 // prefixBits writes p's prefix as bits: "00001010" for 10.0.0.0/8.

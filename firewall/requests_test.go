@@ -45,7 +45,11 @@ func startEndpoint(t *testing.T, p Policy) *endpoint {
 	if _, err := exec.LookPath("perl"); err != nil {
 		t.Skip("perl is not installed")
 	}
-	prog, err := RequestsProgram(p)
+	prog, err := RequestsProgram()
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy, err := RequestsArgs(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +76,7 @@ func startEndpoint(t *testing.T, p Policy) *endpoint {
 		t.Fatal(err)
 	}
 	var stderr bytes.Buffer
-	e.cmd = exec.Command("perl", "-e", string(prog), "127.0.0.1", strconv.Itoa(port), e.spool, e.answers, strconv.Itoa(RequestUID), e.hosts)
+	e.cmd = exec.Command("perl", append([]string{"-e", string(prog), "127.0.0.1", strconv.Itoa(port), e.spool, e.answers, strconv.Itoa(RequestUID), e.hosts}, policy...)...)
 	e.cmd.Stderr = &stderr
 	if err := e.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -20,6 +20,9 @@ func writeFiles(t *testing.T, files map[string][]byte) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, data := range files {
+		if name == entrypointFile { // it reads this policy.bash, not the image's
+			data = bytes.Replace(data, []byte("POLICY="+PolicyPath+"\n"), []byte("POLICY="+filepath.Join(dir, policyFile)+"\n"), 1)
+		}
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}

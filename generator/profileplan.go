@@ -70,7 +70,7 @@ func ProfileCompose(cfg *config.Config, name string) string {
 	return ProfilesDir + "/" + name + ".compose.yml"
 }
 
-// ProfileEgressDir is where profile name's firewall program is generated:
+// ProfileEgressDir is where profile name's firewall policy is generated:
 // balanced's where it has always been, the others' in a directory each.
 func ProfileEgressDir(name string) string {
 	if name == config.ProfileBalanced {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"text/template"
 
@@ -26,6 +27,10 @@ const (
 	EgressDockerfile = OutDir + "/egress.Dockerfile"
 	ComposeFile      = OutDir + "/docker-compose.yml"
 	EgressDir        = OutDir + "/egress"
+	// EgressProgramDir holds the egress program, the same for every
+	// profile (firewall.ProgramFiles); the profiles' directories hold the
+	// data their policies decide.
+	EgressProgramDir = OutDir + "/egress-program"
 	// DevcontainerDir is shared with the user's own files: agentbox owns
 	// devcontainer.json there (and refuses other configurations and .env).
 	DevcontainerDir  = ".devcontainer"
@@ -86,6 +91,7 @@ type view struct {
 	DNSUser         string
 	RulesPath       string
 	DnsmasqPath     string
+	PolicyPath      string
 	EntrypointPath  string
 	UlogdPath       string
 	GatewayPath     string
@@ -115,6 +121,7 @@ type view struct {
 	ProfileLabel         string
 	FreshCloneEnv        string
 	ProfileSelector      string
+	EgressProgramDir     string
 	ImageProfileSelector string
 	ImageProfilesDir     string
 	ImageProfileLink     string
@@ -235,6 +242,10 @@ func renderProfile(files map[string][]byte, v view, pp ProfilePlan) error {
 		return fmt.Errorf("rendering the firewall of profile %s: %w", pp.Name, err)
 	}
 	for name, data := range fw {
+		if slices.Contains(firewall.ProgramFiles, name) {
+			files[EgressProgramDir+"/"+name] = data
+			continue
+		}
 		files[pp.Egress+"/"+name] = data
 	}
 	return nil
@@ -298,6 +309,7 @@ func newView(p *Plan) view {
 		DNSUser:         firewall.DNSUser,
 		RulesPath:       firewall.RulesPath,
 		DnsmasqPath:     firewall.DnsmasqPath,
+		PolicyPath:      firewall.PolicyPath,
 		EntrypointPath:  firewall.EntrypointPath,
 		UlogdPath:       firewall.UlogdPath,
 		GatewayPath:     firewall.GatewayConfigPath,
@@ -322,6 +334,7 @@ func newView(p *Plan) view {
 		ProfileLabel:         ProfileLabel,
 		FreshCloneEnv:        FreshCloneEnv,
 		ProfileSelector:      ProfileSelector,
+		EgressProgramDir:     EgressProgramDir,
 		ImageProfileSelector: ImageProfileSelector,
 		ImageProfilesDir:     ImageProfilesDir,
 		ImageProfileLink:     ImageProfileLink,

@@ -12,7 +12,7 @@ import (
 // TestRunSectionChangesNoFile: the run section is for agentbox run alone;
 // the generated sandbox is the same with it or without it, but for the
 // model keys of run.env, which the gateway of a task's egress holds: they
-// are in egress's haproxy.cfg and entrypoint.sh (docs/gateway.md), and in
+// are in egress's haproxy.cfg and policy.bash (docs/gateway.md), and in
 // nothing of the agent's.
 func TestRunSectionChangesNoFile(t *testing.T) {
 	renderString := func(src string) map[string][]byte {
@@ -38,7 +38,7 @@ func TestRunSectionChangesNoFile(t *testing.T) {
 	if len(with) != len(without) {
 		t.Fatalf("%d files with the run section, %d without", len(with), len(without))
 	}
-	gateway := []string{EgressDir + "/haproxy.cfg", EgressDir + "/entrypoint.sh"}
+	gateway := []string{EgressDir + "/haproxy.cfg", EgressDir + "/policy.bash"}
 	for path, data := range without {
 		if !bytes.Equal(with[path], data) && !slices.Contains(gateway, path) {
 			t.Errorf("%s changes with the run section", path)

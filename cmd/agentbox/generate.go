@@ -27,7 +27,8 @@ func newGenerateCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
 
   .agentbox/agent.Dockerfile       the agent image, base pinned by digest
   .agentbox/egress.Dockerfile      the egress (firewall) image
-  .agentbox/egress/                the firewall program: rules.nft, dnsmasq.conf, entrypoint.sh, ulogd.conf
+  .agentbox/egress/                each profile's firewall policy: rules.nft, dnsmasq.conf, policy.bash, haproxy.cfg
+  .agentbox/egress-program/        the firewall program, the same for every profile
   .agentbox/docker-compose.yml     the egress and agent services
   .devcontainer/devcontainer.json  the Dev Container definition
 

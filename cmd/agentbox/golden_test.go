@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/agentbox-dev/agentbox/generator"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +23,8 @@ const goldenDir = "../../testdata/golden"
 // .git/config) unless the case has a file named "nogit". A file named
 // "symlinks" lists links to make in the copy, one "PATH TARGET" a line
 // (PATH replaced if it exists); a file named "mkdirs" lists directories.
+// The egress program, the same for every case, has one golden:
+// testdata/egress-program.
 func TestGolden(t *testing.T) {
 	cases, err := os.ReadDir(goldenDir)
 	if err != nil {
@@ -67,12 +70,18 @@ func runGolden(t *testing.T, caseDir string) {
 	}
 	got := map[string][]byte{}
 	for p, data := range golden.ReadTree(t, work) {
+		if name, ok := strings.CutPrefix(p, generator.EgressProgramDir+"/"); ok {
+			// The egress program, the same for every case: one golden,
+			// testdata/egress-program beside goldenDir.
+			golden.CompareFile(t, filepath.Join(filepath.Dir(filepath.Dir(caseDir)), "egress-program", name), data)
+			continue
+		}
 		if strings.HasPrefix(p, ".agentbox/") || strings.HasPrefix(p, ".devcontainer/") {
 			got[p] = data
 		}
 	}
 	golden.CompareTree(t, filepath.Join(caseDir, "want"), got)
-	if fi, err := os.Stat(filepath.Join(work, ".agentbox/egress/entrypoint.sh")); err != nil || fi.Mode().Perm() != 0o755 {
+	if fi, err := os.Stat(filepath.Join(work, ".agentbox/egress-program/entrypoint.sh")); err != nil || fi.Mode().Perm() != 0o755 {
 		t.Errorf("entrypoint.sh is not executable: %v %v", fi.Mode(), err)
 	}
 

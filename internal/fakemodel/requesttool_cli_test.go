@@ -65,7 +65,7 @@ func TestClaudeCodeAsksForAGrant(t *testing.T) {
 	if err := chownTree(home, uid); err != nil {
 		t.Fatal(err)
 	}
-	prog, err := firewall.RequestsProgram(firewall.Policy{Requests: &firewall.Requests{Timeout: 10 * time.Minute, Max: time.Hour}})
+	prog, err := firewall.RequestsProgram()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestGeminiCLIAsksForAGrant(t *testing.T) {
 			writeFile(t, path, []byte(strings.Replace(string(b), generator.RequestMCPScript, filepath.Join(home, "request-mcp.js"), 1)))
 		}
 	}
-	prog, err := firewall.RequestsProgram(firewall.Policy{Requests: &firewall.Requests{Timeout: 10 * time.Minute, Max: time.Hour}})
+	prog, err := firewall.RequestsProgram()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,6 +227,10 @@ func endpointArgs(t *testing.T, prog []byte, spool, answers string) []string {
 	if err := os.WriteFile(hosts, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return []string{"-e", string(prog), firewall.RequestAddr, strconv.Itoa(firewall.RequestPort), spool, answers,
-		strconv.Itoa(firewall.RequestUID), hosts}
+	policy, err := firewall.RequestsArgs(firewall.Policy{Requests: &firewall.Requests{Timeout: 10 * time.Minute, Max: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{"-e", string(prog), firewall.RequestAddr, strconv.Itoa(firewall.RequestPort), spool, answers,
+		strconv.Itoa(firewall.RequestUID), hosts}, policy...)
 }

@@ -69,7 +69,7 @@ func TestCodexAsksForAGrant(t *testing.T) {
 		t.Fatalf("agentbox's %s does not register the MCP server:\n%s", catalog.CodexSystemConfig, conf)
 	}
 	conf = strings.Replace(conf, generator.RequestMCPScript, filepath.Join(dir, "request-mcp.js"), 1)
-	prog, err := firewall.RequestsProgram(firewall.Policy{Requests: &firewall.Requests{Timeout: 10 * time.Minute, Max: time.Hour}})
+	prog, err := firewall.RequestsProgram()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,19 +76,22 @@ RUN --mount=type=secret,id=agentbox_ca,required=false \
 RUN groupadd --system --gid 5353 agentbox-dns \
  && useradd --system --uid 5353 --gid 5353 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin agentbox-dns
 
-# Every profile's firewall program, a directory each. The entrypoint checks
-# the profile that AGENTBOX_PROFILE names against this image's list and links its
-# directory to /run/agentbox-profile, where the firewall's own paths lead.
-COPY egress/rules.nft egress/dnsmasq.conf egress/entrypoint.sh egress/ulogd.conf egress/haproxy.cfg /etc/agentbox/profiles/balanced/
-COPY egress/locked/rules.nft egress/locked/dnsmasq.conf egress/locked/entrypoint.sh egress/locked/ulogd.conf /etc/agentbox/profiles/locked/
-COPY egress/open/rules.nft egress/open/dnsmasq.conf egress/open/entrypoint.sh egress/open/ulogd.conf /etc/agentbox/profiles/open/
+# The firewall program, the same for every profile, and every profile's
+# policy, a directory each. The entrypoint checks the profile that
+# AGENTBOX_PROFILE names against this image's list and links its directory to
+# /run/agentbox-profile, where the firewall's paths to the policy lead.
+COPY egress-program/entrypoint.sh /usr/local/bin/agentbox-egress
+COPY egress-program/ulogd.conf /etc/agentbox/ulogd.conf
+COPY egress/rules.nft egress/dnsmasq.conf egress/policy.bash egress/haproxy.cfg /etc/agentbox/profiles/balanced/
+COPY egress/locked/rules.nft egress/locked/dnsmasq.conf egress/locked/policy.bash /etc/agentbox/profiles/locked/
+COPY egress/open/rules.nft egress/open/dnsmasq.conf egress/open/policy.bash /etc/agentbox/profiles/open/
 COPY egress/profile.sh /usr/local/bin/agentbox-profile
 RUN chmod -R u=rwX,go=rX /etc/agentbox/profiles \
- && chmod 0755 /etc/agentbox/profiles/*/entrypoint.sh /usr/local/bin/agentbox-profile \
+ && chmod 0755 /usr/local/bin/agentbox-egress /usr/local/bin/agentbox-profile \
+ && chmod 0644 /etc/agentbox/ulogd.conf \
  && ln -s /run/agentbox-profile/rules.nft /etc/agentbox/rules.nft \
  && ln -s /run/agentbox-profile/dnsmasq.conf /etc/agentbox/dnsmasq.conf \
- && ln -s /run/agentbox-profile/entrypoint.sh /usr/local/bin/agentbox-egress \
- && ln -s /run/agentbox-profile/ulogd.conf /etc/agentbox/ulogd.conf \
+ && ln -s /run/agentbox-profile/policy.bash /etc/agentbox/policy.bash \
  && ln -s /run/agentbox-profile/haproxy.cfg /etc/agentbox/haproxy.cfg
 
 ENTRYPOINT ["/usr/local/bin/agentbox-profile"]
