@@ -217,25 +217,15 @@ func Render(p Policy) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	entrypoint, err := renderEntrypoint()
-	if err != nil {
-		return nil, err
-	}
 	data, err := renderPolicyData(p)
 	if err != nil {
 		return nil, err
 	}
-	ulogd, err := renderUlogd()
+	out, err := Program()
 	if err != nil {
 		return nil, err
 	}
-	out := map[string][]byte{
-		rulesFile:      rules,
-		dnsmasqFile:    dnsmasq,
-		entrypointFile: entrypoint,
-		ulogdFile:      ulogd,
-		policyFile:     data,
-	}
+	out[rulesFile], out[dnsmasqFile], out[policyFile] = rules, dnsmasq, data
 	if p.Gateway {
 		if out[gatewayFile], err = renderGateway(p); err != nil {
 			return nil, err

@@ -15,9 +15,22 @@ const PolicyPath = "/etc/agentbox/policy.bash"
 const policyFile = "policy.bash"
 
 // ProgramFiles are the files of Render's that every policy renders alike:
-// the egress program, which a project holds once; the others are the
-// profile's data.
+// the egress program (Program); the others are the profile's data.
 var ProgramFiles = []string{entrypointFile, ulogdFile}
+
+// Program renders the egress program, the same for every policy: the
+// files of ProgramFiles.
+func Program() (map[string][]byte, error) {
+	entrypoint, err := renderEntrypoint()
+	if err != nil {
+		return nil, err
+	}
+	ulogd, err := renderUlogd()
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{entrypointFile: entrypoint, ulogdFile: ulogd}, nil
+}
 
 // renderPolicyData renders policy.bash: what the entrypoint, the same for
 // every profile, needs of normalized policy p. Each value on a line of its

@@ -2,6 +2,7 @@ package generator
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -27,10 +28,6 @@ const (
 	EgressDockerfile = OutDir + "/egress.Dockerfile"
 	ComposeFile      = OutDir + "/docker-compose.yml"
 	EgressDir        = OutDir + "/egress"
-	// EgressProgramDir holds the egress program, the same for every
-	// profile (firewall.ProgramFiles); the profiles' directories hold the
-	// data their policies decide.
-	EgressProgramDir = OutDir + "/egress-program"
 	// DevcontainerDir is shared with the user's own files: agentbox owns
 	// devcontainer.json there (and refuses other configurations and .env).
 	DevcontainerDir  = ".devcontainer"
@@ -51,11 +48,19 @@ const (
 	// certificates of the settings' ca_certificates, which the agent image
 	// copies, so that their content keys its CA step for every build of
 	// the checkout, the Dev Containers CLI's included.
-	LocalDir     = OutDir + "/" + localDirName
-	LocalIgnore  = LocalDir + "/.gitignore"
-	LocalCA      = LocalDir + "/" + localCAName
-	localDirName = "local"
-	localCAName  = "ca.pem"
+	LocalDir    = OutDir + "/" + localDirName
+	LocalIgnore = LocalDir + "/.gitignore"
+	LocalCA     = LocalDir + "/" + localCAName
+	// EgressProgramDir holds the egress program, the same for every
+	// profile and every project of one agentbox (firewall.ProgramFiles):
+	// agentbox's, not the project's, so not committed (LocalIgnore) and not
+	// compared by Diff. generate, build, up and run write it; the egress
+	// image checks it against the sums that its Dockerfile pins. The
+	// profiles' directories hold the data their policies decide.
+	EgressProgramDir  = LocalDir + "/" + egressProgramName
+	egressProgramName = "egress-program"
+	localDirName      = "local"
+	localCAName       = "ca.pem"
 )
 
 // funcs are the template functions: hermetic, and each quotes for one syntax.
@@ -122,6 +127,8 @@ type view struct {
 	FreshCloneEnv        string
 	ProfileSelector      string
 	EgressProgramDir     string
+	EgressProgramName    string
+	ProgramSums          []ProgramSum // the egress program's files, sorted by name
 	ImageProfileSelector string
 	ImageProfilesDir     string
 	ImageProfileLink     string
@@ -174,7 +181,15 @@ func proxyBlank(p *Plan) []string {
 func render(p *Plan) (map[string][]byte, error) {
 	v := newView(p)
 	files := map[string][]byte{
-		LocalIgnore: []byte("# " + Header + "\n# The user's own certificates (agentbox build, up and run write them): not\n# committed.\n" + localCAName + "\n"),
+		LocalIgnore: []byte("# " + Header + "\n# The user's own certificates, and the egress program of the agentbox that\n# generated the files (agentbox generate, build, up and run write them): not\n# committed.\n" + localCAName + "\n" + egressProgramName + "/\n"),
+	}
+	program, err := firewall.Program()
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range sortedPaths(program) {
+		files[EgressProgramDir+"/"+name] = program[name]
+		v.ProgramSums = append(v.ProgramSums, ProgramSum{Name: name, Sum: fmt.Sprintf("%x", sha256.Sum256(program[name]))})
 	}
 	for path, name := range map[string]string{
 		AgentDockerfile:  "agent.Dockerfile.tmpl",
@@ -242,11 +257,9 @@ func renderProfile(files map[string][]byte, v view, pp ProfilePlan) error {
 		return fmt.Errorf("rendering the firewall of profile %s: %w", pp.Name, err)
 	}
 	for name, data := range fw {
-		if slices.Contains(firewall.ProgramFiles, name) {
-			files[EgressProgramDir+"/"+name] = data
-			continue
+		if !slices.Contains(firewall.ProgramFiles, name) { // render's, once
+			files[pp.Egress+"/"+name] = data
 		}
-		files[pp.Egress+"/"+name] = data
 	}
 	return nil
 }
@@ -335,6 +348,7 @@ func newView(p *Plan) view {
 		FreshCloneEnv:        FreshCloneEnv,
 		ProfileSelector:      ProfileSelector,
 		EgressProgramDir:     EgressProgramDir,
+		EgressProgramName:    egressProgramName,
 		ImageProfileSelector: ImageProfileSelector,
 		ImageProfilesDir:     ImageProfilesDir,
 		ImageProfileLink:     ImageProfileLink,
@@ -356,3 +370,7 @@ func newView(p *Plan) view {
 		ProxyBlank:      proxyBlank(p),
 	}
 }
+
+// ProgramSum is a file of the egress program and its SHA-256, which the
+// egress Dockerfile pins.
+type ProgramSum struct{ Name, Sum string }

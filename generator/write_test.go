@@ -47,7 +47,7 @@ func writeProject(t *testing.T, initial map[string][]byte) (string, map[string][
 	if err := os.RemoveAll(filepath.Join(dir, DevcontainerDir)); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chmod(filepath.Join(dir, OutDir, "egress-program/entrypoint.sh"), 0o644); err != nil {
+	if err := os.Chmod(filepath.Join(dir, OutDir, "workspace.sh"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir, initial

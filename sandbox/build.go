@@ -38,6 +38,9 @@ func Build(ctx context.Context, dir string, push bool, stderr io.Writer) ([]stri
 	if err := WriteLocalCA(dir, us); err != nil {
 		return nil, err
 	}
+	if err := WriteLocalProgram(dir, c.Files); err != nil {
+		return nil, err
+	}
 	if err := d.PullBases(ctx, dir, stderr); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/atomicfile"
@@ -42,4 +43,34 @@ func WriteLocalCA(dir string, s settings.Settings) error {
 	}
 	_, err = atomicfile.WriteFile(file, pemData, 0o644)
 	return err
+}
+
+// WriteLocalProgram leaves the egress program of files (the generated
+// files, generator.LocalProgram) in dir's generator.EgressProgramDir, where
+// the egress image copies it from and checks it against the sums its
+// Dockerfile pins: it is agentbox's, not committed, so a checkout has it
+// only once an agentbox wrote it. Each file is written only when its
+// content changes (a task's images are rebuilt when a file is newer). It
+// refuses a link on the way, and removes nothing.
+func WriteLocalProgram(dir string, files map[string][]byte) error {
+	rels := []string{path.Dir(generator.LocalDir), generator.LocalDir, generator.EgressProgramDir}
+	var program []string
+	for p := range files {
+		if generator.LocalProgram(p) {
+			program = append(program, p)
+		}
+	}
+	slices.Sort(program)
+	if err := atomicfile.RefuseLinks(dir, append(rels, program...)...); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(generator.EgressProgramDir)), 0o755); err != nil {
+		return err
+	}
+	for _, p := range program {
+		if _, err := atomicfile.WriteFile(filepath.Join(dir, filepath.FromSlash(p)), files[p], generator.FileMode(p)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -107,3 +107,66 @@ func userSettings(t *testing.T) settings.Settings {
 	}
 	return s
 }
+
+// The egress program reaches the build context as
+// .agentbox/local/egress-program, which a fresh clone lacks (it is not
+// committed) and generate --check leaves alone: written when missing or
+// different, left as it is otherwise (a task's images are rebuilt when a
+// file is newer), never through a link.
+func TestWriteLocalProgram(t *testing.T) {
+	dir := generated(t, "agent-claude")
+	c, err := generator.Compile(dir, generator.CompileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	program := filepath.Join(dir, filepath.FromSlash(generator.EgressProgramDir))
+	entry := filepath.Join(program, "entrypoint.sh")
+	if err := os.RemoveAll(program); err != nil {
+		t.Fatal(err)
+	}
+	if diff, err := generator.Diff(dir, c.Files); err != nil || diff != "" {
+		t.Fatalf("a checkout without the egress program: diff %q, %v; want none", diff, err)
+	}
+	if err := WriteLocalProgram(dir, c.Files); err != nil {
+		t.Fatal(err)
+	}
+	want := c.Files[generator.EgressProgramDir+"/entrypoint.sh"]
+	if got, err := os.ReadFile(entry); err != nil || string(got) != string(want) {
+		t.Fatalf("entrypoint.sh after WriteLocalProgram: %v", err)
+	}
+	if fi, err := os.Stat(entry); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("entrypoint.sh's mode: %v, %v", fi, err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(entry, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteLocalProgram(dir, c.Files); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(entry); !fi.ModTime().Equal(old) {
+		t.Errorf("an unchanged program was written again")
+	}
+	writeFile(t, entry, []byte("#!/bin/bash\necho another agentbox's\n"))
+	if err := WriteLocalProgram(dir, c.Files); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(entry); string(got) != string(want) {
+		t.Errorf("another program was left in place")
+	}
+	// A link in the program's place is refused, and what it points to is
+	// untouched.
+	target := t.TempDir()
+	if err := os.RemoveAll(program); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, program); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteLocalProgram(dir, c.Files); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("WriteLocalProgram through a link: %v, want a refusal", err)
+	}
+	if entries, _ := os.ReadDir(target); len(entries) != 0 {
+		t.Errorf("WriteLocalProgram wrote through a link: %v", entries)
+	}
+}

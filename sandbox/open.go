@@ -32,6 +32,7 @@ type Project struct {
 	Config  *config.Config
 	Profile string
 	Compose Compose
+	Files   map[string][]byte // the generated files (generator.Compiled)
 }
 
 // ProfileChoiceError says that the profile a command chose is not one of
@@ -72,6 +73,6 @@ func Open(ctx context.Context, w Want) (*Project, error) {
 			profile = cfg.DefaultProfile
 		}
 	}
-	return &Project{Dir: w.Dir, Config: cfg, Profile: profile,
+	return &Project{Dir: w.Dir, Config: cfg, Profile: profile, Files: c.Files,
 		Compose: ComposeOf(ProjectArgv(d.Path, w.Dir, cfg, profile))}, nil
 }

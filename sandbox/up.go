@@ -50,6 +50,9 @@ func Up(ctx context.Context, w Want, steps Steps, stdin io.Reader, stdout, stder
 	if err := WriteLocalCA(p.Dir, us); err != nil {
 		return err
 	}
+	if err := WriteLocalProgram(p.Dir, p.Files); err != nil {
+		return err
+	}
 	if err := c.PullBases(ctx, p.Dir, stderr); err != nil {
 		return err
 	}

@@ -122,6 +122,9 @@ func (b *Compose) EnsureImages(ctx context.Context) error {
 	if err := sandbox.WriteLocalCA(p.Rec.Dir, us); err != nil {
 		return err
 	}
+	if err := sandbox.WriteLocalProgram(p.Rec.Dir, p.Files); err != nil {
+		return err
+	}
 	newest := newestFile(filepath.Join(p.Rec.Dir, generator.OutDir))
 	for _, img := range []string{p.Cfg.Name + "-egress", p.Cfg.Name + "-agent"} {
 		created, err := p.Docker.ImageCreated(ctx, img)

@@ -81,7 +81,7 @@ func runGolden(t *testing.T, caseDir string) {
 		}
 	}
 	golden.CompareTree(t, filepath.Join(caseDir, "want"), got)
-	if fi, err := os.Stat(filepath.Join(work, ".agentbox/egress-program/entrypoint.sh")); err != nil || fi.Mode().Perm() != 0o755 {
+	if fi, err := os.Stat(filepath.Join(work, generator.EgressProgramDir, "entrypoint.sh")); err != nil || fi.Mode().Perm() != 0o755 {
 		t.Errorf("entrypoint.sh is not executable: %v %v", fi.Mode(), err)
 	}
 
@@ -91,6 +91,17 @@ func runGolden(t *testing.T, caseDir string) {
 	}
 	if _, stderr, code := runIn(t, work, "generate", "--check"); code != exitOK {
 		t.Errorf("generate --check after generate: exit %d: %s", code, stderr)
+	}
+	// A fresh clone has no egress program (it is not committed): --check
+	// passes, and generate writes it again.
+	if err := os.RemoveAll(filepath.Join(work, generator.EgressProgramDir)); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runIn(t, work, "generate", "--check"); code != exitOK {
+		t.Errorf("generate --check without the egress program: exit %d: %s", code, stderr)
+	}
+	if stdout, stderr, code := runIn(t, work, "generate"); code != exitOK || !strings.Contains(stdout, generator.EgressProgramDir+"/entrypoint.sh") {
+		t.Errorf("generate without the egress program: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
 

@@ -76,19 +76,30 @@ RUN --mount=type=secret,id=agentbox_ca,required=false \
 RUN groupadd --system --gid 5353 agentbox-dns \
  && useradd --system --uid 5353 --gid 5353 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin agentbox-dns
 
-# The firewall program, the same for every profile, and every profile's
-# policy, a directory each. The entrypoint checks the profile that
-# AGENTBOX_PROFILE names against this image's list and links its directory to
-# /run/agentbox-profile, where the firewall's paths to the policy lead.
-COPY egress-program/entrypoint.sh /usr/local/bin/agentbox-egress
-COPY egress-program/ulogd.conf /etc/agentbox/ulogd.conf
+# The firewall program, the same for every profile: agentbox's, of the
+# version that generated this file, not the project's. It is not committed:
+# agentbox generate, build, up and run write it into local/egress-program,
+# and the build takes it only with the sums below.
+COPY local/ /tmp/agentbox-local/
+RUN set -eu; \
+    cd /tmp/agentbox-local/egress-program 2>/dev/null || { echo "agentbox: .agentbox/local/egress-program is missing: it is not committed, and agentbox generate, build, up and run write it; run one of them in this checkout first" >&2; exit 1; }; \
+    if ! printf '%s  %s\n' 730c947275a9ec3e7793db3dad5d63780c69bf0fb9e8a3dcc4607d01c6be7f63 entrypoint.sh a86701c1bc8e667b5dfab79eb10b0e5dcd0c1802f350c9697210cf90600e9c9a ulogd.conf | sha256sum --quiet -c - >/dev/null 2>&1; then \
+      echo "agentbox: .agentbox/local/egress-program is not the program this file pins (another version of agentbox wrote it): run agentbox generate with the agentbox that generated this file, or generate with yours and commit the change" >&2; exit 1; \
+    fi; \
+    install -m 0755 entrypoint.sh /usr/local/bin/agentbox-egress; \
+    install -D -m 0644 ulogd.conf /etc/agentbox/ulogd.conf; \
+    rm -rf /tmp/agentbox-local
+
+# Every profile's policy, a directory each. The entrypoint checks the
+# profile that AGENTBOX_PROFILE names against this image's list and links its
+# directory to /run/agentbox-profile, where the firewall's paths to the policy
+# lead.
 COPY egress/rules.nft egress/dnsmasq.conf egress/policy.bash egress/haproxy.cfg /etc/agentbox/profiles/balanced/
 COPY egress/locked/rules.nft egress/locked/dnsmasq.conf egress/locked/policy.bash /etc/agentbox/profiles/locked/
 COPY egress/open/rules.nft egress/open/dnsmasq.conf egress/open/policy.bash /etc/agentbox/profiles/open/
 COPY egress/profile.sh /usr/local/bin/agentbox-profile
 RUN chmod -R u=rwX,go=rX /etc/agentbox/profiles \
- && chmod 0755 /usr/local/bin/agentbox-egress /usr/local/bin/agentbox-profile \
- && chmod 0644 /etc/agentbox/ulogd.conf \
+ && chmod 0755 /usr/local/bin/agentbox-profile \
  && ln -s /run/agentbox-profile/rules.nft /etc/agentbox/rules.nft \
  && ln -s /run/agentbox-profile/dnsmasq.conf /etc/agentbox/dnsmasq.conf \
  && ln -s /run/agentbox-profile/policy.bash /etc/agentbox/policy.bash \
