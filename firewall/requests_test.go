@@ -167,9 +167,15 @@ func TestRequestEndpointSpoolAndAnswers(t *testing.T) {
 		t.Fatalf("spool file:\n%s", spooled)
 	}
 	if os.Geteuid() == 0 {
+		// Real, effective, saved and filesystem ids all its own, and no
+		// other group: nothing left to return to root with.
 		status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", e.cmd.Process.Pid))
-		if !regexp.MustCompile(`(?m)^Uid:\t` + strconv.Itoa(RequestUID) + `\t` + strconv.Itoa(RequestUID)).Match(status) {
-			t.Errorf("the endpoint does not run as uid %d:\n%s", RequestUID, status)
+		id := strconv.Itoa(RequestUID)
+		for _, want := range []string{"Uid:\t" + id + "\t" + id + "\t" + id + "\t" + id + "\n",
+			"Gid:\t" + id + "\t" + id + "\t" + id + "\t" + id + "\n", "Groups:\t" + id + " \n"} {
+			if !strings.Contains(string(status), "\n"+want) {
+				t.Errorf("the endpoint's status lacks %q:\n%s", want, status)
+			}
 		}
 	}
 	if code, a := e.get(t, id); code != 200 || a["state"] != "pending" || a["expires"] == "" {

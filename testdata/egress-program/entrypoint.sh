@@ -449,9 +449,9 @@ read -r -d '' REQUESTS_PL <<'PERL' || true
 # 2048; at most 5 requests wait at once, at most 10 in 600 s.
 use strict;
 use warnings;
-use IO::Socket::INET;
-use Socket qw(inet_pton AF_INET AF_INET6);
-use POSIX ();
+# Socket alone (not IO::Socket, not POSIX): loading those took most of
+# the endpoint's start, which the egress container waits for.
+use Socket qw(inet_pton AF_INET AF_INET6 SOCK_STREAM SOL_SOCKET SO_REUSEADDR pack_sockaddr_in);
 
 $0 = 'agentbox-requests';
 # The policy's part (the profile's policy.bash, through the entrypoint): the
@@ -528,8 +528,11 @@ $| = 1;
 
 sub logline { print STDERR 'agentbox-egress: requests: ', @_, "\n" }
 
-my $listen = IO::Socket::INET->new(LocalAddr => $addr, LocalPort => $port, Proto => 'tcp', Listen => 16, ReuseAddr => 1, Timeout => 1)
-	or die "agentbox-egress: requests: cannot listen on $addr:$port: $@\n";
+my $packed = inet_pton(AF_INET, $addr) // die "agentbox-egress: requests: $addr is not an IPv4 address\n";
+my $listen;
+socket($listen, AF_INET, SOCK_STREAM, 0) && setsockopt($listen, SOL_SOCKET, SO_REUSEADDR, 1)
+	&& bind($listen, pack_sockaddr_in($port, $packed)) && listen($listen, 16)
+	or die "agentbox-egress: requests: cannot listen on $addr:$port: $!\n";
 if ($> == 0) {
 	# The spool: root's, in the endpoint's group, which may write it; root
 	# (without CAP_CHOWN) gives a file to a group it is in.
@@ -537,10 +540,25 @@ if ($> == 0) {
 	mkdir $spool, 0770;
 	chown -1, $uid, $spool or die "agentbox-egress: requests: chgrp $spool: $!\n";
 	chmod 0770, $spool or die "agentbox-egress: requests: chmod $spool: $!\n";
-	POSIX::setgid($uid) or die "agentbox-egress: requests: setgid: $!\n";
-	POSIX::setuid($uid) or die "agentbox-egress: requests: setuid: $!\n";
+	# Every id of root's given up, the saved ones too: setting the real id
+	# after the effective one sets the saved one (setregid, setreuid). A
+	# list assignment would not (perl then keeps the saved ids); checked.
+	$( = $uid;
+	$> = $uid;
+	$< = $uid;
+	ids_are($uid) or die "agentbox-egress: requests: could not give up root's ids\n";
 }
 logline("listening on $addr:$port");
+
+# ids_are says whether every uid and gid of this process (real, effective,
+# saved, filesystem) is $_[0], and its only group.
+sub ids_are {
+	my $id = shift;
+	open my $f, '<', '/proc/self/status' or return;
+	my %s = map { /^(\w+):\s*(.*?)\s*$/ ? ($1, $2) : () } <$f>;
+	my $all = join "\t", ($id) x 4;
+	return ($s{Uid} // '') eq $all && ($s{Gid} // '') eq $all && ($s{Groups} // '') eq $id;
+}
 
 # bits returns address $_[0] (IPv4 or IPv6) as a string of bits, and
 # whether it is IPv4; nothing if it is neither.
@@ -636,7 +654,10 @@ sub seconds {
 	return ($1 // 0) * 3600 + ($2 // 0) * 60 + ($3 // 0);
 }
 
-sub utc { POSIX::strftime('%Y-%m-%dT%H:%M:%SZ', gmtime shift) }
+sub utc {
+	my @t = gmtime shift;
+	return sprintf '%04d-%02d-%02dT%02d:%02d:%02dZ', $t[5] + 1900, $t[4] + 1, @t[3, 2, 1, 0];
+}
 
 # fields reads a spool file's "KEY VALUE" lines.
 sub fields {
@@ -759,7 +780,10 @@ sub reply {
 $SIG{PIPE} = 'IGNORE';
 while (1) {
 	exit 0 if getppid != $parent;
-	my $c = $listen->accept or next;
+	my $ready = '';
+	vec($ready, fileno $listen, 1) = 1;
+	next if select($ready, undef, undef, 1) < 1; # a second: the parent's check
+	accept(my $c, $listen) or next;
 	eval {
 		local $SIG{ALRM} = sub { die "slow\n" };
 		alarm 3;
