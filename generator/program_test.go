@@ -13,8 +13,8 @@ import (
 )
 
 // TestEgressProgramPinned runs the egress Dockerfile's step that takes the
-// egress program from the build context (.agentbox/local/egress-program,
-// not committed) in bash, with its paths moved into a temporary directory:
+// egress program from the build context (.agentbox/egress-program, not
+// committed but for its .gitignore) in bash, with its paths moved into a temporary directory:
 // the program as rendered is installed; a missing one and one that is not
 // what the Dockerfile pins (a byte changed, a file missing) stop the build
 // with the reason, and install nothing.
@@ -32,7 +32,7 @@ func TestEgressProgramPinned(t *testing.T) {
 		t.Fatal(err, errs.Err())
 	}
 	docker := string(files[EgressDockerfile])
-	_, step, ok := strings.Cut(docker, "COPY "+localDirName+"/ /tmp/agentbox-local/\nRUN ")
+	_, step, ok := strings.Cut(docker, "COPY "+egressProgramName+"/ /tmp/agentbox-program/\nRUN ")
 	step, _, ok2 := strings.Cut(step, "\n\n")
 	if !ok || !ok2 {
 		t.Fatalf("the egress Dockerfile has no step that takes the egress program:\n%s", docker)
@@ -40,7 +40,11 @@ func TestEgressProgramPinned(t *testing.T) {
 	step = strings.ReplaceAll(step, "\\\n", "\n")
 	for name, tamper := range map[string]func(dir string){
 		"as rendered": func(string) {},
-		"missing":     func(dir string) { os.RemoveAll(dir) },
+		"missing": func(dir string) { // a fresh clone: only the .gitignore
+			for _, name := range firewall.ProgramFiles {
+				os.Remove(filepath.Join(dir, name))
+			}
+		},
 		"changed": func(dir string) {
 			f := filepath.Join(dir, "entrypoint.sh")
 			data, _ := os.ReadFile(f)
@@ -50,19 +54,19 @@ func TestEgressProgramPinned(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			root := t.TempDir()
-			program := filepath.Join(root, "local", egressProgramName)
+			program := filepath.Join(root, egressProgramName)
 			if err := os.MkdirAll(program, 0o755); err != nil {
 				t.Fatal(err)
 			}
 			for p, data := range files {
-				if LocalProgram(p) {
+				if strings.HasPrefix(p, EgressProgramDir+"/") { // the .gitignore too, as in a checkout
 					if err := os.WriteFile(filepath.Join(program, filepath.Base(p)), data, FileMode(p)); err != nil {
 						t.Fatal(err)
 					}
 				}
 			}
 			tamper(program)
-			script := strings.NewReplacer("/tmp/agentbox-local", filepath.Join(root, "local"),
+			script := strings.NewReplacer("/tmp/agentbox-program", program,
 				firewall.EntrypointPath, filepath.Join(root, "bin/agentbox-egress"),
 				firewall.UlogdPath, filepath.Join(root, "etc/ulogd.conf")).Replace(step)
 			if err := os.MkdirAll(filepath.Join(root, "bin"), 0o755); err != nil {

@@ -53,14 +53,17 @@ const (
 	LocalCA     = LocalDir + "/" + localCAName
 	// EgressProgramDir holds the egress program, the same for every
 	// profile and every project of one agentbox (firewall.ProgramFiles):
-	// agentbox's, not the project's, so not committed (LocalIgnore) and not
-	// compared by Diff. generate, build, up and run write it; the egress
-	// image checks it against the sums that its Dockerfile pins. The
+	// agentbox's, not the project's, so not committed (its committed
+	// .gitignore, EgressProgramIgnore, keeps the rest out) and not compared
+	// by Diff. generate, build, up and run write it; the egress image checks
+	// it against the sums that its Dockerfile pins. Not in LocalDir, which
+	// the agent image copies whole: a new program would rebuild it. The
 	// profiles' directories hold the data their policies decide.
-	EgressProgramDir  = LocalDir + "/" + egressProgramName
-	egressProgramName = "egress-program"
-	localDirName      = "local"
-	localCAName       = "ca.pem"
+	EgressProgramDir    = OutDir + "/" + egressProgramName
+	EgressProgramIgnore = EgressProgramDir + "/.gitignore"
+	egressProgramName   = "egress-program"
+	localDirName        = "local"
+	localCAName         = "ca.pem"
 )
 
 // funcs are the template functions: hermetic, and each quotes for one syntax.
@@ -181,7 +184,8 @@ func proxyBlank(p *Plan) []string {
 func render(p *Plan) (map[string][]byte, error) {
 	v := newView(p)
 	files := map[string][]byte{
-		LocalIgnore: []byte("# " + Header + "\n# The user's own certificates, and the egress program of the agentbox that\n# generated the files (agentbox generate, build, up and run write them): not\n# committed.\n" + localCAName + "\n" + egressProgramName + "/\n"),
+		LocalIgnore:         []byte("# " + Header + "\n# The user's own certificates (agentbox build, up and run write them): not\n# committed.\n" + localCAName + "\n"),
+		EgressProgramIgnore: []byte("# " + Header + "\n# The egress program, agentbox's (agentbox generate, build, up and run write\n# it): not committed; the egress Dockerfile pins its sums.\n*\n!.gitignore\n"),
 	}
 	program, err := firewall.Program()
 	if err != nil {

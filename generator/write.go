@@ -176,5 +176,5 @@ func displayPath(dir, file string) string {
 // LocalProgram says whether generated file path is the egress program's,
 // which is not committed (EgressProgramDir).
 func LocalProgram(path string) bool {
-	return strings.HasPrefix(path, EgressProgramDir+"/")
+	return strings.HasPrefix(path, EgressProgramDir+"/") && path != EgressProgramIgnore
 }

@@ -53,7 +53,7 @@ func WriteLocalCA(dir string, s settings.Settings) error {
 // content changes (a task's images are rebuilt when a file is newer). It
 // refuses a link on the way, and removes nothing.
 func WriteLocalProgram(dir string, files map[string][]byte) error {
-	rels := []string{path.Dir(generator.LocalDir), generator.LocalDir, generator.EgressProgramDir}
+	rels := []string{path.Dir(generator.EgressProgramDir), generator.EgressProgramDir}
 	var program []string
 	for p := range files {
 		if generator.LocalProgram(p) {

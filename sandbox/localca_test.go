@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
 	"github.com/agentbox-dev/agentbox/internal/settings"
 	"github.com/agentbox-dev/agentbox/internal/testing/testca"
@@ -108,9 +109,9 @@ func userSettings(t *testing.T) settings.Settings {
 	return s
 }
 
-// The egress program reaches the build context as
-// .agentbox/local/egress-program, which a fresh clone lacks (it is not
-// committed) and generate --check leaves alone: written when missing or
+// The egress program reaches the build context as .agentbox/egress-program,
+// which a fresh clone lacks (it is not committed, but for its .gitignore)
+// and generate --check leaves alone: written when missing or
 // different, left as it is otherwise (a task's images are rebuilt when a
 // file is newer), never through a link.
 func TestWriteLocalProgram(t *testing.T) {
@@ -121,8 +122,10 @@ func TestWriteLocalProgram(t *testing.T) {
 	}
 	program := filepath.Join(dir, filepath.FromSlash(generator.EgressProgramDir))
 	entry := filepath.Join(program, "entrypoint.sh")
-	if err := os.RemoveAll(program); err != nil {
-		t.Fatal(err)
+	for _, name := range firewall.ProgramFiles { // as a fresh clone has it
+		if err := os.Remove(filepath.Join(program, name)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if diff, err := generator.Diff(dir, c.Files); err != nil || diff != "" {
 		t.Fatalf("a checkout without the egress program: diff %q, %v; want none", diff, err)

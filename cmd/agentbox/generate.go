@@ -28,7 +28,7 @@ func newGenerateCmd(dir *string, stdout, stderr io.Writer) *cobra.Command {
   .agentbox/agent.Dockerfile       the agent image, base pinned by digest
   .agentbox/egress.Dockerfile      the egress (firewall) image
   .agentbox/egress/                each profile's firewall policy: rules.nft, dnsmasq.conf, policy.bash, haproxy.cfg
-  .agentbox/local/egress-program/  the firewall program, the same for every profile: not
+  .agentbox/egress-program/        the firewall program, the same for every profile: not
                                    committed (the egress Dockerfile pins its sums)
   .agentbox/docker-compose.yml     the egress and agent services
   .devcontainer/devcontainer.json  the Dev Container definition

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/generator"
 	"os"
 	"os/exec"
@@ -70,7 +71,7 @@ func runGolden(t *testing.T, caseDir string) {
 	}
 	got := map[string][]byte{}
 	for p, data := range golden.ReadTree(t, work) {
-		if name, ok := strings.CutPrefix(p, generator.EgressProgramDir+"/"); ok {
+		if name, ok := strings.CutPrefix(p, generator.EgressProgramDir+"/"); ok && generator.LocalProgram(p) {
 			// The egress program, the same for every case: one golden,
 			// testdata/egress-program beside goldenDir.
 			golden.CompareFile(t, filepath.Join(filepath.Dir(filepath.Dir(caseDir)), "egress-program", name), data)
@@ -92,10 +93,12 @@ func runGolden(t *testing.T, caseDir string) {
 	if _, stderr, code := runIn(t, work, "generate", "--check"); code != exitOK {
 		t.Errorf("generate --check after generate: exit %d: %s", code, stderr)
 	}
-	// A fresh clone has no egress program (it is not committed): --check
-	// passes, and generate writes it again.
-	if err := os.RemoveAll(filepath.Join(work, generator.EgressProgramDir)); err != nil {
-		t.Fatal(err)
+	// A fresh clone has no egress program (it is not committed, but for its
+	// .gitignore): --check passes, and generate writes it again.
+	for _, name := range firewall.ProgramFiles {
+		if err := os.Remove(filepath.Join(work, generator.EgressProgramDir, name)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, stderr, code := runIn(t, work, "generate", "--check"); code != exitOK {
 		t.Errorf("generate --check without the egress program: exit %d: %s", code, stderr)
