@@ -42,6 +42,9 @@ type Project struct {
 	// User names the host user (audit.HostUser).
 	User func() string
 	Now  func() time.Time
+	// Note, when set, gets what Allow has to say of a grant it made (a
+	// forge's name that stays refused: Request.ForgeNote).
+	Note func(string)
 }
 
 // AuditPath is the project's audit log (audit.Path).
@@ -110,6 +113,9 @@ func (p *Project) Allow(ctx context.Context, task string, r Request) (time.Time,
 		}
 		asked = true
 		_, err = p.Egress(ctx, p.Dir, task, r.command("grant"), r.String(), PortArg(r.Ports), strconv.FormatInt(rec.Seconds, 10))
+		if note := r.ForgeNote(p.Config, prof); err == nil && note != "" && p.Note != nil {
+			p.Note(note)
+		}
 		return err
 	})
 	if err != nil && asked {

@@ -88,6 +88,35 @@ func TestAllow(t *testing.T) {
 	}
 }
 
+// TestAllowForgeNote: a grant of a forge's name of git.forges is made (the
+// names below it pass), with a note that the forge itself stays refused on
+// the gateway's ports; none for other names, ports or the unlisted
+// github.com (whose direct TLS the policy leaves allowed).
+func TestAllowForgeNote(t *testing.T) {
+	for _, c := range []struct{ yaml, dest, want string }{
+		{"network: {domains: [github.com, git.example.com]}\ngit: {forges: [{host: git.example.com}]}\n", "git.example.com", "note: git.example.com itself stays refused on port 443"},
+		{"network: {domains: [github.com, git.example.com]}\ngit: {forges: [{host: git.example.com}]}\n", "git.example.com:22", ""},
+		{"network: {domains: [github.com, git.example.com]}\ngit: {forges: [{host: git.example.com}]}\n", "docs.example.com", ""},
+		{"network: {domains: [github.com]}\n", "github.com", ""},
+		{"network: {domains: [github.com]}\ngit: {forges: [{host: github.com}]}\n", "github.com:22,443", "note: github.com itself stays refused on port 443:"},
+	} {
+		d, err := ParseDest(c.dest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := ": grant-name " + d.Name + " " + PortArg(d.Ports) + " 60"
+		p, calls, _ := project(t, c.yaml, map[string]error{key: nil})
+		var notes []string
+		p.Note = func(n string) { notes = append(notes, n) }
+		if _, err := p.Allow(t.Context(), "", Request{Dest: d, For: time.Minute, Reason: "r"}); err != nil || len(*calls) != 1 {
+			t.Fatalf("%s with %q: %v, calls %q", c.dest, c.yaml, err, *calls)
+		}
+		if got := strings.Join(notes, "\n"); (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s with %q: note %q, want %q", c.dest, c.yaml, got, c.want)
+		}
+	}
+}
+
 // TestAllowUnwritableLog: a log that cannot be opened stops the grant
 // before the egress is asked.
 func TestAllowUnwritableLog(t *testing.T) {

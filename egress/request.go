@@ -4,10 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentbox-dev/agentbox/audit"
 	"github.com/agentbox-dev/agentbox/config"
+	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/generator"
 )
 
 // Request is a grant asked for: a destination, for how long, and why (as
@@ -80,4 +85,36 @@ func elevationConfig(cfg *config.Config, p *config.Profile) *config.Config {
 	c.ElevationNever, c.ElevationNeverPos = p.Elevate.Never, p.Elevate.NeverPos
 	c.ElevationNeverNames, c.ElevationNeverNamesPos = p.Elevate.NeverNames, p.Elevate.NeverNamesPos
 	return &c
+}
+
+// ForgeNote says what a grant of a name leaves refused in profile p: a
+// forge of git.forges keeps its git on the gateway's front door, and the
+// gateway refuses direct TLS and HTTP to the forge's name itself on every
+// port it listens on, grant or not (docs/gateway.md, "Pushes scoped"); the
+// names below it are granted. "" when that does not apply.
+func (r Request) ForgeNote(cfg *config.Config, p *config.Profile) string {
+	if r.Name == "" {
+		return ""
+	}
+	pol := generator.ProfilePolicy(cfg, p)
+	for _, f := range generator.ProfileForges(cfg, pol) {
+		if f.Direct || f.Host != r.Name {
+			continue
+		}
+		ports, err := firewall.GatewayPortsOf(pol)
+		if err != nil {
+			return ""
+		}
+		var held []string
+		for _, port := range r.Ports {
+			if slices.Contains(ports, port) {
+				held = append(held, strconv.Itoa(int(port)))
+			}
+		}
+		if len(held) == 0 {
+			return ""
+		}
+		return fmt.Sprintf("note: %s itself stays refused on port %s: it is a forge of git.forges, whose git goes through the gateway's front door, and the gateway refuses direct connections to it, grant or not; the grant reaches the names below it", r.Name, strings.Join(held, ","))
+	}
+	return ""
 }

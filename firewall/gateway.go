@@ -137,3 +137,21 @@ func renderGateway(p Policy) ([]byte, error) {
 		ForgeUser:     forgeUser,
 	})
 }
+
+// GatewayPortsOf returns the ports that the gateway of policy p listens on
+// (those of its allowed names); none without a gateway.
+func GatewayPortsOf(p Policy) ([]uint16, error) {
+	p, err := normalize(p)
+	if err != nil || !p.HasGateway() {
+		return nil, err
+	}
+	ports, err := gatewayPorts(p)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]uint16, len(ports))
+	for i, g := range ports {
+		out[i] = uint16(g.Port)
+	}
+	return out, nil
+}

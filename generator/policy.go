@@ -16,6 +16,11 @@ import (
 // so "*.x" and "x" are one entry. A name below a listed one gets the union
 // of both's ports, because dnsmasq applies only the most specific entry; it
 // is dropped when that union adds nothing, so every name appears once.
+// ProfilePolicy is the egress policy of profile p (profilePolicy).
+func ProfilePolicy(cfg *config.Config, p *config.Profile) firewall.Policy {
+	return profilePolicy(cfg, p)
+}
+
 func policy(cfg *config.Config) firewall.Policy {
 	p, _ := cfg.Profile(config.ProfileBalanced)
 	if p == nil { // a Config made by hand, without its profiles

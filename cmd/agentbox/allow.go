@@ -13,6 +13,7 @@ import (
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/egress"
 	"github.com/agentbox-dev/agentbox/generator"
+	"github.com/agentbox-dev/agentbox/internal/termsafe"
 	"github.com/agentbox-dev/agentbox/sandbox"
 	"github.com/spf13/cobra"
 )
@@ -61,7 +62,7 @@ no grant).`,
 			if len(args) == 0 {
 				return usageErrorf("name a destination: agentbox allow DEST --for DURATION --reason TEXT")
 			}
-			return o.grant(c.Context(), d, args[0], stdout)
+			return o.grant(c.Context(), d, args[0], stdout, c.ErrOrStderr())
 		},
 	}
 	f := c.Flags()
@@ -74,7 +75,7 @@ no grant).`,
 	return c
 }
 
-func (o *allowOptions) grant(ctx context.Context, d deps, dest string, stdout io.Writer) error {
+func (o *allowOptions) grant(ctx context.Context, d deps, dest string, stdout, stderr io.Writer) error {
 	if err := checkTask(o.task); err != nil {
 		return err
 	}
@@ -86,6 +87,7 @@ func (o *allowOptions) grant(ctx context.Context, d deps, dest string, stdout io
 	if err != nil {
 		return err
 	}
+	p.Note = func(note string) { fmt.Fprintf(stderr, "agentbox: %s\n", termsafe.Message(note)) }
 	expires, err := p.Allow(ctx, o.task, r)
 	if err != nil {
 		return err

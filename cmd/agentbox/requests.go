@@ -18,7 +18,12 @@ func newRequestsCmds(dir *string, d deps, stdout, stderr io.Writer) []*cobra.Com
 	var asJSON bool
 	host := func() (*approval.Host, error) {
 		p, err := egressOf(d, *dir)
-		return approval.Local(p), err
+		if err != nil {
+			return nil, err
+		}
+		// The agent chose the name: escaped like the rest of its text.
+		p.Note = func(note string) { fmt.Fprintf(stderr, "agentbox: %s\n", termsafe.Message(note)) }
+		return approval.Local(p), nil
 	}
 	list := &cobra.Command{Use: "requests", Args: cobra.NoArgs,
 		Short:   "List the agent's requests for grants (sandbox and running tasks; docs/approvals.md)",
