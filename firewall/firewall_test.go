@@ -76,7 +76,7 @@ func TestRenderFiles(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if want := []string{"dnsmasq.conf", "entrypoint.sh", "policy.bash", "rules.nft", "ulogd.conf"}; !slices.Equal(keys, want) {
+	if want := []string{"dnsmasq.conf", "entrypoint.sh", "policy.bash", "rules.nft", "sets.nft", "ulogd.conf"}; !slices.Equal(keys, want) {
 		t.Errorf("Render returned %q, want %q", keys, want)
 	}
 }
@@ -148,7 +148,7 @@ var richSets = []string{
 	"allow_v4_22", "allow_v6_22", "allow_v4_80", "allow_v6_80",
 	"allow_v4_443", "allow_v6_443", "allow_v4_8443", "allow_v6_8443",
 	"cidr_v4_443", "cidr_v6_443", "cidr_v4_5432", "cidr_v6_5432", "cidr_v4_8443",
-	"host_v4", "host_v6", "special_v4", "special_v6", "never_v4", "never_v6", "never_name_v4", "never_name_v6", "grant_v4", "grant_v6", "name_live",
+	"never_v4", "never_v6",
 }
 
 // richOutput are the rules of the output chain for the rich policy, in
@@ -234,8 +234,8 @@ var richSnippets = []string{
 // TestRenderRules checks the structure of rules.nft for the rich policy:
 // the sets by port, the order of the output rules and the sources.
 func TestRenderRules(t *testing.T) {
-	rules := string(mustRender(t, policies["rich"])[rulesFile])
-	if names := setNames(rules); !slices.Equal(names, richSets) {
+	rules := wholeRules(t, mustRender(t, policies["rich"]))
+	if names := setNames(rules); !slices.Equal(names, append(slices.Clone(includedSets), richSets...)) {
 		t.Errorf("sets:\n got %q\nwant %q", names, richSets)
 	}
 	if got := chainRules(rules, "output"); !slices.Equal(got, richOutput) {
@@ -249,7 +249,7 @@ func TestRenderRules(t *testing.T) {
 	}
 	// Tests use 198.18.0.0/15 and 2001:2::/48 as public addresses, and
 	// the filter resolver must be matched by address, never by interface.
-	special := rules[strings.Index(rules, "\tset special_v4 {"):strings.Index(rules, "\tset never_v4 {")]
+	special := rules[strings.Index(rules, "\tset special_v4 {"):strings.Index(rules, "\tset never_name_v4 {")]
 	for _, unwanted := range []string{"198.18.", "198.19.", "2001:2:"} {
 		if strings.Contains(special, unwanted) {
 			t.Errorf("the special ranges contain %q", unwanted)
@@ -258,6 +258,18 @@ func TestRenderRules(t *testing.T) {
 	if strings.Contains(rules, "dport 53") && regexp.MustCompile(`oif "lo".*dport 53`).MatchString(rules) {
 		t.Errorf("DNS to the filter resolver is matched by interface")
 	}
+}
+
+// wholeRules is rules.nft of files with sets.nft in place of its include,
+// as nft reads it.
+func wholeRules(t *testing.T, files map[string][]byte) string {
+	t.Helper()
+	include := "\tinclude \"" + SetsPath + "\"\n"
+	rules := string(files[rulesFile])
+	if strings.Count(rules, include) != 1 {
+		t.Fatalf("rules.nft does not include %s once:\n%s", SetsPath, rules)
+	}
+	return strings.Replace(rules, include, string(files[setsFile]), 1)
 }
 
 // setNames returns the names of the sets of rules.nft, in order.

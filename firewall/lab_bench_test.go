@@ -103,7 +103,7 @@ func BenchmarkLabThroughput(b *testing.B) {
 	// from `nft list` (nft 1.0.6 lists the refuse chain's IPv6-only reset
 	// without "meta nfproto ipv6", so its listing loads another ruleset).
 	rules := filepath.Join(l.lab.Dir(), "rules.nft")
-	if err := os.WriteFile(rules, l.files["rules.nft"], 0o644); err != nil {
+	if err := os.WriteFile(rules, l.hostRules(l.files["rules.nft"]), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	load := fmt.Sprintf("include %q\nadd element inet agentbox upstream_v4 { %s }\nadd element inet agentbox allow_v4_443 { %s }\n", rules, upstream, allowedV4)

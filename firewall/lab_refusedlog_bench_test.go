@@ -26,7 +26,7 @@ func ruleLoader(b *testing.B, l *lab) func(logged bool) {
 	files := map[bool]string{}
 	for logged, data := range map[bool][]byte{true: l.files["rules.nft"], false: logStatement.ReplaceAll(l.files["rules.nft"], nil)} {
 		path := filepath.Join(l.lab.Dir(), fmt.Sprintf("rules-%v.nft", logged))
-		if err := os.WriteFile(path, data, 0o644); err != nil {
+		if err := os.WriteFile(path, l.hostRules(data), 0o644); err != nil {
 			b.Fatal(err)
 		}
 		files[logged] = path

@@ -11,8 +11,10 @@ package firewall_test
 //	  the agent: uid 1000, no capabilities   198.18.0.0/15, 2001:2::/48, 10.1.2.3, 169.254.169.254, ...
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +48,7 @@ func generated(t testing.TB) map[string][]byte {
 	}
 	out := map[string][]byte{}
 	for _, path := range []string{generator.EgressDir + "/rules.nft", generator.EgressDir + "/dnsmasq.conf", generator.EgressDir + "/policy.bash",
-		generator.EgressProgramDir + "/entrypoint.sh", generator.EgressProgramDir + "/ulogd.conf"} {
+		generator.EgressProgramDir + "/entrypoint.sh", generator.EgressProgramDir + "/sets.nft", generator.EgressProgramDir + "/ulogd.conf"} {
 		data, ok := c.Files[path]
 		if !ok {
 			t.Fatalf("generator.Compile rendered no %s", path)
@@ -70,6 +72,18 @@ type lab struct {
 	agent    *netlab.Helper // uid 1000 in the sandbox
 	egress   *netlab.Proc   // the entrypoint
 	routed   int            // what routedPackets returned before the battery
+}
+
+// hostRules is rules, a rules.nft of l's, as nft reads it outside the
+// lab's mounts (ip netns exec): its include of sets.nft leads to a copy in
+// the lab's directory.
+func (l *lab) hostRules(rules []byte) []byte {
+	l.t.Helper()
+	sets := filepath.Join(l.lab.Dir(), "sets.nft")
+	if err := os.WriteFile(sets, l.files["sets.nft"], 0o644); err != nil {
+		l.t.Fatal(err)
+	}
+	return bytes.Replace(rules, []byte(`include "`+firewall.SetsPath+`"`), []byte(`include "`+sets+`"`), 1)
 }
 
 // newLab builds the namespaces and starts the servers and the agent; the
@@ -165,6 +179,7 @@ func (l *lab) egressSpec() netlab.Spec {
 			firewall.EntrypointPath: {Data: l.files["entrypoint.sh"], Mode: 0o755},
 			firewall.UlogdPath:      {Data: l.files["ulogd.conf"], Mode: 0o644},
 			firewall.PolicyPath:     {Data: l.files["policy.bash"], Mode: 0o644},
+			firewall.SetsPath:       {Data: l.files["sets.nft"], Mode: 0o644},
 			"/etc/resolv.conf":      {Data: []byte("nameserver " + upstream + "\n"), Mode: 0o644},
 			"/etc/passwd": {Data: withUser(l.t, "/etc/passwd",
 				fmt.Sprintf("%s:x:%d:%d::/nonexistent:/usr/sbin/nologin", firewall.DNSUser, firewall.DNSUID, firewall.DNSUID)), Mode: 0o644},

@@ -81,6 +81,7 @@ func flagsOf(m Mode) modeFlags { return modeFlags{None: m == ModeNone, Open: m =
 type rulesView struct {
 	modeFlags
 	Header, EntrypointPath, DNSUser string
+	SetsPath                        string
 	ResolvConf, FilterAddr          string
 	DNSUID, DNSMinPort, DNSMaxPort  int
 	Zone                            int
@@ -141,24 +142,53 @@ type row struct{ Cell, Note string }
 
 // renderRules renders rules.nft for a normalized policy.
 func renderRules(p Policy) ([]byte, error) {
+	v, err := rulesViewOf(p)
+	if err != nil {
+		return nil, err
+	}
+	return execute("rules.nft.tmpl", v)
+}
+
+// renderSets renders sets.nft, which every rules.nft includes: what its
+// template uses of rulesViewOf is the same for every policy.
+func renderSets() ([]byte, error) {
+	v, err := rulesViewOf(Policy{})
+	if err != nil {
+		return nil, err
+	}
+	return execute("sets.nft.tmpl", v)
+}
+
+// gatewayRulesOf is what rules.nft needs of policy p's gateway; nil
+// without one.
+func gatewayRulesOf(p Policy) (*gatewayRules, error) {
+	if !p.Gateway {
+		return nil, nil
+	}
+	ports, err := gatewayPorts(p)
+	if err != nil {
+		return nil, err
+	}
+	return &gatewayRules{UID: GatewayUID, User: GatewayUser, Map: gatewayMap, Names: gatewayNames, Ports: ports,
+		Listen: fmt.Sprintf("%d-%d", GatewayListenBase, GatewayListenBase+max(len(ports), 1)-1)}, nil
+}
+
+// rulesViewOf is what rules.nft's and sets.nft's templates see of policy p.
+func rulesViewOf(p Policy) (rulesView, error) {
 	r := newRuleset(p)
-	var gw *gatewayRules
-	if p.Gateway {
-		ports, err := gatewayPorts(p)
-		if err != nil {
-			return nil, err
-		}
-		gw = &gatewayRules{UID: GatewayUID, User: GatewayUser, Map: gatewayMap, Names: gatewayNames, Ports: ports,
-			Listen: fmt.Sprintf("%d-%d", GatewayListenBase, GatewayListenBase+max(len(ports), 1)-1)}
+	gw, err := gatewayRulesOf(p)
+	if err != nil {
+		return rulesView{}, err
 	}
 	upstream := []nftSet{v4.set(upstreamV4), v6.set(upstreamV6)}
 	if p.Mode == ModeNone {
 		upstream = nil // dnsmasq forwards nothing
 	}
-	return execute("rules.nft.tmpl", rulesView{
+	return rulesView{
 		modeFlags:      flagsOf(p.Mode),
 		Header:         Header,
 		EntrypointPath: EntrypointPath,
+		SetsPath:       SetsPath,
 		DNSUser:        DNSUser,
 		ResolvConf:     resolvConf,
 		FilterAddr:     filterAddr,
@@ -198,7 +228,7 @@ func renderRules(p Policy) ([]byte, error) {
 		LogPrefix:      LogPrefix,
 		LogChains:      logChains,
 		Gateway:        gw,
-	})
+	}, nil
 }
 
 // set returns the set of family f named name.

@@ -20,8 +20,11 @@ func writeFiles(t *testing.T, files map[string][]byte) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, data := range files {
-		if name == entrypointFile { // it reads this policy.bash, not the image's
+		switch name { // they read these files, not the image's
+		case entrypointFile:
 			data = bytes.Replace(data, []byte("POLICY="+PolicyPath+"\n"), []byte("POLICY="+filepath.Join(dir, policyFile)+"\n"), 1)
+		case rulesFile:
+			data = bytes.Replace(data, []byte(`include "`+SetsPath+`"`), []byte(`include "`+filepath.Join(dir, setsFile)+`"`), 1)
 		}
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)

@@ -100,6 +100,7 @@ type view struct {
 	RulesPath       string
 	DnsmasqPath     string
 	PolicyPath      string
+	SetsPath        string
 	EntrypointPath  string
 	UlogdPath       string
 	GatewayPath     string
@@ -327,6 +328,7 @@ func newView(p *Plan) view {
 		RulesPath:       firewall.RulesPath,
 		DnsmasqPath:     firewall.DnsmasqPath,
 		PolicyPath:      firewall.PolicyPath,
+		SetsPath:        firewall.SetsPath,
 		EntrypointPath:  firewall.EntrypointPath,
 		UlogdPath:       firewall.UlogdPath,
 		GatewayPath:     firewall.GatewayConfigPath,

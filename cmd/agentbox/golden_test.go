@@ -199,8 +199,9 @@ func sameTree(a, b map[string][]byte) bool {
 	return true
 }
 
-// TestGoldenRulesetsLoad checks every golden ruleset with `nft -c`, which
-// parses and validates a ruleset against the kernel without applying it.
+// TestGoldenRulesetsLoad checks every golden ruleset, with the sets it
+// includes, with `nft -c`, which parses and validates a ruleset against the
+// kernel without applying it.
 func TestGoldenRulesetsLoad(t *testing.T) {
 	rulesets, err := filepath.Glob(filepath.Join(goldenDir, "*/want/.agentbox/egress/rules.nft"))
 	if err != nil || len(rulesets) == 0 {
@@ -208,8 +209,19 @@ func TestGoldenRulesetsLoad(t *testing.T) {
 	}
 	testenv.RequireRoot(t)
 	nft := testenv.RequireProgram(t, "nft")
+	// Each includes the egress program's sets.nft, whose golden is one.
+	sets, err := filepath.Abs(filepath.Join(goldenDir, "..", "egress-program", "sets.nft"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range rulesets {
-		if out, err := exec.Command(nft, "-c", "-f", r).CombinedOutput(); err != nil {
+		data, err := os.ReadFile(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(nft, "-c", "-f", "-")
+		cmd.Stdin = strings.NewReader(strings.Replace(string(data), `include "`+firewall.SetsPath+`"`, `include "`+sets+`"`, 1))
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(data), firewall.SetsPath) {
 			t.Errorf("nft -c -f %s: %v\n%s", r, err, out)
 		}
 	}
