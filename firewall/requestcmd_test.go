@@ -19,7 +19,7 @@ import (
 // golden case's), its port the endpoint's of this test.
 func requestCommand(t *testing.T, port string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "golden", "agent-none", "want", generator.RequestScript))
+	data, err := os.ReadFile(filepath.Join("..", "testdata", strings.TrimPrefix(generator.RequestScript, generator.OutDir+"/")))
 	if err != nil {
 		t.Fatal(err)
 	}

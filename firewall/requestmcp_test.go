@@ -62,7 +62,7 @@ func TestRequestMCP(t *testing.T) {
 	}
 	e := firewall.StartEndpoint(t, firewall.Policy{NeverNames: []string{"secret.example"},
 		Requests: &firewall.Requests{Timeout: 10 * time.Minute, Max: time.Hour}})
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "golden", "agent-claude", "want", generator.RequestMCPFile))
+	data, err := os.ReadFile(filepath.Join("..", "testdata", strings.TrimPrefix(generator.RequestMCPFile, generator.OutDir+"/")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package generator
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -36,10 +35,10 @@ const (
 	WorkspaceScript = OutDir + "/workspace.sh"
 	// RequestScript is agentbox-request in the agent image: the agent asks
 	// the person at the host for a grant (docs/approvals.md).
-	RequestScript = OutDir + "/agentbox-request.sh"
+	RequestScript = AgentProgramDir + "/agentbox-request.sh"
 	// RequestMCPFile is its MCP server, in the images of agents on node
 	// (RequestMCPScript).
-	RequestMCPFile = OutDir + "/agentbox-request-mcp.js"
+	RequestMCPFile = AgentProgramDir + "/agentbox-request-mcp.js"
 	// GitConfigMask replaces the host repository's .git/config in the
 	// sandbox: a git config file with comments only.
 	GitConfigMask = OutDir + "/git-config"
@@ -48,22 +47,11 @@ const (
 	// certificates of the settings' ca_certificates, which the agent image
 	// copies, so that their content keys its CA step for every build of
 	// the checkout, the Dev Containers CLI's included.
-	LocalDir    = OutDir + "/" + localDirName
-	LocalIgnore = LocalDir + "/.gitignore"
-	LocalCA     = LocalDir + "/" + localCAName
-	// EgressProgramDir holds the egress program, the same for every
-	// profile and every project of one agentbox (firewall.ProgramFiles):
-	// agentbox's, not the project's, so not committed (its committed
-	// .gitignore, EgressProgramIgnore, keeps the rest out) and not compared
-	// by Diff. generate, build, up and run write it; the egress image checks
-	// it against the sums that its Dockerfile pins. Not in LocalDir, which
-	// the agent image copies whole: a new program would rebuild it. The
-	// profiles' directories hold the data their policies decide.
-	EgressProgramDir    = OutDir + "/" + egressProgramName
-	EgressProgramIgnore = EgressProgramDir + "/.gitignore"
-	egressProgramName   = "egress-program"
-	localDirName        = "local"
-	localCAName         = "ca.pem"
+	LocalDir     = OutDir + "/" + localDirName
+	LocalIgnore  = LocalDir + "/.gitignore"
+	LocalCA      = LocalDir + "/" + localCAName
+	localDirName = "local"
+	localCAName  = "ca.pem"
 )
 
 // funcs are the template functions: hermetic, and each quotes for one syntax.
@@ -130,9 +118,8 @@ type view struct {
 	ProfileLabel         string
 	FreshCloneEnv        string
 	ProfileSelector      string
-	EgressProgramDir     string
-	EgressProgramName    string
-	ProgramSums          []ProgramSum // the egress program's files, sorted by name
+	EgressProgram        ProgramStep // the egress image's step that takes its program
+	AgentProgram         ProgramStep // the agent image's
 	ImageProfileSelector string
 	ImageProfilesDir     string
 	ImageProfileLink     string
@@ -185,23 +172,16 @@ func proxyBlank(p *Plan) []string {
 func render(p *Plan) (map[string][]byte, error) {
 	v := newView(p)
 	files := map[string][]byte{
-		LocalIgnore:         []byte("# " + Header + "\n# The user's own certificates (agentbox build, up and run write them): not\n# committed.\n" + localCAName + "\n"),
-		EgressProgramIgnore: []byte("# " + Header + "\n# The egress program, agentbox's (agentbox generate, build, up and run write\n# it): not committed; the egress Dockerfile pins its sums.\n*\n!.gitignore\n"),
+		LocalIgnore: []byte("# " + Header + "\n# The user's own certificates (agentbox build, up and run write them): not\n# committed.\n" + localCAName + "\n"),
 	}
-	program, err := firewall.Program()
-	if err != nil {
+	if err := renderPrograms(files, &v); err != nil {
 		return nil, err
-	}
-	for _, name := range sortedPaths(program) {
-		files[EgressProgramDir+"/"+name] = program[name]
-		v.ProgramSums = append(v.ProgramSums, ProgramSum{Name: name, Sum: fmt.Sprintf("%x", sha256.Sum256(program[name]))})
 	}
 	for path, name := range map[string]string{
 		AgentDockerfile:  "agent.Dockerfile.tmpl",
 		EgressDockerfile: "egress.Dockerfile.tmpl",
 		DevcontainerFile: "devcontainer.json.tmpl",
 		WorkspaceScript:  "workspace.sh.tmpl",
-		RequestScript:    "agentbox-request.sh.tmpl",
 		GitConfigMask:    "git-config.tmpl",
 		ProfileSelector:  "egress-profile.sh.tmpl",
 	} {
@@ -211,11 +191,6 @@ func render(p *Plan) (map[string][]byte, error) {
 	}
 	if err := renderAgentFiles(files, p); err != nil {
 		return nil, err
-	}
-	if p.Agent.Package != "" {
-		if err := execute(files, RequestMCPFile, "agentbox-request-mcp.js.tmpl", v); err != nil {
-			return nil, err
-		}
 	}
 	renderForges(files, p)
 	if p.NPMTree != nil {
@@ -353,8 +328,6 @@ func newView(p *Plan) view {
 		ProfileLabel:         ProfileLabel,
 		FreshCloneEnv:        FreshCloneEnv,
 		ProfileSelector:      ProfileSelector,
-		EgressProgramDir:     EgressProgramDir,
-		EgressProgramName:    egressProgramName,
 		ImageProfileSelector: ImageProfileSelector,
 		ImageProfilesDir:     ImageProfilesDir,
 		ImageProfileLink:     ImageProfileLink,
@@ -376,7 +349,3 @@ func newView(p *Plan) view {
 		ProxyBlank:      proxyBlank(p),
 	}
 }
-
-// ProgramSum is a file of the egress program and its SHA-256, which the
-// egress Dockerfile pins.
-type ProgramSum struct{ Name, Sum string }

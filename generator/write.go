@@ -172,9 +172,3 @@ func displayPath(dir, file string) string {
 	}
 	return filepath.Join(dir, file)
 }
-
-// LocalProgram says whether generated file path is the egress program's,
-// which is not committed (EgressProgramDir).
-func LocalProgram(path string) bool {
-	return strings.HasPrefix(path, EgressProgramDir+"/") && path != EgressProgramIgnore
-}

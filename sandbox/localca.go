@@ -45,15 +45,15 @@ func WriteLocalCA(dir string, s settings.Settings) error {
 	return err
 }
 
-// WriteLocalProgram leaves the egress program of files (the generated
-// files, generator.LocalProgram) in dir's generator.EgressProgramDir, where
-// the egress image copies it from and checks it against the sums its
-// Dockerfile pins: it is agentbox's, not committed, so a checkout has it
-// only once an agentbox wrote it. Each file is written only when its
-// content changes (a task's images are rebuilt when a file is newer). It
-// refuses a link on the way, and removes nothing.
+// WriteLocalProgram leaves the images' programs of files (the generated
+// files, generator.LocalProgram) in dir, where each image copies its
+// program from and checks it against the sums its Dockerfile pins: they
+// are agentbox's, not committed, so a checkout has them only once an
+// agentbox wrote them. Each file is written only when its content changes
+// (a task's images are rebuilt when a file is newer). It refuses a link on
+// the way, and removes nothing.
 func WriteLocalProgram(dir string, files map[string][]byte) error {
-	rels := []string{path.Dir(generator.EgressProgramDir), generator.EgressProgramDir}
+	rels := []string{generator.OutDir, generator.EgressProgramDir, generator.AgentProgramDir}
 	var program []string
 	for p := range files {
 		if generator.LocalProgram(p) {
@@ -64,11 +64,12 @@ func WriteLocalProgram(dir string, files map[string][]byte) error {
 	if err := atomicfile.RefuseLinks(dir, append(rels, program...)...); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(generator.EgressProgramDir)), 0o755); err != nil {
-		return err
-	}
 	for _, p := range program {
-		if _, err := atomicfile.WriteFile(filepath.Join(dir, filepath.FromSlash(p)), files[p], generator.FileMode(p)); err != nil {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return err
+		}
+		if _, err := atomicfile.WriteFile(full, files[p], generator.FileMode(p)); err != nil {
 			return err
 		}
 	}

@@ -24,8 +24,8 @@ const goldenDir = "../../testdata/golden"
 // .git/config) unless the case has a file named "nogit". A file named
 // "symlinks" lists links to make in the copy, one "PATH TARGET" a line
 // (PATH replaced if it exists); a file named "mkdirs" lists directories.
-// The egress program, the same for every case, has one golden:
-// testdata/egress-program.
+// The images' programs, the same for every case, have one golden each:
+// testdata/egress-program, testdata/agent-program.
 func TestGolden(t *testing.T) {
 	cases, err := os.ReadDir(goldenDir)
 	if err != nil {
@@ -71,10 +71,11 @@ func runGolden(t *testing.T, caseDir string) {
 	}
 	got := map[string][]byte{}
 	for p, data := range golden.ReadTree(t, work) {
-		if name, ok := strings.CutPrefix(p, generator.EgressProgramDir+"/"); ok && generator.LocalProgram(p) {
-			// The egress program, the same for every case: one golden,
-			// testdata/egress-program beside goldenDir.
-			golden.CompareFile(t, filepath.Join(filepath.Dir(filepath.Dir(caseDir)), "egress-program", name), data)
+		if generator.LocalProgram(p) {
+			// The images' programs, the same for every case: one golden,
+			// testdata/egress-program and testdata/agent-program beside
+			// goldenDir.
+			golden.CompareFile(t, filepath.Join(filepath.Dir(filepath.Dir(caseDir)), strings.TrimPrefix(p, generator.OutDir+"/")), data)
 			continue
 		}
 		if strings.HasPrefix(p, ".agentbox/") || strings.HasPrefix(p, ".devcontainer/") {
@@ -93,17 +94,20 @@ func runGolden(t *testing.T, caseDir string) {
 	if _, stderr, code := runIn(t, work, "generate", "--check"); code != exitOK {
 		t.Errorf("generate --check after generate: exit %d: %s", code, stderr)
 	}
-	// A fresh clone has no egress program (it is not committed, but for its
-	// .gitignore): --check passes, and generate writes it again.
-	for _, name := range firewall.ProgramFiles {
-		if err := os.Remove(filepath.Join(work, generator.EgressProgramDir, name)); err != nil {
-			t.Fatal(err)
+	// A fresh clone has no programs (they are not committed, but for their
+	// .gitignore files): --check passes, and generate writes them again.
+	for p := range golden.ReadTree(t, work) {
+		if generator.LocalProgram(p) {
+			if err := os.Remove(filepath.Join(work, p)); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	if _, stderr, code := runIn(t, work, "generate", "--check"); code != exitOK {
 		t.Errorf("generate --check without the egress program: exit %d: %s", code, stderr)
 	}
-	if stdout, stderr, code := runIn(t, work, "generate"); code != exitOK || !strings.Contains(stdout, generator.EgressProgramDir+"/entrypoint.sh") {
+	if stdout, stderr, code := runIn(t, work, "generate"); code != exitOK || !strings.Contains(stdout, generator.EgressProgramDir+"/entrypoint.sh") ||
+		!strings.Contains(stdout, generator.RequestScript) {
 		t.Errorf("generate without the egress program: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }

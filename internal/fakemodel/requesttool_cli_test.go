@@ -49,7 +49,7 @@ func TestClaudeCodeAsksForAGrant(t *testing.T) {
 
 	// The generated MCP server and Claude Code's managed MCP configuration,
 	// the server's path moved to where this test keeps it.
-	script, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", "agent-claude", "want", generator.RequestMCPFile))
+	script, err := os.ReadFile(filepath.Join("..", "..", "testdata", strings.TrimPrefix(generator.RequestMCPFile, generator.OutDir+"/")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestGeminiCLIAsksForAGrant(t *testing.T) {
 	if err := os.Mkdir(answers, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	script, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", "agent-gemini", "want", generator.RequestMCPFile))
+	script, err := os.ReadFile(filepath.Join("..", "..", "testdata", strings.TrimPrefix(generator.RequestMCPFile, generator.OutDir+"/")))
 	if err != nil {
 		t.Fatal(err)
 	}

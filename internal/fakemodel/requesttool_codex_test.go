@@ -54,7 +54,7 @@ func TestCodexAsksForAGrant(t *testing.T) {
 	if err := os.Chmod(lab.Dir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	script, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", "agent-codex", "want", generator.RequestMCPFile))
+	script, err := os.ReadFile(filepath.Join("..", "..", "testdata", strings.TrimPrefix(generator.RequestMCPFile, generator.OutDir+"/")))
 	if err != nil {
 		t.Fatal(err)
 	}

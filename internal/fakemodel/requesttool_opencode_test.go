@@ -56,7 +56,7 @@ func TestOpenCodeAsksForAGrant(t *testing.T) {
 	if err := os.Chmod(lab.Dir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	script, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", "agent-opencode", "want", generator.RequestMCPFile))
+	script, err := os.ReadFile(filepath.Join("..", "..", "testdata", strings.TrimPrefix(generator.RequestMCPFile, generator.OutDir+"/")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,9 +131,19 @@ RUN git config --system user.name 'Agent (agentbox)' \
  && git config --system user.email agent@agentbox.invalid
 
 # agentbox-request: the agent asks the person at the host for a grant
-# (docs/approvals.md).
-COPY agentbox-request.sh /usr/local/bin/agentbox-request
-RUN chmod 0755 /usr/local/bin/agentbox-request
+# (docs/approvals.md): agentbox's program, of the version that
+# generated this file.
+# It is not committed: agentbox generate, build, up and run write it into
+# agent-program/, and the build takes it only with the sums below.
+COPY agent-program/ /tmp/agentbox-program/
+RUN set -eu; \
+    cd /tmp/agentbox-program; \
+    [ -e agentbox-request.sh ] || { echo "agentbox: .agentbox/agent-program is missing: it is not committed, and agentbox generate, build, up and run write it; run one of them in this checkout first" >&2; exit 1; }; \
+    if ! printf '%s  %s\n' b85b30d6b2d0286bdf870f43a809dbf8d43c6edc53273b32fe1ce1033c7ccdbe agentbox-request.sh | sha256sum --quiet -c - >/dev/null 2>&1; then \
+      echo "agentbox: .agentbox/agent-program is not the program this file pins (another version of agentbox wrote it): run agentbox generate with the agentbox that generated this file, or generate with yours and commit the change" >&2; exit 1; \
+    fi; \
+    install -D -m 0755 agentbox-request.sh /usr/local/bin/agentbox-request; \
+    rm -rf /tmp/agentbox-program
 
 # No way back to root: drop every setuid and setgid bit.
 RUN find / -xdev -type f -perm /6000 -exec chmod a-s {} +

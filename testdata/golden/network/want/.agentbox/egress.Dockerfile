@@ -77,9 +77,9 @@ RUN groupadd --system --gid 5353 agentbox-dns \
  && useradd --system --uid 5353 --gid 5353 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin agentbox-dns
 
 # The firewall program, the same for every profile: agentbox's, of the
-# version that generated this file, not the project's. It is not committed:
-# agentbox generate, build, up and run write it into egress-program/,
-# and the build takes it only with the sums below.
+# version that generated this file, not the project's.
+# It is not committed: agentbox generate, build, up and run write it into
+# egress-program/, and the build takes it only with the sums below.
 COPY egress-program/ /tmp/agentbox-program/
 RUN set -eu; \
     cd /tmp/agentbox-program; \
@@ -87,9 +87,9 @@ RUN set -eu; \
     if ! printf '%s  %s\n' 3a06a59b59f9c1a42f88a37cb92a492fd52873197d1dab7917c4104d2606a36c entrypoint.sh 8f3aea6bd11335a155d44ebcc36523542aa197efebf5e9a82fab302ba882d84f sets.nft a86701c1bc8e667b5dfab79eb10b0e5dcd0c1802f350c9697210cf90600e9c9a ulogd.conf | sha256sum --quiet -c - >/dev/null 2>&1; then \
       echo "agentbox: .agentbox/egress-program is not the program this file pins (another version of agentbox wrote it): run agentbox generate with the agentbox that generated this file, or generate with yours and commit the change" >&2; exit 1; \
     fi; \
-    install -m 0755 entrypoint.sh /usr/local/bin/agentbox-egress; \
-    install -D -m 0644 ulogd.conf /etc/agentbox/ulogd.conf; \
+    install -D -m 0755 entrypoint.sh /usr/local/bin/agentbox-egress; \
     install -D -m 0644 sets.nft /etc/agentbox/sets.nft; \
+    install -D -m 0644 ulogd.conf /etc/agentbox/ulogd.conf; \
     rm -rf /tmp/agentbox-program
 
 # Every profile's policy, a directory each. The entrypoint checks the

@@ -154,11 +154,21 @@ RUN git config --system user.name 'Claude Code (agentbox)' \
  && git config --system user.email claude@agentbox.invalid
 
 # agentbox-request: the agent asks the person at the host for a grant
-# (docs/approvals.md).
-COPY agentbox-request.sh /usr/local/bin/agentbox-request
-# Its MCP server, which the agent CLI's configuration registers.
-COPY agentbox-request-mcp.js /usr/local/lib/agentbox/request-mcp.js
-RUN chmod 0755 /usr/local/bin/agentbox-request
+# (docs/approvals.md), with its MCP server, which the agent CLI's
+# configuration registers: agentbox's program, of the version that
+# generated this file.
+# It is not committed: agentbox generate, build, up and run write it into
+# agent-program/, and the build takes it only with the sums below.
+COPY agent-program/ /tmp/agentbox-program/
+RUN set -eu; \
+    cd /tmp/agentbox-program; \
+    [ -e agentbox-request-mcp.js ] || { echo "agentbox: .agentbox/agent-program is missing: it is not committed, and agentbox generate, build, up and run write it; run one of them in this checkout first" >&2; exit 1; }; \
+    if ! printf '%s  %s\n' 2e4409ca52e45b152be95cf88b01f8a8e19b985c7f731fb838930276c49790e1 agentbox-request-mcp.js b85b30d6b2d0286bdf870f43a809dbf8d43c6edc53273b32fe1ce1033c7ccdbe agentbox-request.sh | sha256sum --quiet -c - >/dev/null 2>&1; then \
+      echo "agentbox: .agentbox/agent-program is not the program this file pins (another version of agentbox wrote it): run agentbox generate with the agentbox that generated this file, or generate with yours and commit the change" >&2; exit 1; \
+    fi; \
+    install -D -m 0644 agentbox-request-mcp.js /usr/local/lib/agentbox/request-mcp.js; \
+    install -D -m 0755 agentbox-request.sh /usr/local/bin/agentbox-request; \
+    rm -rf /tmp/agentbox-program
 
 # No way back to root: drop every setuid and setgid bit.
 RUN find / -xdev -type f -perm /6000 -exec chmod a-s {} +
