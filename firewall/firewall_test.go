@@ -56,14 +56,17 @@ func mustRender(t *testing.T, p Policy) map[string][]byte {
 	return files
 }
 
-// TestGolden compares the rendered rules.nft and dnsmasq.conf with
-// testdata/golden/<policy>/ (go test ./firewall -update rewrites them). The
-// entrypoint is left out: the generator's golden cases hold it.
+// TestGolden compares the rendered rules.nft, dnsmasq.conf and policy.bash
+// with testdata/golden/<policy>/ (go test ./firewall -update rewrites them).
+// The egress program is left out: the same for every policy, its golden is
+// the project's testdata/egress-program.
 func TestGolden(t *testing.T) {
 	for name, p := range policies {
 		t.Run(name, func(t *testing.T) {
 			files := mustRender(t, p)
-			delete(files, entrypointFile)
+			for _, name := range ProgramFiles { // the same for every policy: testdata/egress-program
+				delete(files, name)
+			}
 			golden.CompareTree(t, filepath.Join("testdata", "golden", name), files)
 		})
 	}
@@ -76,7 +79,7 @@ func TestRenderFiles(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if want := []string{"dnsmasq.conf", "entrypoint.sh", "policy.bash", "rules.nft", "sets.nft", "ulogd.conf"}; !slices.Equal(keys, want) {
+	if want := []string{"common.nft", "dnsmasq.conf", "entrypoint.sh", "policy.bash", "rules.nft", "ulogd.conf"}; !slices.Equal(keys, want) {
 		t.Errorf("Render returned %q, want %q", keys, want)
 	}
 }
@@ -260,16 +263,16 @@ func TestRenderRules(t *testing.T) {
 	}
 }
 
-// wholeRules is rules.nft of files with sets.nft in place of its include,
+// wholeRules is rules.nft of files with common.nft in place of its include,
 // as nft reads it.
 func wholeRules(t *testing.T, files map[string][]byte) string {
 	t.Helper()
-	include := "\tinclude \"" + SetsPath + "\"\n"
+	include := "\tinclude \"" + CommonPath + "\"\n"
 	rules := string(files[rulesFile])
 	if strings.Count(rules, include) != 1 {
-		t.Fatalf("rules.nft does not include %s once:\n%s", SetsPath, rules)
+		t.Fatalf("rules.nft does not include %s once:\n%s", CommonPath, rules)
 	}
-	return strings.Replace(rules, include, string(files[setsFile]), 1)
+	return strings.Replace(rules, include, string(files[commonFile]), 1)
 }
 
 // setNames returns the names of the sets of rules.nft, in order.

@@ -36,18 +36,7 @@ func BenchmarkLabGateway(b *testing.B) {
 		b.Fatal("the ClientHello holds a newline: the server would read a command in it")
 	}
 	gated := l.files["rules.nft"]
-	// The same policy without the gateway: the address-based ruleset.
-	c, err := generator.Compile("testdata/lab", generator.CompileOptions{CheckMounts: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	pol := c.Plan().Policy
-	pol.Gateway = false
-	files, err := firewall.Render(pol)
-	if err != nil {
-		b.Fatal(err)
-	}
-	plain := files["rules.nft"]
+	plain := addressRules(b)
 	if bytes.Equal(plain, gated) {
 		b.Fatal("the rulesets with and without the gateway are the same")
 	}
@@ -143,4 +132,21 @@ func cpuMillis(b *testing.B, pid int) float64 {
 		ticks += n
 	}
 	return ticks * 10
+}
+
+// addressRules is the lab's rules.nft without the gateway: the
+// address-based ruleset.
+func addressRules(b *testing.B) []byte {
+	b.Helper()
+	c, err := generator.Compile("testdata/lab", generator.CompileOptions{CheckMounts: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pol := c.Plan().Policy
+	pol.Gateway = false
+	files, err := firewall.Render(pol)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return files["rules.nft"]
 }

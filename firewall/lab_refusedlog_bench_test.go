@@ -21,17 +21,21 @@ import (
 var logStatement = regexp.MustCompile(`(?m)^.* log prefix ".*\n`)
 
 // ruleLoader loads the generated rules.nft, with or without its log rules,
-// as the entrypoint does (the upstream and allowedV4 added).
+// as the entrypoint does (the upstream and allowedV4 added), of the lab's
+// policy without the gateway: the bench runs no HAProxy, and the cost it
+// measures is the kernel's.
 func ruleLoader(b *testing.B, l *lab) func(logged bool) {
 	files := map[bool]string{}
-	for logged, data := range map[bool][]byte{true: l.files["rules.nft"], false: logStatement.ReplaceAll(l.files["rules.nft"], nil)} {
+	whole := l.inlined(addressRules(b)) // its log rules are common.nft's
+	for logged, data := range map[bool][]byte{true: whole, false: logStatement.ReplaceAll(whole, nil)} {
 		path := filepath.Join(l.lab.Dir(), fmt.Sprintf("rules-%v.nft", logged))
-		if err := os.WriteFile(path, l.hostRules(data), 0o644); err != nil {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
 			b.Fatal(err)
 		}
 		files[logged] = path
 	}
-	if unlogged := logStatement.ReplaceAll(l.files["rules.nft"], nil); strings.Contains(string(unlogged), "log prefix") || !strings.Contains(string(unlogged), "goto refuse_other") {
+	if unlogged := logStatement.ReplaceAll(whole, nil); !strings.Contains(string(whole), "log prefix") ||
+		strings.Contains(string(unlogged), "log prefix") || !strings.Contains(string(unlogged), "goto refuse_other") {
 		b.Fatal("the unlogged ruleset is not the logged one without its log rules")
 	}
 	return func(logged bool) {

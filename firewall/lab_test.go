@@ -48,7 +48,7 @@ func generated(t testing.TB) map[string][]byte {
 	}
 	out := map[string][]byte{}
 	for _, path := range []string{generator.EgressDir + "/rules.nft", generator.EgressDir + "/dnsmasq.conf", generator.EgressDir + "/policy.bash",
-		generator.EgressProgramDir + "/entrypoint.sh", generator.EgressProgramDir + "/sets.nft", generator.EgressProgramDir + "/ulogd.conf"} {
+		generator.EgressProgramDir + "/entrypoint.sh", generator.EgressProgramDir + "/common.nft", generator.EgressProgramDir + "/ulogd.conf"} {
 		data, ok := c.Files[path]
 		if !ok {
 			t.Fatalf("generator.Compile rendered no %s", path)
@@ -75,15 +75,26 @@ type lab struct {
 }
 
 // hostRules is rules, a rules.nft of l's, as nft reads it outside the
-// lab's mounts (ip netns exec): its include of sets.nft leads to a copy in
+// lab's mounts (ip netns exec): its include of common.nft leads to a copy in
 // the lab's directory.
 func (l *lab) hostRules(rules []byte) []byte {
 	l.t.Helper()
-	sets := filepath.Join(l.lab.Dir(), "sets.nft")
-	if err := os.WriteFile(sets, l.files["sets.nft"], 0o644); err != nil {
+	sets := filepath.Join(l.lab.Dir(), "common.nft")
+	if err := os.WriteFile(sets, l.files["common.nft"], 0o644); err != nil {
 		l.t.Fatal(err)
 	}
-	return bytes.Replace(rules, []byte(`include "`+firewall.SetsPath+`"`), []byte(`include "`+sets+`"`), 1)
+	return bytes.Replace(rules, []byte(`include "`+firewall.CommonPath+`"`), []byte(`include "`+sets+`"`), 1)
+}
+
+// inlined is rules, a rules.nft of l's, with common.nft in place of its
+// include, as nft reads it.
+func (l *lab) inlined(rules []byte) []byte {
+	l.t.Helper()
+	include := []byte("\tinclude \"" + firewall.CommonPath + "\"\n")
+	if bytes.Count(rules, include) != 1 {
+		l.t.Fatalf("rules.nft does not include %s once", firewall.CommonPath)
+	}
+	return bytes.Replace(rules, include, l.files["common.nft"], 1)
 }
 
 // newLab builds the namespaces and starts the servers and the agent; the
@@ -179,7 +190,7 @@ func (l *lab) egressSpec() netlab.Spec {
 			firewall.EntrypointPath: {Data: l.files["entrypoint.sh"], Mode: 0o755},
 			firewall.UlogdPath:      {Data: l.files["ulogd.conf"], Mode: 0o644},
 			firewall.PolicyPath:     {Data: l.files["policy.bash"], Mode: 0o644},
-			firewall.SetsPath:       {Data: l.files["sets.nft"], Mode: 0o644},
+			firewall.CommonPath:     {Data: l.files["common.nft"], Mode: 0o644},
 			"/etc/resolv.conf":      {Data: []byte("nameserver " + upstream + "\n"), Mode: 0o644},
 			"/etc/passwd": {Data: withUser(l.t, "/etc/passwd",
 				fmt.Sprintf("%s:x:%d:%d::/nonexistent:/usr/sbin/nologin", firewall.DNSUser, firewall.DNSUID, firewall.DNSUID)), Mode: 0o644},

@@ -83,7 +83,7 @@ var (
 		}, specialRules, []string{"meta l4proto tcp accept"}, grantRules, []string{refuseRule})
 )
 
-// includedSets are the sets of sets.nft, which every rules.nft includes
+// includedSets are the sets of common.nft, which every rules.nft includes
 // first, in order.
 var includedSets = []string{"host_v4", "host_v6", "special_v4", "special_v6", "never_name_v4", "never_name_v6", "grant_v4", "grant_v6", "name_live"}
 
@@ -134,7 +134,7 @@ func TestRenderModeRules(t *testing.T) {
 				t.Errorf("rules.nft lacks the header %q", tc.header)
 			}
 			// The redirect and the input chain are those of allowlist mode.
-			allowlist := string(mustRender(t, policies["rich"])[rulesFile])
+			allowlist := wholeRules(t, mustRender(t, policies["rich"]))
 			for _, c := range []string{"dns_redirect", "refuse", "input"} {
 				if got, want := chainRules(rules, c), chainRules(allowlist, c); !slices.Equal(got, want) {
 					t.Errorf("chain %s:\n got %q\nwant %q", c, got, want)

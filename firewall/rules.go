@@ -81,7 +81,7 @@ func flagsOf(m Mode) modeFlags { return modeFlags{None: m == ModeNone, Open: m =
 type rulesView struct {
 	modeFlags
 	Header, EntrypointPath, DNSUser string
-	SetsPath                        string
+	CommonPath                      string
 	ResolvConf, FilterAddr          string
 	DNSUID, DNSMinPort, DNSMaxPort  int
 	Zone                            int
@@ -149,14 +149,14 @@ func renderRules(p Policy) ([]byte, error) {
 	return execute("rules.nft.tmpl", v)
 }
 
-// renderSets renders sets.nft, which every rules.nft includes: what its
+// renderCommon renders common.nft, which every rules.nft includes: what its
 // template uses of rulesViewOf is the same for every policy.
-func renderSets() ([]byte, error) {
+func renderCommon() ([]byte, error) {
 	v, err := rulesViewOf(Policy{})
 	if err != nil {
 		return nil, err
 	}
-	return execute("sets.nft.tmpl", v)
+	return execute("common.nft.tmpl", v)
 }
 
 // gatewayRulesOf is what rules.nft needs of policy p's gateway; nil
@@ -173,7 +173,7 @@ func gatewayRulesOf(p Policy) (*gatewayRules, error) {
 		Listen: fmt.Sprintf("%d-%d", GatewayListenBase, GatewayListenBase+max(len(ports), 1)-1)}, nil
 }
 
-// rulesViewOf is what rules.nft's and sets.nft's templates see of policy p.
+// rulesViewOf is what rules.nft's and common.nft's templates see of policy p.
 func rulesViewOf(p Policy) (rulesView, error) {
 	r := newRuleset(p)
 	gw, err := gatewayRulesOf(p)
@@ -188,7 +188,7 @@ func rulesViewOf(p Policy) (rulesView, error) {
 		modeFlags:      flagsOf(p.Mode),
 		Header:         Header,
 		EntrypointPath: EntrypointPath,
-		SetsPath:       SetsPath,
+		CommonPath:     CommonPath,
 		DNSUser:        DNSUser,
 		ResolvConf:     resolvConf,
 		FilterAddr:     filterAddr,

@@ -16,7 +16,7 @@ var templateFS embed.FS
 // templateFiles are the templates, parsed in this order.
 var templateFiles = []string{
 	"templates/rules.nft.tmpl",
-	"templates/sets.nft.tmpl", // included by rules.nft
+	"templates/common.nft.tmpl", // included by rules.nft
 	"templates/dnsmasq.conf.tmpl",
 	"templates/neverdns.pl.tmpl", // in entrypoint.sh
 	"templates/requests.pl.tmpl", // in entrypoint.sh

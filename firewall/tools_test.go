@@ -24,7 +24,7 @@ func writeFiles(t *testing.T, files map[string][]byte) string {
 		case entrypointFile:
 			data = bytes.Replace(data, []byte("POLICY="+PolicyPath+"\n"), []byte("POLICY="+filepath.Join(dir, policyFile)+"\n"), 1)
 		case rulesFile:
-			data = bytes.Replace(data, []byte(`include "`+SetsPath+`"`), []byte(`include "`+filepath.Join(dir, setsFile)+`"`), 1)
+			data = bytes.Replace(data, []byte(`include "`+CommonPath+`"`), []byte(`include "`+filepath.Join(dir, commonFile)+`"`), 1)
 		}
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)

@@ -68,7 +68,7 @@ func TestEgressProgramPinned(t *testing.T) {
 			tamper(program)
 			script := strings.NewReplacer("/tmp/agentbox-program", program,
 				firewall.EntrypointPath, filepath.Join(root, "bin/agentbox-egress"),
-				firewall.UlogdPath, filepath.Join(root, "etc/ulogd.conf"), firewall.SetsPath, filepath.Join(root, "etc/sets.nft")).Replace(step)
+				firewall.UlogdPath, filepath.Join(root, "etc/ulogd.conf"), firewall.CommonPath, filepath.Join(root, "etc/common.nft")).Replace(step)
 			if err := os.MkdirAll(filepath.Join(root, "bin"), 0o755); err != nil {
 				t.Fatal(err)
 			}

@@ -88,7 +88,7 @@ type view struct {
 	RulesPath       string
 	DnsmasqPath     string
 	PolicyPath      string
-	SetsPath        string
+	CommonPath      string
 	EntrypointPath  string
 	UlogdPath       string
 	GatewayPath     string
@@ -303,7 +303,7 @@ func newView(p *Plan) view {
 		RulesPath:       firewall.RulesPath,
 		DnsmasqPath:     firewall.DnsmasqPath,
 		PolicyPath:      firewall.PolicyPath,
-		SetsPath:        firewall.SetsPath,
+		CommonPath:      firewall.CommonPath,
 		EntrypointPath:  firewall.EntrypointPath,
 		UlogdPath:       firewall.UlogdPath,
 		GatewayPath:     firewall.GatewayConfigPath,

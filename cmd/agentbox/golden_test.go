@@ -213,8 +213,8 @@ func TestGoldenRulesetsLoad(t *testing.T) {
 	}
 	testenv.RequireRoot(t)
 	nft := testenv.RequireProgram(t, "nft")
-	// Each includes the egress program's sets.nft, whose golden is one.
-	sets, err := filepath.Abs(filepath.Join(goldenDir, "..", "egress-program", "sets.nft"))
+	// Each includes the egress program's common.nft, whose golden is one.
+	sets, err := filepath.Abs(filepath.Join(goldenDir, "..", "egress-program", "common.nft"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,8 +224,8 @@ func TestGoldenRulesetsLoad(t *testing.T) {
 			t.Fatal(err)
 		}
 		cmd := exec.Command(nft, "-c", "-f", "-")
-		cmd.Stdin = strings.NewReader(strings.Replace(string(data), `include "`+firewall.SetsPath+`"`, `include "`+sets+`"`, 1))
-		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(data), firewall.SetsPath) {
+		cmd.Stdin = strings.NewReader(strings.Replace(string(data), `include "`+firewall.CommonPath+`"`, `include "`+sets+`"`, 1))
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(data), firewall.CommonPath) {
 			t.Errorf("nft -c -f %s: %v\n%s", r, err, out)
 		}
 	}
