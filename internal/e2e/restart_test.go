@@ -3,7 +3,11 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
+
+	"github.com/agentbox-dev/agentbox/generator"
 )
 
 // netProbe prints the agent's network interfaces (from /proc/net/dev) and
@@ -46,8 +50,26 @@ func testRestart(e *env, p *project) {
 	// The engine restarts egress on its own: the agent keeps a namespace
 	// with loopback only. The sandbox as generated (agentbox up, no test
 	// override), so that agentbox up itself has nothing to change but the
-	// agent's namespace.
+	// agent's namespace. Its programs removed first, as a fresh clone has
+	// none (they are not committed): agentbox up writes them again, and
+	// the images' builds take them by their pinned sums.
+	for _, dir := range []string{generator.EgressProgramDir, generator.AgentProgramDir} {
+		entries, err := os.ReadDir(filepath.Join(p.dir, dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range entries {
+			if f.Name() != ".gitignore" {
+				if err := os.Remove(filepath.Join(p.dir, dir, f.Name())); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
 	p.mustAgentbox(nil, "up")
+	if _, err := os.Stat(filepath.Join(p.dir, generator.EgressProgramDir, "entrypoint.sh")); err != nil {
+		t.Errorf("agentbox up did not write the egress program: %v", err)
+	}
 	if out := probe("agentbox up (as generated)"); !strings.Contains(out, "eth0") {
 		t.Fatalf("the agent has no network after agentbox up")
 	}
