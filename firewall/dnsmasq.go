@@ -16,7 +16,30 @@ import "fmt"
 // ModeOpen, the servers file holds a plain server=UPSTREAM line per upstream
 // resolver, which forwards every name; no name goes to a set.
 func renderDnsmasq(p Policy) ([]byte, error) {
-	v := dnsmasqView{
+	v := dnsmasqViewOf(p)
+	for _, d := range p.Domains {
+		sets := make([]string, 0, 2*len(d.Ports))
+		for _, port := range d.Ports {
+			for _, f := range []family{v4, v6} {
+				sets = append(sets, fmt.Sprintf("%s#%s#%s#%s", f.nftsetFamily, tableFamily, tableName, allowSet(f, port)))
+			}
+		}
+		v.Domains = append(v.Domains, dnsmasqDomain{Name: d.Name, Sources: d.Sources, Sets: sets})
+	}
+	return execute("dnsmasq.conf.tmpl", v)
+}
+
+// renderDnsmasqCommon renders dnsmasq-common.conf, which every
+// dnsmasq.conf reads: what its template uses of dnsmasqViewOf is the same
+// for every policy.
+func renderDnsmasqCommon() ([]byte, error) {
+	return execute("dnsmasq-common.conf.tmpl", dnsmasqViewOf(Policy{}))
+}
+
+// dnsmasqViewOf is what the templates of dnsmasq.conf and
+// dnsmasq-common.conf see of policy p, its names aside.
+func dnsmasqViewOf(p Policy) dnsmasqView {
+	return dnsmasqView{
 		modeFlags:      flagsOf(p.Mode),
 		Header:         Header,
 		EntrypointPath: EntrypointPath,
@@ -30,23 +53,15 @@ func renderDnsmasq(p Policy) ([]byte, error) {
 		DNSMinPort:     DNSMinPort,
 		DNSMaxPort:     DNSMaxPort,
 		ProbeName:      ProbeName,
+		CommonPath:     DnsmasqCommonPath,
 	}
-	for _, d := range p.Domains {
-		sets := make([]string, 0, 2*len(d.Ports))
-		for _, port := range d.Ports {
-			for _, f := range []family{v4, v6} {
-				sets = append(sets, fmt.Sprintf("%s#%s#%s#%s", f.nftsetFamily, tableFamily, tableName, allowSet(f, port)))
-			}
-		}
-		v.Domains = append(v.Domains, dnsmasqDomain{Name: d.Name, Sources: d.Sources, Sets: sets})
-	}
-	return execute("dnsmasq.conf.tmpl", v)
 }
 
 // dnsmasqView is what templates/dnsmasq.conf.tmpl sees.
 type dnsmasqView struct {
 	modeFlags
 	Header, EntrypointPath, ServersFile, PidFile, DNSUser string
+	CommonPath                                            string
 	ResolvConf, FilterAddr, ProbeName                     string
 	DNSUID, DNSPort, DNSMinPort, DNSMaxPort               int
 	Domains                                               []dnsmasqDomain

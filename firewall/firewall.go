@@ -10,9 +10,12 @@ const (
 	RulesPath = "/etc/agentbox/rules.nft"
 	// CommonPath holds the counters, sets and chains of every rules.nft, which
 	// includes it (common.nft.tmpl).
-	CommonPath     = "/etc/agentbox/common.nft"
-	DnsmasqPath    = "/etc/agentbox/dnsmasq.conf"
-	EntrypointPath = "/usr/local/bin/agentbox-egress"
+	CommonPath  = "/etc/agentbox/common.nft"
+	DnsmasqPath = "/etc/agentbox/dnsmasq.conf"
+	// DnsmasqCommonPath holds the settings of every dnsmasq.conf, which
+	// reads it (dnsmasq-common.conf.tmpl).
+	DnsmasqCommonPath = "/etc/agentbox/dnsmasq-common.conf"
+	EntrypointPath    = "/usr/local/bin/agentbox-egress"
 )
 
 // The dedicated user dnsmasq runs as. The agent's uid must never equal DNSUID
@@ -129,6 +132,7 @@ const (
 	rulesFile      = "rules.nft"
 	commonFile     = "common.nft"
 	dnsmasqFile    = "dnsmasq.conf"
+	dnsmasqCommon  = "dnsmasq-common.conf"
 	entrypointFile = "entrypoint.sh"
 	ulogdFile      = "ulogd.conf"
 	gatewayFile    = "haproxy.cfg"

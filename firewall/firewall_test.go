@@ -79,7 +79,7 @@ func TestRenderFiles(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if want := []string{"common.nft", "dnsmasq.conf", "entrypoint.sh", "policy.bash", "rules.nft", "ulogd.conf"}; !slices.Equal(keys, want) {
+	if want := []string{"common.nft", "dnsmasq-common.conf", "dnsmasq.conf", "entrypoint.sh", "policy.bash", "rules.nft", "ulogd.conf"}; !slices.Equal(keys, want) {
 		t.Errorf("Render returned %q, want %q", keys, want)
 	}
 }
@@ -275,6 +275,18 @@ func wholeRules(t *testing.T, files map[string][]byte) string {
 	return strings.Replace(rules, include, string(files[commonFile]), 1)
 }
 
+// wholeDnsmasq is dnsmasq.conf of files with dnsmasq-common.conf in place
+// of its conf-file= line, as dnsmasq reads it.
+func wholeDnsmasq(t *testing.T, files map[string][]byte) string {
+	t.Helper()
+	line := "conf-file=" + DnsmasqCommonPath + "\n"
+	conf := string(files[dnsmasqFile])
+	if strings.Count(conf, line) != 1 {
+		t.Fatalf("dnsmasq.conf does not read %s once:\n%s", DnsmasqCommonPath, conf)
+	}
+	return strings.Replace(conf, line, string(files[dnsmasqCommon]), 1)
+}
+
 // setNames returns the names of the sets of rules.nft, in order.
 func setNames(rules string) []string {
 	var names []string
@@ -304,7 +316,7 @@ func chainRules(rules, chain string) []string {
 }
 
 func TestRenderDnsmasq(t *testing.T) {
-	conf := string(mustRender(t, policies["rich"])[dnsmasqFile])
+	conf := wholeDnsmasq(t, mustRender(t, policies["rich"]))
 	for _, want := range []string{
 		"\nno-resolv\n", "\nno-hosts\n", "\nno-poll\n", "\nlisten-address=127.0.0.1\n", "\nbind-interfaces\n",
 		"\nport=53\n", "\nuser=agentbox-dns\n", "\ngroup=agentbox-dns\n", "\npid-file=/run/agentbox/dnsmasq.pid\n",

@@ -48,7 +48,8 @@ func generated(t testing.TB) map[string][]byte {
 	}
 	out := map[string][]byte{}
 	for _, path := range []string{generator.EgressDir + "/rules.nft", generator.EgressDir + "/dnsmasq.conf", generator.EgressDir + "/policy.bash",
-		generator.EgressProgramDir + "/entrypoint.sh", generator.EgressProgramDir + "/common.nft", generator.EgressProgramDir + "/ulogd.conf"} {
+		generator.EgressProgramDir + "/entrypoint.sh", generator.EgressProgramDir + "/common.nft", generator.EgressProgramDir + "/ulogd.conf",
+		generator.EgressProgramDir + "/dnsmasq-common.conf"} {
 		data, ok := c.Files[path]
 		if !ok {
 			t.Fatalf("generator.Compile rendered no %s", path)
@@ -185,13 +186,14 @@ func (l *lab) egressSpec() netlab.Spec {
 	l.t.Helper()
 	spec := netlab.Spec{
 		Files: map[string]netlab.File{
-			firewall.RulesPath:      {Data: l.files["rules.nft"], Mode: 0o644},
-			firewall.DnsmasqPath:    {Data: l.files["dnsmasq.conf"], Mode: 0o644},
-			firewall.EntrypointPath: {Data: l.files["entrypoint.sh"], Mode: 0o755},
-			firewall.UlogdPath:      {Data: l.files["ulogd.conf"], Mode: 0o644},
-			firewall.PolicyPath:     {Data: l.files["policy.bash"], Mode: 0o644},
-			firewall.CommonPath:     {Data: l.files["common.nft"], Mode: 0o644},
-			"/etc/resolv.conf":      {Data: []byte("nameserver " + upstream + "\n"), Mode: 0o644},
+			firewall.RulesPath:         {Data: l.files["rules.nft"], Mode: 0o644},
+			firewall.DnsmasqPath:       {Data: l.files["dnsmasq.conf"], Mode: 0o644},
+			firewall.EntrypointPath:    {Data: l.files["entrypoint.sh"], Mode: 0o755},
+			firewall.UlogdPath:         {Data: l.files["ulogd.conf"], Mode: 0o644},
+			firewall.PolicyPath:        {Data: l.files["policy.bash"], Mode: 0o644},
+			firewall.CommonPath:        {Data: l.files["common.nft"], Mode: 0o644},
+			firewall.DnsmasqCommonPath: {Data: l.files["dnsmasq-common.conf"], Mode: 0o644},
+			"/etc/resolv.conf":         {Data: []byte("nameserver " + upstream + "\n"), Mode: 0o644},
 			"/etc/passwd": {Data: withUser(l.t, "/etc/passwd",
 				fmt.Sprintf("%s:x:%d:%d::/nonexistent:/usr/sbin/nologin", firewall.DNSUser, firewall.DNSUID, firewall.DNSUID)), Mode: 0o644},
 			"/etc/group": {Data: withUser(l.t, "/etc/group", fmt.Sprintf("%s:x:%d:", firewall.DNSUser, firewall.DNSUID)), Mode: 0o644},

@@ -149,7 +149,7 @@ func TestRenderModeNoneNamesNoUpstream(t *testing.T) {
 	if rules := string(files[rulesFile]); strings.Contains(rules, "upstream_v") {
 		t.Errorf("rules.nft of mode none has upstream sets:\n%s", rules)
 	}
-	conf := string(files[dnsmasqFile])
+	conf := wholeDnsmasq(t, files)
 	for _, want := range []string{"\naddress=/#/\n", "\nlog-queries\n", "\nno-resolv\n", "\nlisten-address=127.0.0.1\n", "# Mode none (the locked profile): no upstream resolver."} {
 		if !strings.Contains(conf, want) {
 			t.Errorf("dnsmasq.conf lacks %q", want)
@@ -167,7 +167,7 @@ func TestRenderModeNoneNamesNoUpstream(t *testing.T) {
 
 func TestRenderModeOpenForwardsEveryName(t *testing.T) {
 	files := mustRender(t, policies["open"])
-	conf := string(files[dnsmasqFile])
+	conf := wholeDnsmasq(t, files)
 	for _, want := range []string{"\naddress=/invalid/\n", "\nstop-dns-rebind\n", "\nlog-queries\n", "\nno-resolv\n", "# Mode open (the open profile): every name is forwarded"} {
 		if !strings.Contains(conf, want) {
 			t.Errorf("dnsmasq.conf lacks %q", want)

@@ -18,8 +18,9 @@ var templateFiles = []string{
 	"templates/rules.nft.tmpl",
 	"templates/common.nft.tmpl", // included by rules.nft
 	"templates/dnsmasq.conf.tmpl",
-	"templates/neverdns.pl.tmpl", // in entrypoint.sh
-	"templates/requests.pl.tmpl", // in entrypoint.sh
+	"templates/dnsmasq-common.conf.tmpl", // read by dnsmasq.conf
+	"templates/neverdns.pl.tmpl",         // in entrypoint.sh
+	"templates/requests.pl.tmpl",         // in entrypoint.sh
 	"templates/entrypoint.sh.tmpl",
 	"templates/ulogd.conf.tmpl",
 	"templates/haproxy.cfg.tmpl",

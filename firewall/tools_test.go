@@ -25,6 +25,8 @@ func writeFiles(t *testing.T, files map[string][]byte) string {
 			data = bytes.Replace(data, []byte("POLICY="+PolicyPath+"\n"), []byte("POLICY="+filepath.Join(dir, policyFile)+"\n"), 1)
 		case rulesFile:
 			data = bytes.Replace(data, []byte(`include "`+CommonPath+`"`), []byte(`include "`+filepath.Join(dir, commonFile)+`"`), 1)
+		case dnsmasqFile:
+			data = bytes.Replace(data, []byte("conf-file="+DnsmasqCommonPath+"\n"), []byte("conf-file="+filepath.Join(dir, dnsmasqCommon)+"\n"), 1)
 		}
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)

@@ -18,8 +18,8 @@ import (
 // rebuild it from its CA step on.
 const (
 	// EgressProgramDir holds the egress program (firewall.Program): the
-	// entrypoint, the counters, sets and chains of every rules.nft, ulogd's
-	// configuration. The profiles' directories hold what their policies
+	// entrypoint, the counters, sets and chains of every rules.nft, the
+	// settings of every dnsmasq.conf, ulogd's configuration. The profiles' directories hold what their policies
 	// decide.
 	EgressProgramDir    = OutDir + "/" + egressProgramName
 	EgressProgramIgnore = EgressProgramDir + "/.gitignore"
@@ -71,7 +71,8 @@ func renderPrograms(files map[string][]byte, v *view) error {
 	}
 	files[EgressProgramIgnore] = programIgnore("The egress program")
 	v.EgressProgram = programStep(files, egressProgramName, egress, map[string]string{
-		"entrypoint.sh": firewall.EntrypointPath, "common.nft": firewall.CommonPath, "ulogd.conf": firewall.UlogdPath})
+		"entrypoint.sh": firewall.EntrypointPath, "common.nft": firewall.CommonPath,
+		"dnsmasq-common.conf": firewall.DnsmasqCommonPath, "ulogd.conf": firewall.UlogdPath})
 	agent := map[string][]byte{}
 	if err := execute(agent, "agentbox-request.sh", "agentbox-request.sh.tmpl", *v); err != nil {
 		return err
