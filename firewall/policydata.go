@@ -110,17 +110,13 @@ func (w *policyWriter) gateway(p Policy) error {
 
 // requests writes the request endpoint's settings and the never ranges.
 func (w *policyWriter) requests(p Policy) error {
-	args, err := RequestsArgs(p)
+	s, err := requestSettingsOf(p)
 	if err != nil {
 		return err
 	}
-	w.line("REQUESTS_TIMEOUT=%s", args[0])
-	w.line("REQUESTS_MAX_SECONDS=%s", args[1])
-	var ranges []string
-	if args[3] != "" {
-		ranges = strings.Split(args[3], "\n")
-	}
-	w.list("NEVER_RANGES", ranges)
+	w.line("REQUESTS_TIMEOUT=%d", s.timeout)
+	w.line("REQUESTS_MAX_SECONDS=%d", s.max)
+	w.list("NEVER_RANGES", s.ranges)
 	return nil
 }
 

@@ -79,18 +79,33 @@ func RequestsProgram() ([]byte, error) {
 // longest grant in seconds, the never names space-separated, and the never
 // ranges, a "PREFIX WHY" line each.
 func RequestsArgs(p Policy) ([]string, error) {
-	timeout, max := int64(p.Requests.Timeout/time.Second), int64(p.Requests.Max/time.Second)
-	if timeout < 1 || max < 1 {
-		return nil, fmt.Errorf("the request endpoint needs a timeout and a longest grant of a second or more")
+	s, err := requestSettingsOf(p)
+	if err != nil {
+		return nil, err
 	}
-	var ranges []string
+	return []string{strconv.FormatInt(s.timeout, 10), strconv.FormatInt(s.max, 10),
+		strings.Join(p.NeverNames, " "), strings.Join(s.ranges, "\n")}, nil
+}
+
+// requestSettings are what policy p decides of its request endpoint: the
+// timeout and the longest grant in seconds, and the never ranges, "PREFIX
+// WHY" each.
+type requestSettings struct {
+	timeout, max int64
+	ranges       []string
+}
+
+func requestSettingsOf(p Policy) (requestSettings, error) {
+	s := requestSettings{timeout: int64(p.Requests.Timeout / time.Second), max: int64(p.Requests.Max / time.Second)}
+	if s.timeout < 1 || s.max < 1 {
+		return s, fmt.Errorf("the request endpoint needs a timeout and a longest grant of a second or more")
+	}
 	for _, f := range []family{v4, v6} {
 		for _, r := range neverRanges(p.Never, f) {
-			ranges = append(ranges, r.Prefix.String()+" "+r.Why)
+			s.ranges = append(s.ranges, r.Prefix.String()+" "+r.Why)
 		}
 	}
-	return []string{strconv.FormatInt(timeout, 10), strconv.FormatInt(max, 10),
-		strings.Join(p.NeverNames, " "), strings.Join(ranges, "\n")}, nil
+	return s, nil
 }
 
 // prefixBits writes p's prefix as bits: "00001010" for 10.0.0.0/8.
