@@ -42,7 +42,7 @@ func BenchmarkLabGateway(b *testing.B) {
 	}
 	load := func(rules []byte) {
 		path := filepath.Join(l.lab.Dir(), "bench-rules.nft")
-		if err := os.WriteFile(path, l.hostRules(rules), 0o644); err != nil {
+		if err := os.WriteFile(path, l.inlined(rules), 0o644); err != nil {
 			b.Fatal(err)
 		}
 		script := fmt.Sprintf("include %q\nadd element inet agentbox upstream_v4 { %s }\nadd element inet agentbox allow_v4_443 { %s }\n", path, upstream, allowedV4)

@@ -14,7 +14,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -75,20 +74,9 @@ type lab struct {
 	routed   int            // what routedPackets returned before the battery
 }
 
-// hostRules is rules, a rules.nft of l's, as nft reads it outside the
-// lab's mounts (ip netns exec): its include of common.nft leads to a copy in
-// the lab's directory.
-func (l *lab) hostRules(rules []byte) []byte {
-	l.t.Helper()
-	sets := filepath.Join(l.lab.Dir(), "common.nft")
-	if err := os.WriteFile(sets, l.files["common.nft"], 0o644); err != nil {
-		l.t.Fatal(err)
-	}
-	return bytes.Replace(rules, []byte(`include "`+firewall.CommonPath+`"`), []byte(`include "`+sets+`"`), 1)
-}
-
 // inlined is rules, a rules.nft of l's, with common.nft in place of its
-// include, as nft reads it.
+// include, as nft reads it: what a test loads outside the lab's mounts (ip
+// netns exec), where the include's path leads nowhere.
 func (l *lab) inlined(rules []byte) []byte {
 	l.t.Helper()
 	include := []byte("\tinclude \"" + firewall.CommonPath + "\"\n")
