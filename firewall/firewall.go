@@ -133,6 +133,7 @@ const (
 	commonFile     = "common.nft"
 	dnsmasqFile    = "dnsmasq.conf"
 	dnsmasqCommon  = "dnsmasq-common.conf"
+	gitLuaFile     = "git.lua"
 	entrypointFile = "entrypoint.sh"
 	ulogdFile      = "ulogd.conf"
 	gatewayFile    = "haproxy.cfg"

@@ -153,28 +153,3 @@ func kubeForges(spec *corev1.PodSpec, forges []firewall.Forge, keys bool) {
 		}
 	}
 }
-
-// GitLuaFile is the front door's judge (firewall.GitLua), one for the
-// project: the egress image holds it at firewall.GatewayGitLua when a
-// profile has a forge.
-const GitLuaFile = OutDir + "/gateway-git.lua"
-
-// renderForges adds GitLuaFile to files when a profile has a forge.
-func renderForges(files map[string][]byte, p *Plan) {
-	if p.AnyForge() {
-		files[GitLuaFile] = firewall.GitLua()
-	}
-}
-
-// GitLuaSource is GitLuaFile, for the templates.
-func (p *Plan) GitLuaSource() string { return GitLuaFile }
-
-// AnyForge says whether a profile's gateway has a forge's front door: the
-// egress image then holds GitLuaFile.
-func (p *Plan) AnyForge() bool {
-	return slices.ContainsFunc(p.Profiles, func(pp ProfilePlan) bool { return len(pp.Policy.Forges) > 0 })
-}
-
-// GitLuaPath is where HAProxy loads the front door's judge from
-// (firewall.GatewayGitLua), for the templates.
-func (p *Plan) GitLuaPath() string { return firewall.GatewayGitLua }

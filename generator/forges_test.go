@@ -125,11 +125,11 @@ func TestForgesRender(t *testing.T) {
 	if strings.Contains(compose, "      CORP_TOKEN:\n") {
 		t.Error("the balanced compose file passes CORP_TOKEN from the host")
 	}
-	if lua := files[GitLuaFile]; !strings.Contains(string(lua), "agentbox_git_push") {
-		t.Errorf("the project has no %s", GitLuaFile)
+	if lua := files[EgressProgramDir+"/git.lua"]; !strings.Contains(string(lua), "agentbox_git_push") {
+		t.Errorf("the egress program has no git.lua")
 	}
 	docker := string(files[EgressDockerfile])
-	for _, want := range []string{"COPY gateway-git.lua " + firewall.GatewayGitLua + "\n"} {
+	for _, want := range []string{"install -D -m 0644 git.lua " + firewall.GatewayGitLua + ";"} {
 		if !strings.Contains(docker, want) {
 			t.Errorf("the egress Dockerfile lacks %q:\n%s", want, docker)
 		}

@@ -19,7 +19,9 @@ import (
 const (
 	// EgressProgramDir holds the egress program (firewall.Program): the
 	// entrypoint, the counters, sets and chains of every rules.nft, the
-	// settings of every dnsmasq.conf, ulogd's configuration. The profiles' directories hold what their policies
+	// settings of every dnsmasq.conf, the judge of the gateway's git front
+	// doors (which HAProxy loads where a profile has a forge), ulogd's
+	// configuration. The profiles' directories hold what their policies
 	// decide.
 	EgressProgramDir    = OutDir + "/" + egressProgramName
 	EgressProgramIgnore = EgressProgramDir + "/.gitignore"
@@ -72,7 +74,7 @@ func renderPrograms(files map[string][]byte, v *view) error {
 	files[EgressProgramIgnore] = programIgnore("The egress program")
 	v.EgressProgram = programStep(files, egressProgramName, egress, map[string]string{
 		"entrypoint.sh": firewall.EntrypointPath, "common.nft": firewall.CommonPath,
-		"dnsmasq-common.conf": firewall.DnsmasqCommonPath, "ulogd.conf": firewall.UlogdPath})
+		"dnsmasq-common.conf": firewall.DnsmasqCommonPath, "git.lua": firewall.GatewayGitLua, "ulogd.conf": firewall.UlogdPath})
 	agent := map[string][]byte{}
 	if err := execute(agent, "agentbox-request.sh", "agentbox-request.sh.tmpl", *v); err != nil {
 		return err

@@ -192,7 +192,6 @@ func render(p *Plan) (map[string][]byte, error) {
 	if err := renderAgentFiles(files, p); err != nil {
 		return nil, err
 	}
-	renderForges(files, p)
 	if p.NPMTree != nil {
 		files[NPMPackageFile] = p.NPMTree.PackageJSON(Header)
 		files[NPMLockFile] = p.NPMTree.PackageLock(Header)
