@@ -151,11 +151,9 @@ func TestRenderHeader(t *testing.T) {
 
 // richSets are the sets of rules.nft for the rich policy, in order.
 var richSets = []string{
-	"upstream_v4", "upstream_v6",
 	"allow_v4_22", "allow_v6_22", "allow_v4_80", "allow_v6_80",
 	"allow_v4_443", "allow_v6_443", "allow_v4_8443", "allow_v6_8443",
 	"cidr_v4_443", "cidr_v6_443", "cidr_v4_5432", "cidr_v6_5432", "cidr_v4_8443",
-	"never_v4", "never_v6",
 }
 
 // richOutput are the rules of the output chain for the rich policy, in
@@ -222,7 +220,7 @@ var richSnippets = []string{
 		"\t#   example.test        network.domains\n" +
 		"\t#   github.com          service github\n" +
 		"\t#   registry.acme.test  agent claude, network.domains\n" +
-		"\tset allow_v4_443 {\n",
+		"\tset allow_v4_443 { type ipv4_addr; }\n",
 	// One CIDR per line, sorted, with its source.
 	"\t\telements = {\n" +
 		"\t\t\t10.1.0.0/16,  # network.cidrs\n" +
@@ -291,28 +289,39 @@ func wholeDnsmasq(t *testing.T, files map[string][]byte) string {
 	return strings.Replace(conf, line, string(files[dnsmasqCommon]), 1)
 }
 
-// setNames returns the names of the sets of rules.nft, in order.
+// setNames returns the names of the sets of rules.nft, in the order of
+// their first declaration (a profile declares a set of common.nft again to
+// give its elements).
 func setNames(rules string) []string {
 	var names []string
-	for _, m := range regexp.MustCompile(`(?m)^\tset (\S+) \{$`).FindAllStringSubmatch(rules, -1) {
-		names = append(names, m[1])
+	for _, m := range regexp.MustCompile(`(?m)^\tset (\S+) \{`).FindAllStringSubmatch(rules, -1) {
+		if !slices.Contains(names, m[1]) {
+			names = append(names, m[1])
+		}
 	}
 	return names
 }
 
 // chainRules returns the rules of a chain of rules.nft, in order, without
-// its type line and comments; nil if there is no such chain.
+// its type line and comments, and with the rules of the profile's policy
+// chains in place of its jumps to them: the rules a packet meets. Nil if
+// there is no such chain.
 func chainRules(rules, chain string) []string {
 	i := strings.Index(rules, "\tchain "+chain+" {")
 	if i < 0 {
 		return nil
 	}
 	body := rules[i:]
+	if strings.HasPrefix(body, "\tchain "+chain+" {}") {
+		return []string{}
+	}
 	body = body[:strings.Index(body, "\n\t}")]
-	var got []string
+	got := []string{}
 	for _, line := range strings.Split(body, "\n")[1:] {
 		line = strings.TrimSpace(line)
-		if line != "" && !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "type ") {
+		if to, ok := strings.CutPrefix(line, "jump "); ok && (strings.HasPrefix(to, "policy_") || to == "gateway_policy") {
+			got = append(got, chainRules(rules, to)...)
+		} else if line != "" && !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "type ") {
 			got = append(got, line)
 		}
 	}

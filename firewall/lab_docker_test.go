@@ -49,7 +49,7 @@ func (d dockerLab) build(t *testing.T) (*lab, *netlab.Helper) {
 	t.Helper()
 	l := newLab(t)
 	if d.rules != nil {
-		l.files["rules.nft"] = []byte(d.rules(string(l.files["rules.nft"])))
+		l.files["rules.nft"] = []byte(d.rules(string(l.inlined(l.files["rules.nft"]))))
 	}
 	resolver, err := l.lab.StartHelper(l.sbx, "server", 0)
 	if err != nil {

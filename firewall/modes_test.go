@@ -69,12 +69,14 @@ var (
 // noneOutput and openOutput are the output chains of the none and open
 // policies (firewall_test.go), in order.
 var (
-	noneOutput = slices.Concat(dnsRules, []string{
+	// Mode none has the upstream sets' rules too (common.nft's), but
+	// the sets stay empty: the entrypoint adds no upstream in this mode.
+	noneOutput = slices.Concat(dnsRules, upstreamDNS, []string{
 		dockerDNSRule,
 		`meta skuid 5353 oif != "lo" counter name "rejected_other" goto refuse_other`,
 		`meta skuid 5353 ip daddr 127.0.0.11 counter name "rejected_other" goto refuse_other`,
 		grantDNSRule,
-	}, spoofRules, middleRules, []string{`oif "lo" accept`}, specialRules, grantRules, []string{refuseRule})
+	}, upstreamSpoof, spoofRules, middleRules, upstreamAccepts, []string{`oif "lo" accept`}, specialRules, grantRules, []string{refuseRule})
 	openOutput = slices.Concat(dnsRules, upstreamDNS, []string{dockerDNSRule, grantDNSRule}, upstreamSpoof, spoofRules, middleRules,
 		upstreamAccepts, []string{
 			`oif "lo" accept`,
@@ -85,7 +87,8 @@ var (
 
 // includedSets are the sets of common.nft, which every rules.nft includes
 // first, in order.
-var includedSets = []string{"host_v4", "host_v6", "special_v4", "special_v6", "never_name_v4", "never_name_v6", "grant_v4", "grant_v6", "name_live"}
+var includedSets = []string{"host_v4", "host_v6", "special_v4", "special_v6", "never_name_v4", "never_name_v6", "grant_v4", "grant_v6", "name_live",
+	"upstream_v4", "upstream_v6", "never_v4", "never_v6"}
 
 func TestRenderModeRules(t *testing.T) {
 	for _, tc := range []struct {
@@ -98,18 +101,17 @@ func TestRenderModeRules(t *testing.T) {
 	}{
 		{
 			policy:   "none",
-			sets:     append(slices.Clone(includedSets), "never_v4", "never_v6"),
-			output:   noneOutput,
-			chains:   []string{"dns_redirect", "refuse", "input"},
-			noChains: []string{"zone_out", "zone_in"},
-			header:   "# Mode none (the locked profile): no network but loopback.",
+			sets:   includedSets,
+			output: noneOutput,
+			chains: []string{"dns_redirect", "refuse", "input", "zone_out", "zone_in"},
+			header: "# Mode none: no network but loopback;",
 		},
 		{
 			policy: "open",
-			sets:   append(slices.Clone(includedSets), "upstream_v4", "upstream_v6", "cidr_v4_5432", "cidr_v6_5432", "never_v4", "never_v6"),
+			sets:   append(slices.Clone(includedSets), "cidr_v4_5432", "cidr_v6_5432"),
 			output: openOutput,
 			chains: []string{"dns_redirect", "refuse", "input", "zone_out", "zone_in"},
-			header: "# Mode open (the open profile): TCP to every public address.",
+			header: "# Mode open: TCP to every public address, on every port;",
 		},
 	} {
 		t.Run(tc.policy, func(t *testing.T) {

@@ -93,7 +93,6 @@ type rulesView struct {
 	GrantDNSPorts                   string // a range: the grant resolver's and the never filter's
 	CounterPrefix                   string
 	Counters                        []counter
-	Upstream                        []nftSet      // the upstream resolvers' sets; none in ModeNone
 	NameGroups                      []nameGroup   // by port, increasing
 	CIDRSets                        []intervalSet // by port, then family
 	Special                         []intervalSet // v4, v6
@@ -104,6 +103,68 @@ type rulesView struct {
 	LogLimit, LogPrefix             string
 	LogChains                       []logChain
 	Gateway                         *gatewayRules // nil without the gateway
+	PolicyChains                    []policyChain // rules.nft's
+	// The gateway's names in common.nft, which has its chains in every mode.
+	GatewayUID                            int
+	GatewayUser, GatewayMap, GatewayNames string
+}
+
+// policyChain is one of the chains that common.nft's jump to: what the
+// policy admits at that point of the output chain or of gateway_redirect.
+type policyChain struct {
+	Name    string
+	Comment []string // its lines
+	Rules   []string
+}
+
+// policyChains are the policy's rules, in the chains common.nft jumps to;
+// every profile has each chain, empty or not.
+func policyChains(v rulesView) []policyChain {
+	dns := policyChain{Name: "policy_dns"}
+	if v.None {
+		dns.Comment = []string{
+			"dnsmasq has no upstream: it answers on loopback and sends nothing",
+			"else, not even to Docker's embedded DNS.",
+		}
+		dns.Rules = []string{
+			fmt.Sprintf(`meta skuid %d oif != "lo" counter name "%sother" goto refuse_other`, v.DNSUID, v.CounterPrefix),
+			fmt.Sprintf(`meta skuid %d ip daddr 127.0.0.11 counter name "%sother" goto refuse_other`, v.DNSUID, v.CounterPrefix),
+		}
+	}
+	direct := policyChain{Name: "policy_direct"}
+	names := policyChain{Name: "policy_names"}
+	gateway := policyChain{Name: "gateway_policy"}
+	var cidrs []string
+	for _, c := range v.CIDRSets {
+		cidrs = append(cidrs, fmt.Sprintf("%s @%s tcp dport %d accept", c.Match, c.Name, c.Port))
+	}
+	if gw := v.Gateway; gw != nil {
+		direct.Rules = append(direct.Rules,
+			fmt.Sprintf("ip daddr 127.0.0.1 tcp dport %s accept", gw.Listen),
+			fmt.Sprintf("ip6 daddr ::1 tcp dport %s accept", gw.Listen))
+		gateway.Rules = append(gateway.Rules, cidrs...)
+	}
+	direct.Rules = append(direct.Rules, cidrs...)
+	if v.Open {
+		names.Rules = append(names.Rules, "meta l4proto tcp accept")
+	}
+	for _, g := range v.NameGroups {
+		for _, s := range g.Sets {
+			match := fmt.Sprintf("%s @%s tcp dport %d", s.Match, s.Name, g.Port)
+			if gw := v.Gateway; gw != nil {
+				names.Rules = append(names.Rules, fmt.Sprintf("meta skuid %d %s accept", gw.UID, match))
+				gateway.Rules = append(gateway.Rules, fmt.Sprintf("%s redirect to : tcp dport map @%s", match, gw.Map))
+			} else {
+				names.Rules = append(names.Rules, match+" accept")
+			}
+		}
+	}
+	if v.Gateway != nil {
+		direct.Comment = []string{"The gateway's listeners, then the CIDRs."}
+		names.Comment = []string{"The addresses of allowed names: the gateway's connections only."}
+		gateway.Comment = []string{"The CIDRs stay address-based; the names' addresses go to the gateway."}
+	}
+	return []policyChain{dns, direct, names, gateway}
 }
 
 // gatewayRules is what rules.nft needs of the gateway.
@@ -146,6 +207,7 @@ func renderRules(p Policy) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	v.PolicyChains = policyChains(v)
 	return execute("rules.nft.tmpl", v)
 }
 
@@ -180,10 +242,6 @@ func rulesViewOf(p Policy) (rulesView, error) {
 	if err != nil {
 		return rulesView{}, err
 	}
-	upstream := []nftSet{v4.set(upstreamV4), v6.set(upstreamV6)}
-	if p.Mode == ModeNone {
-		upstream = nil // dnsmasq forwards nothing
-	}
 	return rulesView{
 		modeFlags:      flagsOf(p.Mode),
 		Header:         Header,
@@ -213,7 +271,6 @@ func rulesViewOf(p Policy) (rulesView, error) {
 		NameMask:       nameMarkMask,
 		GrantDNSPorts:  fmt.Sprintf("%d-%d", GrantDNSPort, NeverDNSPort),
 		CounterPrefix:  counterPrefix,
-		Upstream:       upstream,
 		NameGroups:     r.nameGroups(),
 		CIDRSets:       r.cidrSets(),
 		Special:        specialSets(),
@@ -228,6 +285,10 @@ func rulesViewOf(p Policy) (rulesView, error) {
 		LogPrefix:      LogPrefix,
 		LogChains:      logChains,
 		Gateway:        gw,
+		GatewayUID:     GatewayUID,
+		GatewayUser:    GatewayUser,
+		GatewayMap:     gatewayMap,
+		GatewayNames:   gatewayNames,
 	}, nil
 }
 

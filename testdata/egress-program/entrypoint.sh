@@ -953,7 +953,6 @@ features() {
 	feature "NAT redirect" "sending every DNS query to the filter resolver (a nat output chain in the inet family, redirect)" \
 		"add chain $PROBE_TABLE nat { type nat hook output priority -110; policy accept; }" \
 		"add rule $PROBE_TABLE nat udp dport $DNS_PORT redirect to :$DNS_PORT"
-	[[ $MODE == none ]] ||
 	feature "conntrack zones" "tracking dnsmasq's queries to the upstream resolvers apart from every other uid's flows (ct zone)" \
 		"add chain $PROBE_TABLE raw { type filter hook output priority raw; policy accept; }" \
 		"add rule $PROBE_TABLE raw meta skuid 0 ct zone set 1"
