@@ -100,7 +100,7 @@ func TestRenderModeRules(t *testing.T) {
 		header   string
 	}{
 		{
-			policy:   "none",
+			policy: "none",
 			sets:   includedSets,
 			output: noneOutput,
 			chains: []string{"dns_redirect", "refuse", "input", "zone_out", "zone_in"},
