@@ -39,6 +39,7 @@ type entrypointView struct {
 	entrypointResolvers
 	entrypointProcess
 	NeverNameSets string // the never names' sets, as nftset= names them
+	NeverDNS      string // neverdns.pl.tmpl rendered
 	Gateway       entrypointGateway
 	Requests      entrypointRequests
 }
@@ -124,6 +125,11 @@ func renderEntrypoint() ([]byte, error) {
 			Pid: requestPid, Name: requestName, Hosts: requestHosts, Port: RequestPort, UID: RequestUID, Program: string(prog)},
 	}
 	v.NeverNameSets = fmt.Sprintf("%s%s,%s%s", v.NftsetV4, neverNameV4, v.NftsetV6, neverNameV6)
+	never, err := execute("neverdns.pl.tmpl", v)
+	if err != nil {
+		return nil, err
+	}
+	v.NeverDNS = string(never)
 	return execute("entrypoint.sh.tmpl", v)
 }
 

@@ -233,7 +233,7 @@ var richSnippets = []string{
 	"\tchain zone_in {\n\t\ttype filter hook prerouting priority raw; policy accept;\n",
 	"\t\ttype nat hook output priority -110; policy accept;\n",
 	"\t\tudp dport 53 redirect to :53\n\t\ttcp dport 53 redirect to :53\n",
-	"table inet agentbox\ndelete table inet agentbox\n\ntable inet agentbox {\n",
+	"\n\ntable inet agentbox {\n",
 }
 
 // TestRenderRules checks the structure of rules.nft for the rich policy:

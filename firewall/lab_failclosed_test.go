@@ -182,7 +182,7 @@ func testRunTwice(t *testing.T) {
 	}
 	l.assertClosed()
 	p = l.startReady()
-	if n := strings.Count(l.nft("list", "tables"), "table inet agentbox"); n != 1 {
+	if n := strings.Count(l.nft("list", "tables")+"\n", "table inet agentbox\n"); n != 1 {
 		t.Errorf("%d tables inet agentbox after a restart, want 1", n)
 	}
 	l.healthy(p)

@@ -39,7 +39,7 @@ func ruleLoader(b *testing.B, l *lab) func(logged bool) {
 		b.Fatal("the unlogged ruleset is not the logged one without its log rules")
 	}
 	return func(logged bool) {
-		load := fmt.Sprintf("include %q\nadd element inet agentbox upstream_v4 { %s }\nadd element inet agentbox allow_v4_443 { %s }\n", files[logged], upstream, allowedV4)
+		load := fmt.Sprintf("table inet agentbox\ndelete table inet agentbox\ninclude %q\nadd element inet agentbox upstream_v4 { %s }\nadd element inet agentbox allow_v4_443 { %s }\n", files[logged], upstream, allowedV4)
 		cmd := exec.Command("ip", "netns", "exec", l.sbx, "nft", "-f", "-")
 		cmd.Stdin = strings.NewReader(load)
 		if out, err := cmd.CombinedOutput(); err != nil {

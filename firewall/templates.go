@@ -19,8 +19,8 @@ var templateFiles = []string{
 	"templates/common.nft.tmpl", // included by rules.nft
 	"templates/dnsmasq.conf.tmpl",
 	"templates/dnsmasq-common.conf.tmpl", // read by dnsmasq.conf
-	"templates/neverdns.pl.tmpl",         // in entrypoint.sh
-	"templates/requests.pl.tmpl",         // in entrypoint.sh
+	"templates/neverdns.pl.tmpl",         // rendered into entrypoint.sh
+	"templates/requests.pl.tmpl",         // rendered into entrypoint.sh
 	"templates/entrypoint.sh.tmpl",
 	"templates/ulogd.conf.tmpl",
 	"templates/haproxy.cfg.tmpl",

@@ -63,7 +63,7 @@ func TestNftAcceptsRules(t *testing.T) {
 			rules := filepath.Join(dir, rulesFile)
 			run(t, "", nft, "-c", "-f", rules)
 			if policies[name].Mode == ModeNone {
-				return // no upstream resolvers to load
+				return // the entrypoint adds no upstream resolver in this mode
 			}
 			// The transaction the entrypoint loads: the rules and the upstream
 			// resolvers together.
