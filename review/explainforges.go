@@ -6,19 +6,22 @@ import (
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/config"
+	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/generator"
 )
 
 // ForgeView is one entry of git.forges: a forge whose git goes through the
 // gateway's front door (docs/gateway.md, "Pushes scoped"), the token the
 // gateway adds for some repositories, and where the agent may push.
 // github.com has a front door in every profile with the gateway that
-// allows it, listed or not (then: no token, no push); it is not listed
-// here unless git.forges lists it.
+// allows it, listed or not: unlisted, it is here as Default (no token, no
+// push; direct TLS to it stays as the network allows it).
 type ForgeView struct {
-	Host  string      `json:"host"`
-	Token string      `json:"token,omitempty"` // the variable that holds it; "" for none
-	Repos []string    `json:"repos"`           // fetched with the token (push's too)
-	Push  []ForgePush `json:"push"`
+	Host    string      `json:"host"`
+	Token   string      `json:"token,omitempty"` // the variable that holds it; "" for none
+	Repos   []string    `json:"repos"`           // fetched with the token (push's too)
+	Push    []ForgePush `json:"push"`
+	Default bool        `json:"default,omitempty"` // config.DefaultForge, which git.forges does not list
 	Origin
 }
 
@@ -28,9 +31,15 @@ type ForgePush struct {
 	Branches []string `json:"branches"`
 }
 
-// forges are git.forges, each citing its entry.
-func (o origins) forges(cfg *config.Config) []ForgeView {
+// forges are git.forges, each citing its entry, and the default profile's
+// default front door (pol's), which git.forges does not list.
+func (o origins) forges(cfg *config.Config, pol firewall.Policy) []ForgeView {
 	out := []ForgeView{} // [] rather than null in JSON
+	for _, f := range generator.ProfileForges(cfg, pol) {
+		if f.Direct && f.Host == config.DefaultForge {
+			out = append(out, ForgeView{Host: f.Host, Repos: []string{}, Push: []ForgePush{}, Default: true, Origin: o.at("git.forges")})
+		}
+	}
 	for i, f := range cfg.GitForges {
 		v := ForgeView{Host: f.Host, Token: f.Token, Repos: append([]string{}, f.Repos...), Push: []ForgePush{}, Origin: o.at(fmt.Sprintf("git.forges[%d]", i))}
 		for _, p := range f.Push {
@@ -48,6 +57,11 @@ func (o origins) forges(cfg *config.Config) []ForgeView {
 // agent may push to.
 func forgeFacts(s *Sandbox, add func(fact)) {
 	for _, f := range s.Git.Forges {
+		if f.Default {
+			// What the network's entry for it allows, and no more: nothing gained.
+			add(fact{what: "git forge", subject: f.Host, value: "front door (default), no token, no push", origin: f.Origin, aspect: GainReach, rule: neutral})
+			continue
+		}
 		add(fact{what: "git forge", subject: f.Host, value: "front door, token " + cmpToken(f.Token), origin: f.Origin, aspect: GainSecrets, rule: neutral,
 			gain: "the gateway adds the host's " + cmpToken(f.Token) + " to the requests of the forge's listed repositories"})
 		for _, r := range f.Repos {

@@ -2,6 +2,7 @@ package review
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -157,5 +158,32 @@ func TestEnvGain(t *testing.T) {
 		if got, words := EnvGain(name); got != want || (want != "" && words == "") {
 			t.Errorf("%s: %q %q, want %q", name, got, words, want)
 		}
+	}
+}
+
+// TestExplainDefaultForge: where the default profile allows github.com and
+// git.forges does not list it, explain shows its default front door (no
+// token, no push), as the gateway has it; listed, the entry; not allowed,
+// nothing.
+func TestExplainDefaultForge(t *testing.T) {
+	for _, tc := range []struct {
+		name, yml string
+		want      []ForgeView
+	}{
+		{"allowed", "agent: claude\nnetwork:\n  services: [github]\n",
+			[]ForgeView{{Host: "github.com", Repos: []string{}, Push: []ForgePush{}, Default: true, Origin: Origin{Key: "git.forges"}}}},
+		{"listed", "agent: claude\nnetwork:\n  services: [github]\ngit:\n  forges:\n    - host: github.com\n",
+			[]ForgeView{{Host: "github.com", Repos: []string{}, Push: []ForgePush{}, Origin: Origin{Key: "git.forges[0]", Line: 6}}}},
+		{"not allowed", "agent: claude\n", []ForgeView{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := explainSource(tc.yml, testLock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(s.Git.Forges, tc.want) {
+				t.Errorf("forges:\n got %+v\nwant %+v", s.Git.Forges, tc.want)
+			}
+		})
 	}
 }
