@@ -107,8 +107,8 @@ func compileWithTimeout(t *testing.T, timeout string) map[string][]byte {
 func startGeneratedEndpoint(t *testing.T, files map[string][]byte) (string, string) {
 	t.Helper()
 	entry := string(files[generator.EgressProgramDir+"/entrypoint.sh"])
-	_, prog, ok := strings.Cut(entry, "read -r -d '' REQUESTS_PL <<'PERL' || true\n")
-	prog, _, ok2 := strings.Cut(prog, "\nPERL\n")
+	_, quoted, ok := strings.Cut(entry, "\nreadonly REQUESTS_PL=")
+	prog, ok2 := singleQuoted(quoted)
 	if !ok || !ok2 {
 		t.Fatalf("the generated entrypoint has no request endpoint")
 	}
@@ -218,4 +218,27 @@ func spoolListing(t *testing.T, spool string) string {
 		fmt.Fprintf(&out, "request %s\n%s\n", strings.TrimSuffix(filepath.Base(n), ".req"), data)
 	}
 	return out.String()
+}
+
+// singleQuoted reads the shell word at the start of s, single-quoted
+// pieces and \' between them (as shquote.Word writes it), up to the end
+// of its line; false if it is not one.
+func singleQuoted(s string) (string, bool) {
+	var b strings.Builder
+	for {
+		switch {
+		case strings.HasPrefix(s, "'"):
+			end := strings.IndexByte(s[1:], '\'')
+			if end < 0 {
+				return "", false
+			}
+			b.WriteString(s[1 : 1+end])
+			s = s[2+end:]
+		case strings.HasPrefix(s, `\'`):
+			b.WriteByte('\'')
+			s = s[2:]
+		default:
+			return b.String(), b.Len() > 0 && (s == "" || s[0] == '\n')
+		}
+	}
 }
