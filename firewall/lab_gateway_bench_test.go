@@ -3,9 +3,12 @@ package firewall_test
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,6 +30,11 @@ import (
 //	gateway-setup-us, nft-only-setup-us   from connect() to the server's greeting
 //	added-setup-us        the median of the per-pair differences
 //	haproxy-cpu-ms        HAProxy's CPU time (user and system) per download, the median
+//	relay/nft-only, relay-cpu-ms   the same download through the least relay
+//	                      there is instead of HAProxy (relayMain: accept, connect, then Go's
+//	                      io.Copy each way, which splices as HAProxy does), as the
+//	                      ruleset redirects to HAProxy: what a second TCP connection
+//	                      costs here, whatever relays it
 func BenchmarkLabGateway(b *testing.B) {
 	const bulkBytes = 256 << 20
 	settle := 20 * time.Millisecond
@@ -82,7 +90,36 @@ func BenchmarkLabGateway(b *testing.B) {
 		bulk := transfer()
 		return figures{time.Duration(median(s)), bulk, cpuMillis(b, haproxy) - cpu} // the median of five set-ups
 	}
-	var ratios, gMBs, nMBs, gSetup, nSetup, added, cpu []float64
+	// The least relay, as HAProxy's uid, on relayPort; the ruleset that
+	// redirects there instead.
+	listen := regexp.MustCompile(`\t443 : (\d+),\n`).FindSubmatch(gated)
+	if listen == nil {
+		b.Fatalf("the ruleset sends port 443 to no listener:\n%s", gated)
+	}
+	relayed := bytes.Replace(gated, listen[0], []byte(fmt.Sprintf("\t443 : %d,\n", relayPort)), 1)
+	relayed = regexp.MustCompile(`(ip6? daddr (127\.0\.0\.1|::1) tcp dport) \d+-\d+ accept`).ReplaceAll(relayed, []byte(fmt.Sprintf("$1 %d accept", relayPort)))
+	if bytes.Count(relayed, []byte(strconv.Itoa(relayPort))) != 3 {
+		b.Fatalf("the ruleset does not send port 443 to the gateway's listeners as the relay expects:\n%s", gated)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	relayCmd := exec.Command("ip", "netns", "exec", l.sbx, "setpriv", fmt.Sprintf("--reuid=%d", firewall.GatewayUID), fmt.Sprintf("--regid=%d", firewall.GatewayUID), "--clear-groups", self)
+	relayCmd.Env = append(os.Environ(), relayEnv+"="+addr(allowedV4, 443))
+	relayCmd.Stderr = os.Stderr
+	if err := relayCmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { relayCmd.Process.Kill(); relayCmd.Wait() })
+	relayCPU := func() float64 { return cpuMillis(b, relayCmd.Process.Pid) }
+	runRelay := func() figures {
+		load(relayed)
+		cpu := relayCPU()
+		bulk := transfer()
+		return figures{bulk: bulk, cpu: relayCPU() - cpu}
+	}
+	var ratios, gMBs, nMBs, gSetup, nSetup, added, cpu, relayRatios, relayCPUs []float64
 	mbs := func(d time.Duration) float64 { return bulkBytes / d.Seconds() / 1e6 }
 	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 	i := 0
@@ -99,6 +136,9 @@ func BenchmarkLabGateway(b *testing.B) {
 		gSetup, nSetup = append(gSetup, us(g.setup)), append(nSetup, us(n.setup))
 		added = append(added, us(g.setup)-us(n.setup))
 		cpu = append(cpu, g.cpu)
+		r := runRelay()
+		relayRatios = append(relayRatios, n.bulk.Seconds()/r.bulk.Seconds())
+		relayCPUs = append(relayCPUs, r.cpu)
 	}
 	b.ReportMetric(median(ratios), "gateway/nft-only")
 	b.ReportMetric(median(gMBs), "gateway-MB/s")
@@ -107,6 +147,52 @@ func BenchmarkLabGateway(b *testing.B) {
 	b.ReportMetric(median(nSetup), "nft-only-setup-us")
 	b.ReportMetric(median(added), "added-setup-us")
 	b.ReportMetric(median(cpu), "haproxy-cpu-ms")
+	b.ReportMetric(median(relayRatios), "relay/nft-only")
+	b.ReportMetric(median(relayCPUs), "relay-cpu-ms")
+}
+
+// relayEnv, set to HOST:PORT, makes the test binary the least relay
+// (relayMain) instead of the tests.
+const relayEnv = "AGENTBOX_LAB_RELAY"
+
+// relayPort is the relay's listener on 127.0.0.1, above 1024: it runs
+// without capabilities.
+const relayPort = 1600
+
+func init() {
+	if target := os.Getenv(relayEnv); target != "" {
+		relayMain(target)
+		os.Exit(0)
+	}
+}
+
+// relayMain accepts on 127.0.0.1:relayPort and relays each connection to
+// target, both ways: the least that a relay does.
+func relayMain(target string) {
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", relayPort))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "relay:", err)
+		os.Exit(1)
+	}
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			os.Exit(1)
+		}
+		go func() {
+			defer c.Close()
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				return
+			}
+			defer s.Close()
+			done := make(chan struct{})
+			go func() { io.Copy(s, c); s.(*net.TCPConn).CloseWrite(); close(done) }()
+			io.Copy(c, s)
+			c.(*net.TCPConn).CloseWrite()
+			<-done
+		}()
+	}
 }
 
 // cpuMillis is the CPU time (user and system) process pid has used, in ms.

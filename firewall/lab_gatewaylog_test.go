@@ -1,6 +1,7 @@
 package firewall_test
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/internal/connlog"
+	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 )
 
 // hostileName is a name the agent sends in its ClientHello: a space, quotes,
@@ -187,4 +189,68 @@ func TestLabGatewayRecordsLimit(t *testing.T) {
 		t.Errorf("%d connections: %d records and %d dropped, want %d records and %d dropped",
 			sent, len(log.Connections), log.Dropped, firewall.GatewayLogBurst+1, sent-firewall.GatewayLogBurst-1)
 	}
+}
+
+// TestLabGatewayDroppedRecords: when egress's log stops taking HAProxy's
+// records (the cat that relays them stopped, as a container's log that lags
+// 64 KiB behind), HAProxy drops records rather than wait; the entrypoint
+// says how many as it stops, and the records written and the count dropped
+// add up to the connections made. (The records' own rate limit is lifted
+// here, so that every connection gives one.)
+func TestLabGatewayDroppedRecords(t *testing.T) {
+	testenv.RequireProgram(t, "haproxy")
+	l := newLab(t)
+	limit := fmt.Sprintf("sc0_gpc0_rate ge %d }", firewall.GatewayLogBurst)
+	if !bytes.Contains(l.files["haproxy.cfg"], []byte(limit)) {
+		t.Fatalf("haproxy.cfg has no %q", limit)
+	}
+	l.files["haproxy.cfg"] = bytes.ReplaceAll(l.files["haproxy.cfg"], []byte(limit), []byte("sc0_gpc0_rate ge 1000000 }"))
+	p := l.startReady()
+	l.resolve("allowed.test", "A")
+	relay := gatewayRelay(t, pidIn(t, p, "/run/agentbox/gateway.pid"))
+	if err := syscall.Kill(relay, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	const conns = 400 // about 330 bytes a record: twice the pipe's 64 KiB
+	for i := range conns {
+		l.stopped("SNI cohost.test", allowedV4, 443, clientHello(fmt.Sprintf("c%d.cohost.test", i), false))
+	}
+	if err := syscall.Kill(relay, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.Stop(5 * time.Second); code != 0 {
+		t.Fatalf("the entrypoint exited with %d on SIGTERM:\n%s", code, p.Output())
+	}
+	m := regexp.MustCompile(`warning: the gateway dropped (\d+) records of connections \((\d+) since it started\)`).FindStringSubmatch(p.Output())
+	if m == nil {
+		t.Fatalf("no warning of dropped records:\n%s", p.Output())
+	}
+	dropped, _ := strconv.Atoi(m[1])
+	log, err := connlog.Parse(strings.NewReader(p.Output()), time.Time{})
+	if err != nil || dropped == 0 || len(log.Connections)+dropped != conns || log.BadRecords != 0 {
+		t.Errorf("%d connections: %d records, %d dropped (%s), %d bad (%v)", conns, len(log.Connections), dropped, m[0], log.BadRecords, err)
+	}
+}
+
+// gatewayRelay returns the pid of the cat that reads HAProxy's (pid
+// haproxy's) standard output.
+func gatewayRelay(t *testing.T, haproxy int) int {
+	t.Helper()
+	out, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/1", haproxy))
+	if err != nil || !strings.HasPrefix(out, "pipe:") {
+		t.Fatalf("HAProxy's standard output: %q (%v), want a pipe", out, err)
+	}
+	procs, _ := os.ReadDir("/proc")
+	for _, d := range procs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		if in, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/0", pid)); in == out && strings.TrimSpace(string(comm)) == "cat" {
+			return pid
+		}
+	}
+	t.Fatalf("no cat reads %s", out)
+	return 0
 }

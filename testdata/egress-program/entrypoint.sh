@@ -419,6 +419,10 @@ readonly GATEWAY_KEYS_MAP=/run/agentbox/gateway/keys.map
 readonly KEYS_DONE=.done
 readonly GATEWAY_KEYS_DIR=/etc/agentbox-keys # a task's on Kubernetes
 readonly GATEWAY_V6_ENV=AGENTBOX_GATEWAY_V6
+# The count of the records HAProxy dropped that a warning has told of
+# (gateway_dropped).
+readonly GATEWAY_DROPPED="$RUN_DIR/gateway-dropped"
+readonly GATEWAY_DROPPED_EVERY=60 # seconds between the keeper's looks
 # The request endpoint (docs/approvals.md), where REQUESTS is 1 (its
 # timeout and longest grant: REQUESTS_TIMEOUT, REQUESTS_MAX_SECONDS): the
 # agent asks here for a grant, a person answers on the host. It runs as
@@ -1327,6 +1331,25 @@ gateway_send() {
 # answer.
 gateway_cmd() { printf '%s\n' "$1" | gateway_send; }
 
+# gateway_dropped warns of the records of connections that HAProxy dropped
+# since the last warning. Its log reaches the container's stdout through a
+# pipe that cat relays; HAProxy writes it without waiting, and drops a
+# record the pipe cannot take at once (the container's log 64 KiB behind),
+# counting it (DroppedLogs in the runtime API's "show info"). The keeper
+# asks every GATEWAY_DROPPED_EVERY seconds, run once more as it stops.
+gateway_dropped() {
+	local info n seen=0
+	info=$(gateway_cmd "show info" 2>/dev/null) || return 0
+	[[ $info =~ (^|$'\n')DroppedLogs:\ ([0-9]+) ]] || return 0
+	n=${BASH_REMATCH[2]}
+	{ read -r seen <"$GATEWAY_DROPPED"; } 2>/dev/null || seen=0
+	[[ $seen =~ ^[0-9]+$ ]] || seen=0
+	if ((n > seen)); then
+		log "warning: the gateway dropped $((n - seen)) records of connections ($n since it started): the container's log did not keep up with them"
+		echo "$n" >"$GATEWAY_DROPPED"
+	fi
+}
+
 # await_api waits up to 30 s (as long as a task's agent waits for its
 # keys) for HAProxy's runtime API: agentbox run hands a task's keys as its
 # egress starts, and a restarted egress opens it anew.
@@ -1539,7 +1562,10 @@ on_exit() {
 	close_egress || status=1
 	stop_dnsmasq
 	stop_logger
-	((GATEWAY)) && stop_gateway
+	if ((GATEWAY)) && [[ -n ${gw_pid-} ]]; then
+		gateway_dropped
+		stop_gateway
+	fi
 	stop_keeper
 	stop_requests
 	print_counters
@@ -2341,7 +2367,7 @@ names_apply() {
 # second while there are grants (every 10 s without). Started by run
 # (whose pid is $1), it ends with run.
 name_keeper() {
-	local sleeper="" req applied parent=${1-}
+	local sleeper="" req applied parent=${1-} dropped_next=$((EPOCHSECONDS + ${GATEWAY_DROPPED_EVERY:-0}))
 	exec 9>&- 8>&-
 	set +e
 	trap 'kill "$sleeper" 2>/dev/null; stop_grant_dns; stop_never_dns; rm -f "$KEEPER_PID"; exit 0' TERM INT
@@ -2365,6 +2391,10 @@ name_keeper() {
 		# (out of the lock, which grant-name takes before the kernel's
 		# element).
 		[[ -n $gdns_port ]] && ask_never "$gdns_port"
+		if ((GATEWAY && EPOCHSECONDS >= dropped_next)); then
+			gateway_dropped
+			dropped_next=$((EPOCHSECONDS + GATEWAY_DROPPED_EVERY))
+		fi
 		sleep "$names_wait" >/dev/null 2>&1 &
 		sleeper=$!
 		read -r req 2>/dev/null <"$NAMES_DIR/req" || req=0

@@ -84,7 +84,7 @@ COPY egress-program/ /tmp/agentbox-program/
 RUN set -eu; \
     cd /tmp/agentbox-program; \
     [ -e common.nft ] || { echo "agentbox: .agentbox/egress-program is missing: it is not committed, and agentbox generate, build, up and run write it; run one of them in this checkout first" >&2; exit 1; }; \
-    if ! printf '%s  %s\n' cd6ac676f35ff6d72c4dd1d839c9bbc1f13eb64c66c270e1780c309dfcc07a82 common.nft ef79f4ae29063cd604b66e2a279524323bd18563a054bb2a4c383ac5e8af0f00 dnsmasq-common.conf d02c8744ee199f8265f4e9d3f373f38d9babac3f82d4a7029a1a18694f8ea01a entrypoint.sh 944b4dd67d14f56faa9fdfbccc2132b8091cea209af0801a8028a2094b97efe1 git.lua a86701c1bc8e667b5dfab79eb10b0e5dcd0c1802f350c9697210cf90600e9c9a ulogd.conf | sha256sum --quiet -c - >/dev/null 2>&1; then \
+    if ! printf '%s  %s\n' cd6ac676f35ff6d72c4dd1d839c9bbc1f13eb64c66c270e1780c309dfcc07a82 common.nft ef79f4ae29063cd604b66e2a279524323bd18563a054bb2a4c383ac5e8af0f00 dnsmasq-common.conf 2f0e5be6414245f2869b604e489a9584b19d05f290c416934a6039a746fd054a entrypoint.sh 944b4dd67d14f56faa9fdfbccc2132b8091cea209af0801a8028a2094b97efe1 git.lua a86701c1bc8e667b5dfab79eb10b0e5dcd0c1802f350c9697210cf90600e9c9a ulogd.conf | sha256sum --quiet -c - >/dev/null 2>&1; then \
       echo "agentbox: .agentbox/egress-program is not the program this file pins (another version of agentbox wrote it): run agentbox generate with the agentbox that generated this file, or generate with yours and commit the change" >&2; exit 1; \
     fi; \
     install -D -m 0644 common.nft /etc/agentbox/common.nft; \
