@@ -53,11 +53,11 @@ type entrypointRequests struct {
 
 // entrypointGateway is what the entrypoint needs of the gateway.
 type entrypointGateway struct {
-	Conf, Socket, GrantsDir, Pid string
-	Names, Map                   string // rules.nft's chain of granted names' redirects, and its map of listeners
-	V6Env                        string // set for HAProxy when the loopback has ::1
-	Forever                      int64
-	KeysMap, KeysDone, KeysDir   string
+	Conf, Common, Socket, GrantsDir, Pid string
+	Names, Map                           string // rules.nft's chain of granted names' redirects, and its map of listeners
+	V6Env                                string // set for HAProxy when the loopback has ::1
+	Forever                              int64
+	KeysMap, KeysDone, KeysDir           string
 }
 
 // entrypointFiles are the files the entrypoint reads and writes.
@@ -117,7 +117,7 @@ func renderEntrypoint() ([]byte, error) {
 		entrypointTables:    entrypointTableNames(),
 		entrypointResolvers: entrypointResolverSettings(),
 		entrypointProcess:   entrypointProcessContract(),
-		Gateway: entrypointGateway{Conf: GatewayConfigPath, Socket: GatewaySocket,
+		Gateway: entrypointGateway{Conf: GatewayConfigPath, Common: GatewayCommonPath, Socket: GatewaySocket,
 			GrantsDir: GatewayGrantsDir, Pid: gatewayPid, Forever: gatewayForever,
 			Names: gatewayNames, Map: gatewayMap, V6Env: gatewayV6Env,
 			KeysMap: GatewayKeysMap, KeysDone: keysDone, KeysDir: GatewayKeysDir},

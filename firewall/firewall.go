@@ -137,6 +137,9 @@ const (
 	entrypointFile = "entrypoint.sh"
 	ulogdFile      = "ulogd.conf"
 	gatewayFile    = "haproxy.cfg"
+	// gatewayCommonFile is the egress program's part of HAProxy's
+	// configuration (GatewayCommonPath).
+	gatewayCommonFile = "haproxy-common.cfg"
 )
 
 // Policy is the egress policy the firewall enforces: in ModeAllowlist, TCP

@@ -79,7 +79,7 @@ func TestRenderFiles(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if want := []string{"common.nft", "dnsmasq-common.conf", "dnsmasq.conf", "entrypoint.sh", "git.lua", "policy.bash", "rules.nft", "ulogd.conf"}; !slices.Equal(keys, want) {
+	if want := []string{"common.nft", "dnsmasq-common.conf", "dnsmasq.conf", "entrypoint.sh", "git.lua", "haproxy-common.cfg", "policy.bash", "rules.nft", "ulogd.conf"}; !slices.Equal(keys, want) {
 		t.Errorf("Render returned %q, want %q", keys, want)
 	}
 }

@@ -39,11 +39,14 @@ func TestForgeConfigValid(t *testing.T) {
 		}
 	}
 	cfg = strings.ReplaceAll(cfg, "ca-file "+GatewayCAFile, "ca-file /etc/ssl/certs/ca-certificates.crt")
-	path := filepath.Join(dir, "haproxy.cfg")
+	path, common := filepath.Join(dir, "haproxy.cfg"), filepath.Join(dir, gatewayCommonFile)
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("haproxy", "-c", "-f", path).CombinedOutput()
+	if err := os.WriteFile(common, []byte(strings.ReplaceAll(string(files[gatewayCommonFile]), "stats socket", "#")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("haproxy", "-c", "-f", common, "-f", path).CombinedOutput()
 	if err != nil {
 		t.Fatalf("haproxy -c: %v\n%s\n%s", err, out, cfg)
 	}

@@ -15,6 +15,9 @@ const (
 	GatewayUID  = 5354
 	// GatewayConfigPath is HAProxy's configuration in the egress image.
 	GatewayConfigPath = "/etc/agentbox/haproxy.cfg"
+	// GatewayCommonPath is the egress program's part of HAProxy's
+	// configuration, which it reads first.
+	GatewayCommonPath = "/etc/agentbox/haproxy-common.cfg"
 	// GatewaySocket is HAProxy's runtime API, root's only: the timed
 	// name grants change its maps through it.
 	GatewaySocket = "/run/agentbox/gateway.sock"
@@ -72,6 +75,7 @@ type gatewayView struct {
 	Forges                                []gatewayForge
 	ForgeNames                            []string // ".host" of each forge
 	GitLua, ForgeUser                     string
+	CommonPath                            string // GatewayCommonPath
 }
 
 // gatewayPort is one port of allowed names and its listener.
@@ -102,13 +106,25 @@ func gatewayPorts(p Policy) ([]gatewayPort, error) {
 	return out, nil
 }
 
+// renderGatewayCommon renders haproxy-common.cfg, the same for every
+// policy.
+func renderGatewayCommon() ([]byte, error) {
+	return execute("haproxy-common.cfg.tmpl", gatewayViewOf(Policy{}, nil))
+}
+
 // renderGateway renders haproxy.cfg for a normalized policy.
 func renderGateway(p Policy) ([]byte, error) {
 	ports, err := gatewayPorts(p)
 	if err != nil {
 		return nil, err
 	}
-	return execute("haproxy.cfg.tmpl", gatewayView{
+	return execute("haproxy.cfg.tmpl", gatewayViewOf(p, ports))
+}
+
+// gatewayViewOf is what the gateway's templates see of policy p, whose
+// ports are ports.
+func gatewayViewOf(p Policy, ports []gatewayPort) gatewayView {
+	return gatewayView{
 		Header:       Header,
 		FilterAddr:   filterAddr,
 		Socket:       GatewaySocket,
@@ -135,7 +151,8 @@ func renderGateway(p Policy) ([]byte, error) {
 		ForgeNames:    forgeNames(p),
 		GitLua:        GatewayGitLua,
 		ForgeUser:     forgeUser,
-	})
+		CommonPath:    GatewayCommonPath,
+	}
 }
 
 // GatewayPortsOf returns the ports that the gateway of policy p listens on

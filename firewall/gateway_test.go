@@ -82,7 +82,7 @@ func TestGatewayTools(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, gatewayFile), []byte(cfg), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			run(t, "", requireTool(t, "haproxy", false), "-c", "-q", "-f", filepath.Join(dir, gatewayFile))
+			run(t, "", requireTool(t, "haproxy", false), "-c", "-q", "-f", filepath.Join(dir, gatewayCommonFile), "-f", filepath.Join(dir, gatewayFile))
 			run(t, "", requireTool(t, "nft", true), "-c", "-f", filepath.Join(dir, rulesFile))
 		})
 	}

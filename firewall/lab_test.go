@@ -48,7 +48,7 @@ func generated(t testing.TB) map[string][]byte {
 	out := map[string][]byte{}
 	for _, path := range []string{generator.EgressDir + "/rules.nft", generator.EgressDir + "/dnsmasq.conf", generator.EgressDir + "/policy.bash",
 		generator.EgressProgramDir + "/entrypoint.sh", generator.EgressProgramDir + "/common.nft", generator.EgressProgramDir + "/ulogd.conf",
-		generator.EgressProgramDir + "/dnsmasq-common.conf"} {
+		generator.EgressProgramDir + "/dnsmasq-common.conf", generator.EgressProgramDir + "/haproxy-common.cfg"} {
 		data, ok := c.Files[path]
 		if !ok {
 			t.Fatalf("generator.Compile rendered no %s", path)
@@ -193,6 +193,7 @@ func (l *lab) egressSpec() netlab.Spec {
 	}
 	if cfg, ok := l.files["haproxy.cfg"]; ok { // the gateway (lab_gateway_test.go)
 		spec.Files[firewall.GatewayConfigPath] = netlab.File{Data: cfg, Mode: 0o644}
+		spec.Files[firewall.GatewayCommonPath] = netlab.File{Data: l.files["haproxy-common.cfg"], Mode: 0o644}
 	}
 	return spec
 }

@@ -16,7 +16,7 @@ const policyFile = "policy.bash"
 
 // ProgramFiles are the files of Render's that every policy renders alike:
 // the egress program (Program); the others are the profile's data.
-var ProgramFiles = []string{entrypointFile, commonFile, dnsmasqCommon, gitLuaFile, ulogdFile}
+var ProgramFiles = []string{entrypointFile, commonFile, dnsmasqCommon, gitLuaFile, ulogdFile, gatewayCommonFile}
 
 // Program renders the egress program, the same for every policy: the
 // files of ProgramFiles.
@@ -37,7 +37,12 @@ func Program() (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string][]byte{entrypointFile: entrypoint, commonFile: sets, dnsmasqCommon: dnsmasq, gitLuaFile: GitLua(), ulogdFile: ulogd}, nil
+	gateway, err := renderGatewayCommon()
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{entrypointFile: entrypoint, commonFile: sets, dnsmasqCommon: dnsmasq, gitLuaFile: GitLua(), ulogdFile: ulogd,
+		gatewayCommonFile: gateway}, nil
 }
 
 // renderPolicyData renders policy.bash: what the entrypoint, the same for

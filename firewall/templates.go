@@ -24,6 +24,7 @@ var templateFiles = []string{
 	"templates/entrypoint.sh.tmpl",
 	"templates/ulogd.conf.tmpl",
 	"templates/haproxy.cfg.tmpl",
+	"templates/haproxy-common.cfg.tmpl",
 	"templates/git.lua.tmpl",
 }
 

@@ -74,7 +74,8 @@ func renderPrograms(files map[string][]byte, v *view) error {
 	files[EgressProgramIgnore] = programIgnore("The egress program")
 	v.EgressProgram = programStep(files, egressProgramName, egress, map[string]string{
 		"entrypoint.sh": firewall.EntrypointPath, "common.nft": firewall.CommonPath,
-		"dnsmasq-common.conf": firewall.DnsmasqCommonPath, "git.lua": firewall.GatewayGitLua, "ulogd.conf": firewall.UlogdPath})
+		"dnsmasq-common.conf": firewall.DnsmasqCommonPath, "git.lua": firewall.GatewayGitLua, "ulogd.conf": firewall.UlogdPath,
+		"haproxy-common.cfg": firewall.GatewayCommonPath})
 	agent := map[string][]byte{}
 	if err := execute(agent, "agentbox-request.sh", "agentbox-request.sh.tmpl", *v); err != nil {
 		return err

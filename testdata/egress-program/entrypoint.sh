@@ -407,6 +407,7 @@ while (1) {
 # ".NAME END" per port, END in Unix seconds, which HAProxy compares with
 # the clock at each connection.
 readonly GATEWAY_CONF=/etc/agentbox/haproxy.cfg
+readonly GATEWAY_COMMON=/etc/agentbox/haproxy-common.cfg # the egress program's part, read first
 readonly GATEWAY_SOCKET=/run/agentbox/gateway.sock
 readonly GATEWAY_GRANTS=/run/agentbox/gateway
 readonly GATEWAY_PID=/run/agentbox/gateway.pid
@@ -1282,7 +1283,7 @@ launch_gateway() {
 	# makes its log's descriptor non-blocking (and drops a line the pipe
 	# cannot take at once), which on the container's shared stdout would
 	# lose its records and fail the others' writes whenever the reader lags.
-	(cd / && exec env "${v6[@]}" haproxy -db -f "$GATEWAY_CONF" </dev/null) > >(exec cat) &
+	(cd / && exec env "${v6[@]}" haproxy -db -f "$GATEWAY_COMMON" -f "$GATEWAY_CONF" </dev/null) > >(exec cat) &
 	gw_pid=$!
 	echo "$gw_pid" >"$GATEWAY_PID"
 }
