@@ -148,7 +148,7 @@ func testDnsmasqKilled(t *testing.T) {
 }
 
 // testRunTwice: a second copy changes nothing, and a restart replaces the
-// table.
+// table with the same one the first start made.
 func testRunTwice(t *testing.T) {
 	l := newLab(t)
 	p := l.startReady()
@@ -181,9 +181,17 @@ func testRunTwice(t *testing.T) {
 		t.Errorf("no \"egress closed\" on SIGTERM:\n%s", p.Output())
 	}
 	l.assertClosed()
+	// A chain of the earlier table's that the new one does not have: a
+	// restart that added to the old table instead of replacing it keeps it.
+	l.nft("add", "chain", "inet", "agentbox", "left_by_the_earlier_start")
 	p = l.startReady()
 	if n := strings.Count(l.nft("list", "tables")+"\n", "table inet agentbox\n"); n != 1 {
 		t.Errorf("%d tables inet agentbox after a restart, want 1", n)
+	}
+	// The first start created the table (a new namespace has none); the
+	// restart found the lockdown and deleted it first: the same table.
+	if got := l.table(); got != table {
+		t.Errorf("the table after a restart differs from the first start's:\n%s\nwas:\n%s", got, table)
 	}
 	l.healthy(p)
 	l.works()
