@@ -14,35 +14,55 @@ const PolicyPath = "/etc/agentbox/policy.bash"
 // assignments, nothing else (renderPolicyData).
 const policyFile = "policy.bash"
 
+// program is the egress program, the same for every policy: each file,
+// where the egress image installs it, and how it is rendered.
+var program = []struct {
+	name, path string
+	render     func() ([]byte, error)
+}{
+	{entrypointFile, EntrypointPath, renderEntrypoint},
+	{commonFile, CommonPath, renderCommon},
+	{dnsmasqCommon, DnsmasqCommonPath, renderDnsmasqCommon},
+	{gitLuaFile, GatewayGitLua, func() ([]byte, error) { return GitLua(), nil }},
+	{ulogdFile, UlogdPath, renderUlogd},
+	{gatewayCommonFile, GatewayCommonPath, renderGatewayCommon},
+}
+
 // ProgramFiles are the files of Render's that every policy renders alike:
 // the egress program (Program); the others are the profile's data.
-var ProgramFiles = []string{entrypointFile, commonFile, dnsmasqCommon, gitLuaFile, ulogdFile, gatewayCommonFile}
+var ProgramFiles = programNames()
+
+func programNames() []string {
+	var out []string
+	for _, f := range program {
+		out = append(out, f.name)
+	}
+	return out
+}
+
+// ProgramPath is where the egress image installs file name of the
+// program; "" for a file that is not the program's.
+func ProgramPath(name string) string {
+	for _, f := range program {
+		if f.name == name {
+			return f.path
+		}
+	}
+	return ""
+}
 
 // Program renders the egress program, the same for every policy: the
 // files of ProgramFiles.
 func Program() (map[string][]byte, error) {
-	entrypoint, err := renderEntrypoint()
-	if err != nil {
-		return nil, err
+	out := map[string][]byte{}
+	for _, f := range program {
+		data, err := f.render()
+		if err != nil {
+			return nil, err
+		}
+		out[f.name] = data
 	}
-	ulogd, err := renderUlogd()
-	if err != nil {
-		return nil, err
-	}
-	sets, err := renderCommon()
-	if err != nil {
-		return nil, err
-	}
-	dnsmasq, err := renderDnsmasqCommon()
-	if err != nil {
-		return nil, err
-	}
-	gateway, err := renderGatewayCommon()
-	if err != nil {
-		return nil, err
-	}
-	return map[string][]byte{entrypointFile: entrypoint, commonFile: sets, dnsmasqCommon: dnsmasq, gitLuaFile: GitLua(), ulogdFile: ulogd,
-		gatewayCommonFile: gateway}, nil
+	return out, nil
 }
 
 // renderPolicyData renders policy.bash: what the entrypoint, the same for

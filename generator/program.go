@@ -72,10 +72,7 @@ func renderPrograms(files map[string][]byte, v *view) error {
 		return err
 	}
 	files[EgressProgramIgnore] = programIgnore("The egress program")
-	v.EgressProgram = programStep(files, egressProgramName, egress, map[string]string{
-		"entrypoint.sh": firewall.EntrypointPath, "common.nft": firewall.CommonPath,
-		"dnsmasq-common.conf": firewall.DnsmasqCommonPath, "git.lua": firewall.GatewayGitLua, "ulogd.conf": firewall.UlogdPath,
-		"haproxy-common.cfg": firewall.GatewayCommonPath})
+	v.EgressProgram = programStep(files, egressProgramName, egress, firewall.ProgramPath)
 	agent := map[string][]byte{}
 	if err := execute(agent, "agentbox-request.sh", "agentbox-request.sh.tmpl", *v); err != nil {
 		return err
@@ -86,14 +83,14 @@ func renderPrograms(files map[string][]byte, v *view) error {
 		}
 	}
 	files[AgentProgramIgnore] = programIgnore("The agent image's program")
-	v.AgentProgram = programStep(files, agentProgramName, agent, map[string]string{
-		"agentbox-request.sh": v.RequestCommand, "agentbox-request-mcp.js": v.RequestMCP})
+	paths := map[string]string{"agentbox-request.sh": v.RequestCommand, "agentbox-request-mcp.js": v.RequestMCP}
+	v.AgentProgram = programStep(files, agentProgramName, agent, func(name string) string { return paths[name] })
 	return nil
 }
 
 // programStep adds program, files by name, to files under OutDir/name and
-// returns the step that installs each at paths[its name].
-func programStep(files map[string][]byte, name string, program map[string][]byte, paths map[string]string) ProgramStep {
+// returns the step that installs each at path(its name).
+func programStep(files map[string][]byte, name string, program map[string][]byte, path func(string) string) ProgramStep {
 	s := ProgramStep{Name: name, Dir: OutDir + "/" + name}
 	for _, f := range sortedPaths(program) {
 		files[s.Dir+"/"+f] = program[f]
@@ -101,7 +98,7 @@ func programStep(files map[string][]byte, name string, program map[string][]byte
 		if FileMode(f) == 0o755 {
 			mode = "0755"
 		}
-		s.Files = append(s.Files, ProgramFile{Name: f, Sum: fmt.Sprintf("%x", sha256.Sum256(program[f])), Path: paths[f], Mode: mode})
+		s.Files = append(s.Files, ProgramFile{Name: f, Sum: fmt.Sprintf("%x", sha256.Sum256(program[f])), Path: path(f), Mode: mode})
 	}
 	return s
 }
