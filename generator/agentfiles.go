@@ -63,12 +63,7 @@ func AgentFiles(agent catalog.Agent, env []catalog.EnvVar, workspace string) (ma
 func renderAgentFiles(files map[string][]byte, p *Plan) error {
 	// One image serves every profile: its files see the default profile's
 	// environment, with the base URLs of the keys its gateway holds.
-	env := p.Env
-	for _, pp := range p.Profiles {
-		if pp.Name == p.DefaultProfile {
-			env, _ = withHeldKeys(env, nil, pp.Keys)
-		}
-	}
+	env, _ := withHeldKeys(p.Env, nil, p.Default().Keys)
 	rendered, err := AgentFiles(p.Agent, env, p.Workspace)
 	if err != nil {
 		return err

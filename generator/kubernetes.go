@@ -82,12 +82,7 @@ func renderKubernetes(p *Plan, v view, files map[string][]byte) error {
 		return nil
 	}
 	tag := ImageTag(files)
-	var prof ProfilePlan
-	for _, pp := range p.Profiles {
-		if pp.Name == p.DefaultProfile {
-			prof = pp
-		}
-	}
+	prof := p.Default()
 	kv := kubeView{
 		view:           v,
 		Namespace:      k.Namespace,

@@ -260,3 +260,14 @@ func sortedUniqueFold(s []string) []string {
 func (p *Plan) AnyGateway() bool {
 	return slices.ContainsFunc(p.Profiles, func(pp ProfilePlan) bool { return pp.Policy.HasGateway() })
 }
+
+// Default is the plan of the default profile; the zero ProfilePlan if p
+// has none (a Plan made by hand).
+func (p *Plan) Default() ProfilePlan {
+	for _, pp := range p.Profiles {
+		if pp.Name == p.DefaultProfile {
+			return pp
+		}
+	}
+	return ProfilePlan{}
+}

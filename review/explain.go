@@ -208,18 +208,8 @@ func (o origins) git(p *generator.Plan) GitView {
 			orig = o.at("agent")
 		}
 	}
-	return GitView{Name: p.GitName, Email: p.GitEmail, Origin: orig, Forges: o.forges(o.cfg, defaultPolicy(p)),
+	return GitView{Name: p.GitName, Email: p.GitEmail, Origin: orig, Forges: o.forges(o.cfg, p.Default().Policy),
 		nameOrigin: cmpOrigin(o.at("git.name"), o.at("agent")), emailOrigin: cmpOrigin(o.at("git.email"), o.at("agent"))}
-}
-
-// defaultPolicy is the policy of p's default profile.
-func defaultPolicy(p *generator.Plan) firewall.Policy {
-	for _, pp := range p.Profiles {
-		if pp.Name == p.DefaultProfile {
-			return pp.Policy
-		}
-	}
-	return p.Policy
 }
 
 // cmpOrigin is the first origin that is written in the file, else the last.

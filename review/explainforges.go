@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentbox-dev/agentbox/config"
 	"github.com/agentbox-dev/agentbox/firewall"
-	"github.com/agentbox-dev/agentbox/generator"
 )
 
 // ForgeView is one entry of git.forges: a forge whose git goes through the
@@ -31,11 +30,12 @@ type ForgePush struct {
 	Branches []string `json:"branches"`
 }
 
-// forges are git.forges, each citing its entry, and the default profile's
-// default front door (pol's), which git.forges does not list.
+// forges are git.forges, each citing its entry, and the default front door
+// of pol (the default profile's, with its forges planned), which
+// git.forges does not list.
 func (o origins) forges(cfg *config.Config, pol firewall.Policy) []ForgeView {
 	out := []ForgeView{} // [] rather than null in JSON
-	for _, f := range generator.ProfileForges(cfg, pol) {
+	for _, f := range pol.Forges {
 		if f.Direct && f.Host == config.DefaultForge {
 			out = append(out, ForgeView{Host: f.Host, Repos: []string{}, Push: []ForgePush{}, Default: true, Origin: o.at("git.forges")})
 		}
