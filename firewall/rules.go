@@ -151,9 +151,9 @@ func policyChains(v rulesView) []policyChain {
 	for _, g := range v.NameGroups {
 		for _, s := range g.Sets {
 			match := fmt.Sprintf("%s @%s tcp dport %d", s.Match, s.Name, g.Port)
-			if gw := v.Gateway; gw != nil {
-				names.Rules = append(names.Rules, fmt.Sprintf("meta skuid %d %s accept", gw.UID, match))
-				gateway.Rules = append(gateway.Rules, fmt.Sprintf("%s redirect to : tcp dport map @%s", match, gw.Map))
+			if v.Gateway != nil {
+				names.Rules = append(names.Rules, fmt.Sprintf("meta skuid %d %s accept", v.GatewayUID, match))
+				gateway.Rules = append(gateway.Rules, fmt.Sprintf("%s redirect to : tcp dport map @%s", match, v.GatewayMap))
 			} else {
 				names.Rules = append(names.Rules, match+" accept")
 			}
@@ -167,12 +167,11 @@ func policyChains(v rulesView) []policyChain {
 	return []policyChain{dns, direct, names, gateway}
 }
 
-// gatewayRules is what rules.nft needs of the gateway.
+// gatewayRules is what rules.nft needs of a policy's gateway (its names,
+// the same for every policy, are rulesView's Gateway* fields).
 type gatewayRules struct {
-	UID              int
-	User, Map, Names string
-	Listen           string // the listeners' ports: a range
-	Ports            []gatewayPort
+	Listen string // the listeners' ports: a range
+	Ports  []gatewayPort
 }
 
 // nftSet is a named set of addresses of one family.
@@ -231,7 +230,7 @@ func gatewayRulesOf(p Policy) (*gatewayRules, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &gatewayRules{UID: GatewayUID, User: GatewayUser, Map: gatewayMap, Names: gatewayNames, Ports: ports,
+	return &gatewayRules{Ports: ports,
 		Listen: fmt.Sprintf("%d-%d", GatewayListenBase, GatewayListenBase+max(len(ports), 1)-1)}, nil
 }
 
