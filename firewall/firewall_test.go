@@ -269,24 +269,25 @@ func TestRenderRules(t *testing.T) {
 // as nft reads it.
 func wholeRules(t *testing.T, files map[string][]byte) string {
 	t.Helper()
-	include := "\tinclude \"" + CommonPath + "\"\n"
-	rules := string(files[rulesFile])
-	if strings.Count(rules, include) != 1 {
-		t.Fatalf("rules.nft does not include %s once:\n%s", CommonPath, rules)
-	}
-	return strings.Replace(rules, include, string(files[commonFile]), 1)
+	return spliced(t, files, rulesFile, "\tinclude \""+CommonPath+"\"\n", commonFile)
 }
 
 // wholeDnsmasq is dnsmasq.conf of files with dnsmasq-common.conf in place
 // of its conf-file= line, as dnsmasq reads it.
 func wholeDnsmasq(t *testing.T, files map[string][]byte) string {
 	t.Helper()
-	line := "conf-file=" + DnsmasqCommonPath + "\n"
-	conf := string(files[dnsmasqFile])
-	if strings.Count(conf, line) != 1 {
-		t.Fatalf("dnsmasq.conf does not read %s once:\n%s", DnsmasqCommonPath, conf)
+	return spliced(t, files, dnsmasqFile, "conf-file="+DnsmasqCommonPath+"\n", dnsmasqCommon)
+}
+
+// spliced is file of files with the file it reads in place of the line
+// that reads it, which it must hold once.
+func spliced(t *testing.T, files map[string][]byte, file, line, read string) string {
+	t.Helper()
+	text := string(files[file])
+	if strings.Count(text, line) != 1 {
+		t.Fatalf("%s does not read %s once:\n%s", file, read, text)
 	}
-	return strings.Replace(conf, line, string(files[dnsmasqCommon]), 1)
+	return strings.Replace(text, line, string(files[read]), 1)
 }
 
 // setNames returns the names of the sets of rules.nft, in the order of
