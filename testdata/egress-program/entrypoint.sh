@@ -801,6 +801,14 @@ while (1) {
 
 log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 
+# proc_lines NAME FILE reads the lines of FILE (of /proc) into the array
+# NAME; none where FILE is not. (mapfile: bash's read would take them a few
+# bytes at a time, and cat or grep would fork.)
+proc_lines() {
+	local -n into=$1
+	{ mapfile -t into <"$2"; } 2>/dev/null || into=()
+}
+
 # remove deletes each file that is there: rm's fork only then (run's start
 # finds /run empty).
 remove() {
@@ -909,9 +917,8 @@ read_hosts() {
 			log "ignoring ${a@Q} in $HOST_ADDRS_ENV: not a plain IPv4 or IPv6 address"
 		fi
 	done
-	# (mapfile: bash's read would take /proc's files a few bytes at a time.)
-	local -a lines=()
-	{ mapfile -t lines </proc/net/route; } 2>/dev/null || lines=()
+	local -a lines
+	proc_lines lines /proc/net/route
 	for a in "${lines[@]}"; do
 		# IFACE DESTINATION GATEWAY ...
 		[[ $a =~ ^[^[:space:]]+[[:space:]]+([0-9A-F]{8})[[:space:]]+([0-9A-F]{8})[[:space:]] ]] || continue
@@ -921,7 +928,7 @@ read_hosts() {
 		[[ -n ${seen[$a]-} ]] || host4+=("$a")
 		seen[$a]=1
 	done
-	{ mapfile -t lines </proc/net/ipv6_route; } 2>/dev/null || lines=()
+	proc_lines lines /proc/net/ipv6_route
 	for a in "${lines[@]}"; do
 		# DESTINATION LENGTH SOURCE LENGTH NEXT_HOP ...
 		[[ $a =~ ^([0-9a-f]{32})[[:space:]]+([0-9a-f]{2})[[:space:]]+[0-9a-f]{32}[[:space:]]+[0-9a-f]{2}[[:space:]]+([0-9a-f]{32})[[:space:]] ]] || continue
@@ -1260,10 +1267,10 @@ stop_logger() {
 # grants map per port; await_gateway then waits for it. HAProxy starts
 # while the ruleset loads and dnsmasq starts (it takes tens of
 # milliseconds, mostly its TLS library), as it needs neither to start.
+# Run makes its directory (GATEWAY_GRANTS).
 launch_gateway() {
 	local port
 	gw_pid=""
-	[[ -d $GATEWAY_GRANTS ]] || mkdir -p "$GATEWAY_GRANTS"
 	for port in "${GATEWAY_PORTS[@]}"; do
 		: >"$GATEWAY_GRANTS/grants_$port.map"
 	done
@@ -1273,9 +1280,9 @@ launch_gateway() {
 	# configuration, and fails if that is gone or hidden.
 	# Its IPv6 listeners only where the loopback has ::1 (a Docker network
 	# without IPv6 has none; IPv6 then reaches nothing anyway).
-	local -a v6=() lines=()
+	local -a v6=() lines
 	local line
-	{ mapfile -t lines </proc/net/if_inet6; } 2>/dev/null || lines=()
+	proc_lines lines /proc/net/if_inet6
 	for line in "${lines[@]}"; do
 		[[ $line != "00000000000000000000000000000001 "* ]] || v6=("$GATEWAY_V6_ENV=1")
 	done
@@ -2368,7 +2375,7 @@ names_apply() {
 # second while there are grants (every 10 s without). Started by run
 # (whose pid is $1), it ends with run.
 name_keeper() {
-	local sleeper="" req applied parent=${1-} dropped_next=$((EPOCHSECONDS + ${GATEWAY_DROPPED_EVERY:-0}))
+	local sleeper="" req applied parent=${1-} dropped_next=$((EPOCHSECONDS + GATEWAY_DROPPED_EVERY))
 	exec 9>&- 8>&-
 	set +e
 	trap 'kill "$sleeper" 2>/dev/null; stop_grant_dns; stop_never_dns; rm -f "$KEEPER_PID"; exit 0' TERM INT
@@ -2487,7 +2494,8 @@ run() {
 	log_pid=""
 	((EUID == 0)) || { log "error: must run as root"; exit 1; }
 
-	# (One mkdir for both: each fork counts, on the way to ready.)
+	# With the gateway's directory too (launch_gateway's grants maps): one
+	# fork for both, on the way to ready.
 	if ((GATEWAY)); then mkdir -p "$RUN_DIR" "$GATEWAY_GRANTS"; else mkdir -p "$RUN_DIR"; fi
 	exec 9>"$LOCK"
 	if ! flock -n 9; then
