@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -124,14 +122,7 @@ func BenchmarkLabThroughput(b *testing.B) {
 	if err := os.WriteFile(rules, l.inlined(addressRules(b)), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	load := fmt.Sprintf("include %q\nadd element inet agentbox upstream_v4 { %s }\nadd element inet agentbox allow_v4_443 { %s }\n", rules, upstream, allowedV4)
-	restore := func() {
-		cmd := exec.Command("ip", "netns", "exec", l.sbx, "nft", "-f", "-")
-		cmd.Stdin = strings.NewReader(load)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("restoring the table: %v\n%s", err, out)
-		}
-	}
+	restore := func() { l.loadTable(rules) }
 	restore()
 	transfer := func() time.Duration {
 		r := l.do(netlab.Request{Op: "bulk", Addr: addr(allowedV4, 443), Bytes: bulkBytes, Timeout: time.Minute})

@@ -53,12 +53,7 @@ func BenchmarkLabGateway(b *testing.B) {
 		if err := os.WriteFile(path, l.inlined(rules), 0o644); err != nil {
 			b.Fatal(err)
 		}
-		script := fmt.Sprintf("table inet agentbox\ndelete table inet agentbox\ninclude %q\nadd element inet agentbox upstream_v4 { %s }\nadd element inet agentbox allow_v4_443 { %s }\n", path, upstream, allowedV4)
-		cmd := exec.Command("ip", "netns", "exec", l.sbx, "nft", "-f", "-")
-		cmd.Stdin = strings.NewReader(script)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("loading the ruleset: %v\n%s", err, out)
-		}
+		l.loadTable(path)
 		time.Sleep(settle)
 	}
 	setup := func() time.Duration {

@@ -3,7 +3,6 @@ package firewall_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -38,14 +37,7 @@ func ruleLoader(b *testing.B, l *lab) func(logged bool) {
 		strings.Contains(string(unlogged), "log prefix") || !strings.Contains(string(unlogged), "goto refuse_other") {
 		b.Fatal("the unlogged ruleset is not the logged one without its log rules")
 	}
-	return func(logged bool) {
-		load := fmt.Sprintf("table inet agentbox\ndelete table inet agentbox\ninclude %q\nadd element inet agentbox upstream_v4 { %s }\nadd element inet agentbox allow_v4_443 { %s }\n", files[logged], upstream, allowedV4)
-		cmd := exec.Command("ip", "netns", "exec", l.sbx, "nft", "-f", "-")
-		cmd.Stdin = strings.NewReader(load)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("loading the table: %v\n%s", err, out)
-		}
-	}
+	return func(logged bool) { l.loadTable(files[logged]) }
 }
 
 // BenchmarkLabRefusedLogCost measures what logging refused packets costs

@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +85,20 @@ func (l *lab) inlined(rules []byte) []byte {
 		l.t.Fatalf("rules.nft does not include %s once", firewall.CommonPath)
 	}
 	return bytes.Replace(rules, include, l.files["common.nft"], 1)
+}
+
+// loadTable loads the ruleset at path (a rules.nft of l's with its
+// include inlined: inlined) in the sandbox's namespace in place of its
+// table, with the upstream resolver and allowed.test's address in their
+// sets: the entrypoint's load, without the entrypoint.
+func (l *lab) loadTable(path string) {
+	l.t.Helper()
+	script := fmt.Sprintf("table inet agentbox\ndelete table inet agentbox\ninclude %q\nadd element inet agentbox upstream_v4 { %s }\nadd element inet agentbox allow_v4_443 { %s }\n", path, upstream, allowedV4)
+	cmd := exec.Command("ip", "netns", "exec", l.sbx, "nft", "-f", "-")
+	cmd.Stdin = strings.NewReader(script)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		l.t.Fatalf("loading %s: %v\n%s", path, err, out)
+	}
 }
 
 // newLab builds the namespaces and starts the servers and the agent; the
