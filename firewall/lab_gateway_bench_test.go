@@ -73,7 +73,17 @@ func BenchmarkLabGateway(b *testing.B) {
 	haproxy := pidIn(b, l.egress, "/run/agentbox/gateway.pid")
 	type figures struct {
 		setup, bulk time.Duration
-		cpu         float64 // HAProxy's, in ms
+		// CPU time in ms during the download: HAProxy's (or the relay's),
+		// the server's, the agent's, and the machine's (every CPU, softirqs
+		// included)
+		cpu, server, agent, machine float64
+	}
+	// measured is the download's figures, with relay's CPU as cpu.
+	measured := func(relay int) figures {
+		r0, s0, a0, m0 := cpuMillis(b, relay), cpuMillis(b, l.internet.Pid()), cpuMillis(b, l.agent.Pid()), machineMillis(b)
+		bulk := transfer()
+		return figures{bulk: bulk, cpu: cpuMillis(b, relay) - r0, server: cpuMillis(b, l.internet.Pid()) - s0,
+			agent: cpuMillis(b, l.agent.Pid()) - a0, machine: machineMillis(b) - m0}
 	}
 	run := func(rules []byte) figures {
 		load(rules)
@@ -81,9 +91,9 @@ func BenchmarkLabGateway(b *testing.B) {
 		for range 5 {
 			s = append(s, float64(setup()))
 		}
-		cpu := cpuMillis(b, haproxy)
-		bulk := transfer()
-		return figures{time.Duration(median(s)), bulk, cpuMillis(b, haproxy) - cpu} // the median of five set-ups
+		f := measured(haproxy)
+		f.setup = time.Duration(median(s)) // the median of five set-ups
+		return f
 	}
 	// The least relay, as HAProxy's uid, on relayPort; the ruleset that
 	// redirects there instead.
@@ -107,14 +117,12 @@ func BenchmarkLabGateway(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { relayCmd.Process.Kill(); relayCmd.Wait() })
-	relayCPU := func() float64 { return cpuMillis(b, relayCmd.Process.Pid) }
 	runRelay := func() figures {
 		load(relayed)
-		cpu := relayCPU()
-		bulk := transfer()
-		return figures{bulk: bulk, cpu: relayCPU() - cpu}
+		return measured(relayCmd.Process.Pid)
 	}
 	var ratios, gMBs, nMBs, gSetup, nSetup, added, cpu, relayRatios, relayCPUs []float64
+	var gServer, gAgent, gMachine, nServer, nAgent, nMachine, stages []float64
 	mbs := func(d time.Duration) float64 { return bulkBytes / d.Seconds() / 1e6 }
 	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 	i := 0
@@ -131,6 +139,9 @@ func BenchmarkLabGateway(b *testing.B) {
 		gSetup, nSetup = append(gSetup, us(g.setup)), append(nSetup, us(n.setup))
 		added = append(added, us(g.setup)-us(n.setup))
 		cpu = append(cpu, g.cpu)
+		gServer, gAgent, gMachine = append(gServer, g.server), append(gAgent, g.agent), append(gMachine, g.machine)
+		nServer, nAgent, nMachine = append(nServer, n.server), append(nAgent, n.agent), append(nMachine, n.machine)
+		stages = append(stages, max(n.server, n.agent)/max(g.server, g.agent, g.cpu))
 		r := runRelay()
 		relayRatios = append(relayRatios, n.bulk.Seconds()/r.bulk.Seconds())
 		relayCPUs = append(relayCPUs, r.cpu)
@@ -142,6 +153,13 @@ func BenchmarkLabGateway(b *testing.B) {
 	b.ReportMetric(median(nSetup), "nft-only-setup-us")
 	b.ReportMetric(median(added), "added-setup-us")
 	b.ReportMetric(median(cpu), "haproxy-cpu-ms")
+	b.ReportMetric(median(gServer), "gateway-server-cpu-ms")
+	b.ReportMetric(median(gAgent), "gateway-agent-cpu-ms")
+	b.ReportMetric(median(gMachine), "gateway-machine-cpu-ms")
+	b.ReportMetric(median(nServer), "nft-only-server-cpu-ms")
+	b.ReportMetric(median(nAgent), "nft-only-agent-cpu-ms")
+	b.ReportMetric(median(nMachine), "nft-only-machine-cpu-ms")
+	b.ReportMetric(median(stages), "busiest-stage-ratio")
 	b.ReportMetric(median(relayRatios), "relay/nft-only")
 	b.ReportMetric(median(relayCPUs), "relay-cpu-ms")
 }
@@ -190,25 +208,54 @@ func relayMain(target string) {
 	}
 }
 
-// cpuMillis is the CPU time (user and system) process pid has used, in ms.
+// cpuMillis is the CPU time process pid's threads have run, in ms: the
+// sum of their /proc schedstat run times (ns; /proc/PID/stat counts ticks
+// of 10 ms, too coarse for one download). A thread that has exited is not
+// counted: the processes measured keep theirs.
 func cpuMillis(b *testing.B, pid int) float64 {
 	b.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil || len(tasks) == 0 {
+		b.Fatalf("process %d has no threads to read: %v", pid, err)
+	}
+	var ns float64
+	for _, task := range tasks {
+		data, err := os.ReadFile(task)
+		if err != nil {
+			continue // the thread exited
+		}
+		f := strings.Fields(string(data))
+		if len(f) != 3 {
+			b.Fatalf("%s: %q", task, data)
+		}
+		n, err := strconv.ParseFloat(f[0], 64)
+		if err != nil {
+			b.Fatalf("%s: %q", task, data)
+		}
+		ns += n
+	}
+	return ns / 1e6
+}
+
+// machineMillis is the CPU time every CPU has spent outside idle and
+// iowait since boot, in ms: /proc/stat's first line (user, nice, system,
+// irq, softirq and steal, in USER_HZ ticks of 10 ms).
+func machineMillis(b *testing.B) float64 {
+	b.Helper()
+	data, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		b.Fatal(err)
 	}
-	// The fields after the command's closing parenthesis: utime and stime
-	// are the 12th and 13th, in clock ticks (USER_HZ, 100 on Linux).
-	s := string(data)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		b.Fatalf("/proc/%d/stat: %q", pid, s)
+	line, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		b.Fatalf("/proc/stat: %q", line)
 	}
 	var ticks float64
-	for _, v := range f[11:13] {
-		n, err := strconv.ParseFloat(v, 64)
+	for _, i := range []int{1, 2, 3, 6, 7, 8} {
+		n, err := strconv.ParseFloat(f[i], 64)
 		if err != nil {
-			b.Fatalf("/proc/%d/stat: %q", pid, s)
+			b.Fatalf("/proc/stat: %q", line)
 		}
 		ticks += n
 	}

@@ -256,6 +256,10 @@ func (h *Helper) Call(req Request) (Response, error) {
 	}
 }
 
+// Pid is the helper's process id: the test binary's, which ip netns exec
+// and setpriv exec.
+func (h *Helper) Pid() int { return h.cmd.Process.Pid }
+
 // Stderr returns what the helper wrote on stderr so far.
 func (h *Helper) Stderr() string { return h.stderr.String() }
 
