@@ -29,7 +29,12 @@ import (
 //	gateway-MB/s, nft-only-MB/s   the medians of each
 //	gateway-setup-us, nft-only-setup-us   from connect() to the server's greeting
 //	added-setup-us        the median of the per-pair differences
-//	haproxy-cpu-ms        HAProxy's CPU time (user and system) per download, the median
+//	haproxy-cpu-ms        HAProxy's CPU time per download, the median
+//	gateway-server-cpu-ms, gateway-agent-cpu-ms, gateway-machine-cpu-ms, and the same
+//	                      for nft-only: the server's, the agent's and the whole
+//	                      machine's (every CPU, softirqs included) CPU time per download
+//	busiest-stage-ratio   the nft-only path's busiest process over the gateway's (the
+//	                      server, the agent, HAProxy): the ratio where each had a core
 //	relay/nft-only, relay-cpu-ms   the same download through the least relay
 //	                      there is instead of HAProxy (relayMain: accept, connect, then Go's
 //	                      io.Copy each way, which splices as HAProxy does), as the
