@@ -27,7 +27,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbox-dev/agentbox/catalog"
 	"github.com/agentbox-dev/agentbox/firewall"
 	"github.com/agentbox-dev/agentbox/images"
 	"github.com/agentbox-dev/agentbox/lockfile"
@@ -72,6 +71,7 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("AllowName", func(t *testing.T) { testAllowName(e.sub(t), none.in(e.sub(t))) })
 	t.Run("Policy", func(t *testing.T) { testPolicy(e.sub(t), none.in(e.sub(t))) })
 	t.Run("Approve", func(t *testing.T) { testApprove(e.sub(t), none.in(e.sub(t))) })
+	t.Run("Forge", func(t *testing.T) { testForge(e.sub(t)) })
 	// The other real agent CLIs run in parallel: each has its own project,
 	// state directory, model fake and npm proxy, and most of their time is
 	// the image build (npm ci of the CLI from the npm registry) and bump,
@@ -249,16 +249,18 @@ func upWithFakeDNS(e *env, p *project, env []string) {
 	handKeysAgain(e, eg, env)
 }
 
-// handKeysAgain hands a recreated egress the model keys of env that its
-// gateway holds, as agentbox up does (sandbox.HandKeys: on the
-// entrypoint's standard input), then says they are all there: the keys
-// live in HAProxy's memory, and compose up recreated it without them.
+// handKeysAgain hands a recreated egress the keys of env that its gateway
+// holds (model keys and forge tokens), as agentbox up does
+// (sandbox.HandKeys: on the entrypoint's standard input), then says they
+// are all there: the keys live in HAProxy's memory, and compose up
+// recreated it without them. A variable of env that the gateway holds no
+// key of is refused before its value is read.
 func handKeysAgain(e *env, eg string, env []string) {
 	t := e.t
 	handed := 0
 	for _, kv := range env {
 		name, value, _ := strings.Cut(kv, "=")
-		if _, ok := catalog.LookupModelKey(name); !ok || value == "" {
+		if value == "" {
 			continue
 		}
 		r := e.run(runOpt{stdin: value + "\n"}, "docker", "exec", "-i", eg, firewall.EntrypointPath, firewall.SetKeyArg, name)

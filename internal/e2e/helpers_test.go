@@ -680,7 +680,7 @@ func (e *env) startFakeNet() {
 			quiet(t, "docker", "rm", "-f", "-v", name)
 		})
 	}
-	runHost(e.dnsName, dnsIP, e.fakeImage, "dns", "-listen", ":53", "-a", allowedName+"="+webIP, "-a", neverName+"="+neverIP, "-default", decoyIP,
+	runHost(e.dnsName, dnsIP, e.fakeImage, "dns", "-listen", ":53", "-a", allowedName+"="+webIP, "-a", neverName+"="+neverIP, "-a", forgeName+"="+forgeIP, "-default", decoyIP,
 		"-many", fmt.Sprintf("%s=%d", bigName, bigCount))
 	runHost(e.webName, webIP, "-v", filepath.Join(e.work, "srv-web")+":/srv:ro", e.fakeImage, "http", "-listen", ":80", "-dir", "/srv", "-name", "web")
 	runHost(e.decoyName, decoyIP, "-v", filepath.Join(e.work, "srv-decoy")+":/srv:ro", e.fakeImage, "http", "-listen", ":80", "-dir", "/srv", "-name", "decoy")

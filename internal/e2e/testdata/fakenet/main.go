@@ -5,6 +5,7 @@
 //
 //	fakenet dns -listen :53 -a allowed.e2e.test=198.18.0.80 -default 198.18.0.99 -many big.allowed.e2e.test=100
 //	fakenet http -listen :80 -dir /srv -name web
+//	fakenet git -listen :443 -cert /tls/cert.pem -key /tls/key.pem -root /repos -token TOKEN -private team/private
 //
 // dns answers A queries over UDP and TCP: a name given with -many (and every
 // name below it) gets that many addresses (198.18.1.1 on), a name given
@@ -16,19 +17,29 @@
 // That the fake upstream answers every name is the point: an unlisted name
 // that does not resolve in the sandbox was stopped by the sandbox's filter.
 //
-// http serves the files of -dir. Both log one line per query or request on
-// stdout ("dns REMOTE NAME TYPE -> ANSWER", "http NAME REMOTE METHOD PATH
-// STATUS"), which the test reads with docker logs.
+// http serves the files of -dir. git is a forge: git http-backend (the
+// image's /usr/bin/git) serves the bare repositories under -root over TLS,
+// as a forge does: a push, or any request for a repository of -private,
+// needs the Basic credential x-access-token:TOKEN (401 without it). Each
+// logs one line per query or request on stdout ("dns REMOTE NAME TYPE ->
+// ANSWER", "http NAME REMOTE METHOD PATH STATUS", "git SNI REMOTE METHOD
+// PATH?QUERY auth=token|other|none STATUS"), which the test reads with
+// docker logs.
 package main
 
 import (
+	"bytes"
+	"crypto/tls"
+	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log"
 	"net"
 	"net/http"
+	"net/http/cgi"
 	"net/netip"
 	"os"
 	"strconv"
@@ -43,7 +54,7 @@ func main() {
 	log.SetFlags(0)
 	log.SetPrefix("fakenet: ")
 	if len(os.Args) < 2 {
-		log.Fatal("usage: fakenet dns|http [flags]")
+		log.Fatal("usage: fakenet dns|http|git [flags]")
 	}
 	var err error
 	switch os.Args[1] {
@@ -51,8 +62,10 @@ func main() {
 		err = runDNS(os.Args[2:])
 	case "http":
 		err = runHTTP(os.Args[2:])
+	case "git":
+		err = runGit(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown mode %q (dns, http)", os.Args[1])
+		err = fmt.Errorf("unknown mode %q (dns, http, git)", os.Args[1])
 	}
 	if err != nil {
 		log.Fatal(err)
@@ -288,4 +301,64 @@ type status struct {
 func (s *status) WriteHeader(code int) {
 	s.code = code
 	s.ResponseWriter.WriteHeader(code)
+}
+
+// --- git ----------------------------------------------------------------------
+
+func runGit(args []string) error {
+	fs := flag.NewFlagSet("git", flag.ContinueOnError)
+	listen := fs.String("listen", ":443", "TCP listen address (TLS)")
+	certFile := fs.String("cert", "", "the server's certificate chain (PEM)")
+	keyFile := fs.String("key", "", "the server's key (PEM)")
+	root := fs.String("root", "/repos", "the bare repositories, OWNER/NAME.git")
+	token := fs.String("token", "", "the token a push or a private repository needs")
+	private := fs.String("private", "", "repositories (OWNER/NAME, comma-separated) that only the token reads")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *token == "" {
+		return errors.New("-token is required")
+	}
+	want := "Basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+*token))
+	backend := &cgi.Handler{Path: "/usr/bin/git", Args: []string{"http-backend"}, Root: "/",
+		Env: []string{"GIT_PROJECT_ROOT=" + *root, "GIT_HTTP_EXPORT_ALL=1"}}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &status{ResponseWriter: w, code: http.StatusOK}
+		auth := "none"
+		if got := r.Header.Get("Authorization"); got == want {
+			auth = "token"
+		} else if got != "" {
+			auth = "other"
+		}
+		push := strings.HasSuffix(r.URL.Path, "/git-receive-pack") || r.URL.Query().Get("service") == "git-receive-pack"
+		secret := false
+		for _, repo := range strings.Split(*private, ",") {
+			secret = secret || repo != "" && strings.HasPrefix(r.URL.Path, "/"+repo+".git/")
+		}
+		switch {
+		case (push || secret) && auth != "token":
+			rec.Header().Set("WWW-Authenticate", `Basic realm="fakenet"`)
+			http.Error(rec, "authentication required", http.StatusUnauthorized)
+		default:
+			// CGI takes no chunked body: a large push comes in chunks.
+			if r.ContentLength < 0 {
+				body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+				if err != nil {
+					http.Error(rec, err.Error(), http.StatusBadRequest)
+					break
+				}
+				r.Body, r.ContentLength, r.TransferEncoding = io.NopCloser(bytes.NewReader(body)), int64(len(body)), nil
+			}
+			backend.ServeHTTP(rec, r)
+		}
+		logf("git %s %s %s %s?%s auth=%s %d", r.TLS.ServerName, r.RemoteAddr, r.Method, r.URL.Path, r.URL.RawQuery, auth, rec.code)
+	})
+	cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
+	if err != nil {
+		return err
+	}
+	logf("git listening on %s, serving %s", *listen, *root)
+	srv := &http.Server{Addr: *listen, Handler: h, ReadHeaderTimeout: 10 * time.Second,
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}}
+	return srv.ListenAndServeTLS("", "")
 }
