@@ -58,6 +58,8 @@ type entrypointGateway struct {
 	V6Env                                string // set for HAProxy when the loopback has ::1
 	Forever                              int64
 	KeysMap, KeysDone, KeysDir           string
+	AnyMap                               string // the grants map of the ports without a listener
+	AnyListen, UID                       int    // their listener; HAProxy's uid
 }
 
 // entrypointFiles are the files the entrypoint reads and writes.
@@ -120,7 +122,8 @@ func renderEntrypoint() ([]byte, error) {
 		Gateway: entrypointGateway{Conf: GatewayConfigPath, Common: GatewayCommonPath, Socket: GatewaySocket,
 			GrantsDir: GatewayGrantsDir, Pid: gatewayPid, Forever: gatewayForever,
 			Names: gatewayNames, Map: gatewayMap, V6Env: gatewayV6Env,
-			KeysMap: GatewayKeysMap, KeysDone: keysDone, KeysDir: GatewayKeysDir},
+			KeysMap: GatewayKeysMap, KeysDone: keysDone, KeysDir: GatewayKeysDir,
+			AnyMap: gatewayGrantsAny, AnyListen: GatewayGrantListen, UID: GatewayUID},
 		Requests: entrypointRequests{Addr: RequestAddr, Spool: RequestSpool, Answers: RequestAnswers,
 			Pid: requestPid, Name: requestName, Hosts: requestHosts, Port: RequestPort, UID: RequestUID, Program: string(prog)},
 	}

@@ -30,26 +30,10 @@ func TestForgeConfigValid(t *testing.T) {
 	if err := os.WriteFile(lua, GitLua(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := strings.ReplaceAll(string(files[gatewayFile]), GatewayGitLua, lua)
-	cfg = strings.ReplaceAll(cfg, "stats socket", "#")
-	cfg = strings.ReplaceAll(cfg, GatewayGrantsDir, dir)
-	for _, m := range []string{"grants_443.map", "keys.map"} {
-		if err := os.WriteFile(filepath.Join(dir, m), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg = strings.ReplaceAll(cfg, "ca-file "+GatewayCAFile, "ca-file /etc/ssl/certs/ca-certificates.crt")
-	path, common := filepath.Join(dir, "haproxy.cfg"), filepath.Join(dir, gatewayCommonFile)
-	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(common, []byte(strings.ReplaceAll(string(files[gatewayCommonFile]), "stats socket", "#")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("haproxy", "-c", "-f", common, "-f", path).CombinedOutput()
-	if err != nil {
-		t.Fatalf("haproxy -c: %v\n%s\n%s", err, out, cfg)
-	}
+	checkHaproxy(t, files, func(cfg string) string {
+		cfg = strings.ReplaceAll(cfg, GatewayGitLua, lua)
+		return strings.ReplaceAll(cfg, "stats socket", "#")
+	})
 }
 
 // TestForgeChecks: Render refuses a forge the policy cannot serve.

@@ -23,12 +23,18 @@ const (
 	GatewaySocket = "/run/agentbox/gateway.sock"
 	// GatewayGrantsDir holds one map per port of allowed names,
 	// grants_PORT.map: ".NAME END" lines, END a grant's end in Unix
-	// seconds. The entrypoint creates them empty before HAProxy starts.
+	// seconds, and grants_any.map for the other ports (".NAME:PORT END").
+	// The entrypoint creates them empty before HAProxy starts.
 	GatewayGrantsDir = "/run/agentbox/gateway"
 	// GatewayListenBase is the listener of the first port of allowed names
 	// (in increasing order), on 127.0.0.1 and ::1; the next port's is one
 	// above. Below 1024, where the agent cannot bind.
 	GatewayListenBase = 600
+	// GatewayGrantListen is the listener of the timed name grants on ports
+	// without a listener of their own (agentbox allow NAME:PORT), on
+	// 127.0.0.1 only: the gateway reads the port the agent dialled back
+	// from the redirect, which Linux tells for IPv4 alone.
+	GatewayGrantListen = GatewayListenBase - 1
 	// GatewayListenMax is the most ports of allowed names: their
 	// listeners stay below the forges' front doors (GatewayForgeListenBase),
 	// which stay below the keys' (GatewayKeyListenBase).
@@ -55,6 +61,10 @@ const gatewayMap = "gateway_ports"
 // Docker network without IPv6 takes ::1 away, and a bind to it fails).
 const gatewayV6Env = "AGENTBOX_GATEWAY_V6"
 
+// gatewayGrantsAny is the grants map of GatewayGrantListen: ".NAME:PORT
+// END" lines.
+const gatewayGrantsAny = GatewayGrantsDir + "/grants_any.map"
+
 // gatewayNames is the ruleset's nat chain that sends the agent's
 // connections to the addresses of timed name grants to the gateway; the
 // entrypoint writes it with the slots.
@@ -76,7 +86,19 @@ type gatewayView struct {
 	ForgeNames                            []string // ".host" of each forge
 	GitLua, ForgeUser                     string
 	CommonPath                            string // GatewayCommonPath
+	// Any is the listener of the timed name grants on the other ports
+	// (Port 0: the port the agent dialled).
+	Any gatewayPort
 }
+
+// judgeView is what the template "judge" sees: the view and one port.
+type judgeView struct {
+	V gatewayView
+	P gatewayPort
+}
+
+// Judge is the template "judge"'s view of port p.
+func (v gatewayView) Judge(p gatewayPort) judgeView { return judgeView{v, p} }
 
 // gatewayPort is one port of allowed names and its listener.
 type gatewayPort struct {
@@ -152,6 +174,7 @@ func gatewayViewOf(p Policy, ports []gatewayPort) gatewayView {
 		GitLua:        GatewayGitLua,
 		ForgeUser:     forgeUser,
 		CommonPath:    GatewayCommonPath,
+		Any:           gatewayPort{Listen: GatewayGrantListen, Grants: gatewayGrantsAny},
 	}
 }
 

@@ -1,7 +1,6 @@
 package firewall
 
 import (
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -71,18 +70,7 @@ func TestGatewayTools(t *testing.T) {
 			files := mustRender(t, withGateway(policies[name]))
 			dir := writeFiles(t, files)
 			run(t, "", requireTool(t, "bash", false), "-n", filepath.Join(dir, entrypointFile))
-			// The grants maps must exist: in a directory of the test's.
-			p, _ := gatewayPorts(mustNormalize(t, withGateway(policies[name])))
-			cfg := strings.ReplaceAll(string(files[gatewayFile]), GatewayGrantsDir, dir)
-			for _, g := range p {
-				if err := os.WriteFile(filepath.Join(dir, "grants_"+itoa(g.Port)+".map"), nil, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := os.WriteFile(filepath.Join(dir, gatewayFile), []byte(cfg), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			run(t, "", requireTool(t, "haproxy", false), "-c", "-q", "-f", filepath.Join(dir, gatewayCommonFile), "-f", filepath.Join(dir, gatewayFile))
+			checkHaproxy(t, files, nil)
 			run(t, "", requireTool(t, "nft", true), "-c", "-f", filepath.Join(dir, rulesFile))
 		})
 	}

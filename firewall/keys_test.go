@@ -89,24 +89,10 @@ func TestKeysRender(t *testing.T) {
 func TestKeysTools(t *testing.T) {
 	files := mustRender(t, withKeys())
 	dir := writeFiles(t, files)
-	cfg := strings.ReplaceAll(string(files[gatewayFile]), GatewayGrantsDir, dir)
-	names := []string{"keys.map"}
-	p, _ := gatewayPorts(mustNormalize(t, withKeys()))
-	for _, g := range p {
-		names = append(names, "grants_"+itoa(g.Port)+".map")
-	}
-	for _, n := range names {
-		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	if _, err := os.Stat(GatewayCAFile); err != nil {
 		testenv.Unavailable(t, "haproxy -c reads the CA bundle, and "+GatewayCAFile+" is missing (Debian's ca-certificates)")
 	}
-	if err := os.WriteFile(filepath.Join(dir, gatewayFile), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run(t, "", requireTool(t, "haproxy", false), "-c", "-q", "-f", filepath.Join(dir, gatewayCommonFile), "-f", filepath.Join(dir, gatewayFile))
+	checkHaproxy(t, files, nil)
 	run(t, "", requireTool(t, "bash", false), "-n", filepath.Join(dir, entrypointFile))
 }
 

@@ -264,6 +264,57 @@ func TestLabGatewayGrant(t *testing.T) {
 	l.healthy(p)
 }
 
+// TestLabGatewayGrantOtherPort: a timed grant of a name on a port where the
+// policy allows no name, so that no listener of its own waits there, goes
+// through the gateway too. IPv4 goes to GatewayGrantListen, which reads the
+// port the agent dialled back from the redirect and admits the granted
+// name alone on it; another name at the granted name's address is refused
+// (address-based, it would pass), and so are IPv6 (Linux does not tell
+// the gateway its port) and the ports not granted (at once, by the
+// filter). The grant ends on time with the keeper killed, and a revoke at
+// once.
+func TestLabGatewayGrantOtherPort(t *testing.T) {
+	l := newGatewayLab(t)
+	p := l.egress
+	const port = 8443
+	hello := clientHello("granted.test", false)
+	l.stopped("SNI granted.test before its grant", unlistedV4, port, hello)
+	if out, code := egressCmd(t, p, "grant-name", "granted.test", strconv.Itoa(port), "3"); code != 0 {
+		t.Fatalf("grant-name: exit %d: %s", code, out)
+	}
+	granted := time.Now()
+	// granted.test and every other name resolve to unlistedV4 and
+	// unlistedV6 in the lab.
+	l.resolve("granted.test", "A")
+	l.resolve("granted.test", "AAAA")
+	l.reaches("SNI granted.test during its grant", unlistedV4, port, addr(unlistedV4, port), hello)
+	l.reaches("Host sub.granted.test during its grant", unlistedV4, port, addr(unlistedV4, port), httpHead("sub.granted.test"))
+	l.stopped("SNI other.test at granted.test's address", unlistedV4, port, clientHello("other.test", false))
+	l.stopped("SNI granted.test over IPv6", unlistedV6, port, hello)
+	start := time.Now()
+	l.stopped("SNI granted.test on port 853, not granted", unlistedV4, 853, hello)
+	if took := time.Since(start); took > 500*time.Millisecond {
+		t.Errorf("a port not granted was refused after %v, not at once by the filter", took)
+	}
+
+	keeper := pidIn(t, p, "/run/agentbox/keeper.pid")
+	if out, code, err := p.Enter("kill", "-KILL", strconv.Itoa(keeper)); err != nil || code != 0 {
+		t.Fatalf("killing the keeper: %v %d %s", err, code, out)
+	}
+	time.Sleep(time.Until(granted.Add(3200 * time.Millisecond)))
+	l.stopped("SNI granted.test after its grant, the keeper dead", unlistedV4, port, hello)
+
+	if out, code := egressCmd(t, p, "grant-name", "again.test", strconv.Itoa(port), "60"); code != 0 {
+		t.Fatalf("grant-name: exit %d: %s", code, out)
+	}
+	l.resolve("again.test", "A")
+	l.reaches("SNI again.test during its grant", unlistedV4, port, addr(unlistedV4, port), clientHello("again.test", false))
+	if out, code := egressCmd(t, p, "revoke-name", "again.test", strconv.Itoa(port)); code != 0 {
+		t.Fatalf("revoke-name: exit %d: %s", code, out)
+	}
+	l.stopped("SNI again.test after its revoke", unlistedV4, port, clientHello("again.test", false))
+}
+
 // TestLabGatewayFailClosed: with HAProxy gone, the agent's connections to
 // the ports of allowed names reach nothing (the redirect stays, nothing
 // listens), the healthcheck fails, and the agent cannot listen in its

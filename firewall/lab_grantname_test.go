@@ -150,7 +150,14 @@ func testGrantNameRevoke(t *testing.T, l *lab, p *netlab.Proc) {
 	if !l.resolvesTo("granted.test", unlistedV4) {
 		t.Fatalf("granted.test does not resolve during its grant")
 	}
-	l.connects(unlistedV4, 8443)
+	// On 8443, where the policy allows no name, through the gateway too:
+	// the name in the ClientHello decides, and a protocol that carries none
+	// (the server's greeting first) gets nothing.
+	l.reaches("SNI granted.test on 8443", unlistedV4, 8443, addr(unlistedV4, 8443), clientHello("granted.test", false))
+	l.stopped("SNI other.test on 8443 at granted.test's address", unlistedV4, 8443, clientHello("other.test", false))
+	if r := l.do(netlab.Request{Op: "dial", Addr: addr(unlistedV4, 8443), Timeout: time.Second}); r.OK {
+		t.Errorf("a connection without a name on a granted port reached the server: %v", r)
+	}
 	if out, code := enter("revoke-name", "granted.test", "443,8443"); code != 0 {
 		t.Fatalf("revoke-name: exit %d: %s", code, out)
 	}
@@ -166,7 +173,7 @@ func testGrantNameRevoke(t *testing.T, l *lab, p *netlab.Proc) {
 	if !l.resolvesTo("allowed.test", allowedV4) {
 		t.Fatalf("allowed.test does not resolve during its grant")
 	}
-	l.connects(allowedV4, 8443)
+	l.reaches("SNI allowed.test on 8443", allowedV4, 8443, addr(allowedV4, 8443), clientHello("allowed.test", false))
 	l.connects(allowedV4, 443)
 	enter("revoke-name", "allowed.test", "8443")
 	l.refuses(allowedV4, 8443)

@@ -231,7 +231,7 @@ func gatewayRulesOf(p Policy) (*gatewayRules, error) {
 		return nil, err
 	}
 	return &gatewayRules{Ports: ports,
-		Listen: fmt.Sprintf("%d-%d", GatewayListenBase, GatewayListenBase+max(len(ports), 1)-1)}, nil
+		Listen: fmt.Sprintf("%d-%d", GatewayGrantListen, GatewayListenBase+max(len(ports), 1)-1)}, nil
 }
 
 // rulesViewOf is what rules.nft's and common.nft's templates see of policy p.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -220,4 +221,33 @@ func TestEntrypointValidators(t *testing.T) {
 			t.Errorf("%s %q: got %q, want ok=%v", c.fn, c.arg, lines[i], c.ok)
 		}
 	}
+}
+
+// checkHaproxy runs haproxy -c on files' haproxy-common.cfg and haproxy.cfg
+// as HAProxy reads them, in a directory of the test's that holds, empty,
+// every map of GatewayGrantsDir they name (the entrypoint makes them
+// before HAProxy starts). edit, when not nil, changes each file first.
+func checkHaproxy(t *testing.T, files map[string][]byte, edit func(string) string) {
+	t.Helper()
+	dir := t.TempDir()
+	maps := regexp.MustCompile(regexp.QuoteMeta(GatewayGrantsDir) + `/[a-z0-9_]+\.map`)
+	var paths []string
+	for _, name := range []string{gatewayCommonFile, gatewayFile} {
+		cfg := string(files[name])
+		for _, m := range maps.FindAllString(cfg, -1) {
+			if err := os.WriteFile(filepath.Join(dir, filepath.Base(m)), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cfg = strings.ReplaceAll(cfg, GatewayGrantsDir, dir)
+		if edit != nil {
+			cfg = edit(cfg)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, "-f", path)
+	}
+	run(t, "", requireTool(t, "haproxy", false), append([]string{"-c", "-q"}, paths...)...)
 }

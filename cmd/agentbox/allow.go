@@ -34,7 +34,10 @@ CIDR or name on some TCP ports for a while. DEST is HOST, HOST:PORT[,PORT] or
 *.example.com: the name and the names below it, which then resolve); the port
 is 443 when none is written. The egress container's nftables sets expire the
 grant by themselves: at expiry new connections are refused again and
-established ones are cut, even if agentbox is gone.
+established ones are cut, even if agentbox is gone. Where the gateway runs
+(allowlist profiles), a name's grant carries TLS and plain HTTP that name it
+(the SNI or Host), on every port, over IPv4 on a port the policy has no names
+on: grant the address for another protocol (SSH, a database).
 
 Refused: anything overlapping a private, loopback, link-local, multicast or
 other special range (a name's addresses in them stay refused by the kernel), or

@@ -405,7 +405,8 @@ while (1) {
 # on GATEWAY_PORTS to it. Its
 # runtime API (root's only) takes the timed name grants: one map of
 # ".NAME END" per port, END in Unix seconds, which HAProxy compares with
-# the clock at each connection.
+# the clock at each connection, and one of ".NAME:PORT END" for the ports
+# without a listener (GATEWAY_ANY_MAP; their listener GATEWAY_ANY_LISTEN).
 readonly GATEWAY_CONF=/etc/agentbox/haproxy.cfg
 readonly GATEWAY_COMMON=/etc/agentbox/haproxy-common.cfg # the egress program's part, read first
 readonly GATEWAY_SOCKET=/run/agentbox/gateway.sock
@@ -414,6 +415,9 @@ readonly GATEWAY_PID=/run/agentbox/gateway.pid
 readonly GATEWAY_FOREVER=99999999999 # the END of a grant until revoked
 readonly GATEWAY_NAMES=gateway_names # the chain of granted names' redirects
 readonly GATEWAY_MAP=gateway_ports     # the map from a port to its listener
+readonly GATEWAY_ANY_MAP=/run/agentbox/gateway/grants_any.map
+readonly GATEWAY_ANY_LISTEN=599
+readonly GATEWAY_UID=5354
 # The model keys the gateway holds, GATEWAY_KEYS (set-key NAME puts one
 # into its keys map, in HAProxy's memory; the map's file stays empty).
 readonly GATEWAY_KEYS_MAP=/run/agentbox/gateway/keys.map
@@ -1274,6 +1278,7 @@ launch_gateway() {
 	for port in "${GATEWAY_PORTS[@]}"; do
 		: >"$GATEWAY_GRANTS/grants_$port.map"
 	done
+	: >"$GATEWAY_ANY_MAP"
 	: >"$GATEWAY_KEYS_MAP"
 	remove "$GATEWAY_SOCKET"
 	# From /: HAProxy returns to its starting directory after reading its
@@ -1430,16 +1435,27 @@ keys_done() {
 	fi
 }
 
-# gateway_grant NAME SECS: the gateway admits NAME on the granted ports it
-# listens on until SECS from now (0: until revoked); on other ports the
-# grant stays address-based. A grant made again replaces the entry.
+# gateway_entry NAME PORT: the grants map and the key of NAME on PORT:
+# the port's own map where it has a listener, else GATEWAY_ANY_MAP's
+# ".NAME:PORT".
+gateway_entry() {
+	if [[ " ${GATEWAY_PORTS[*]} " == *" $2 "* ]]; then
+		entry=("$GATEWAY_GRANTS/grants_$2.map" ".$1")
+	else
+		entry=("$GATEWAY_ANY_MAP" ".$1:$2")
+	fi
+}
+
+# gateway_grant NAME SECS: the gateway admits NAME on the granted ports
+# until SECS from now (0: until revoked). A grant made again replaces the
+# entry.
 gateway_grant() {
-	local name=$1 end=$GATEWAY_FOREVER port answer
+	local name=$1 end=$GATEWAY_FOREVER port answer entry
 	(($2)) && end=$((EPOCHSECONDS + $2))
 	for port in "${name_ports[@]}"; do
-		[[ " ${GATEWAY_PORTS[*]} " == *" $port "* ]] || continue
-		gateway_cmd "del map $GATEWAY_GRANTS/grants_$port.map .$name" >/dev/null 2>&1 || true
-		answer=$(gateway_cmd "add map $GATEWAY_GRANTS/grants_$port.map .$name $end") || answer="no answer"
+		gateway_entry "$name" "$port"
+		gateway_cmd "del map ${entry[0]} ${entry[1]}" >/dev/null 2>&1 || true
+		answer=$(gateway_cmd "add map ${entry[0]} ${entry[1]} $end") || answer="no answer"
 		if [[ -n ${answer//[[:space:]]/} ]]; then
 			log "error: the gateway refused the grant of $name on port $port: $answer"
 			return 1
@@ -1449,10 +1465,10 @@ gateway_grant() {
 
 # gateway_revoke NAME: the gateway's entries for NAME on the revoked ports.
 gateway_revoke() {
-	local port
+	local port entry
 	for port in "${name_ports[@]}"; do
-		[[ " ${GATEWAY_PORTS[*]} " == *" $port "* ]] || continue
-		gateway_cmd "del map $GATEWAY_GRANTS/grants_$port.map .$1" >/dev/null 2>&1 || true
+		gateway_entry "$1" "$port"
+		gateway_cmd "del map ${entry[0]} ${entry[1]}" >/dev/null 2>&1 || true
 	done
 }
 
@@ -1928,18 +1944,27 @@ name_chain() {
 	local k name mark
 	echo "flush chain $TABLE $NAME_CHAIN"
 	((GATEWAY)) && echo "flush chain $TABLE $GATEWAY_NAMES"
+	# With the gateway, only its connections reach the names' addresses:
+	# the agent's go to it.
+	local who=""
+	((GATEWAY)) && who="meta skuid $GATEWAY_UID "
 	while read -r k name; do
 		mark=$(name_mark "$k")
-		echo "add rule $TABLE $NAME_CHAIN ip daddr @gn_${k}_v4 ct mark set $mark ct mark . tcp dport @$NAME_LIVE accept comment \"$name\""
-		echo "add rule $TABLE $NAME_CHAIN ip6 daddr @gn_${k}_v6 ct mark set $mark ct mark . tcp dport @$NAME_LIVE accept comment \"$name\""
+		echo "add rule $TABLE $NAME_CHAIN ${who}ip daddr @gn_${k}_v4 ct mark set $mark ct mark . tcp dport @$NAME_LIVE accept comment \"$name\""
+		echo "add rule $TABLE $NAME_CHAIN ${who}ip6 daddr @gn_${k}_v6 ct mark set $mark ct mark . tcp dport @$NAME_LIVE accept comment \"$name\""
 		((GATEWAY)) || continue
-		# The agent's connections to the name's addresses, on a port with a
-		# listener, go to the gateway (a port without one: address-based).
+		# The agent's connections to the name's addresses go to the
+		# gateway: on a port with a listener, to it; on another granted
+		# port, IPv4 to GATEWAY_ANY_LISTEN (the mark tests the grant's
+		# element, then is taken off again: the connection to the listener
+		# is not the grant's); IPv6 there is refused by the filter.
 		echo "add rule $TABLE $GATEWAY_NAMES ip daddr @gn_${k}_v4 meta l4proto tcp redirect to : tcp dport map @$GATEWAY_MAP comment \"$name\""
 		echo "add rule $TABLE $GATEWAY_NAMES ip6 daddr @gn_${k}_v6 meta l4proto tcp redirect to : tcp dport map @$GATEWAY_MAP comment \"$name\""
+		echo "add rule $TABLE $GATEWAY_NAMES ip daddr @gn_${k}_v4 ct mark set $mark ct mark . tcp dport @$NAME_LIVE ct mark set ct mark & 0x000000ff redirect to :$GATEWAY_ANY_LISTEN comment \"$name\""
 	done < <(name_slots)
 	# A slot's mark left on a connection that none accepted: cleared.
 	echo "add rule $TABLE $NAME_CHAIN ct mark set ct mark & 0x000000ff"
+	((GATEWAY)) && echo "add rule $TABLE $GATEWAY_NAMES ct mark set ct mark & 0x000000ff"
 }
 
 # new_slot creates a slot for name and prints it.

@@ -84,7 +84,7 @@ COPY egress-program/ /tmp/agentbox-program/
 RUN set -eu; \
     cd /tmp/agentbox-program; \
     [ -e common.nft ] || { echo "agentbox: .agentbox/egress-program is missing: it is not committed, and agentbox generate, build, up and run write it; run one of them in this checkout first" >&2; exit 1; }; \
-    if ! printf '%s  %s\n' cd6ac676f35ff6d72c4dd1d839c9bbc1f13eb64c66c270e1780c309dfcc07a82 common.nft ef79f4ae29063cd604b66e2a279524323bd18563a054bb2a4c383ac5e8af0f00 dnsmasq-common.conf 19bb3e1456e9522bfabb193702ad271975d8007bb5195f43a0ac3bb8e64dd035 entrypoint.sh 944b4dd67d14f56faa9fdfbccc2132b8091cea209af0801a8028a2094b97efe1 git.lua 24c552f047e7f93d464b983c8804cbef4bf6d2b69e27639914429cd4aa9c35d0 haproxy-common.cfg a86701c1bc8e667b5dfab79eb10b0e5dcd0c1802f350c9697210cf90600e9c9a ulogd.conf | sha256sum --quiet -c - >/dev/null 2>&1; then \
+    if ! printf '%s  %s\n' cd6ac676f35ff6d72c4dd1d839c9bbc1f13eb64c66c270e1780c309dfcc07a82 common.nft ef79f4ae29063cd604b66e2a279524323bd18563a054bb2a4c383ac5e8af0f00 dnsmasq-common.conf fc8d0e9189ace53bbe949a0c27616314e4534dd800b8973e8ec95cfd0f42292e entrypoint.sh 944b4dd67d14f56faa9fdfbccc2132b8091cea209af0801a8028a2094b97efe1 git.lua ef1e59c8f325f6000add2095fadc0e7d0cd243fbaeb3cbadfed45e64b769743e haproxy-common.cfg a86701c1bc8e667b5dfab79eb10b0e5dcd0c1802f350c9697210cf90600e9c9a ulogd.conf | sha256sum --quiet -c - >/dev/null 2>&1; then \
       echo "agentbox: .agentbox/egress-program is not the program this file pins (another version of agentbox wrote it): run agentbox generate with the agentbox that generated this file, or generate with yours and commit the change" >&2; exit 1; \
     fi; \
     install -D -m 0644 common.nft /etc/agentbox/common.nft; \
