@@ -24,9 +24,10 @@ type Var struct {
 // input is what verify.sh's variables come from: the configuration, the
 // running profile and its probe targets.
 type input struct {
-	cfg  *config.Config
-	prof *config.Profile
-	t    config.Verify
+	cfg   *config.Config
+	prof  *config.Profile
+	t     config.Verify
+	forge string // "HOST PORT": the profile's first forge and its front door; "" without
 }
 
 // Vars are verify.sh's inputs.
@@ -49,6 +50,7 @@ var Vars = []Var{
 	{"AGENTBOX_VERIFY_ORIGIN", false, func(input) string { return generator.OriginDir }},
 	{"AGENTBOX_VERIFY_HIDDEN", true, func(in input) string { return strings.Join(in.cfg.HiddenPatterns(in.prof), "\n") }},
 	{"AGENTBOX_VERIFY_NETWORK", false, func(in input) string { return networkMode(in.prof.Mode) }},
+	{"AGENTBOX_VERIFY_FORGE", true, func(in input) string { return in.forge }},
 	{"AGENTBOX_VERIFY_OUTPUT", true, func(in input) string {
 		if in.prof.Locked {
 			return generator.OutputDir
@@ -69,7 +71,7 @@ func networkMode(m firewall.Mode) string {
 // NAME=VALUE, in the order of Vars, each optional variable left out when
 // empty.
 func Env(cfg *config.Config, prof *config.Profile) []string {
-	in := input{cfg: cfg, prof: prof, t: generator.ProfileVerifyTargets(cfg, prof)}
+	in := input{cfg: cfg, prof: prof, t: generator.ProfileVerifyTargets(cfg, prof), forge: firstForge(cfg, prof)}
 	var env []string
 	for _, v := range Vars {
 		if val := v.value(in); val != "" || !v.Optional {
@@ -77,4 +79,14 @@ func Env(cfg *config.Config, prof *config.Profile) []string {
 		}
 	}
 	return env
+}
+
+// firstForge is "HOST PORT" of profile prof's first git forge and the
+// port of its front door on 127.0.0.1, or "" when it has none.
+func firstForge(cfg *config.Config, prof *config.Profile) string {
+	forges := generator.ProfileForges(cfg, generator.ProfilePolicy(cfg, prof))
+	if len(forges) == 0 {
+		return ""
+	}
+	return forges[0].Host + " " + strconv.Itoa(firewall.ForgeListeners(forges)[forges[0].Host])
 }

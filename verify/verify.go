@@ -101,6 +101,7 @@ var Table = []Spec{
 	{"all", "network", "low ports", nil},
 	{"all", "network", "allowed name", nil},
 	{"all", "network", "other name at an allowed address", mode(firewall.ModeAllowlist)},
+	{"all", "network", "git front door", hasForge},
 	{"all", "privileges", "capabilities", nil},
 	{"all", "privileges", "no_new_privs", nil},
 	{"all", "privileges", "sudo", nil},
@@ -111,6 +112,8 @@ var Table = []Spec{
 	{"check", "persistence", "workspace", nil},
 	{"check", "persistence", "state volume", hasStateVolume},
 }
+
+func hasForge(cfg *config.Config, p *config.Profile) bool { return firstForge(cfg, p) != "" }
 
 func hasStateVolume(cfg *config.Config, _ *config.Profile) bool {
 	return cfg.Agent.StateDir != ""

@@ -26,6 +26,7 @@ origin=${AGENTBOX_VERIFY_ORIGIN:?}                  # where the project's git da
 hidden=${AGENTBOX_VERIFY_HIDDEN:-}                  # workspace.hidden, one pattern a line
 network_mode=${AGENTBOX_VERIFY_NETWORK:?}           # the profile's network: allowlist, none or open
 output=${AGENTBOX_VERIFY_OUTPUT:-}                  # a locked profile's writable directory, if locked
+forge=${AGENTBOX_VERIFY_FORGE:-}                    # "HOST PORT": a git forge and its front door, if any
 readonly marker=.agentbox-verify-marker
 
 report() { printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5"; }
@@ -265,6 +266,30 @@ network() {
 			other_name "$host" "$port"
 		fi
 	fi
+	[[ -z $forge ]] || git_door ${forge% *} ${forge#* }
+}
+
+# git_door HOST PORT: the git front door of HOST, on 127.0.0.1:PORT,
+# refuses by itself a push to a repository that agentbox.yaml does not
+# list: git's smart-HTTP request of one ref update, which nothing then
+# sends to the forge.
+git_door() {
+	local tried="push agentbox-verify/probe to $1 through its front door (127.0.0.1:$2)" out
+	out=$(timeout 6 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 3
+		cmd="0000000000000000000000000000000000000000 1111111111111111111111111111111111111111 refs/heads/agentbox-verify-probe"
+		len=$((4 + ${#cmd} + 1 + 14))
+		printf "POST /agentbox-verify/probe.git/git-receive-pack HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/x-git-receive-pack-request\r\nContent-Length: %d\r\n\r\n%04x%s\0report-status\n0000" $((len + 4)) "$len" "$cmd" >&3
+		tr -d "\000-\011\013-\037" <&3' _ "$2" 2>/dev/null)
+	case $? in
+	3) report FAIL network "git front door" "$tried" "could not connect" ;;
+	*)
+		if [[ $out == *"not allowed"* ]]; then
+			report PASS network "git front door" "$tried" "refused by the gateway"
+		else
+			report FAIL network "git front door" "$tried" "answered: $(head -n 1 <<<"$out")"
+		fi
+		;;
+	esac
 }
 
 # other_name HOST PORT: at an allowed name's address, a request that names

@@ -206,6 +206,10 @@ echo "token ${` + forgeToken + `:-unset}"`
 		}
 	}
 
+	// agentbox verify probes the front door as the user's sandbox has it,
+	// with every other probe.
+	verify(e, p, append(coreProbes, "network/git front door")...)
+
 	// The records: the refused push with its repository and ref, and the
 	// direct TLS refused by name.
 	r = p.mustAgentbox(nil, "connections", "--json")
