@@ -71,7 +71,6 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("AllowName", func(t *testing.T) { testAllowName(e.sub(t), none.in(e.sub(t))) })
 	t.Run("Policy", func(t *testing.T) { testPolicy(e.sub(t), none.in(e.sub(t))) })
 	t.Run("Approve", func(t *testing.T) { testApprove(e.sub(t), none.in(e.sub(t))) })
-	t.Run("Forge", func(t *testing.T) { testForge(e.sub(t)) })
 	// The other real agent CLIs run in parallel: each has its own project,
 	// state directory, model fake and npm proxy, and most of their time is
 	// the image build (npm ci of the CLI from the npm registry) and bump,
@@ -82,6 +81,9 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("RealOpenCode", func(t *testing.T) { t.Parallel(); testRealOpenAI(e.sub(t), opencodeAgent) })
 	t.Run("RealGemini", func(t *testing.T) { t.Parallel(); testRealGemini(e.sub(t)) })
 	t.Run("RealCopilot", func(t *testing.T) { t.Parallel(); testRealCopilot(e.sub(t)) })
+	// So does the forge's test: its own project and forge, and mostly its
+	// egress image's build.
+	t.Run("Forge", func(t *testing.T) { t.Parallel(); testForge(e.sub(t)) })
 
 	// Run first of the cleanups, once the parallel subtests have ended.
 	t.Cleanup(func() {
