@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentbox-dev/agentbox/firewall"
+	"github.com/agentbox-dev/agentbox/internal/connlog"
 	"github.com/agentbox-dev/agentbox/internal/testing/netlab"
 	"github.com/agentbox-dev/agentbox/internal/testing/testenv"
 )
@@ -291,6 +293,19 @@ func TestLabGatewayGrantOtherPort(t *testing.T) {
 	l.reaches("Host sub.granted.test during its grant", unlistedV4, port, addr(unlistedV4, port), httpHead("sub.granted.test"))
 	l.stopped("SNI other.test at granted.test's address", unlistedV4, port, clientHello("other.test", false))
 	l.stopped("SNI granted.test over IPv6", unlistedV6, port, hello)
+	// The records name the port the agent dialled.
+	log, err := connlog.Parse(strings.NewReader(p.Output()), time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []recordWant{
+		{name: "granted.test", port: port, verdict: connlog.Allowed, why: connlog.ReasonAllowed, addr: unlistedV4, up: true, down: true},
+		{name: "other.test", port: port, verdict: connlog.Refused, why: firewall.GatewayWhyName, up: true},
+	} {
+		if !slices.ContainsFunc(log.Connections, w.matches) {
+			t.Errorf("no record %+v in:\n%s", w, strings.Join(gatewayRecordLines(p.Output()), "\n"))
+		}
+	}
 	start := time.Now()
 	l.stopped("SNI granted.test on port 853, not granted", unlistedV4, 853, hello)
 	if took := time.Since(start); took > 500*time.Millisecond {
