@@ -293,24 +293,23 @@ func TestLabGatewayGrantOtherPort(t *testing.T) {
 	l.reaches("Host sub.granted.test during its grant", unlistedV4, port, addr(unlistedV4, port), httpHead("sub.granted.test"))
 	l.stopped("SNI other.test at granted.test's address", unlistedV4, port, clientHello("other.test", false))
 	l.stopped("SNI granted.test over IPv6", unlistedV6, port, hello)
-	// The records name the port the agent dialled.
-	log, err := connlog.Parse(strings.NewReader(p.Output()), time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The records name the port the agent dialled. (HAProxy writes one
+	// as its connection ends, through a relay: it may come a moment after
+	// the agent saw the end.)
 	for _, w := range []recordWant{
 		{name: "granted.test", port: port, verdict: connlog.Allowed, why: connlog.ReasonAllowed, addr: unlistedV4, up: true, down: true},
 		{name: "other.test", port: port, verdict: connlog.Refused, why: firewall.GatewayWhyName, up: true},
 	} {
-		if !slices.ContainsFunc(log.Connections, w.matches) {
+		if _, ok := eventually(3*time.Second, func() bool {
+			log, err := connlog.Parse(strings.NewReader(p.Output()), time.Time{})
+			return err == nil && slices.ContainsFunc(log.Connections, w.matches)
+		}); !ok {
 			t.Errorf("no record %+v in:\n%s", w, strings.Join(gatewayRecordLines(p.Output()), "\n"))
 		}
 	}
-	start := time.Now()
-	l.stopped("SNI granted.test on port 853, not granted", unlistedV4, 853, hello)
-	if took := time.Since(start); took > 500*time.Millisecond {
-		t.Errorf("a port not granted was refused after %v, not at once by the filter", took)
-	}
+	// A port not granted: refused at once by the filter (a reset), not
+	// taken by the gateway.
+	l.refuses(unlistedV4, 853)
 
 	keeper := pidIn(t, p, "/run/agentbox/keeper.pid")
 	if out, code, err := p.Enter("kill", "-KILL", strconv.Itoa(keeper)); err != nil || code != 0 {

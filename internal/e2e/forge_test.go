@@ -182,6 +182,11 @@ echo "token ${` + forgeToken + `:-unset}"`
 		t.Errorf("an agent process holds the token")
 	}
 
+	// agentbox verify probes the front door as the user's sandbox has it,
+	// with every other probe (and the forge's log has its last lines by
+	// then: each is written as its request ends).
+	verify(e, p, append(coreProbes, "network/git front door")...)
+
 	// The forge's side: every request by forgeName, the token for the
 	// listed repositories alone, and one service query for other/public
 	// (the clone's: the direct one never reached it).
@@ -205,10 +210,6 @@ echo "token ${` + forgeToken + `:-unset}"`
 			t.Errorf("the forge's log: %d requests with %q, want %d to %d\n%s", got, c.parts, c.min, c.max, tail(e.logsOf(forge), 30))
 		}
 	}
-
-	// agentbox verify probes the front door as the user's sandbox has it,
-	// with every other probe.
-	verify(e, p, append(coreProbes, "network/git front door")...)
 
 	// The records: the refused push with its repository and ref, and the
 	// direct TLS refused by name.
