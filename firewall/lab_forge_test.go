@@ -65,7 +65,9 @@ func newForgeLab(t *testing.T) *forgeLab {
 	key, leaf, _ := newCert(t, forgeHost, []string{forgeHost}, ca, caKey)
 	f := &forgeLab{lab: l, repos: tempDir(t, 0o700), work: tempDir(t, 0o777)}
 	for _, repo := range []string{"acme/app", "acme/private", "other/repo"} {
-		f.makeRepo(repo)
+		if err := netlab.GitRepo(f.repos, repo); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if f.forge, err = l.lab.StartHelper(l.net, "server", 0); err != nil {
 		t.Fatal(err)
@@ -113,25 +115,6 @@ func tempDir(t *testing.T, perm os.FileMode) string {
 	return dir
 }
 
-// makeRepo makes the forge's bare repository repo with one commit on main,
-// which accepts pushes without a user (http.receivepack).
-func (f *forgeLab) makeRepo(repo string) {
-	f.t.Helper()
-	bare := filepath.Join(f.repos, repo+".git")
-	src := filepath.Join(f.repos, "src-"+strings.ReplaceAll(repo, "/", "-"))
-	for _, argv := range [][]string{
-		{"init", "-q", "--bare", "-b", "main", bare},
-		{"-C", bare, "config", "http.receivepack", "true"},
-		{"init", "-q", "-b", "main", src},
-		{"-C", src, "-c", "user.name=lab", "-c", "user.email=lab@lab.invalid", "commit", "-q", "--allow-empty", "-m", "first of " + repo},
-		{"-C", src, "push", "-q", bare, "main"},
-	} {
-		if out, err := exec.Command("git", argv...).CombinedOutput(); err != nil {
-			f.t.Fatalf("git %v: %v\n%s", argv, err, out)
-		}
-	}
-}
-
 // git runs git as the agent in dir (relative to its work tree), with the
 // git configuration the generator gives the agent's environment
 // (generator.ForgeGitConfig), no prompt, and a proxy in the environment
@@ -149,13 +132,7 @@ func (f *forgeLab) git(dir string, args ...string) netlab.Response {
 }
 
 // ref is what the forge's repo has at ref, or "".
-func (f *forgeLab) ref(repo, ref string) string {
-	out, err := exec.Command("git", "-C", filepath.Join(f.repos, repo+".git"), "rev-parse", "-q", "--verify", ref).Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
-}
+func (f *forgeLab) ref(repo, ref string) string { return netlab.GitRef(f.repos, repo, ref) }
 
 // gatewayLine waits for the gateway's log line that holds every one of
 // parts, from line since on.

@@ -168,17 +168,12 @@ func TestLabGatewayRecordsLimit(t *testing.T) {
 	}
 	// The records come through HAProxy's relay and the egress's stdout: on
 	// a busy machine the last ones take a moment.
-	var log *connlog.Log
-	var err error
-	for start := time.Now(); ; {
-		log, err = connlog.Parse(strings.NewReader(l.egress.Output()), time.Time{})
-		if err != nil || len(log.Connections) >= firewall.GatewayLogBurst || time.Since(start) > 3*time.Second {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	eventually(3*time.Second, func() bool {
+		log, err := connlog.Parse(strings.NewReader(l.egress.Output()), time.Time{})
+		return err != nil || len(log.Connections) >= firewall.GatewayLogBurst
+	})
 	time.Sleep(200 * time.Millisecond) // none more comes
-	log, err = connlog.Parse(strings.NewReader(l.egress.Output()), time.Time{})
+	log, err := connlog.Parse(strings.NewReader(l.egress.Output()), time.Time{})
 	if err != nil || len(log.Connections) != firewall.GatewayLogBurst || log.Dropped != 0 || log.BadRecords != 0 {
 		t.Fatalf("%d connections at once: %d records, %d dropped, %d bad (%v), want %d records", flood, len(log.Connections), log.Dropped, log.BadRecords, err, firewall.GatewayLogBurst)
 	}

@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/agentbox-dev/agentbox/catalog"
+	"github.com/agentbox-dev/agentbox/internal/testing/netlab"
 	"github.com/agentbox-dev/agentbox/internal/testing/testca"
 )
 
@@ -71,7 +71,9 @@ func testForge(e *env) {
 		}
 	}
 	for _, repo := range []string{"team/app", "team/private", "other/public"} {
-		makeForgeRepo(e, repos, repo)
+		if err := netlab.GitRepo(repos, repo); err != nil {
+			t.Fatal(err)
+		}
 	}
 	token := "forge-" + e.runID + "-0123456789abcdef"
 
@@ -164,16 +166,16 @@ git push -q origin HEAD:refs/heads/agent/e2e && echo push-agent
 git push -q origin HEAD:refs/heads/main 2>/dev/null || echo refused-main
 GIT_CONFIG_COUNT=0 GIT_SSL_NO_VERIFY=1 GIT_TERMINAL_PROMPT=0 timeout 20 git ls-remote https://` + forgeName + `/other/public.git >/dev/null 2>&1 || echo refused-direct
 echo "token ${` + forgeToken + `:-unset}"`
-	main := forgeRef(repos, "team/app", "refs/heads/main")
+	main := netlab.GitRef(repos, "team/app", "refs/heads/main")
 	r := p.mustAgentbox(nil, "shell", "--", "bash", "-c", script)
 	want := []string{"clone-public", "clone-private", "clone-app", "push-agent", "refused-main", "refused-direct", "token", catalog.KeyPlaceholder}
 	if got := strings.Fields(r.stdout); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("the agent's git through the front door: got %q, want %q\n%s", got, want, r)
 	}
-	if forgeRef(repos, "team/app", "refs/heads/agent/e2e") == "" {
+	if netlab.GitRef(repos, "team/app", "refs/heads/agent/e2e") == "" {
 		t.Errorf("the forge has no refs/heads/agent/e2e in team/app")
 	}
-	if got := forgeRef(repos, "team/app", "refs/heads/main"); got != main || main == "" {
+	if got := netlab.GitRef(repos, "team/app", "refs/heads/main"); got != main || main == "" {
 		t.Errorf("team/app's main moved: %q, was %q", got, main)
 	}
 	// Nowhere in the agent's processes: the token.
@@ -237,31 +239,6 @@ echo "token ${` + forgeToken + `:-unset}"`
 	if r := p.mustAgentbox(nil, "connections"); strings.Contains(r.stdout+r.stderr, token) {
 		t.Errorf("agentbox connections prints the token")
 	}
-}
-
-// makeForgeRepo makes the bare repository repo under root with one commit
-// on main, which takes pushes over HTTP (the forge checks the token).
-func makeForgeRepo(e *env, root, repo string) {
-	bare := filepath.Join(root, repo+".git")
-	src := filepath.Join(root, "src-"+strings.ReplaceAll(repo, "/", "-"))
-	for _, argv := range [][]string{
-		{"init", "-q", "--bare", "-b", "main", bare},
-		{"-C", bare, "config", "http.receivepack", "true"},
-		{"init", "-q", "-b", "main", src},
-		{"-C", src, "-c", "user.name=forge", "-c", "user.email=forge@agentbox.invalid", "commit", "-q", "--allow-empty", "-m", "first of " + repo},
-		{"-C", src, "push", "-q", bare, "main"},
-	} {
-		e.must(runOpt{}, "git", argv...)
-	}
-}
-
-// forgeRef is what the forge's repository repo has at ref, or "".
-func forgeRef(root, repo, ref string) string {
-	out, err := exec.Command("git", "-C", filepath.Join(root, repo+".git"), "rev-parse", "-q", "--verify", ref).Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
 }
 
 // forgeLog is how many of the forge's request lines hold every one of

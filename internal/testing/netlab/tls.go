@@ -1,13 +1,10 @@
 package netlab
 
 import (
-	"bytes"
 	"crypto/tls"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"net/http/cgi"
 	"time"
 )
 
@@ -55,21 +52,10 @@ func (s *server) startTLS(c TLSServer) error {
 	}}
 	handler := func(w http.ResponseWriter, r *http.Request) { s.serveSSE(w, r, c.Hold) }
 	if c.Git != "" {
-		backend := &cgi.Handler{Path: "/usr/bin/git", Args: []string{"http-backend"}, Root: "/",
-			Env: []string{"GIT_PROJECT_ROOT=" + c.Git, "GIT_HTTP_EXPORT_ALL=1"}}
+		backend := GitBackend(c.Git)
 		handler = func(w http.ResponseWriter, r *http.Request) {
 			s.record(requestEvent(r))
-			// CGI takes no chunked body (net/http/cgi answers 400): a
-			// large push comes in chunks, which a real forge takes.
-			if r.ContentLength < 0 {
-				body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-				if err != nil {
-					http.Error(w, err.Error(), http.StatusBadRequest)
-					return
-				}
-				r.Body, r.ContentLength, r.TransferEncoding = io.NopCloser(bytes.NewReader(body)), int64(len(body)), nil
-			}
-			backend.ServeHTTP(w, r)
+			backend(w, r)
 		}
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(handler), ReadHeaderTimeout: 5 * time.Second}

@@ -28,7 +28,6 @@
 package main
 
 import (
-	"bytes"
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/binary"
@@ -39,7 +38,6 @@ import (
 	"log"
 	"net"
 	"net/http"
-	"net/http/cgi"
 	"net/netip"
 	"os"
 	"strconv"
@@ -48,6 +46,7 @@ import (
 	"time"
 
 	"github.com/agentbox-dev/agentbox/internal/testing/dnswire"
+	"github.com/agentbox-dev/agentbox/internal/testing/netlab"
 )
 
 func main() {
@@ -320,8 +319,7 @@ func runGit(args []string) error {
 		return errors.New("-token is required")
 	}
 	want := "Basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+*token))
-	backend := &cgi.Handler{Path: "/usr/bin/git", Args: []string{"http-backend"}, Root: "/",
-		Env: []string{"GIT_PROJECT_ROOT=" + *root, "GIT_HTTP_EXPORT_ALL=1"}}
+	backend := netlab.GitBackend(*root)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &status{ResponseWriter: w, code: http.StatusOK}
 		auth := "none"
@@ -335,21 +333,11 @@ func runGit(args []string) error {
 		for _, repo := range strings.Split(*private, ",") {
 			secret = secret || repo != "" && strings.HasPrefix(r.URL.Path, "/"+repo+".git/")
 		}
-		switch {
-		case (push || secret) && auth != "token":
+		if (push || secret) && auth != "token" {
 			rec.Header().Set("WWW-Authenticate", `Basic realm="fakenet"`)
 			http.Error(rec, "authentication required", http.StatusUnauthorized)
-		default:
-			// CGI takes no chunked body: a large push comes in chunks.
-			if r.ContentLength < 0 {
-				body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-				if err != nil {
-					http.Error(rec, err.Error(), http.StatusBadRequest)
-					break
-				}
-				r.Body, r.ContentLength, r.TransferEncoding = io.NopCloser(bytes.NewReader(body)), int64(len(body)), nil
-			}
-			backend.ServeHTTP(rec, r)
+		} else {
+			backend(rec, r)
 		}
 		logf("git %s %s %s %s?%s auth=%s %d", r.TLS.ServerName, r.RemoteAddr, r.Method, r.URL.Path, r.URL.RawQuery, auth, rec.code)
 	})
