@@ -293,6 +293,9 @@ func TestLabGatewayGrantOtherPort(t *testing.T) {
 	l.reaches("Host sub.granted.test during its grant", unlistedV4, port, addr(unlistedV4, port), httpHead("sub.granted.test"))
 	l.stopped("SNI other.test at granted.test's address", unlistedV4, port, clientHello("other.test", false))
 	l.stopped("SNI granted.test over IPv6", unlistedV6, port, hello)
+	// The grants' listener dialled by the agent itself: the port it reads
+	// back is its own, which no grant names.
+	l.stopped("SNI granted.test to the grants' listener", "127.0.0.1", firewall.GatewayGrantListen, hello)
 	// The records name the port the agent dialled. (HAProxy writes one
 	// as its connection ends, through a relay: it may come a moment after
 	// the agent saw the end.)
